@@ -1,0 +1,20 @@
+"""The one exception tree of llmproxy (DESIGN.md §5).
+
+Callers catch `LlmproxyError` for anything llmproxy raised on purpose; everything else is a bug.
+"""
+
+
+class LlmproxyError(Exception):
+    """Base of every error llmproxy raises on purpose."""
+
+
+class ParseError(LlmproxyError, ValueError):
+    """Bytes or JSON that do not have the shape a decoder expects.
+
+    The message names what was being decoded and where (a JSON path), e.g.
+    ``anthropic response: $.content[1].type: expected a string, got 3``.
+    """
+
+
+class UnsupportedError(LlmproxyError):
+    """A request for something a codec cannot do (e.g. embeddings on Anthropic Messages)."""

@@ -1,0 +1,1 @@
+"""Pure, incremental stream framings: the same events for any split of the input bytes."""

@@ -1,0 +1,46 @@
+"""The provider-neutral vocabulary every other part of llmproxy speaks (DESIGN.md §2)."""
+
+from llmproxy.model.completion import Completion, StopReason, Usage
+from llmproxy.model.content import (
+    AudioPart,
+    CacheControl,
+    ContentPart,
+    DocumentPart,
+    ImagePart,
+    JsonObject,
+    OtherPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    ToolResultPart,
+)
+from llmproxy.model.conversation import Conversation, Message, Role, ToolDefinition, name_tool_results
+from llmproxy.model.errors import ErrorKind, ProviderError
+from llmproxy.model.routing import Operation, Provider, Route
+
+__all__ = [
+    "AudioPart",
+    "CacheControl",
+    "Completion",
+    "ContentPart",
+    "Conversation",
+    "DocumentPart",
+    "ErrorKind",
+    "ImagePart",
+    "JsonObject",
+    "Message",
+    "Operation",
+    "OtherPart",
+    "Provider",
+    "ProviderError",
+    "ReasoningPart",
+    "Role",
+    "Route",
+    "StopReason",
+    "TextPart",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolResultPart",
+    "Usage",
+    "name_tool_results",
+]

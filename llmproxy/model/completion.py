@@ -1,0 +1,64 @@
+"""What a chat model answered, provider-neutral, and how much it cost in tokens."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from llmproxy.model.content import ToolCall
+from llmproxy.model.errors import ProviderError
+
+
+class StopReason(StrEnum):
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+    TOOL_USE = "tool_use"
+    CONTENT_FILTER = "content_filter"
+    REFUSAL = "refusal"
+    PAUSE_TURN = "pause_turn"
+    CONTEXT_WINDOW_EXCEEDED = "context_window_exceeded"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts, with one meaning across providers.
+
+    * `input_tokens` is the whole prompt, *including* cache reads and cache writes (Anthropic reports
+      these three separately; OpenAI's `prompt_tokens` already includes `cached_tokens`).
+    * `output_tokens` includes reasoning tokens (Gemini reports thoughts apart; they are added in).
+    * `estimated` marks counts llmproxy computed itself rather than read off the wire.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = False
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        return max(0, self.input_tokens - self.cache_read_tokens - self.cache_write_tokens)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One assistant answer.
+
+    The wire order the encoders use is: reasoning, text, tool calls. `error` is set when a stream ended
+    with an in-band error event after (possibly) some content.
+    """
+
+    id: str | None = None
+    model: str | None = None
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: StopReason | None = StopReason.END_TURN
+    reasoning: str | None = None
+    reasoning_signature: str | None = None
+    usage: Usage | None = None
+    error: ProviderError | None = None

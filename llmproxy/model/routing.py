@@ -1,0 +1,31 @@
+"""Which API a request speaks: provider, operation, streaming."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Provider(StrEnum):
+    """An API family. Gateways and compatible servers count as the API they speak, not who runs them."""
+
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+
+
+class Operation(StrEnum):
+    MESSAGES = "messages"
+    COUNT_TOKENS = "count_tokens"
+    LIST_MODELS = "list_models"
+    CHAT_COMPLETIONS = "chat_completions"
+    RESPONSES = "responses"
+    EMBEDDINGS = "embeddings"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """The result of detection. `streaming` is None until the body has been seen, when the body decides.
+    `model` is set when the URL names it (Gemini, Bedrock, Azure deployments)."""
+
+    provider: Provider
+    operation: Operation
+    streaming: bool | None = None
+    model: str | None = None

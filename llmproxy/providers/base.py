@@ -1,0 +1,181 @@
+"""What every chat codec offers, and the small helpers they share.
+
+A codec turns one provider's bytes into the neutral model and back (DESIGN.md §2). Bodies are bytes in and
+bytes out, and streams are lists of wire events (each element one event, already framed), so callers never
+need to know a provider's framing: the replay relay and the mock send the elements one by one.
+"""
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+import orjson
+
+from llmproxy.model import (
+    Completion,
+    Conversation,
+    ErrorKind,
+    Operation,
+    Provider,
+    ProviderError,
+    ToolCall,
+)
+
+type JsonObject = dict[str, Any]
+
+DEFAULT_DELTA_CHARS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorReply:
+    """A complete error response: status, headers (content-type and retry hints included) and body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """Rate-limit state to advertise in response headers. Resets are seconds from `now`."""
+
+    requests_limit: int | None = None
+    requests_remaining: int | None = None
+    requests_reset: float | None = None
+    tokens_limit: int | None = None
+    tokens_remaining: int | None = None
+    tokens_reset: float | None = None
+    retry_after: float | None = None
+
+
+class ChatCodec(Protocol):
+    """One chat API's wire format (e.g. Anthropic Messages, OpenAI Chat Completions)."""
+
+    provider: Provider
+    operation: Operation
+    stream_media_type: str
+
+    def decode_request(self, body: bytes) -> Conversation:
+        """The request body as a Conversation. Raises `ParseError` on anything that is not this format."""
+        ...
+
+    def decode_response(self, body: bytes) -> Completion:
+        """A non-streaming response body as a Completion. Raises `ParseError`."""
+        ...
+
+    def decode_stream(self, chunks: Iterable[bytes]) -> Completion:
+        """A streamed response (bytes as they arrived, split anywhere) reassembled into a Completion."""
+        ...
+
+    def encode_response(self, completion: Completion, request: JsonObject | None = None) -> bytes:
+        """The non-streaming body a real server would send for `completion` (`request` may refine it)."""
+        ...
+
+    def encode_stream(
+        self,
+        completion: Completion,
+        request: JsonObject | None = None,
+        *,
+        delta_chars: int = DEFAULT_DELTA_CHARS,
+    ) -> list[bytes]:
+        """The exact event sequence a real server would stream, one framed event per element.
+        Text, reasoning and tool arguments are cut into deltas of at most `delta_chars` characters."""
+        ...
+
+    def visible(self, completion: Completion) -> Completion:
+        """The part of `completion` this wire format can express (Chat Completions has no reasoning, for
+        example): ``decode(encode(c)) == visible(c)`` for both the body and the stream."""
+        ...
+
+    def decode_error(self, status: int, body: bytes) -> ProviderError:
+        """An error response as a ProviderError (unknown shapes still give a kind from the status)."""
+        ...
+
+    def encode_error(self, kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
+        """The provider-correct error response for `kind`, with `retry-after` when given."""
+        ...
+
+    def rate_limit_headers(self, limits: RateLimits, now: datetime) -> dict[str, str]:
+        """The rate-limit headers this provider sends, for the given state."""
+        ...
+
+
+def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> list[str]:
+    """Cut text into stream deltas of at most `size` characters, preferring to cut after whitespace.
+    Joining the pieces gives `text` back; empty text gives no pieces."""
+    if size < 1:
+        raise ValueError("delta size must be at least 1")
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            if cut > start:
+                end = cut + 1
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+def stable_id(prefix: str, *parts: object) -> str:
+    """A deterministic id for encoders that must invent one (same content, same id; no clock, no rng)."""
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+    return f"{prefix}{digest}"
+
+
+def status_kind(status: int) -> ErrorKind:
+    """The error kind a bare HTTP status implies, for bodies that say nothing more."""
+    return _STATUS_KINDS.get(status, ErrorKind.SERVER_ERROR if status >= 500 else ErrorKind.INVALID_REQUEST)
+
+
+_STATUS_KINDS = {
+    400: ErrorKind.INVALID_REQUEST,
+    401: ErrorKind.AUTHENTICATION,
+    402: ErrorKind.QUOTA_EXCEEDED,
+    403: ErrorKind.PERMISSION,
+    404: ErrorKind.NOT_FOUND,
+    408: ErrorKind.TIMEOUT,
+    413: ErrorKind.REQUEST_TOO_LARGE,
+    429: ErrorKind.RATE_LIMIT,
+    500: ErrorKind.SERVER_ERROR,
+    502: ErrorKind.SERVER_ERROR,
+    503: ErrorKind.OVERLOADED,
+    504: ErrorKind.TIMEOUT,
+    529: ErrorKind.OVERLOADED,
+}
+
+
+def retry_after_headers(retry_after: float | None) -> dict[str, str]:
+    """`retry-after` in whole seconds (rounded up, as servers send it) plus `retry-after-ms`, which the
+    Stainless SDKs read first, so sub-second hints are honoured exactly."""
+    if retry_after is None:
+        return {}
+    whole = max(0, int(-(-retry_after // 1)))
+    return {"retry-after": str(whole), "retry-after-ms": str(round(retry_after * 1000))}
+
+
+def parse_arguments(text: str) -> tuple[JsonObject, str | None]:
+    """Tool-call arguments from their JSON text: ``(object, None)``, or ``({}, text)`` when the text is not a
+    JSON object (see `ToolCall.invalid_arguments`). Empty text means no arguments."""
+    if not text.strip():
+        return {}, None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}, text
+    return (value, None) if isinstance(value, dict) else ({}, text)
+
+
+def dump_arguments(call: ToolCall) -> str:
+    """The JSON text of a call's arguments as a provider sends it (compact, keys in the given order)."""
+    if call.invalid_arguments is not None:
+        return call.invalid_arguments
+    return orjson.dumps(call.arguments).decode()
+
+
+def dump_json(value: Any) -> bytes:
+    """Compact JSON bytes, as the providers send bodies and event payloads."""
+    return orjson.dumps(value)

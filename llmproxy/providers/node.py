@@ -1,0 +1,106 @@
+"""Strict, path-aware reading of untrusted JSON.
+
+Decoders walk request and response bodies through `Node`s, so a wrong shape raises `ParseError` naming
+what was decoded and where (``anthropic response: $.content[1].type: expected a string, got 3``)
+instead of a KeyError or TypeError from deep inside a codec.
+"""
+
+from collections.abc import Iterator
+from typing import Any, Final
+
+import orjson
+
+from llmproxy.errors import ParseError
+
+_MISSING: Final = object()
+
+
+class Node:
+    __slots__ = ("path", "value", "what")
+
+    def __init__(self, value: Any, what: str, path: str = "$") -> None:
+        self.value = value
+        self.what = what
+        self.path = path
+
+    @classmethod
+    def parse(cls, body: bytes | str, what: str) -> "Node":
+        """Parse a JSON document; invalid JSON raises `ParseError`."""
+        try:
+            return cls(orjson.loads(body), what)
+        except orjson.JSONDecodeError as exc:
+            raise ParseError(f"{what}: not valid JSON: {exc}") from None
+
+    def fail(self, expected: str) -> ParseError:
+        shown = "nothing" if self.value is _MISSING else repr(self.value)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        return ParseError(f"{self.what}: {self.path}: expected {expected}, got {shown}")
+
+    # navigation -------------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> "Node":
+        if isinstance(self.value, dict):
+            value = self.value.get(key, _MISSING)
+        elif self.present:
+            raise self.fail(f"an object with {key!r}")
+        else:
+            value = _MISSING  # reading under an absent or null value finds nothing
+        return Node(value, self.what, f"{self.path}.{key}")
+
+    def first(self, *keys: str) -> "Node":
+        """The first present key among spellings (e.g. camelCase and snake_case)."""
+        for key in keys:
+            node = self[key]
+            if node.present:
+                return node
+        return self[keys[0]]
+
+    @property
+    def present(self) -> bool:
+        return self.value is not _MISSING and self.value is not None
+
+    def items(self) -> Iterator["Node"]:
+        """The elements of a list (a missing or null list is empty)."""
+        if not self.present:
+            return iter(())
+        if not isinstance(self.value, list):
+            raise self.fail("a list")
+        return (Node(v, self.what, f"{self.path}[{i}]") for i, v in enumerate(self.value))
+
+    # typed reads ------------------------------------------------------------------------------
+    def obj(self) -> dict[str, Any]:
+        if not isinstance(self.value, dict):
+            raise self.fail("an object")
+        return self.value
+
+    def opt_obj(self) -> dict[str, Any] | None:
+        return self.obj() if self.present else None
+
+    def string(self) -> str:
+        if not isinstance(self.value, str):
+            raise self.fail("a string")
+        return self.value
+
+    def opt_string(self) -> str | None:
+        return self.string() if self.present else None
+
+    def integer(self) -> int:
+        if not isinstance(self.value, int) or isinstance(self.value, bool):
+            raise self.fail("an integer")
+        return self.value
+
+    def opt_integer(self, default: int = 0) -> int:
+        return self.integer() if self.present else default
+
+    def boolean(self, default: bool = False) -> bool:
+        if not self.present:
+            return default
+        if not isinstance(self.value, bool):
+            raise self.fail("true or false")
+        return self.value
+
+    def is_string(self) -> bool:
+        return isinstance(self.value, str)
+
+    def is_list(self) -> bool:
+        return isinstance(self.value, list)

@@ -1,0 +1,132 @@
+"""Provider detection: ``(scheme, host, path, headers) → Route``.
+
+A table of rules, one per (provider, operation). A rule matches by path suffix, so custom base URLs and
+gateways (``https://gw.example/anthropic/v1/messages``) are recognised on any host; the rule's own hosts,
+and headers only that provider sends, break ties where two APIs share a path (``/v1/models``). Later
+providers extend `RULES`.
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+from llmproxy.model import Operation, Provider, Route
+
+
+class Streaming(StrEnum):
+    """Where a rule learns whether the response streams."""
+
+    NEVER = "never"
+    ALWAYS = "always"
+    BODY_FLAG = "body_flag"  # `"stream": true` in the JSON request body
+
+
+@dataclass(frozen=True, slots=True)
+class RouteRule:
+    provider: Provider
+    operation: Operation
+    path: re.Pattern[str]
+    streaming: Streaming = Streaming.NEVER
+    methods: frozenset[str] = frozenset({"POST"})
+    hosts: tuple[str, ...] = ()
+    host_only: bool = False  # the path is too generic to trust on other hosts
+    headers: tuple[str, ...] = field(default=())  # headers that single this provider out on other hosts
+
+    def serves(self, host: str) -> bool:
+        return any(host == h or host.endswith("." + h) for h in self.hosts)
+
+
+ANTHROPIC_HOSTS = ("api.anthropic.com",)
+OPENAI_HOSTS = ("api.openai.com",)
+CODEX_HOSTS = ("chatgpt.com",)
+
+RULES: list[RouteRule] = [
+    RouteRule(
+        Provider.ANTHROPIC,
+        Operation.COUNT_TOKENS,
+        re.compile(r"/v1/messages/count_tokens$"),
+        hosts=ANTHROPIC_HOSTS,
+    ),
+    RouteRule(
+        Provider.ANTHROPIC,
+        Operation.MESSAGES,
+        re.compile(r"/v1/messages$"),
+        Streaming.BODY_FLAG,
+        hosts=ANTHROPIC_HOSTS,
+        headers=("anthropic-version",),
+    ),
+    RouteRule(
+        Provider.ANTHROPIC,
+        Operation.LIST_MODELS,
+        re.compile(r"/v1/models(/[^/]+)?$"),
+        methods=frozenset({"GET"}),
+        hosts=ANTHROPIC_HOSTS,
+        headers=("anthropic-version",),
+    ),
+    RouteRule(
+        Provider.OPENAI,
+        Operation.CHAT_COMPLETIONS,
+        re.compile(r"(^|/)chat/completions$"),
+        Streaming.BODY_FLAG,
+        hosts=OPENAI_HOSTS,
+    ),
+    RouteRule(
+        Provider.OPENAI,
+        Operation.RESPONSES,
+        re.compile(r"(/v1|/backend-api/codex)/responses$"),
+        Streaming.BODY_FLAG,
+        hosts=OPENAI_HOSTS + CODEX_HOSTS,
+    ),
+    RouteRule(Provider.OPENAI, Operation.EMBEDDINGS, re.compile(r"/v1/embeddings$"), hosts=OPENAI_HOSTS),
+    RouteRule(
+        Provider.OPENAI,
+        Operation.LIST_MODELS,
+        re.compile(r"/v1/models(/[^/]+)?$"),
+        methods=frozenset({"GET"}),
+        hosts=OPENAI_HOSTS,
+    ),
+]
+
+
+def detect(
+    host: str,
+    path: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    method: str = "POST",
+    scheme: str = "https",
+) -> Route | None:
+    """The API a request speaks, or None for traffic that is not a known LLM API.
+
+    `path` may carry a query string. Among rules whose path matches, one that serves `host` wins, then one
+    whose tell-tale headers are present, then the first in `RULES`. `scheme` does not change the answer
+    today (local servers speak plain http); it is part of the signature so rules can use it.
+    """
+    del scheme
+    host = host.lower().rstrip(".")
+    bare_path = path.split("?", 1)[0].rstrip("/") or "/"
+    header_names = {name.lower() for name in headers} if headers else set()
+    best: tuple[int, RouteRule] | None = None
+    for rule in RULES:
+        if method.upper() not in rule.methods or not rule.path.search(bare_path):
+            continue
+        on_host = rule.serves(host)
+        if rule.host_only and not on_host:
+            continue
+        score = 2 if on_host else 1 if header_names.intersection(rule.headers) else 0
+        if best is None or score > best[0]:
+            best = (score, rule)
+    if best is None:
+        return None
+    rule = best[1]
+    streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True, Streaming.BODY_FLAG: None}[rule.streaming]
+    return Route(rule.provider, rule.operation, streaming)
+
+
+def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
+    """Settle `streaming` from the parsed request body, for routes whose body decides."""
+    if route.streaming is not None:
+        return route
+    return replace(route, streaming=body is not None and body.get("stream") is True)

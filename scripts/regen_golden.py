@@ -1,0 +1,34 @@
+"""Regenerate the golden files: each chat codec's encoding of every case in tests/golden/cases.py.
+
+    .venv/bin/python scripts/regen_golden.py
+
+Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and <case>.sse (the stream,
+byte-exact). Review the diff before committing: a golden change is a wire-format change.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from llmproxy.providers.registry import CHAT_CODECS  # noqa: E402
+from tests.golden.cases import CASES  # noqa: E402
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def main() -> None:
+    for name, codec in CHAT_CODECS.items():
+        folder = GOLDEN / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for case, completion in CASES.items():
+            body = json.loads(codec.encode_response(completion))
+            (folder / f"{case}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
+            (folder / f"{case}.sse").write_bytes(b"".join(codec.encode_stream(completion)))
+        print(f"{name}: {len(CASES)} cases")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Set up llmproxy for development: find a Python >= 3.12, make a virtualenv, install llmproxy with its
+# dev extra (test tools and the official SDKs the conformance tests drive).
+#
+#   scripts/setup.sh [VENV_DIR]        default VENV_DIR: .venv
+#   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${1:-$root/.venv}"
+
+ok_python() {  # true when $1 runs and is Python >= 3.12
+  "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1
+}
+
+find_python() {
+  if [ -n "${LLMPROXY_PYTHON:-}" ]; then
+    ok_python "$LLMPROXY_PYTHON" && { echo "$LLMPROXY_PYTHON"; return; }
+    echo "setup: LLMPROXY_PYTHON=$LLMPROXY_PYTHON is not a Python >= 3.12" >&2
+    exit 1
+  fi
+  local candidate
+  for candidate in python3.13 python3.12 python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 && ok_python "$(command -v "$candidate")"; then
+      command -v "$candidate"; return
+    fi
+  done
+  # pyenv installs interpreters without putting them on PATH: look there too, newest first.
+  local pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}"
+  for candidate in $(ls -d "$pyenv_root"/versions/3.1[2-9]* "$pyenv_root"/versions/3.[2-9][0-9]* 2>/dev/null | sort -rV); do
+    if ok_python "$candidate/bin/python"; then
+      echo "$candidate/bin/python"; return
+    fi
+  done
+  cat >&2 <<'MSG'
+setup: llmproxy needs Python 3.12 or newer (mitmproxy 12 does), and none was found on PATH or in pyenv.
+Install one, then run this again, for example:
+  Debian/Ubuntu:  sudo apt-get install python3.12 python3.12-venv   (or python3.13)
+  pyenv:          pyenv install 3.13
+  macOS:          brew install python@3.13
+Or point at one you have:  LLMPROXY_PYTHON=/path/to/python3.13 scripts/setup.sh
+MSG
+  exit 1
+}
+
+python="$(find_python)"
+if [ ! -x "$venv/bin/python" ] || ! ok_python "$venv/bin/python"; then
+  echo "setup: creating $venv with $python ($("$python" --version 2>&1))" >&2
+  rm -rf "$venv"
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[dev]" >&2
+echo "setup: ready — $venv ($("$venv/bin/python" --version 2>&1))" >&2
