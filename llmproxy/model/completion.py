@@ -55,6 +55,7 @@ class Completion:
 
     id: str | None = None
     model: str | None = None
+    created: int | None = None  # unix seconds, where the wire carries it (OpenAI)
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     stop_reason: StopReason | None = StopReason.END_TURN

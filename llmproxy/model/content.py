@@ -12,7 +12,7 @@ type JsonObject = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class CacheControl:
-    """A prompt-cache breakpoint (Anthropic `cache_control`, Bedrock `cachePoint`). `ttl` as sent, e.g. "1h"."""
+    """A prompt-cache breakpoint (Anthropic `cache_control`, Bedrock `cachePoint`); `ttl` as sent ("1h")."""
 
     ttl: str | None = None
 

@@ -22,13 +22,7 @@ class Message:
     @property
     def text(self) -> str:
         """The message's plain text: its text parts, and the text of any tool results, joined."""
-        pieces: list[str] = []
-        for part in self.parts:
-            if isinstance(part, TextPart):
-                pieces.append(part.text)
-            elif isinstance(part, ToolResultPart):
-                pieces.append(part.text)
-        return "".join(pieces)
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart | ToolResultPart))
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:

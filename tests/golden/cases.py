@@ -6,6 +6,7 @@ CASES: dict[str, Completion] = {
     "text": Completion(
         id="gold_text_1",
         model="golden-model",
+        created=1_767_225_600,
         text="Hello! How can I help you today?",
         stop_reason=StopReason.END_TURN,
         usage=Usage(input_tokens=12, output_tokens=9),
@@ -13,14 +14,18 @@ CASES: dict[str, Completion] = {
     "tool_call": Completion(
         id="gold_tool_1",
         model="golden-model",
+        created=1_767_225_600,
         text="",
-        tool_calls=(ToolCall(id="call_gold_1", name="get_weather", arguments={"city": "Paris", "unit": "c"}),),
+        tool_calls=(
+            ToolCall(id="call_gold_1", name="get_weather", arguments={"city": "Paris", "unit": "c"}),
+        ),
         stop_reason=StopReason.TOOL_USE,
         usage=Usage(input_tokens=40, output_tokens=18),
     ),
     "parallel_tools": Completion(
         id="gold_par_1",
         model="golden-model",
+        created=1_767_225_600,
         text="Checking both cities.",
         tool_calls=(
             ToolCall(id="call_gold_a", name="get_weather", arguments={"city": "Paris"}),
@@ -32,6 +37,7 @@ CASES: dict[str, Completion] = {
     "reasoning": Completion(
         id="gold_reason_1",
         model="golden-model",
+        created=1_767_225_600,
         text="The answer is 42.",
         reasoning="The user wants the answer. Six times seven is forty-two.",
         reasoning_signature="c2lnbmF0dXJlLWdvbGRlbg==",
@@ -41,6 +47,7 @@ CASES: dict[str, Completion] = {
     "cached_usage": Completion(
         id="gold_cache_1",
         model="golden-model",
+        created=1_767_225_600,
         text="Using the cached context: yes.",
         stop_reason=StopReason.END_TURN,
         usage=Usage(input_tokens=2048, output_tokens=7, cache_read_tokens=1536, cache_write_tokens=256),
@@ -48,6 +55,7 @@ CASES: dict[str, Completion] = {
     "max_tokens": Completion(
         id="gold_max_1",
         model="golden-model",
+        created=1_767_225_600,
         text="This answer was cut off in the mid",
         stop_reason=StopReason.MAX_TOKENS,
         usage=Usage(input_tokens=8, output_tokens=10),
@@ -55,6 +63,7 @@ CASES: dict[str, Completion] = {
     "unicode_multiline": Completion(
         id="gold_uni_1",
         model="golden-model",
+        created=1_767_225_600,
         text="Zeile 1: “quoted” — ünïcödé ✓\n\nLine 3 with emoji 🚀 and\ttab\r\nand CRLF.",
         stop_reason=StopReason.END_TURN,
         usage=Usage(input_tokens=5, output_tokens=25),
@@ -62,7 +71,10 @@ CASES: dict[str, Completion] = {
     "invalid_arguments": Completion(
         id="gold_bad_1",
         model="golden-model",
-        tool_calls=(ToolCall(id="call_gold_bad", name="write_file", invalid_arguments='{"path": "a.txt", "con'),),
+        created=1_767_225_600,
+        tool_calls=(
+            ToolCall(id="call_gold_bad", name="write_file", invalid_arguments='{"path": "a.txt", "con'),
+        ),
         stop_reason=StopReason.TOOL_USE,
         usage=Usage(input_tokens=30, output_tokens=12),
     ),
