@@ -1,8 +1,13 @@
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from tests.conformance.server import LoopbackServer
+
+# No per-example deadline: a slow CI machine must not turn a property test into a timing test.
+settings.register_profile("llmproxy", deadline=None)
+settings.load_profile("llmproxy")
 
 
 @pytest.fixture

@@ -58,14 +58,6 @@ RULES: list[RouteRule] = [
         headers=("anthropic-version",),
     ),
     RouteRule(
-        Provider.ANTHROPIC,
-        Operation.LIST_MODELS,
-        re.compile(r"/v1/models(/[^/]+)?$"),
-        methods=frozenset({"GET"}),
-        hosts=ANTHROPIC_HOSTS,
-        headers=("anthropic-version",),
-    ),
-    RouteRule(
         Provider.OPENAI,
         Operation.CHAT_COMPLETIONS,
         re.compile(r"(^|/)chat/completions$"),
@@ -86,6 +78,15 @@ RULES: list[RouteRule] = [
         re.compile(r"/v1/models(/[^/]+)?$"),
         methods=frozenset({"GET"}),
         hosts=OPENAI_HOSTS,
+    ),
+    # after OpenAI's: on a foreign host, /v1/models is Anthropic's only when its headers say so
+    RouteRule(
+        Provider.ANTHROPIC,
+        Operation.LIST_MODELS,
+        re.compile(r"/v1/models(/[^/]+)?$"),
+        methods=frozenset({"GET"}),
+        hosts=ANTHROPIC_HOSTS,
+        headers=("anthropic-version",),
     ),
 ]
 

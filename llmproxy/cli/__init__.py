@@ -1,0 +1,18 @@
+"""The `llmproxy` command line.
+
+Commands that run the proxy import mitmproxy (through `addons/`) only when they run: importing it costs
+about two seconds, which `--help`, `--version` and the file tools should not pay.
+"""
+
+import click
+
+from llmproxy import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="llmproxy")
+def main() -> None:
+    """Record, replay, mock, stress and understand LLM API traffic.
+
+    llmproxy is an intercepting HTTPS proxy that speaks the wire formats of the major LLM providers.
+    """

@@ -1,0 +1,38 @@
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from llmproxy import __version__
+from llmproxy.cli import main
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(main, ["--version"])
+    assert result.exit_code == 0
+    assert result.output == f"llmproxy, version {__version__}\n"
+
+
+def test_help_names_the_tool() -> None:
+    result = CliRunner().invoke(main, ["--help"])
+    assert result.exit_code == 0
+    assert "Record, replay, mock" in result.output
+
+
+def test_cli_import_does_not_load_mitmproxy() -> None:
+    """The CLI must start fast: mitmproxy is imported only by commands that run the proxy."""
+    code = "import sys, llmproxy.cli; print('mitmproxy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_core_never_imports_mitmproxy() -> None:
+    """Importing every core module leaves mitmproxy unloaded (ruff's TID251 guards the source too)."""
+    code = (
+        "import pkgutil, importlib, sys, llmproxy\n"
+        "for m in pkgutil.walk_packages(llmproxy.__path__, 'llmproxy.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "print('mitmproxy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
