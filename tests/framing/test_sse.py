@@ -19,7 +19,7 @@ def feed_split(data: bytes, cuts: list[int]) -> list[SseEvent]:
 
 
 def test_event_and_multiline_data() -> None:
-    events = decode_all([b"event: message_start\ndata: {\"a\":\ndata: 1}\n\n"])
+    events = decode_all([b'event: message_start\ndata: {"a":\ndata: 1}\n\n'])
     assert events == [SseEvent(data='{"a":\n1}', event="message_start")]
 
 

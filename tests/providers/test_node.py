@@ -38,7 +38,7 @@ def test_booleans_are_not_integers() -> None:
 
 
 def test_invalid_json_is_a_parse_error() -> None:
-    with pytest.raises(ParseError, match="^req: not valid JSON"):
+    with pytest.raises(ParseError, match=r"^req: not valid JSON"):
         Node.parse(b"{nope", "req")
 
 

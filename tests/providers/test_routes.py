@@ -5,34 +5,34 @@ import pytest
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.routes import detect, with_body
 
-A, O = Provider.ANTHROPIC, Provider.OPENAI
+ANT, OAI = Provider.ANTHROPIC, Provider.OPENAI
 
 
 @pytest.mark.parametrize(
     ("host", "path", "method", "headers", "expected"),
     [
-        ("api.anthropic.com", "/v1/messages", "POST", {}, (A, Operation.MESSAGES, None)),
-        ("api.anthropic.com", "/v1/messages?beta=true", "POST", {}, (A, Operation.MESSAGES, None)),
-        ("api.anthropic.com", "/v1/messages/count_tokens", "POST", {}, (A, Operation.COUNT_TOKENS, False)),
-        ("api.anthropic.com", "/v1/messages/count_tokens?beta=true", "POST", {}, (A, Operation.COUNT_TOKENS, False)),
-        ("api.anthropic.com", "/v1/models", "GET", {}, (A, Operation.LIST_MODELS, False)),
-        ("api.anthropic.com", "/v1/models/claude-x", "GET", {}, (A, Operation.LIST_MODELS, False)),
-        ("api.openai.com", "/v1/chat/completions", "POST", {}, (O, Operation.CHAT_COMPLETIONS, None)),
-        ("api.openai.com", "/v1/responses", "POST", {}, (O, Operation.RESPONSES, None)),
-        ("api.openai.com", "/v1/embeddings", "POST", {}, (O, Operation.EMBEDDINGS, False)),
-        ("api.openai.com", "/v1/models", "GET", {}, (O, Operation.LIST_MODELS, False)),
-        ("chatgpt.com", "/backend-api/codex/responses", "POST", {}, (O, Operation.RESPONSES, None)),
+        ("api.anthropic.com", "/v1/messages", "POST", {}, (ANT, Operation.MESSAGES, None)),
+        ("api.anthropic.com", "/v1/messages?beta=true", "POST", {}, (ANT, Operation.MESSAGES, None)),
+        ("api.anthropic.com", "/v1/messages/count_tokens", "POST", {}, (ANT, Operation.COUNT_TOKENS, False)),
+        ("api.anthropic.com", "/v1/messages/count_tokens?beta=true", "POST", {}, (ANT, Operation.COUNT_TOKENS, False)),
+        ("api.anthropic.com", "/v1/models", "GET", {}, (ANT, Operation.LIST_MODELS, False)),
+        ("api.anthropic.com", "/v1/models/claude-x", "GET", {}, (ANT, Operation.LIST_MODELS, False)),
+        ("api.openai.com", "/v1/chat/completions", "POST", {}, (OAI, Operation.CHAT_COMPLETIONS, None)),
+        ("api.openai.com", "/v1/responses", "POST", {}, (OAI, Operation.RESPONSES, None)),
+        ("api.openai.com", "/v1/embeddings", "POST", {}, (OAI, Operation.EMBEDDINGS, False)),
+        ("api.openai.com", "/v1/models", "GET", {}, (OAI, Operation.LIST_MODELS, False)),
+        ("chatgpt.com", "/backend-api/codex/responses", "POST", {}, (OAI, Operation.RESPONSES, None)),
         # gateways and custom base URLs: recognised by path on any host, with any prefix
-        ("gw.example.com", "/anthropic/v1/messages", "POST", {}, (A, Operation.MESSAGES, None)),
-        ("127.0.0.1", "/v1/chat/completions", "POST", {}, (O, Operation.CHAT_COMPLETIONS, None)),
-        ("openrouter.ai", "/api/v1/chat/completions", "POST", {}, (O, Operation.CHAT_COMPLETIONS, None)),
-        ("api.deepseek.com", "/chat/completions", "POST", {}, (O, Operation.CHAT_COMPLETIONS, None)),
-        ("proxy.internal", "/openai/v1/responses", "POST", {}, (O, Operation.RESPONSES, None)),
+        ("gw.example.com", "/anthropic/v1/messages", "POST", {}, (ANT, Operation.MESSAGES, None)),
+        ("127.0.0.1", "/v1/chat/completions", "POST", {}, (OAI, Operation.CHAT_COMPLETIONS, None)),
+        ("openrouter.ai", "/api/v1/chat/completions", "POST", {}, (OAI, Operation.CHAT_COMPLETIONS, None)),
+        ("api.deepseek.com", "/chat/completions", "POST", {}, (OAI, Operation.CHAT_COMPLETIONS, None)),
+        ("proxy.internal", "/openai/v1/responses", "POST", {}, (OAI, Operation.RESPONSES, None)),
         # /v1/models is shared: Anthropic's headers single it out on a foreign host
-        ("localhost", "/v1/models", "GET", {"Anthropic-Version": "2023-06-01"}, (A, Operation.LIST_MODELS, False)),
-        ("localhost", "/v1/models", "GET", {"authorization": "Bearer x"}, (O, Operation.LIST_MODELS, False)),
+        ("localhost", "/v1/models", "GET", {"Anthropic-Version": "2023-06-01"}, (ANT, Operation.LIST_MODELS, False)),
+        ("localhost", "/v1/models", "GET", {"authorization": "Bearer x"}, (OAI, Operation.LIST_MODELS, False)),
         # host names are case-insensitive and may carry a trailing dot; trailing slashes are ignored
-        ("API.Anthropic.com.", "/v1/messages/", "POST", {}, (A, Operation.MESSAGES, None)),
+        ("API.Anthropic.com.", "/v1/messages/", "POST", {}, (ANT, Operation.MESSAGES, None)),
     ],
 )
 def test_detect(
