@@ -1,0 +1,141 @@
+"""Neutral values ⇄ Chat Completions fields, shared by the body and the stream codecs.
+
+Both directions live side by side so that `visible()` can be stated in terms of what these functions
+keep: finish reasons, usage, tool calls, the chunk/body header (id, created, model) and in-band errors.
+"""
+
+from typing import Any
+
+from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.providers import openai_errors
+from llmproxy.providers.base import JsonObject, dump_arguments, parse_arguments, stable_id
+from llmproxy.providers.node import Node
+
+WHAT_RESPONSE = "openai chat response"
+WHAT_STREAM = "openai chat stream"
+
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": StopReason.END_TURN,
+    "length": StopReason.MAX_TOKENS,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "content_filter": StopReason.CONTENT_FILTER,
+}
+
+# Neutral reasons the wire has no word for are sent as their closest finish_reason.
+_ENCODED_REASONS: dict[StopReason, str] = {
+    StopReason.END_TURN: "stop",
+    StopReason.STOP_SEQUENCE: "stop",
+    StopReason.PAUSE_TURN: "stop",
+    StopReason.OTHER: "stop",
+    StopReason.REFUSAL: "stop",  # the refusal itself travels in `message.refusal`
+    StopReason.MAX_TOKENS: "length",
+    StopReason.CONTEXT_WINDOW_EXCEEDED: "length",
+    StopReason.TOOL_USE: "tool_calls",
+    StopReason.CONTENT_FILTER: "content_filter",
+}
+
+# In-band errors carry no status: their kind is read back from (type, code), then code, then type, using the
+# shared error table so that both directions stay in step.
+_KIND_BY_PAIR: dict[tuple[str | None, str | None], ErrorKind] = {}
+_KIND_BY_CODE: dict[str, ErrorKind] = {}
+_KIND_BY_TYPE: dict[str, ErrorKind] = {}
+for _kind in ErrorKind:
+    _inner = Node.parse(openai_errors.encode_error(_kind, "").body, "openai error")["error"]
+    _type, _code = _inner["type"].opt_string(), _inner["code"].opt_string()
+    _KIND_BY_PAIR[(_type, _code)] = _kind
+    if _code is not None:
+        _KIND_BY_CODE.setdefault(_code, _kind)
+    if _type is not None:
+        _KIND_BY_TYPE.setdefault(_type, _kind)
+
+
+def finish_reason(stop: StopReason) -> str:
+    return _ENCODED_REASONS[stop]
+
+
+def stop_reason(finish: str | None, refused: bool) -> StopReason | None:
+    """A finish_reason as a StopReason; "stop" with a refusal is a refusal. Unknown strings are OTHER."""
+    if finish is None:
+        return None
+    reason = _FINISH_REASONS.get(finish, StopReason.OTHER)
+    return StopReason.REFUSAL if refused and reason is StopReason.END_TURN else reason
+
+
+def header(completion: Completion, request: JsonObject | None) -> tuple[str, int, str]:
+    """id, created and model as sent: a missing id is derived from the content (deterministic), a missing
+    created is 0, a missing model comes from the request, else ""."""
+    ident = completion.id
+    if ident is None:
+        ident = stable_id("chatcmpl-", completion.model, completion.created, completion.text, completion.tool_calls)
+    model = completion.model or (request or {}).get("model")
+    return ident, completion.created or 0, model if isinstance(model, str) else ""
+
+
+def encode_usage(usage: Usage) -> JsonObject:
+    prompt_details: JsonObject = {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0}
+    if usage.cache_write_tokens:
+        prompt_details["cache_write_tokens"] = usage.cache_write_tokens
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": prompt_details,
+        "completion_tokens_details": {
+            "reasoning_tokens": usage.reasoning_tokens,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+
+
+def decode_usage(node: Node) -> Usage | None:
+    """OpenAI's counts already have the neutral meaning: prompt_tokens includes cached tokens."""
+    if not node.present:
+        return None
+    node.obj()
+    prompt, completion = node["prompt_tokens_details"], node["completion_tokens_details"]
+    return Usage(
+        input_tokens=node["prompt_tokens"].opt_integer(),
+        output_tokens=node["completion_tokens"].opt_integer(),
+        cache_read_tokens=prompt["cached_tokens"].opt_integer(),
+        cache_write_tokens=prompt["cache_write_tokens"].opt_integer(),
+        reasoning_tokens=completion["reasoning_tokens"].opt_integer(),
+    )
+
+
+def encode_tool_call(call: ToolCall) -> JsonObject:
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": dump_arguments(call)}}
+
+
+def decode_tool_call(node: Node) -> ToolCall:
+    """A function call, or a custom tool call whose free-text `input` stands in for the arguments."""
+    node.obj()
+    body = node["custom"] if node["type"].value == "custom" else node["function"]
+    arguments = body["input"] if node["type"].value == "custom" else body["arguments"]
+    parsed, invalid = parse_arguments(arguments.opt_string() or "")
+    return ToolCall(node["id"].opt_string() or "", body["name"].opt_string() or "", parsed, invalid)
+
+
+def encode_stream_error(error: ProviderError) -> bytes:
+    """The in-band error object (`{"error": {...}}`), the same body an HTTP error of that kind carries."""
+    return openai_errors.encode_error(error.kind, error.message).body
+
+
+def decode_stream_error(data: Any, what: str) -> ProviderError:
+    """A data object with a truthy top-level `error`. In-band errors have no HTTP status, so `status` is
+    None; a bare string error (not OpenAI's shape, but the SDK raises on it too) is its own message."""
+    error = Node(data, what)["error"]
+    if not isinstance(error.value, dict):
+        return ProviderError(ErrorKind.SERVER_ERROR, error.value if isinstance(error.value, str) else "")
+    message = error["message"].value if error["message"].is_string() else ""
+    type_ = error["type"].value if error["type"].is_string() else None
+    code = error["code"].value if error["code"].is_string() else None
+    kind = (
+        _KIND_BY_PAIR.get((type_, code))
+        or _KIND_BY_CODE.get(code or "")
+        or _KIND_BY_TYPE.get(type_ or "")
+        or ErrorKind.SERVER_ERROR
+    )
+    return ProviderError(kind, message, type_ or code, None)

@@ -1,0 +1,88 @@
+"""The non-streaming `chat.completion` body (wire-formats.md §3.2)."""
+
+from dataclasses import replace
+
+from llmproxy.model import Completion, StopReason, ToolCall
+from llmproxy.providers.base import JsonObject, dump_json, parse_arguments
+from llmproxy.providers.node import Node
+from llmproxy.providers.openai_chat.mapping import (
+    WHAT_RESPONSE,
+    decode_stream_error,
+    decode_tool_call,
+    decode_usage,
+    encode_stream_error,
+    encode_tool_call,
+    encode_usage,
+    finish_reason,
+    header,
+    stop_reason,
+)
+
+
+def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
+    """The body api.openai.com sends. A completion that ended in an error has no 200 body: it is sent as
+    the error body (the caller takes the status from `encode_error`), so only the error survives."""
+    if completion.error is not None:
+        return encode_stream_error(completion.error)
+    ident, created, model = header(completion, request)
+    refused = completion.stop_reason is StopReason.REFUSAL
+    content = None if refused or (not completion.text and completion.tool_calls) else completion.text
+    message: JsonObject = {
+        "role": "assistant",
+        "content": content,
+        "refusal": completion.text if refused else None,
+        "annotations": [],
+    }
+    if completion.tool_calls:
+        message["tool_calls"] = [encode_tool_call(call) for call in completion.tool_calls]
+    finish = None if completion.stop_reason is None else finish_reason(completion.stop_reason)
+    body: JsonObject = {
+        "id": ident,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+    }
+    if completion.usage is not None:
+        body["usage"] = encode_usage(completion.usage)
+    body["service_tier"] = "default"
+    body["system_fingerprint"] = None
+    return dump_json(body)
+
+
+def decode_response(body: bytes) -> Completion:
+    """Choice index 0 only (n>1 answers are alternatives, not parts); text is content then refusal."""
+    root = Node.parse(body, WHAT_RESPONSE)
+    root.obj()
+    if root["error"].present and root["error"].value:
+        return Completion(stop_reason=None, error=decode_stream_error(root.value, WHAT_RESPONSE))
+    created = root["created"]
+    completion = Completion(
+        id=root["id"].opt_string(),
+        model=root["model"].opt_string() or None,
+        created=created.integer() if created.present else None,
+        stop_reason=None,
+        usage=decode_usage(root["usage"]),
+    )
+    for position, choice in enumerate(root["choices"].items()):
+        if choice["index"].opt_integer(position) == 0:
+            return _with_choice(completion, choice)
+    return completion
+
+
+def _with_choice(completion: Completion, choice: Node) -> Completion:
+    message = choice["message"]
+    message.obj()
+    content = message["content"].opt_string() or ""
+    refusal = message["refusal"].opt_string()
+    calls = [decode_tool_call(call) for call in message["tool_calls"].items()]
+    legacy = message["function_call"]
+    if legacy.present:
+        arguments, invalid = parse_arguments(legacy["arguments"].opt_string() or "")
+        calls.append(ToolCall("", legacy["name"].opt_string() or "", arguments, invalid))
+    return replace(
+        completion,
+        text=content + (refusal or ""),
+        tool_calls=tuple(calls),
+        stop_reason=stop_reason(choice["finish_reason"].opt_string(), refused=refusal is not None),
+    )
