@@ -1,0 +1,100 @@
+"""Non-streaming Anthropic Messages bodies (§2.2), and the message identity shared with the stream."""
+
+from typing import Final
+
+from llmproxy.model import Completion, ToolCall
+from llmproxy.providers.anthropic.assemble import Assembly
+from llmproxy.providers.anthropic.errors import error_object, read_error
+from llmproxy.providers.anthropic.wire import (
+    decode_stop,
+    encode_stop,
+    neutral_usage,
+    read_counters,
+    tool_arguments,
+    visible_usage,
+    wire_input,
+    wire_usage,
+)
+from llmproxy.providers.base import JsonObject, dump_json, stable_id
+from llmproxy.providers.node import Node
+
+WHAT: Final = "anthropic response"
+
+
+def message_id(completion: Completion) -> str:
+    """The completion's id, or one derived from its content (same content, same id)."""
+    if completion.id:
+        return completion.id
+    c = completion
+    return stable_id("msg_", c.model, c.text, c.reasoning, c.reasoning_signature, c.tool_calls)
+
+
+def message_model(completion: Completion, request: JsonObject | None) -> str:
+    """The completion's model, else the one the request asked for ("" when neither says)."""
+    if completion.model:
+        return completion.model
+    model = (request or {}).get("model")
+    return model if isinstance(model, str) else ""
+
+
+def decode_response(body: bytes) -> Completion:
+    root = Node.parse(body, WHAT)
+    root.obj()
+    kind = root["type"].opt_string()
+    if kind == "error":  # a whole-request failure where a message was expected
+        return Completion(stop_reason=None, error=read_error(root, None))
+    if kind not in (None, "message"):
+        raise root["type"].fail('"message"')
+    assembly = Assembly()
+    for block in root["content"].items():
+        match block["type"].string():
+            case "text":
+                assembly.text.append(block["text"].string())
+            case "thinking":
+                assembly.add_thinking([block["thinking"].string()], block["signature"].opt_string())
+            case "redacted_thinking":
+                assembly.add_redacted(block["data"].string())
+            case "tool_use":
+                arguments, invalid = tool_arguments(block["input"].obj())
+                call = ToolCall(block["id"].string(), block["name"].string(), arguments, invalid)
+                assembly.tool_calls.append(call)
+            case _:  # server tool blocks have no place in a Completion
+                pass
+    counters: dict[str, int] = {}
+    read_counters(root["usage"], counters)
+    return assembly.completion(
+        id=root["id"].opt_string(),
+        model=root["model"].opt_string(),
+        stop_reason=decode_stop(root["stop_reason"].opt_string()),
+        usage=neutral_usage(counters) if root["usage"].present else None,
+    )
+
+
+def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
+    """The message body. A completion that failed becomes the error body the request would have got
+    (a body cannot carry content and an error; the status is the caller's, see `encode_error`)."""
+    if completion.error is not None:
+        return dump_json(error_object(completion.error.kind, completion.error.message))
+    content: list[JsonObject] = []
+    if completion.reasoning:
+        signature = completion.reasoning_signature or ""
+        content.append({"type": "thinking", "thinking": completion.reasoning, "signature": signature})
+    elif completion.reasoning_signature:
+        content.append({"type": "redacted_thinking", "data": completion.reasoning_signature})
+    if completion.text:
+        content.append({"type": "text", "text": completion.text})
+    content.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": wire_input(call)}
+        for call in completion.tool_calls
+    )
+    body = {
+        "id": message_id(completion),
+        "type": "message",
+        "role": "assistant",
+        "model": message_model(completion, request),
+        "content": content,
+        "stop_reason": encode_stop(completion.stop_reason),
+        "stop_sequence": None,
+        "usage": wire_usage(visible_usage(completion.usage)),
+    }
+    return dump_json(body)
