@@ -72,7 +72,7 @@ def response_object(
         "error": _error(completion.error) if state == "failed" and completion.error else None,
         "incomplete_details": {"reason": INCOMPLETE_STOPS[stop]} if state == "incomplete" and stop else None,
         **echo(_ECHOED_BEFORE),
-        "model": completion.model or sent.get("model"),
+        "model": sent.get("model") if completion.model is None else completion.model,
         "output": [] if in_progress else output_items(completion),
         **echo(_ECHOED_AFTER),
         **{key: deepcopy(sent[key]) for key in _ECHOED_IF_SENT if key in sent},

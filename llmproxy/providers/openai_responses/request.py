@@ -38,7 +38,7 @@ def decode_request(body: bytes) -> Conversation:
         model=root["model"].opt_string(),
         messages=name_tool_results(_messages(root["input"])),
         system=(TextPart(instructions),) if instructions else (),
-        tools=tuple(_tool(tool) for tool in root["tools"].items()),
+        tools=tuple(definition for tool in root["tools"].items() for definition in _tools(tool)),
         stream=root["stream"].boolean(),
         max_output_tokens=root["max_output_tokens"].integer() if root["max_output_tokens"].present else None,
         reasoning_requested=root["reasoning"].present,
@@ -133,13 +133,19 @@ def _data_url(value: str | None) -> tuple[str | None, str | None, str | None]:
     return None, value, None
 
 
-def _tool(tool: Node) -> ToolDefinition:
+def _tools(tool: Node) -> tuple[ToolDefinition, ...]:
+    """A tool as definitions. A `namespace` (Codex CLI groups its sub-agent tools in one) offers its member
+    tools by their own names, which is how the model calls them (the call names the namespace apart)."""
     kind = tool["type"].string()
+    if kind == "namespace":
+        return tuple(definition for member in tool["tools"].items() for definition in _tools(member))
     if kind == "function":
-        return ToolDefinition(
-            name=tool["name"].string(),
-            description=tool["description"].opt_string(),
-            parameters=tool["parameters"].opt_obj(),
+        return (
+            ToolDefinition(
+                name=tool["name"].string(),
+                description=tool["description"].opt_string(),
+                parameters=tool["parameters"].opt_obj(),
+            ),
         )
     name = tool["name"].opt_string() or kind
-    return ToolDefinition(name=name, description=tool["description"].opt_string(), kind=kind)
+    return (ToolDefinition(name=name, description=tool["description"].opt_string(), kind=kind),)

@@ -1,0 +1,179 @@
+"""The response object: decoding real-shaped bodies, encoding with request echo, and the round trip."""
+
+import json
+
+from hypothesis import given
+
+from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.providers.openai_responses import RESPONSES
+from tests.golden.cases import CASES
+from tests.providers.openai_responses.strategies import completions
+
+# Shaped like wire-formats.md §4.2 (an API response with reasoning, text and a call).
+API_RESPONSE = {
+    "id": "resp_1",
+    "object": "response",
+    "created_at": 1700000000,
+    "status": "completed",
+    "model": "gpt-x",
+    "output": [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Thinking"}]},
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "Hello", "annotations": []}],
+        },
+        {
+            "id": "fc_1",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "arguments": '{"city":"Paris"}',
+        },
+        {"id": "ws_1", "type": "web_search_call", "status": "completed"},
+    ],
+    "usage": {
+        "input_tokens": 30,
+        "input_tokens_details": {"cached_tokens": 10},
+        "output_tokens": 15,
+        "output_tokens_details": {"reasoning_tokens": 8},
+        "total_tokens": 45,
+    },
+    "error": None,
+    "incomplete_details": None,
+    "parallel_tool_calls": True,
+    "tool_choice": "auto",
+    "tools": [],
+}
+
+
+def decode(body: dict[str, object]) -> Completion:
+    return RESPONSES.decode_response(json.dumps(body).encode())
+
+
+def test_decodes_an_api_response() -> None:
+    assert decode(API_RESPONSE) == Completion(
+        id="resp_1",
+        model="gpt-x",
+        created=1700000000,
+        text="Hello",
+        tool_calls=(ToolCall("call_1", "get_weather", {"city": "Paris"}),),
+        stop_reason=StopReason.TOOL_USE,
+        reasoning="Thinking",
+        reasoning_signature=None,
+        usage=Usage(input_tokens=30, output_tokens=15, cache_read_tokens=10, reasoning_tokens=8),
+    )
+
+
+def test_incomplete_failed_cancelled_and_refusal() -> None:
+    incomplete = {**API_RESPONSE, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}
+    assert decode(incomplete).stop_reason is StopReason.MAX_TOKENS
+    filtered = {**incomplete, "incomplete_details": {"reason": "content_filter"}}
+    assert decode(filtered).stop_reason is StopReason.CONTENT_FILTER
+    assert decode({**API_RESPONSE, "status": "cancelled"}).stop_reason is StopReason.OTHER
+
+    failed = decode(
+        {**API_RESPONSE, "status": "failed", "error": {"code": "rate_limit_exceeded", "message": "try again in 1.5s"}}
+    )
+    assert failed.error == ProviderError(ErrorKind.RATE_LIMIT, "try again in 1.5s", "rate_limit_exceeded")
+    assert failed.stop_reason is None
+    assert decode({**API_RESPONSE, "status": "failed"}).error == ProviderError(ErrorKind.SERVER_ERROR, "", None)
+
+    refusal = {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "I can't."}]}
+    refused = decode({**API_RESPONSE, "output": [refusal]})
+    assert (refused.text, refused.stop_reason) == ("I can't.", StopReason.REFUSAL)
+
+
+def test_cache_writes_and_float_timestamps() -> None:
+    usage = {
+        "input_tokens": 100,
+        "input_tokens_details": {"cached_tokens": 60, "cache_write_tokens": 30},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 105,
+    }
+    completion = decode({**API_RESPONSE, "usage": usage, "created_at": 1700000000.0})
+    assert completion.usage == Usage(input_tokens=100, output_tokens=5, cache_read_tokens=60, cache_write_tokens=30)
+    assert completion.usage.uncached_input_tokens == 10
+    assert completion.created == 1700000000
+
+
+def test_encoded_body_shape() -> None:
+    body = json.loads(RESPONSES.encode_response(CASES["reasoning"]))
+    assert body["id"] == "gold_reason_1"
+    assert (body["object"], body["status"], body["created_at"]) == ("response", "completed", 1_767_225_600)
+    reasoning, message = body["output"]
+    assert reasoning["type"] == "reasoning"
+    assert reasoning["id"].startswith("rs_")
+    assert reasoning["encrypted_content"] == "c2lnbmF0dXJlLWdvbGRlbg=="
+    assert message["id"].startswith("msg_")
+    assert message["content"] == [
+        {"type": "output_text", "annotations": [], "logprobs": [], "text": "The answer is 42."}
+    ]
+    assert body["usage"] == {
+        "input_tokens": 20,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": 60,
+        "output_tokens_details": {"reasoning_tokens": 35},
+        "total_tokens": 80,
+    }
+
+    cut = json.loads(RESPONSES.encode_response(CASES["max_tokens"]))
+    assert (cut["status"], cut["incomplete_details"]) == ("incomplete", {"reason": "max_output_tokens"})
+
+
+def test_request_fields_are_echoed() -> None:
+    request = {
+        "model": "gpt-5-codex",
+        "instructions": "Be terse.",
+        "input": "hi",
+        "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": False}],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "store": False,
+        "stream": True,
+        "prompt_cache_key": "k1",
+        "text": {"verbosity": "low"},
+        "max_output_tokens": 99,
+    }
+    body = json.loads(RESPONSES.encode_response(Completion(text="ok"), request))
+    for key in ("model", "instructions", "tools", "tool_choice", "parallel_tool_calls", "reasoning", "store"):
+        assert body[key] == request[key], key
+    assert (body["prompt_cache_key"], body["text"], body["max_output_tokens"]) == ("k1", {"verbosity": "low"}, 99)
+    assert "input" not in body
+    assert "stream" not in body
+    # the completion's own model wins over the requested alias
+    assert json.loads(RESPONSES.encode_response(CASES["text"], request))["model"] == "golden-model"
+
+
+def test_ids_are_stable() -> None:
+    anonymous = Completion(text="same")
+    assert RESPONSES.encode_response(anonymous) == RESPONSES.encode_response(Completion(text="same"))
+    body = json.loads(RESPONSES.encode_response(anonymous))
+    assert body["id"].startswith("resp_")
+    assert body["id"] != json.loads(RESPONSES.encode_response(Completion(text="other")))["id"]
+    assert RESPONSES.visible(anonymous).id == body["id"]
+
+
+def test_error_keeps_a_code_of_its_kind() -> None:
+    own = ProviderError(ErrorKind.QUOTA_EXCEEDED, "no credits", "usage_not_included")
+    assert RESPONSES.visible(Completion(error=own)).error == own
+    foreign = ProviderError(ErrorKind.OVERLOADED, "Overloaded", "overloaded_error", status=529)
+    shown = RESPONSES.visible(Completion(error=foreign)).error
+    assert shown == ProviderError(ErrorKind.OVERLOADED, "Overloaded", "server_is_overloaded")
+
+
+def test_golden_cases_round_trip() -> None:
+    for case in CASES.values():
+        assert RESPONSES.decode_response(RESPONSES.encode_response(case)) == RESPONSES.visible(case)
+
+
+@given(completions)
+def test_round_trip(completion: Completion) -> None:
+    shown = RESPONSES.visible(completion)
+    assert RESPONSES.decode_response(RESPONSES.encode_response(completion)) == shown
+    assert RESPONSES.visible(shown) == shown
