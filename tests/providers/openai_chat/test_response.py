@@ -162,7 +162,8 @@ def test_missing_id_and_model_are_filled_deterministically() -> None:
     completion = Completion(text="hello")
     first = json.loads(CHAT.encode_response(completion, {"model": "gpt-from-request"}))
     again = json.loads(CHAT.encode_response(completion))
-    assert first["id"].startswith("chatcmpl-") and first["id"] == again["id"]
+    assert first["id"].startswith("chatcmpl-")
+    assert first["id"] == again["id"]
     assert (first["model"], again["model"], first["created"]) == ("gpt-from-request", "", 0)
     assert CHAT.decode_response(CHAT.encode_response(completion)) == CHAT.visible(completion)
 
@@ -172,7 +173,8 @@ def test_visible_drops_what_chat_completions_cannot_say() -> None:
     assert CHAT.visible(case).reasoning is None
     assert CHAT.visible(case).reasoning_signature is None
     assert CHAT.decode_response(CHAT.encode_response(case)) == CHAT.visible(case)
-    assert CHAT.visible(case).text == case.text and CHAT.visible(case).usage == case.usage
+    assert CHAT.visible(case).text == case.text
+    assert CHAT.visible(case).usage == case.usage
 
 
 def test_an_errored_completion_is_sent_as_its_error_body() -> None:

@@ -17,7 +17,9 @@ def payloads(events: list[bytes]) -> list[Any]:
     """Each event's data, JSON-decoded (or the raw text for `[DONE]`), checking data-only framing."""
     found: list[Any] = []
     for event in events:
-        assert event.startswith(b"data: ") and event.endswith(b"\n\n") and event.count(b"\n") == 2
+        assert event.startswith(b"data: ")
+        assert event.endswith(b"\n\n")
+        assert event.count(b"\n") == 2
         data = event[len(b"data: ") : -2].decode()
         found.append(data if data == "[DONE]" else json.loads(data))
     return found
@@ -39,7 +41,8 @@ def test_wire_shape_of_a_text_answer() -> None:
     ]
     assert [c["choices"][0]["finish_reason"] for c in chunks[:5]] == [None, None, None, None, "length"]
     assert all(chunk["usage"] is None for chunk in chunks[:5])
-    assert chunks[5]["choices"] == [] and chunks[5]["usage"]["prompt_tokens"] == 8
+    assert chunks[5]["choices"] == []
+    assert chunks[5]["usage"]["prompt_tokens"] == 8
     assert chunks[-1] == "[DONE]"
 
 
@@ -156,10 +159,13 @@ def test_encoded_errors_end_the_stream_and_round_trip(kind: ErrorKind) -> None:
     failed = Completion(id="c1", model="m", text="So far", error=ProviderError(kind, "went wrong", status=500))
     events = CHAT.encode_stream(failed)
     last = payloads(events)[-1]
-    assert set(last) == {"error"} and last["error"]["message"] == "went wrong"
+    assert set(last) == {"error"}
+    assert last["error"]["message"] == "went wrong"
     assert all(b"[DONE]" not in event and b'finish_reason":"' not in event for event in events)
     decoded = CHAT.decode_stream(events)
-    assert decoded.error is not None and decoded.error.kind is kind and decoded.error.status is None
+    assert decoded.error is not None
+    assert decoded.error.kind is kind
+    assert decoded.error.status is None
     assert decoded == CHAT.visible(failed)
 
 
@@ -167,7 +173,8 @@ def test_unknown_error_shapes_still_end_the_stream() -> None:
     decoded = CHAT.decode_stream([b'data: {"error":"boom"}\n\n'])
     assert decoded.error == ProviderError(ErrorKind.SERVER_ERROR, "boom")
     quota = CHAT.decode_stream([b'data: {"error":{"message":"pay up","type":"x","code":"insufficient_quota"}}\n\n'])
-    assert quota.error is not None and quota.error.kind is ErrorKind.QUOTA_EXCEEDED
+    assert quota.error is not None
+    assert quota.error.kind is ErrorKind.QUOTA_EXCEEDED
     assert CHAT.decode_stream([b'data: {"error":null,"choices":[]}\n\n']).error is None
 
 
