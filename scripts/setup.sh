@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh [VENV_DIR]        default VENV_DIR: .venv
 #   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
+#   LLMPROXY_SKIP_NPM=1 scripts/setup.sh               to skip the coding CLIs the end-to-end tests drive
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,4 +52,13 @@ if [ ! -x "$venv/bin/python" ] || ! ok_python "$venv/bin/python"; then
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[dev]" >&2
+
+# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests.
+if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    (cd "$root" && npm ci --silent --no-audit --no-fund) >&2
+  else
+    echo "setup: npm not found: the end-to-end tests with real coding CLIs will be skipped (install Node.js 20+)" >&2
+  fi
+fi
 echo "setup: ready — $venv ($("$venv/bin/python" --version 2>&1))" >&2

@@ -16,9 +16,7 @@ CASES: dict[str, Completion] = {
         model="golden-model",
         created=1_767_225_600,
         text="",
-        tool_calls=(
-            ToolCall(id="call_gold_1", name="get_weather", arguments={"city": "Paris", "unit": "c"}),
-        ),
+        tool_calls=(ToolCall(id="call_gold_1", name="get_weather", arguments={"city": "Paris", "unit": "c"}),),
         stop_reason=StopReason.TOOL_USE,
         usage=Usage(input_tokens=40, output_tokens=18),
     ),
@@ -72,9 +70,7 @@ CASES: dict[str, Completion] = {
         id="gold_bad_1",
         model="golden-model",
         created=1_767_225_600,
-        tool_calls=(
-            ToolCall(id="call_gold_bad", name="write_file", invalid_arguments='{"path": "a.txt", "con'),
-        ),
+        tool_calls=(ToolCall(id="call_gold_bad", name="write_file", invalid_arguments='{"path": "a.txt", "con'),),
         stop_reason=StopReason.TOOL_USE,
         usage=Usage(input_tokens=30, output_tokens=12),
     ),

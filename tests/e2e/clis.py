@@ -1,0 +1,165 @@
+"""Real coding CLIs (from npm, see package.json) run against llmproxy's encodings on a loopback server.
+
+Each CLI gets a scripted session: turn 1 answers with a tool call that runs `echo llmproxy-ok`, turn 2 with a
+final text. A CLI that prints the final text has parsed llmproxy's streams, run the tool and sent its output
+back; the request bodies it sent are kept for assertions and for the captured fixtures.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from llmproxy.model import Completion, StopReason, ToolCall, Usage
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.registry import CHAT_CODECS
+
+ROOT = Path(__file__).resolve().parents[2]
+FINAL_TEXT = "The command printed llmproxy-ok."
+
+
+def tool_loop(tool: str, arguments: dict[str, Any]) -> list[Completion]:
+    usage = Usage(input_tokens=1200, output_tokens=30)
+    return [
+        Completion(
+            text="Running it.",
+            tool_calls=(ToolCall("call_capture_1", tool, arguments),),
+            stop_reason=StopReason.TOOL_USE,
+            usage=usage,
+        ),
+        Completion(text=FINAL_TEXT, stop_reason=StopReason.END_TURN, usage=usage),
+    ]
+
+
+@dataclass(frozen=True)
+class Cli:
+    name: str
+    codec: str
+    api_path: str
+    turns: list[Completion]
+    argv: list[str]
+
+    @property
+    def binary(self) -> str | None:
+        local = ROOT / "node_modules" / ".bin" / self.name
+        return str(local) if local.exists() else shutil.which(self.name)
+
+
+CLAUDE = Cli(
+    "claude",
+    "anthropic-messages",
+    "/v1/messages",
+    tool_loop("Bash", {"command": "echo llmproxy-ok", "description": "Print a marker"}),
+    ["-p", "Run `echo llmproxy-ok` with Bash, then tell me what it printed.", "--allowedTools", "Bash"],
+)
+CODEX = Cli(
+    "codex",
+    "openai-responses",
+    "/v1/responses",
+    tool_loop("exec_command", {"cmd": "echo llmproxy-ok"}),
+    [
+        "exec",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "Run `echo llmproxy-ok`, then tell me what it printed.",
+    ],
+)
+CLIS = {cli.name: cli for cli in (CLAUDE, CODEX)}
+
+
+@dataclass
+class Session:
+    """What one scripted run produced."""
+
+    version: str
+    process: subprocess.CompletedProcess[str]
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ScriptedServer:
+    """Answers each request on the CLI's API path with the next turn, streamed when the request asks."""
+
+    def __init__(self, codec: ChatCodec, api_path: str, turns: list[Completion]) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.path.split("?")[0] != api_path or len(server.bodies) >= len(turns):
+                    self.send_response(404)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                    return
+                request = json.loads(body)
+                completion = turns[len(server.bodies)]
+                server.bodies.append(request)
+                self.send_response(200)
+                if request.get("stream"):
+                    self.send_header("content-type", codec.stream_media_type)
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    for event in codec.encode_stream(completion, request):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                    self.wfile.write(b"0\r\n\r\n")
+                else:
+                    data = codec.encode_response(completion, request)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+
+            do_GET = do_POST
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def run_session(cli: Cli, binary: str) -> Session:
+    """Run the CLI's scripted session in a throwaway home and working directory, offline."""
+    server = ScriptedServer(CHAT_CODECS[cli.codec], cli.api_path, cli.turns)
+    try:
+        words = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()
+        version = next((word for word in words if word[:1].isdigit()), "unknown")
+        with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as workdir:
+            env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8"}
+            if cli is CLAUDE:
+                env |= {
+                    "ANTHROPIC_BASE_URL": server.url,
+                    "ANTHROPIC_API_KEY": "test-key-not-secret",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                }
+            else:
+                Path(home, "config.toml").write_text(
+                    'model = "gpt-5-codex"\nmodel_provider = "scripted"\n[model_providers.scripted]\n'
+                    f'name = "scripted"\nbase_url = "{server.url}/v1"\nenv_key = "OPENAI_API_KEY"\n'
+                    'wire_api = "responses"\nrequest_max_retries = 0\nstream_max_retries = 0\n'
+                    "supports_websockets = false\n"
+                )
+                env |= {"CODEX_HOME": home, "OPENAI_API_KEY": "test-key-not-secret"}
+            process = subprocess.run(
+                [binary, *cli.argv], cwd=workdir, env=env, capture_output=True, text=True, timeout=180
+            )
+        return Session(version, process, list(server.bodies))
+    finally:
+        server.close()
