@@ -15,8 +15,8 @@ from llmproxy.errors import ParseError
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.openai_chat import CHAT
 
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=60)
-key = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=60)
+key = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(key, inner, max_size=3),
