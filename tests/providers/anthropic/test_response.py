@@ -70,7 +70,12 @@ def test_decode_api_body() -> None:
     ],
 )
 def test_stop_reasons(wire: str | None, reason: StopReason | None) -> None:
-    body = {"type": "message", "content": [], "stop_reason": wire, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    body: dict[str, object] = {
+        "type": "message",
+        "content": [],
+        "stop_reason": wire,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     assert MESSAGES.decode_response(json.dumps(body).encode()).stop_reason is reason
 
 
