@@ -35,19 +35,25 @@ _ENCODED_REASONS: dict[StopReason, str] = {
     StopReason.CONTENT_FILTER: "content_filter",
 }
 
-# In-band errors carry no status: their kind is read back from (type, code), then code, then type, using the
-# shared error table so that both directions stay in step.
-_KIND_BY_PAIR: dict[tuple[str | None, str | None], ErrorKind] = {}
-_KIND_BY_CODE: dict[str, ErrorKind] = {}
-_KIND_BY_TYPE: dict[str, ErrorKind] = {}
-for _kind in ErrorKind:
-    _inner = Node.parse(openai_errors.encode_error(_kind, "").body, "openai error")["error"]
-    _type, _code = _inner["type"].opt_string(), _inner["code"].opt_string()
-    _KIND_BY_PAIR[(_type, _code)] = _kind
-    if _code is not None:
-        _KIND_BY_CODE.setdefault(_code, _kind)
-    if _type is not None:
-        _KIND_BY_TYPE.setdefault(_type, _kind)
+
+def _error_kinds() -> tuple[dict[tuple[str | None, str | None], ErrorKind], dict[str, ErrorKind], dict[str, ErrorKind]]:
+    """(type, code), code and type → kind, read off the shared error table so both directions stay in step."""
+    by_pair: dict[tuple[str | None, str | None], ErrorKind] = {}
+    by_code: dict[str, ErrorKind] = {}
+    by_type: dict[str, ErrorKind] = {}
+    for kind in ErrorKind:
+        inner = Node.parse(openai_errors.encode_error(kind, "").body, "openai error")["error"]
+        type_, code = inner["type"].opt_string(), inner["code"].opt_string()
+        by_pair[(type_, code)] = kind
+        if code is not None:
+            by_code.setdefault(code, kind)
+        if type_ is not None:
+            by_type.setdefault(type_, kind)
+    return by_pair, by_code, by_type
+
+
+# In-band errors carry no status: their kind is read back from (type, code), else code, else type.
+_KIND_BY_PAIR, _KIND_BY_CODE, _KIND_BY_TYPE = _error_kinds()
 
 
 def finish_reason(stop: StopReason) -> str:
@@ -112,8 +118,9 @@ def encode_tool_call(call: ToolCall) -> JsonObject:
 def decode_tool_call(node: Node) -> ToolCall:
     """A function call, or a custom tool call whose free-text `input` stands in for the arguments."""
     node.obj()
-    body = node["custom"] if node["type"].value == "custom" else node["function"]
-    arguments = body["input"] if node["type"].value == "custom" else body["arguments"]
+    custom = node["type"].value == "custom"
+    body = node["custom"] if custom else node["function"]
+    arguments = body["input"] if custom else body["arguments"]
     parsed, invalid = parse_arguments(arguments.opt_string() or "")
     return ToolCall(node["id"].opt_string() or "", body["name"].opt_string() or "", parsed, invalid)
 

@@ -1,8 +1,8 @@
 """The streamed `chat.completion.chunk` sequence (wire-formats.md §3.3), both ways.
 
 Data-only SSE: no `event:` and never `id:` lines (after one the SDK crashes on later blank lines). The
-decoder merges deltas the way the SDK's accumulator does (strings concatenated, tool calls keyed by
-`index`) and keeps whatever arrived when the stream was cut.
+decoder merges deltas as the SDK's accumulator does (text and argument fragments concatenated, tool calls
+keyed by `index`, with id and name from their first delta) and keeps whatever arrived when the stream was cut.
 """
 
 from collections.abc import Iterable
@@ -43,7 +43,7 @@ def encode_stream(
 
     The usage chunk is sent only when the request asked for it (`stream_options.include_usage`); without a
     request it is sent, so the Completion round-trips. A completion that ended in an error stops after its
-    content with the error chunk: no finish, no usage, no `[DONE]`, as the API does.
+    content with the error chunk: no finish, no usage, no `[DONE]` (the SDK raises there and reads no further).
     """
     ident, created, model = header(completion, request)
     with_usage = _include_usage(request)
@@ -100,7 +100,8 @@ def decode_stream(chunks: Iterable[bytes]) -> Completion:
         tail = []
     for event in tail:
         try:
-            merged.add(event.data)
+            if merged.add(event.data):
+                break
         except ParseError:
             if _is_json(event.data):
                 raise
