@@ -4,7 +4,7 @@ from hypothesis import strategies as st
 
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
 
-texts = st.text(st.characters(min_codepoint=1, exclude_categories=("Cs",)), max_size=60)
+texts = st.text(st.characters(min_codepoint=1, max_codepoint=0xD7FF) | st.characters(min_codepoint=0xE000), max_size=60)
 json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | texts
 json_values = st.recursive(
     json_scalars,

@@ -3,6 +3,7 @@
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,18 +91,33 @@ def test_codex_cli_turn_with_tool_history() -> None:
     assert conversation.tools[1].parameters is None
 
 
-def test_captured_codex_first_turn() -> None:
-    """The body Codex CLI 0.169.0 really sent: no instructions, developer messages carry ids."""
-    captured = json.loads((FIXTURES / "captured" / "codex-0.169.0-first-turn.json").read_bytes())["body"]
+def test_captured_codex_tool_result_turn() -> None:
+    """The second request Codex CLI 0.169.0 really sent: it echoes our output items back with their ids,
+    has no instructions, and groups its sub-agent tools in a namespace."""
+    captured = json.loads((FIXTURES / "captured" / "codex-0.169.0-turn2.json").read_bytes())["body"]
     conversation = RESPONSES.decode_request(json.dumps(captured).encode())
     assert conversation.system == ()
-    assert [m.role for m in conversation.messages] == [Role.DEVELOPER, Role.DEVELOPER, Role.USER, Role.USER]
-    assert conversation.latest == Message(Role.USER, (TextPart("say hi"),))
-    assert conversation.reasoning_requested is True
+    assert [m.role for m in conversation.messages] == [
+        Role.DEVELOPER,
+        Role.DEVELOPER,
+        Role.USER,
+        Role.USER,
+        Role.ASSISTANT,
+        Role.TOOL,
+    ]
+    assert conversation.messages[4].parts == (
+        TextPart("Running it."),
+        ToolCall("call_capture_1", "exec_command", {"cmd": "echo llmproxy-ok"}),
+    )
+    output = captured["input"][-1]["output"]
+    assert conversation.messages[5].parts == (
+        ToolResultPart("call_capture_1", (TextPart(output),), name="exec_command"),
+    )
     names = [t.name for t in conversation.tools]
-    assert "exec_command" in names
-    assert "spawn_agent" in names  # from the namespace
-    assert "multi_agent_v1" not in names
+    namespace = next(t for t in captured["tools"] if t["type"] == "namespace")
+    members = [member["name"] for member in namespace["tools"]]
+    assert [name for name in names if name in members] == members
+    assert namespace["name"] not in names
     assert conversation.tools[-1] == ToolDefinition("web_search", kind="web_search")
 
 
@@ -162,7 +178,7 @@ def test_invalid_call_arguments_are_kept_verbatim() -> None:
 
 
 def test_file_url_and_bare_base64_file_data() -> None:
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"type": "input_file", "file_url": "https://example.com/a.pdf"},
         {"type": "input_file", "file_data": "JVBERi0x", "filename": "b.pdf"},
         {"type": "input_audio", "input_audio": {"data": "AAA=", "format": "wav"}},
