@@ -86,7 +86,8 @@ class ChatCodec(Protocol):
 
     def visible(self, completion: Completion) -> Completion:
         """The part of `completion` this wire format can express (Chat Completions has no reasoning, for
-        example): ``decode(encode(c)) == visible(c)`` for both the body and the stream."""
+        example): ``decode(encode(c)) == visible(c)`` for streams, and for bodies of completions without an
+        `error` (a 200 body cannot carry content and an error together)."""
         ...
 
     def decode_error(self, status: int, body: bytes) -> ProviderError:

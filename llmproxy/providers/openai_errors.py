@@ -32,13 +32,16 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 def decode_error(status: int, body: bytes) -> ProviderError:
     """`{"error": {"message", "type", "code"}}`; any other body still yields a kind from the status."""
     kind = status_kind(status)
+    text = body.decode("utf-8", "replace")
     try:
         error = Node.parse(body, "openai error")["error"]
-        message = error["message"].opt_string() or ""
+        message = error["message"].opt_string()
         type_ = error["type"].opt_string()
         code = error["code"].opt_string() if error["code"].is_string() else None
-    except ParseError:  # not OpenAI's shape: keep the text
-        return ProviderError(kind, body.decode("utf-8", "replace"), None, status)
+    except ParseError:
+        message = None
+    if message is None:  # not OpenAI's shape (a gateway's own body, HTML…): keep the text
+        return ProviderError(kind, text, None, status)
     if "insufficient_quota" in (type_, code):
         kind = ErrorKind.QUOTA_EXCEEDED
     return ProviderError(kind, message, type_ or code, status)
@@ -63,14 +66,18 @@ def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:
 
 
 def go_duration(seconds: float) -> str:
-    """Seconds as Go's time.Duration prints them: "20ms", "1.5s", "6m0s", "1h2m3s"."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = f"{secs:.3f}".rstrip("0").rstrip(".") + "s"
+    """Seconds as Go's time.Duration prints them, to the millisecond: "0s", "20ms", "1.5s", "6m0s", "1h2m3s"."""
+    millis = max(0, round(seconds * 1000))  # round once, so 59.9996 s is "1m0s", never "60s"
+    if millis == 0:
+        return "0s"
+    if millis < 1000:
+        return f"{millis}ms"
+    hours, rest = divmod(millis, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    whole, fraction = divmod(rest, 1000)
+    text = f"{whole}.{fraction:03d}".rstrip("0").rstrip(".") + "s"
     if hours:
-        return f"{int(hours)}h{int(minutes)}m{text}"
+        return f"{hours}h{minutes}m{text}"
     if minutes:
-        return f"{int(minutes)}m{text}"
+        return f"{minutes}m{text}"
     return text

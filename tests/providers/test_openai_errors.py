@@ -69,6 +69,7 @@ def test_decode_prefers_type_then_code_and_spots_quota() -> None:
         (401, b'{"error":"plain string"}', ErrorKind.AUTHENTICATION),
         (429, b"\xff\xfe not utf-8", ErrorKind.RATE_LIMIT),
         (418, b"[1, 2]", ErrorKind.INVALID_REQUEST),
+        (422, b'{"detail": "gateway says no"}', ErrorKind.INVALID_REQUEST),
     ],
 )
 def test_bodies_that_are_not_openai_shaped_keep_their_text(status: int, body: bytes, kind: ErrorKind) -> None:
@@ -77,7 +78,12 @@ def test_bodies_that_are_not_openai_shaped_keep_their_text(status: int, body: by
 
 
 GO_DURATIONS = [
+    (0, "0s"),
+    (0.0004, "0s"),
     (0.02, "20ms"),
+    (0.9996, "1s"),
+    (59.9996, "1m0s"),
+    (3599.9999, "1h0m0s"),
     (0.5, "500ms"),
     (1, "1s"),
     (1.5, "1.5s"),
