@@ -1,5 +1,7 @@
 """What the Responses encoders and decoders must agree on: ids, stop reasons, usage and error codes."""
 
+import math
+
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, Usage
 from llmproxy.providers.base import JsonObject, stable_id
 from llmproxy.providers.node import Node
@@ -107,9 +109,6 @@ def natural_stop(completion: Completion) -> StopReason:
 
 def timestamp(node: Node) -> int | None:
     """`created_at` is an integer on the wire but a float in the SDK types: accept both."""
-    value = node.value
-    if not node.present:
-        return None
-    if isinstance(value, float) and value == value and abs(value) != float("inf"):
-        return int(value)
-    return node.integer()
+    if isinstance(node.value, float) and math.isfinite(node.value):
+        return int(node.value)
+    return node.integer() if node.present else None

@@ -46,7 +46,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(response_object(completion, request))
 
 
-def status(completion: Completion) -> str:
+def _status(completion: Completion) -> str:
     if completion.error is not None:
         return "failed"
     return "incomplete" if completion.stop_reason in INCOMPLETE_STOPS else "completed"
@@ -61,7 +61,7 @@ def response_object(
     def echo(defaults: dict[str, Any]) -> JsonObject:
         return {key: deepcopy(sent.get(key, default)) for key, default in defaults.items()}
 
-    state = "in_progress" if in_progress else status(completion)
+    state = "in_progress" if in_progress else _status(completion)
     stop = completion.stop_reason
     return {
         "id": response_id(completion),

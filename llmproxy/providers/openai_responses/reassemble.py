@@ -22,8 +22,8 @@ WHAT = "openai responses stream"
 
 _SNAPSHOTS = frozenset({"response.created", "response.in_progress", "response.queued"})
 _FINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
-# delta event → (the piece list it feeds, the key of its index within the item); `.done` events carry the
-# whole text under the given key and replace the pieces.
+# text event → (the piece list it feeds, the key of its index within the item, the key of its text).
+# Deltas append; `.done` events carry the whole text and replace what the deltas gave.
 _PIECES = {
     "response.output_text.delta": ("text", "content_index", "delta"),
     "response.output_text.done": ("text", "content_index", "text"),
@@ -108,9 +108,7 @@ class _Reassembler:
     def completion(self) -> Completion:
         output = [item.finish() for _, item in sorted(self.items.items())]
         if self.final is not None:
-            if self.final["output"].is_list() and self.final["output"].value:
-                output = list(self.final["output"].items())
-            return completion_from(self.final, output, self.error)
+            return completion_from(self.final, list(self.final["output"].items()) or output, self.error)
         # Cut short: what arrived, with no stop reason (the snapshot says "in_progress").
         snapshot = self.snapshot.obj() if self.snapshot is not None else {}
         return completion_from(Node({**snapshot, "status": "in_progress"}, WHAT), output, self.error)
