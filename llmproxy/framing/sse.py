@@ -4,8 +4,8 @@ Rules (wire-formats.md §1.1): lines end at ``\\r\\n``, ``\\n`` or ``\\r``; a bl
 fields are ``event``, ``data`` (several lines join with ``\\n``), ``id`` and ``retry``; one space after
 the colon is dropped; lines starting with ``:`` are comments. The decoder keeps partial lines (and a
 ``\\r`` that may be the first half of ``\\r\\n``) between feeds, so any split of the bytes gives the same
-events. The encoder never writes ``id:`` lines: after one, the Stainless SDKs emit an empty event on every
-later blank line and the OpenAI SDK crashes on it.
+events; an event cut off by the end of the stream is dropped. The encoder never writes ``id:`` lines:
+after one, the Stainless SDKs emit an empty event on every later blank line and the OpenAI SDK crashes.
 """
 
 from collections.abc import Iterable
@@ -77,19 +77,13 @@ class SseDecoder:
         del self._buffer[:start]
         return events
 
-    def close(self) -> list[SseEvent]:
-        """End of stream. An unterminated last event is still returned when it carried data, so a
-        recording of a cut stream keeps everything that arrived."""
-        events: list[SseEvent] = []
-        if self._buffer:
-            event = self._line(bytes(self._buffer))
-            self._buffer.clear()
-            if event is not None:
-                events.append(event)
-        if self._has_fields and self._data:
-            events.append(self._take())
+    def close(self) -> bool:
+        """End of stream. An event not ended by a blank line is discarded, as the spec and the SDK decoders
+        do: no client ever saw it. Returns True when something was discarded (the stream was cut)."""
+        cut = bool(self._buffer) or self._has_fields
+        self._buffer.clear()
         self._reset()
-        return events
+        return cut
 
     def _line(self, raw: bytes) -> SseEvent | None:
         try:
@@ -135,7 +129,8 @@ class SseDecoder:
 
 
 def decode_all(chunks: Iterable[bytes]) -> list[SseEvent]:
-    """Every event of a complete stream."""
+    """Every complete event of a stream."""
     decoder = SseDecoder()
     events = [event for chunk in chunks for event in decoder.feed(chunk)]
-    return events + decoder.close()
+    decoder.close()
+    return events

@@ -15,7 +15,9 @@ def feed_split(data: bytes, cuts: list[int]) -> list[SseEvent]:
     for cut in sorted(set(cuts)):
         events += decoder.feed(data[last:cut])
         last = cut
-    return events + decoder.feed(data[last:]) + decoder.close()
+    events += decoder.feed(data[last:])
+    decoder.close()
+    return events
 
 
 def test_event_and_multiline_data() -> None:
@@ -49,10 +51,23 @@ def test_byte_order_mark_is_dropped_once() -> None:
     assert decode_all([b"\xef\xbb\xbfdata: a\n\n"]) == [SseEvent("a")]
 
 
-def test_unterminated_last_event_is_kept_on_close() -> None:
+def test_event_cut_off_by_the_end_is_dropped_and_reported() -> None:
+    """As the spec and the SDK decoders do: no client ever saw an unterminated event."""
     decoder = SseDecoder()
     assert decoder.feed(b"data: one\n\ndata: cut") == [SseEvent("one")]
-    assert decoder.close() == [SseEvent("cut")]
+    assert decoder.close() is True
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: whole-line\n") == []
+    assert decoder.close() is True
+    decoder = SseDecoder()
+    assert decoder.feed(b"data: done\n\n") == [SseEvent("done")]
+    assert decoder.close() is False
+
+
+def test_cut_inside_a_utf8_character_is_not_an_error() -> None:
+    decoder = SseDecoder()
+    assert decoder.feed("data: a\n\ndata: ü".encode()[:-1]) == [SseEvent("a")]
+    assert decoder.close() is True
 
 
 def test_blank_lines_alone_make_no_events() -> None:

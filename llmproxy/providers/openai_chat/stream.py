@@ -8,9 +8,6 @@ keyed by `index`, with id and name from their first delta) and keeps whatever ar
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import orjson
-
-from llmproxy.errors import ParseError
 from llmproxy.framing.sse import SseDecoder, encode_event
 from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.base import (
@@ -87,24 +84,14 @@ def encode_stream(
 
 def decode_stream(chunks: Iterable[bytes]) -> Completion:
     """Chunks as they arrived, split anywhere. Stops at `[DONE]` or an error chunk (the SDK stops there too);
-    a stream cut short gives what arrived, its last unterminated event skipped if it is not whole JSON."""
+    a stream cut short gives the complete events that arrived."""
     decoder = SseDecoder()
     merged = _Merged()
     for piece in chunks:
         for event in decoder.feed(piece):
             if merged.add(event.data):
                 return merged.completion()
-    try:
-        tail = decoder.close()
-    except ParseError:  # cut inside a multi-byte character
-        tail = []
-    for event in tail:
-        try:
-            if merged.add(event.data):
-                break
-        except ParseError:
-            if _is_json(event.data):
-                raise
+    decoder.close()  # an event cut off by the end of the stream never reached a client either
     return merged.completion()
 
 
@@ -204,11 +191,3 @@ def _include_usage(request: JsonObject | None) -> bool:
 
 def _event(body: JsonObject) -> bytes:
     return encode_event(dump_json(body).decode())
-
-
-def _is_json(data: str) -> bool:
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
-    return True

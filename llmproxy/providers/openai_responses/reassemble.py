@@ -9,9 +9,6 @@ wins when its `output` is filled. The ChatGPT backend that Codex CLI talks to ma
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import orjson
-
-from llmproxy.errors import ParseError
 from llmproxy.framing.sse import SseDecoder
 from llmproxy.model import Completion, ProviderError
 from llmproxy.providers.node import Node
@@ -121,19 +118,5 @@ def decode_stream(chunks: Iterable[bytes]) -> Completion:
         for event in decoder.feed(chunk):
             if not reassembler.feed(event.data):
                 return reassembler.completion()
-    try:
-        tail = decoder.close()
-    except ParseError:  # the connection was cut inside a multi-byte character
-        tail = []
-    for event in tail:  # unterminated, so possibly cut mid-JSON: a fragment is not an error
-        if _is_json(event.data) and not reassembler.feed(event.data):
-            break
+    decoder.close()  # an event cut off by the end of the stream never reached a client either
     return reassembler.completion()
-
-
-def _is_json(data: str) -> bool:
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return data.startswith("[DONE]")
-    return True
