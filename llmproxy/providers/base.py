@@ -6,7 +6,7 @@ need to know a provider's framing: the replay relay and the mock send the elemen
 """
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -50,57 +50,61 @@ class RateLimits:
     retry_after: float | None = None
 
 
-class ChatCodec(Protocol):
-    """One chat API's wire format (e.g. Anthropic Messages, OpenAI Chat Completions)."""
+class EncodeResponse(Protocol):
+    def __call__(self, completion: Completion, request: JsonObject | None = None, /) -> bytes: ...
+
+
+class EncodeStream(Protocol):
+    def __call__(
+        self, completion: Completion, request: JsonObject | None = None, /, *, delta_chars: int = DEFAULT_DELTA_CHARS
+    ) -> list[bytes]: ...
+
+
+class EncodeError(Protocol):
+    def __call__(self, kind: ErrorKind, message: str, /, *, retry_after: float | None = None) -> ErrorReply: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCodec:
+    """One chat API's wire format (e.g. Anthropic Messages, OpenAI Chat Completions): the functions each
+    provider package implements, one module per concept, gathered under the route they serve."""
 
     provider: Provider
     operation: Operation
-    stream_media_type: str
 
-    def decode_request(self, body: bytes) -> Conversation:
-        """The request body as a Conversation. Raises `ParseError` on anything that is not this format."""
-        ...
+    decode_request: Callable[[bytes], Conversation]
+    """The request body as a Conversation. Raises `ParseError` on anything that is not this format."""
 
-    def decode_response(self, body: bytes) -> Completion:
-        """A non-streaming response body as a Completion. Raises `ParseError`."""
-        ...
+    decode_response: Callable[[bytes], Completion]
+    """A non-streaming response body as a Completion. Raises `ParseError`."""
 
-    def decode_stream(self, chunks: Iterable[bytes]) -> Completion:
-        """A streamed response (bytes as they arrived, split anywhere) reassembled into a Completion."""
-        ...
+    decode_stream: Callable[[Iterable[bytes]], Completion]
+    """A streamed response (bytes as they arrived, split anywhere) reassembled into a Completion. A stream
+    cut short gives what arrived; only bytes that are not this format raise `ParseError`."""
 
-    def encode_response(self, completion: Completion, request: JsonObject | None = None) -> bytes:
-        """The non-streaming body a real server would send for `completion` (`request` may refine it)."""
-        ...
+    encode_response: EncodeResponse
+    """The non-streaming body a real server would send for the completion (the request may refine it). A
+    completion with an `error` is sent as the error body alone."""
 
-    def encode_stream(
-        self,
-        completion: Completion,
-        request: JsonObject | None = None,
-        *,
-        delta_chars: int = DEFAULT_DELTA_CHARS,
-    ) -> list[bytes]:
-        """The exact event sequence a real server would stream, one framed event per element.
-        Text, reasoning and tool arguments are cut into deltas of at most `delta_chars` characters."""
-        ...
+    encode_stream: EncodeStream
+    """The exact event sequence a real server would stream, one framed event per element. Text, reasoning
+    and tool arguments are cut into deltas of at most `delta_chars` characters."""
 
-    def visible(self, completion: Completion) -> Completion:
-        """The part of `completion` this wire format can express (Chat Completions has no reasoning, for
-        example): ``decode(encode(c)) == visible(c)`` for streams, and for bodies of completions without an
-        `error` (a 200 body cannot carry content and an error together)."""
-        ...
+    visible: Callable[[Completion], Completion]
+    """The part of a completion this wire format can express (Chat Completions has no reasoning, for
+    example): ``decode(encode(c)) == visible(c)`` for streams, and for bodies of completions without an
+    `error` (a 200 body cannot carry content and an error together)."""
 
-    def decode_error(self, status: int, body: bytes) -> ProviderError:
-        """An error response as a ProviderError (unknown shapes still give a kind from the status)."""
-        ...
+    decode_error: Callable[[int, bytes], ProviderError]
+    """An error response (status, body) as a ProviderError; unknown shapes still give a kind from the status."""
 
-    def encode_error(self, kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
-        """The provider-correct error response for `kind`, with `retry-after` when given."""
-        ...
+    encode_error: EncodeError
+    """The provider-correct error response for a kind, with `retry-after` when given."""
 
-    def rate_limit_headers(self, limits: RateLimits, now: datetime) -> dict[str, str]:
-        """The rate-limit headers this provider sends, for the given state."""
-        ...
+    rate_limit_headers: Callable[[RateLimits, datetime], dict[str, str]]
+    """The rate-limit headers this provider sends for the given state, at the given instant."""
+
+    stream_media_type: str = "text/event-stream"
 
 
 def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> list[str]:

@@ -1,8 +1,22 @@
-"""Anthropic Messages (wire-formats.md §2): request decoding, responses and streams both ways, errors."""
+"""Anthropic Messages (wire-formats.md §2): `POST /v1/messages` (and `?beta=true`, which has the same body)."""
 
-from llmproxy.providers.anthropic.codec import MessagesCodec
+from llmproxy.model import Operation, Provider
+from llmproxy.providers.anthropic import errors, request, response, stream
+from llmproxy.providers.anthropic.visible import visible
 from llmproxy.providers.base import ChatCodec
 
-MESSAGES: ChatCodec = MessagesCodec()
+MESSAGES = ChatCodec(
+    provider=Provider.ANTHROPIC,
+    operation=Operation.MESSAGES,
+    decode_request=request.decode_request,
+    decode_response=response.decode_response,
+    decode_stream=stream.decode_stream,
+    encode_response=response.encode_response,
+    encode_stream=stream.encode_stream,
+    visible=visible,
+    decode_error=errors.decode_error,
+    encode_error=errors.encode_error,
+    rate_limit_headers=errors.rate_limit_headers,
+)
 
-__all__ = ["MESSAGES", "MessagesCodec"]
+__all__ = ["MESSAGES"]

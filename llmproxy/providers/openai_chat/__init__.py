@@ -4,55 +4,24 @@ Errors and rate-limit headers are OpenAI-wide and live in `openai_errors`; this 
 request, the `chat.completion` body, the chunk stream, and what of a Completion they can express.
 """
 
-from collections.abc import Iterable
-from datetime import datetime
-
-from llmproxy.model import Completion, Conversation, ErrorKind, Operation, Provider, ProviderError
+from llmproxy.model import Operation, Provider
 from llmproxy.providers import openai_errors
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, ChatCodec, ErrorReply, JsonObject, RateLimits
+from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.openai_chat import request, response, stream
-from llmproxy.providers.openai_chat.visible import visible as _visible
+from llmproxy.providers.openai_chat.visible import visible
 
+CHAT = ChatCodec(
+    provider=Provider.OPENAI,
+    operation=Operation.CHAT_COMPLETIONS,
+    decode_request=request.decode_request,
+    decode_response=response.decode_response,
+    decode_stream=stream.decode_stream,
+    encode_response=response.encode_response,
+    encode_stream=stream.encode_stream,
+    visible=visible,
+    decode_error=openai_errors.decode_error,
+    encode_error=openai_errors.encode_error,
+    rate_limit_headers=openai_errors.rate_limit_headers,
+)
 
-class OpenAIChatCodec:
-    provider = Provider.OPENAI
-    operation = Operation.CHAT_COMPLETIONS
-    stream_media_type = "text/event-stream"
-
-    def decode_request(self, body: bytes) -> Conversation:
-        return request.decode_request(body)
-
-    def decode_response(self, body: bytes) -> Completion:
-        return response.decode_response(body)
-
-    def decode_stream(self, chunks: Iterable[bytes]) -> Completion:
-        return stream.decode_stream(chunks)
-
-    def encode_response(self, completion: Completion, request: JsonObject | None = None) -> bytes:
-        return response.encode_response(completion, request)
-
-    def encode_stream(
-        self,
-        completion: Completion,
-        request: JsonObject | None = None,
-        *,
-        delta_chars: int = DEFAULT_DELTA_CHARS,
-    ) -> list[bytes]:
-        return stream.encode_stream(completion, request, delta_chars=delta_chars)
-
-    def visible(self, completion: Completion) -> Completion:
-        return _visible(completion)
-
-    def decode_error(self, status: int, body: bytes) -> ProviderError:
-        return openai_errors.decode_error(status, body)
-
-    def encode_error(self, kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
-        return openai_errors.encode_error(kind, message, retry_after=retry_after)
-
-    def rate_limit_headers(self, limits: RateLimits, now: datetime) -> dict[str, str]:
-        return openai_errors.rate_limit_headers(limits, now)
-
-
-CHAT: ChatCodec = OpenAIChatCodec()
-
-__all__ = ["CHAT", "OpenAIChatCodec"]
+__all__ = ["CHAT"]
