@@ -1,0 +1,44 @@
+"""From a detected route to the codec that reads and writes its bodies."""
+
+import pytest
+
+from llmproxy.providers.anthropic import MESSAGES
+from llmproxy.providers.openai_chat import CHAT
+from llmproxy.providers.openai_responses import RESPONSES
+from llmproxy.providers.registry import CHAT_CODECS, chat_codec
+from llmproxy.providers.routes import detect
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "codec"),
+    [
+        ("api.anthropic.com", "/v1/messages?beta=true", MESSAGES),
+        ("api.openai.com", "/v1/chat/completions", CHAT),
+        ("api.openai.com", "/v1/responses", RESPONSES),
+        ("chatgpt.com", "/backend-api/codex/responses", RESPONSES),
+        ("gw.example.com", "/anthropic/v1/messages", MESSAGES),
+    ],
+)
+def test_route_finds_its_codec(host: str, path: str, codec: object) -> None:
+    route = detect(host, path)
+    assert route is not None
+    assert chat_codec(route) is codec
+
+
+def test_non_chat_routes_have_no_chat_codec() -> None:
+    for host, path, method in [
+        ("api.anthropic.com", "/v1/messages/count_tokens", "POST"),
+        ("api.openai.com", "/v1/embeddings", "POST"),
+        ("api.openai.com", "/v1/models", "GET"),
+    ]:
+        route = detect(host, path, method=method)
+        assert route is not None
+        assert chat_codec(route) is None
+
+
+def test_codecs_are_registered_by_name_and_route() -> None:
+    assert {name: (c.provider, c.operation) for name, c in CHAT_CODECS.items()} == {
+        "anthropic-messages": ("anthropic", "messages"),
+        "openai-chat": ("openai", "chat_completions"),
+        "openai-responses": ("openai", "responses"),
+    }
