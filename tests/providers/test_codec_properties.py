@@ -1,148 +1,273 @@
-"""Properties every chat codec must have, whatever the provider.
+"""Properties every chat codec must have, whatever the provider. Each test runs once per codec in
+`CHAT_CODECS`, so registering a codec holds it to all of them.
 
-* decoding what was encoded gives back what the wire can carry (`visible`), for bodies and for streams
-  cut into any delta size and split at any byte;
-* decoders given arbitrary bytes, or valid bodies with any part replaced by other JSON, raise nothing but
-  llmproxy's own `ParseError`.
+* Round trips: decoding what was encoded gives back what the wire can carry (`visible`, itself
+  idempotent), for bodies and for streams cut into any delta size and split at any byte; the request's
+  model fills a missing one; error replies decode to their kind and message.
+* Robustness: decoders return, or raise llmproxy's `ParseError`, and raise nothing else, whatever arrives:
+  arbitrary bytes; arbitrary JSON spelled with the codec's own words; real documents (request fixtures,
+  captured CLI requests, encoded bodies and streams) with each value in turn removed or retyped, and with
+  random values replaced or removed anywhere; arbitrary sequences of the codec's real, corrupted or
+  made-up stream events.
 """
 
 import contextlib
 import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from llmproxy.errors import ParseError
-from llmproxy.model import Completion, StopReason, ToolCall, Usage
+from llmproxy.framing.sse import decode_all, encode_event
+from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.golden.cases import CASES
-
-CODECS = pytest.mark.parametrize("codec", list(CHAT_CODECS.values()), ids=list(CHAT_CODECS))
-
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
-ident = st.text(st.characters(whitelist_categories=("Ll", "Lu", "Nd"), max_codepoint=127), min_size=1, max_size=12)
-json_scalar = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text
-json_value = st.recursive(
-    json_scalar | st.floats(allow_nan=False, allow_infinity=False),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(ident, inner, max_size=3),
-    max_leaves=8,
+from tests.providers.strategies import (
+    CHARACTERS,
+    completions,
+    dump,
+    every_edit,
+    fuzz_values,
+    mutated,
+    splits,
+    texts,
+    words_in,
+    words_of,
 )
 
+CODECS = pytest.mark.parametrize("name", list(CHAT_CODECS))
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses"}  # the codec each CLI speaks
+DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never sends
+    "anthropic-messages": ["ping"],
+    "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
+}
+ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat"}
+"""Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
+body alone. (Responses sends a `failed` response object, output included.)"""
 
-@st.composite
-def tool_calls(draw: st.DrawFn) -> tuple[ToolCall, ...]:
-    count = draw(st.integers(0, 3))
-    calls = []
-    for index in range(count):
-        invalid = draw(st.none() | st.sampled_from(['{"a": ', "not json", "[1, 2]", '{"x": 1']))
-        arguments = {} if invalid else draw(st.dictionaries(ident, json_value, max_size=4))
-        calls.append(ToolCall(f"call_{index}_{draw(ident)}", draw(ident), arguments, invalid))
-    return tuple(calls)
+# The golden cases, and beyond them: every stop reason (none too), no identity, no usage, failures part-way
+# (one with a signature alone: redacted reasoning).
+SAMPLES = [
+    *CASES.values(),
+    *(replace(CASES["text"], stop_reason=stop) for stop in [None, *StopReason]),
+    replace(CASES["text"], id=None, model=None, created=None),
+    replace(CASES["tool_call"], usage=None),
+    replace(CASES["parallel_tools"], error=ProviderError(ErrorKind.OVERLOADED, "Overloaded")),
+    replace(CASES["reasoning"], reasoning=None, error=ProviderError(ErrorKind.SERVER_ERROR, "boom", "x", 500)),
+]
 
-
-@st.composite
-def usages(draw: st.DrawFn) -> Usage:
-    input_tokens = draw(st.integers(0, 10**6))
-    cache_read = draw(st.integers(0, input_tokens))
-    cache_write = draw(st.integers(0, input_tokens - cache_read))
-    output = draw(st.integers(0, 10**5))
-    return Usage(input_tokens, output, cache_read, cache_write, draw(st.integers(0, output)))
-
-
-@st.composite
-def completions(draw: st.DrawFn) -> Completion:
-    reasoning = draw(st.none() | text)
-    return Completion(
-        id=f"id_{draw(ident)}",
-        model=draw(ident),
-        created=draw(st.integers(0, 2**31)),
-        text=draw(text),
-        tool_calls=draw(tool_calls()),
-        stop_reason=draw(st.sampled_from(StopReason)),
-        reasoning=reasoning,
-        reasoning_signature=draw(st.none() | ident) if reasoning is not None else None,
-        usage=draw(st.none() | usages()),
-    )
-
-
-def splits(data: bytes, cuts: list[int]) -> list[bytes]:
-    points = sorted({c % (len(data) + 1) for c in cuts})
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+# -- round trips -------------------------------------------------------------------------------------
 
 
 @CODECS
 @given(completion=completions())
-def test_body_round_trip(codec: ChatCodec, completion: Completion) -> None:
-    assert codec.decode_response(codec.encode_response(completion)) == codec.visible(completion)
+def test_body_round_trip(name: str, completion: Completion) -> None:
+    """The body gives back what the wire carries; for a completion with an error, that is the error alone
+    where a body cannot carry both (`ERROR_BODY_ALONE`)."""
+    codec = CHAT_CODECS[name]
+    shown = codec.visible(completion)
+    if completion.error is not None and name in ERROR_BODY_ALONE:
+        shown = Completion(stop_reason=None, error=shown.error)
+    assert codec.decode_response(codec.encode_response(completion)) == shown
 
 
 @CODECS
-@given(completion=completions(), delta_chars=st.integers(1, 40), cuts=st.lists(st.integers(0, 10**6), max_size=10))
+@given(completion=completions(), delta_chars=st.integers(1, 50), cuts=st.lists(st.integers(0, 10**6), max_size=20))
 def test_stream_round_trip_any_deltas_any_split(
-    codec: ChatCodec, completion: Completion, delta_chars: int, cuts: list[int]
+    name: str, completion: Completion, delta_chars: int, cuts: list[int]
 ) -> None:
+    codec = CHAT_CODECS[name]
+    shown = codec.visible(completion)
+    assert codec.visible(shown) == shown
     wire = b"".join(codec.encode_stream(completion, delta_chars=delta_chars))
-    assert codec.decode_stream(splits(wire, cuts)) == codec.visible(completion)
+    assert codec.decode_stream(splits(wire, cuts)) == shown
 
 
 @CODECS
-@given(raw=st.binary(max_size=200))
-def test_arbitrary_bytes_raise_only_parse_error(codec: ChatCodec, raw: bytes) -> None:
-    for decode in (codec.decode_request, codec.decode_response, lambda b: codec.decode_stream([b])):
-        with contextlib.suppress(ParseError):
-            decode(raw)
+@given(
+    completion=st.sampled_from(SAMPLES),
+    own=st.none() | st.text(CHARACTERS, min_size=1, max_size=20),
+    asked=st.text(CHARACTERS, min_size=1, max_size=20),
+)
+def test_the_request_model_fills_a_missing_one(name: str, completion: Completion, own: str | None, asked: str) -> None:
+    codec = CHAT_CODECS[name]
+    completion = replace(completion, model=own)
+    request = {"model": asked}
+    body = codec.decode_response(codec.encode_response(replace(completion, error=None), request))
+    stream = codec.decode_stream(codec.encode_stream(completion, request))
+    assert body.model == stream.model == (own or asked)
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [path]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += _paths(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*path, index))
-    return found
+@CODECS
+@given(kind=st.sampled_from(ErrorKind), message=texts, retry_after=st.none() | st.floats(0, 10**6))
+def test_error_replies_round_trip(name: str, kind: ErrorKind, message: str, retry_after: float | None) -> None:
+    codec = CHAT_CODECS[name]
+    reply = codec.encode_error(kind, message, retry_after=retry_after)
+    error = codec.decode_error(reply.status, reply.body)
+    assert (error.kind, error.message, error.status) == (kind, message, reply.status)
 
 
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    copy = value.copy()
-    copy[path[0]] = _replace(value[path[0]], path[1:], new)
-    return copy
+# -- the real documents the fuzz tests start from ------------------------------------------------------
 
 
-GOLDEN_BODIES = [
-    (codec, json.loads(codec.encode_response(case))) for codec in CHAT_CODECS.values() for case in CASES.values()
-]
+class Raw(str):
+    """A stream event whose data is not JSON (Chat Completions' `[DONE]`)."""
+
+    __slots__ = ()
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_bodies_raise_only_parse_error(data: st.DataObject) -> None:
-    """A real body with one part replaced by other JSON: decoded, or refused with ParseError, never a crash."""
-    codec, body = data.draw(st.sampled_from(GOLDEN_BODIES))
-    path = data.draw(st.sampled_from(_paths(body)))
-    mutated = json.dumps(_replace(body, path, data.draw(json_value))).encode()
+def _package(codec: ChatCodec) -> str:
+    return codec.decode_request.__module__.rpartition(".")[0]
+
+
+def _requests(name: str, *, captured: bool) -> list[Any]:
+    """The codec's request fixtures (tests/fixtures/requests/<package>/), or the CLI requests captured for it."""
+    if captured:
+        captures = [json.loads(path.read_bytes()) for path in sorted((FIXTURES / "captured").glob("*.json"))]
+        return [capture["body"] for capture in captures if CAPTURED_BY[capture["cli"]] == name]
+    folder = FIXTURES / "requests" / _package(CHAT_CODECS[name]).rpartition(".")[2]
+    documents = [json.loads(path.read_bytes()) for path in sorted(folder.glob("*.json"))]
+    assert documents, f"no request fixtures for {name} in {folder}"
+    return documents
+
+
+def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> list[Any]:
+    """A completion's stream as its events' payloads: JSON values, or `Raw` text."""
+    payloads: list[Any] = []
+    for event in decode_all(codec.encode_stream(completion, delta_chars=delta_chars)):
+        try:
+            payloads.append(json.loads(event.data))
+        except json.JSONDecodeError:
+            payloads.append(Raw(event.data))
+    return payloads
+
+
+def _frame(payload: Any) -> bytes:
+    """One SSE event, named after its type as Anthropic and Responses name theirs (decoders read the type)."""
+    if isinstance(payload, Raw):
+        return encode_event(payload)
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    named = isinstance(kind, str) and "\n" not in kind and "\r" not in kind
+    return encode_event(dump(payload).decode(), kind if named else None)
+
+
+REQUESTS = {name: _requests(name, captured=False) for name in CHAT_CODECS}
+CAPTURED = {name: _requests(name, captured=True) for name in CHAT_CODECS}
+BODIES = {name: [json.loads(codec.encode_response(c)) for c in SAMPLES] for name, codec in CHAT_CODECS.items()}
+STREAMS = {name: [_events(codec, c) for c in SAMPLES] for name, codec in CHAT_CODECS.items()}
+EVENTS = {name: [event for stream in STREAMS[name] for event in stream] for name in CHAT_CODECS}
+WORDS = {
+    name: words_in([*REQUESTS[name], *BODIES[name], *EVENTS[name]])
+    | words_of(_package(codec))
+    | words_of("llmproxy.providers")
+    for name, codec in CHAT_CODECS.items()
+}
+FUZZ = {name: fuzz_values(WORDS[name]) for name in CHAT_CODECS}
+EVENT_KEYS = {name: sorted({key for e in EVENTS[name] if isinstance(e, dict) for key in e}) for name in CHAT_CODECS}
+EVENT_TYPES = {
+    name: sorted(
+        {e["type"] for e in EVENTS[name] if isinstance(e, dict) and isinstance(e.get("type"), str)}
+        | set(DECODER_ONLY_EVENT_TYPES.get(name, ()))
+    )
+    for name in CHAT_CODECS
+}
+DECODERS: dict[str, Callable[[ChatCodec, Any], object]] = {
+    "request": lambda codec, document: codec.decode_request(dump(document)),
+    "body": lambda codec, document: codec.decode_response(dump(document)),
+    "stream": lambda codec, events: codec.decode_stream([_frame(e) for e in events]),
+}
+
+
+def only_parse_errors(decode: Callable[..., object], *args: Any) -> None:
     with contextlib.suppress(ParseError):
-        codec.decode_response(mutated)
+        decode(*args)
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow])
-@given(st.data())
-def test_mutated_stream_events_raise_only_parse_error(data: st.DataObject) -> None:
-    """A real stream with one event's JSON replaced: decoded, or refused with ParseError, never a crash."""
-    codec = data.draw(st.sampled_from(list(CHAT_CODECS.values())))
-    events = codec.encode_stream(data.draw(st.sampled_from(list(CASES.values()))))
-    index = data.draw(st.integers(0, len(events) - 1))
-    head, _, payload = events[index].partition(b"data: ")
-    if payload.strip().startswith(b"{"):
-        body = json.loads(payload)
-        path = data.draw(st.sampled_from(_paths(body)))
-        payload = json.dumps(_replace(body, path, data.draw(json_value))).encode() + b"\n\n"
-    events = [*events[:index], head + b"data: " + payload, *events[index + 1 :]]
-    with contextlib.suppress(ParseError):
-        codec.decode_stream(events)
+# -- robustness --------------------------------------------------------------------------------------
+
+
+@CODECS
+@given(raw=st.binary(max_size=300), status=st.integers(0, 999))
+def test_arbitrary_bytes_raise_only_parse_error(name: str, raw: bytes, status: int) -> None:
+    codec = CHAT_CODECS[name]
+    only_parse_errors(codec.decode_request, raw)
+    only_parse_errors(codec.decode_response, raw)
+    only_parse_errors(codec.decode_stream, [raw])
+    only_parse_errors(codec.decode_stream, [b"data: " + raw + b"\n\n"])
+    assert isinstance(codec.decode_error(status, raw), ProviderError)
+
+
+@CODECS
+@given(data=st.data(), status=st.integers(0, 999))
+def test_arbitrary_json_raises_only_parse_error(name: str, data: st.DataObject, status: int) -> None:
+    codec = CHAT_CODECS[name]
+    value = data.draw(FUZZ[name])
+    for kind, decode in DECODERS.items():
+        only_parse_errors(decode, codec, [value] if kind == "stream" else value)
+    assert isinstance(codec.decode_error(status, dump(value)), ProviderError)
+
+
+@CODECS
+@pytest.mark.parametrize("kind", list(DECODERS))
+def test_every_single_edit_of_a_real_document_raises_only_parse_error(name: str, kind: str) -> None:
+    """Each value of each request fixture, sample body and sample stream (whole events included) removed,
+    then retyped, one at a time. (Captured CLI requests are too big for this; they are fuzzed below.)"""
+    codec = CHAT_CODECS[name]
+    documents = {"request": REQUESTS, "body": BODIES, "stream": STREAMS}[kind][name]
+    for index, document in enumerate(documents):
+        for path, edited in every_edit(document):
+            try:
+                DECODERS[kind](codec, edited)
+            except ParseError:
+                pass
+            except Exception as exc:
+                exc.add_note(f"{kind} #{index} edited at {path}: {dump(edited)[:2000]!r}")
+                raise
+
+
+@CODECS
+@given(data=st.data())
+def test_corrupted_real_requests_raise_only_parse_error(name: str, data: st.DataObject) -> None:
+    """Request fixtures and captured CLI requests with a few values replaced or removed anywhere."""
+    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
+    only_parse_errors(CHAT_CODECS[name].decode_request, dump(request))
+
+
+@CODECS
+@given(data=st.data(), completion=completions(), delta_chars=st.integers(1, 24))
+def test_corrupted_real_bodies_and_streams_raise_only_parse_error(
+    name: str, data: st.DataObject, completion: Completion, delta_chars: int
+) -> None:
+    """Any completion's body and stream (or a sample's body) with a few values replaced or removed anywhere,
+    whole events included."""
+    codec = CHAT_CODECS[name]
+    body = data.draw(st.sampled_from([*BODIES[name], json.loads(codec.encode_response(completion))]))
+    only_parse_errors(DECODERS["body"], codec, data.draw(mutated(body, FUZZ[name])))
+    events = _events(codec, completion, delta_chars)
+    only_parse_errors(DECODERS["stream"], codec, data.draw(mutated(events, FUZZ[name])))
+
+
+@st.composite
+def _made_up_event(draw: st.DrawFn, name: str) -> Any:
+    """An event with the codec's own top-level keys (and a type, if its events have one) holding any JSON."""
+    event = draw(st.dictionaries(st.sampled_from(EVENT_KEYS[name]), FUZZ[name], max_size=3))
+    if EVENT_TYPES[name]:
+        event["type"] = draw(st.sampled_from(EVENT_TYPES[name]))
+    return event
+
+
+@CODECS
+@given(data=st.data(), trailer=st.binary(max_size=20))
+def test_arbitrary_event_sequences_raise_only_parse_error(name: str, data: st.DataObject, trailer: bytes) -> None:
+    """The codec's real events in any order and number, some corrupted, some made up, then a cut event."""
+    real = st.sampled_from(EVENTS[name])
+    event = real | real.flatmap(lambda e: mutated(e, FUZZ[name], at_most=1)) | _made_up_event(name)
+    events = data.draw(st.lists(event, max_size=8))
+    only_parse_errors(CHAT_CODECS[name].decode_stream, [*(_frame(e) for e in events), trailer])

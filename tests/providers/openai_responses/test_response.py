@@ -1,13 +1,13 @@
-"""The response object: decoding real-shaped bodies, encoding with request echo, and the round trip."""
+"""The response object: decoding real-shaped bodies, encoding with request echo, and the golden round trip.
+
+The round trip of any Completion is a property of every codec: tests/providers/test_codec_properties.py.
+"""
 
 import json
-
-from hypothesis import given
 
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.openai_responses import RESPONSES
 from tests.golden.cases import CASES
-from tests.providers.openai_responses.strategies import completions
 
 # Shaped like wire-formats.md §4.2 (an API response with reasoning, text and a call).
 API_RESPONSE = {
@@ -170,10 +170,3 @@ def test_error_keeps_a_code_of_its_kind() -> None:
 def test_golden_cases_round_trip() -> None:
     for case in CASES.values():
         assert RESPONSES.decode_response(RESPONSES.encode_response(case)) == RESPONSES.visible(case)
-
-
-@given(completions)
-def test_round_trip(completion: Completion) -> None:
-    shown = RESPONSES.visible(completion)
-    assert RESPONSES.decode_response(RESPONSES.encode_response(completion)) == shown
-    assert RESPONSES.visible(shown) == shown
