@@ -84,7 +84,8 @@ class ChatCodec:
 
     encode_response: EncodeResponse
     """The non-streaming body a real server would send for the completion (the request may refine it). A
-    completion with an `error` is sent as the error body alone."""
+    completion with an `error` is sent as the provider sends a failed answer: the error body alone where a
+    body cannot carry content and an error (Anthropic, Chat Completions), a `failed` response (Responses)."""
 
     encode_stream: EncodeStream
     """The exact event sequence a real server would stream, one framed event per element. Text, reasoning

@@ -191,3 +191,31 @@ def test_complete_events_that_are_not_json_are_refused() -> None:
         CHAT.decode_stream([b"data: {oops}\n\n", b"data: [DONE]\n\n"])
     with pytest.raises(ParseError, match=r"\$\.choices\[0\]\.delta\.content"):
         CHAT.decode_stream([b'data: {"choices":[{"index":0,"delta":{"content":7}}]}\n\n'])
+
+
+LEGACY_FUNCTION_CALL_STREAM = [
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"role":"assistant","content":null,'
+    b'"function_call":{"name":"get_weather","arguments":""}},"finish_reason":null}]}\n\n',
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"function_call":{"arguments":"{\\"city\\":"}},"finish_reason":null}]}\n\n',
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{"function_call":{"arguments":"\\"Paris\\"}"}},"finish_reason":null}]}\n\n',
+    b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",'
+    b'"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}\n\n',
+    b"data: [DONE]\n\n",
+]
+
+
+def test_legacy_function_call_deltas_merge_into_one_call() -> None:
+    """Old `functions` clients still get `delta.function_call` fragments: name first, arguments after."""
+    completion = CHAT.decode_stream(LEGACY_FUNCTION_CALL_STREAM)
+    assert completion.tool_calls == (ToolCall("", "get_weather", {"city": "Paris"}),)
+    assert completion.stop_reason is StopReason.TOOL_USE
+
+
+@pytest.mark.parametrize("broken", [b'"function_call":7', b'"function_call":{"name":3}'])
+def test_malformed_legacy_function_call_delta_is_a_parse_error(broken: bytes) -> None:
+    event = LEGACY_FUNCTION_CALL_STREAM[0].replace(b'"function_call":{"name":"get_weather","arguments":""}', broken)
+    with pytest.raises(ParseError):
+        CHAT.decode_stream([event, *LEGACY_FUNCTION_CALL_STREAM[1:]])
