@@ -182,6 +182,16 @@ def dump_arguments(call: ToolCall) -> str:
     return orjson.dumps(call.arguments).decode()
 
 
+def split_data_url(url: str) -> tuple[str | None, str] | None:
+    """``data:<media type>;base64,<data>`` as (media type or None, base64 data); None for anything else."""
+    if not url.startswith("data:"):
+        return None
+    meta, comma, data = url[5:].partition(",")
+    if not comma or not meta.endswith(";base64"):
+        return None
+    return meta.removesuffix(";base64") or None, data
+
+
 def dump_json(value: Any) -> bytes:
     """Compact JSON bytes, as the providers send bodies and event payloads."""
     return orjson.dumps(value)

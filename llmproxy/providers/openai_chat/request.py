@@ -19,7 +19,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import parse_arguments
+from llmproxy.providers.base import parse_arguments, split_data_url
 from llmproxy.providers.node import Node
 from llmproxy.providers.openai_chat.mapping import decode_tool_call
 
@@ -94,7 +94,7 @@ def _part(node: Node) -> ContentPart:
     if kind == "image_url":
         image = node["image_url"]
         url, detail = image["url"].string(), image["detail"].opt_string()
-        inline = _data_url(url)
+        inline = split_data_url(url)
         if inline is None:
             return ImagePart(url=url, detail=detail)
         return ImagePart(media_type=inline[0], data=inline[1], detail=detail)
@@ -104,21 +104,11 @@ def _part(node: Node) -> ContentPart:
     if kind == "file":
         file = node["file"]
         data = file["file_data"].opt_string()
-        inline = None if data is None else _data_url(data)
+        inline = None if data is None else split_data_url(data)
         media_type, data = inline if inline is not None else (None, data)
         title = file["filename"].opt_string()
         return DocumentPart(media_type=media_type, data=data, file_id=file["file_id"].opt_string(), title=title)
     return OtherPart(kind, node.obj())
-
-
-def _data_url(url: str) -> tuple[str | None, str] | None:
-    """`data:<media type>;base64,<data>` as (media type, data); None for anything else."""
-    if not url.startswith("data:"):
-        return None
-    meta, comma, data = url[5:].partition(",")
-    if not comma or not meta.endswith(";base64"):
-        return None
-    return meta.removesuffix(";base64") or None, data
 
 
 def _tool(node: Node) -> ToolDefinition:

@@ -21,7 +21,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import parse_arguments
+from llmproxy.providers.base import parse_arguments, split_data_url
 from llmproxy.providers.node import Node
 
 WHAT = "openai responses request"
@@ -125,9 +125,9 @@ def _data_url(value: str | None) -> tuple[str | None, str | None, str | None]:
     `file_data`, which the API also accepts) → (None, None, url)."""
     if value is None:
         return None, None, None
-    head, comma, data = value.partition(",")
-    if value.startswith("data:") and comma and head.endswith(";base64"):
-        return head[5:-7] or None, data, None
+    inline = split_data_url(value)
+    if inline is not None:
+        return inline[0], inline[1], None
     if "://" in value:
         return None, None, value
     return None, value, None
