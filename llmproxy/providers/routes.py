@@ -131,3 +131,9 @@ def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
     if route.streaming is not None:
         return route
     return replace(route, streaming=body is not None and body.get("stream") is True)
+
+
+def is_provider_host(host: str) -> bool:
+    """Whether `host` is one of the known LLM API hosts, whatever the path."""
+    host = host.lower().rstrip(".")
+    return any(rule.serves(host) for rule in RULES)

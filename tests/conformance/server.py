@@ -4,6 +4,7 @@ Streams are sent with chunked transfer encoding, one chunk per wire event, flush
 stream parsers see real incremental delivery. Every request is kept for assertions.
 """
 
+import ssl
 import sys
 import threading
 from collections import deque
@@ -17,6 +18,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
     events: list[bytes] | None = None  # a stream: each element one chunk on the wire
+    hold_last: threading.Event | None = None  # a stream waits for this before sending its last event
 
 
 @dataclass
@@ -28,7 +30,8 @@ class Received:
 
 
 class LoopbackServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: serve HTTPS with this server context instead of plain HTTP."""
         self.replies: deque[Reply] = deque()
         self.received: list[Received] = []
         server = self
@@ -56,7 +59,9 @@ class LoopbackServer:
                     return
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
-                for event in reply.events:
+                for index, event in enumerate(reply.events):
+                    if reply.hold_last is not None and index == len(reply.events) - 1:
+                        reply.hold_last.wait(10)
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
@@ -74,12 +79,15 @@ class LoopbackServer:
                     super().handle_error(request, client_address)  # type: ignore[arg-type]
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def queue(self, *replies: Reply) -> None:
         self.replies.extend(replies)

@@ -1,0 +1,183 @@
+"""Runs mitmproxy in-process: the one place that builds a Master (mitmproxy-notes.md §1).
+
+The Master runs on its own thread and event loop. `Master.run()` installs an eager task factory and an
+exception handler on whatever loop it runs on, and mitmproxy dispatches every flow to the one global
+Master, so it must not share a loop (or a process) with another. Only the addons a proxy needs are loaded:
+mitmdump's ~35 default addons cost about 40% of its CPU in hook dispatch.
+"""
+
+import asyncio
+import logging
+import socket
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mitmproxy import options
+from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig, update_alt_svc
+from mitmproxy.master import Master
+
+from llmproxy.errors import LlmproxyError
+
+logger = logging.getLogger(__name__)
+
+_START_TIMEOUT = 15.0
+_DRAIN_TIMEOUT = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ProxySettings:
+    confdir: Path
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 0
+    reverse: tuple[str, ...] = ()  # upstream base URLs, each served on a local port of its own
+    upstream_ca: Path | None = None
+    options: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    spec: str  # the mitmproxy mode it serves
+    url: str  # where clients connect: the proxy URL, or a base URL in reverse mode
+    target: str | None  # the upstream of a reverse listener
+
+
+class ProxyThread:
+    """A running proxy. ``with ProxyThread(settings, addons) as proxy: proxy.url`` — started on entry,
+    stopped cleanly on exit: listeners closed first, then the Master, then live connections drained."""
+
+    def __init__(self, settings: ProxySettings, addons: Sequence[object]) -> None:
+        self.settings = settings
+        self.addons = list(addons)
+        self.listeners: list[Listener] = []
+        self._thread = threading.Thread(target=self._run, name="llmproxy-proxy", daemon=True)
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def url(self) -> str:
+        """The forward proxy's URL (for `HTTPS_PROXY`)."""
+        return self.listeners[0].url
+
+    def start(self) -> "ProxyThread":
+        self._thread.start()
+        if not self._ready.wait(_START_TIMEOUT):
+            raise LlmproxyError("the proxy did not start within 15 s")
+        if self._failure is not None:
+            self._thread.join()
+            raise LlmproxyError(f"the proxy could not start: {self._failure}") from self._failure
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join()
+
+    def __enter__(self) -> "ProxyThread":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as error:  # reported to start(); the thread must not die silently
+            self._failure = self._failure or error
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        master = Master(options.Options())
+        needed: list[object] = [
+            core.Core(),
+            proxyserver.Proxyserver(),
+            next_layer.NextLayer(),
+            tlsconfig.TlsConfig(),
+            disable_h2c.DisableH2C(),
+        ]
+        if self.settings.reverse:
+            needed.append(update_alt_svc.UpdateAltSvc())
+        master.addons.add(*needed, *self.addons)
+        modes = self._modes()
+        # options registered by addons exist only after the addons are added (mitmproxy-notes.md §1)
+        master.options.update(
+            listen_host=self.settings.listen_host,
+            mode=[spec for spec, _ in modes],
+            confdir=str(self.settings.confdir),
+            # connect upstream only once a request is seen, so an addon can redirect or answer it first
+            connection_strategy="lazy",
+            ssl_verify_upstream_trusted_ca=str(self.settings.upstream_ca) if self.settings.upstream_ca else None,
+            **self.settings.options,
+        )
+        run = asyncio.create_task(master.run())
+        server = master.addons.get("proxyserver")
+        try:
+            await self._wait_listening(server, run)
+            self.listeners = [
+                Listener(instance.mode.full_spec, self._listener_url(instance.listen_addrs), target)
+                for instance, (_, target) in zip(server.servers, modes, strict=True)
+            ]
+            self._ready.set()
+            await self._stop.wait()
+        finally:
+            await server.servers.update([])  # shutdown() alone leaves the ports open (mitmproxy #6245)
+            master.shutdown()
+            await run
+            await self._drain(server)
+
+    def _modes(self) -> list[tuple[str, str | None]]:
+        host, port = self.settings.listen_host, self.settings.listen_port
+        modes: list[tuple[str, str | None]] = [(f"regular@{host}:{port}", None)]
+        for target in self.settings.reverse:
+            parts = urlsplit(target)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise LlmproxyError(f"--reverse needs an http(s) URL, got {target!r}")
+            origin = f"{parts.scheme}://{parts.netloc}"
+            modes.append((f"reverse:{origin}@{host}:{free_port(host)}", target))
+        return modes
+
+    @staticmethod
+    async def _wait_listening(server: proxyserver.Proxyserver, run: asyncio.Task[None]) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _START_TIMEOUT
+        while loop.time() < deadline:
+            if run.done():
+                run.result()
+                raise LlmproxyError("mitmproxy stopped while starting")
+            instances = list(server.servers)
+            failed = [i for i in instances if i.last_exception is not None]
+            if failed:
+                raise LlmproxyError(f"cannot listen on {failed[0].mode.full_spec}: {failed[0].last_exception}")
+            if instances and all(i.is_running for i in instances) and not server.servers.is_updating:
+                return
+            await asyncio.sleep(0.01)
+        raise LlmproxyError("the proxy did not start listening within 15 s")
+
+    @staticmethod
+    def _listener_url(addresses: Sequence[tuple[str, int] | tuple[str, int, int, int]]) -> str:
+        host, port = addresses[0][0], addresses[0][1]
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+    @staticmethod
+    async def _drain(server: proxyserver.Proxyserver) -> None:
+        """Let live connections finish briefly, then close the rest (their clients see a cut stream)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _DRAIN_TIMEOUT
+        while server.connections and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        for handler in list(server.connections.values()):
+            handler.close_connection(handler.client)
+        await asyncio.sleep(0)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port that was free a moment ago, for listeners that need a number before they bind."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])

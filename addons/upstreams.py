@@ -1,0 +1,60 @@
+"""Where a request goes upstream: `--map HOST=URL` and the path of a `--reverse` target.
+
+The client keeps talking to HOST (its TLS certificate, URLs and Host header as it expects); only the
+upstream connection goes elsewhere — a gateway, or a local fake server in tests. Runs after the addons
+that record what the client sent.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from mitmproxy import http
+
+from llmproxy.errors import LlmproxyError
+
+
+@dataclass(frozen=True, slots=True)
+class Destination:
+    scheme: str
+    host: str
+    port: int
+    path_prefix: str  # prepended to the request path ("" for none)
+
+    @classmethod
+    def parse(cls, url: str) -> "Destination":
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise LlmproxyError(f"expected an http(s) URL such as http://127.0.0.1:8000, got {url!r}")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
+
+
+def parse_map(entries: tuple[str, ...]) -> dict[str, Destination]:
+    """``HOST=URL`` entries (from `--map`) by lower-case host."""
+    mapping: dict[str, Destination] = {}
+    for entry in entries:
+        host, equals, url = entry.partition("=")
+        if not equals or not host.strip():
+            raise LlmproxyError(f"--map expects HOST=URL, got {entry!r}")
+        mapping[host.strip().lower()] = Destination.parse(url.strip())
+    return mapping
+
+
+class Upstreams:
+    def __init__(self, mapped: Mapping[str, Destination]) -> None:
+        self.mapped = dict(mapped)
+        self.reverse_prefixes: dict[str, str] = {}  # the path of each reverse target, by listener mode spec
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:  # answered locally
+            return
+        request = flow.request
+        prefix = self.reverse_prefixes.get(flow.client_conn.proxy_mode.full_spec)
+        if prefix:
+            request.path = prefix + request.path
+        destination = self.mapped.get(request.host.lower())
+        if destination is not None:
+            request.scheme, request.host, request.port = destination.scheme, destination.host, destination.port
+            if destination.path_prefix:
+                request.path = destination.path_prefix + request.path

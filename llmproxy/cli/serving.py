@@ -1,0 +1,162 @@
+"""What `record`, `replay` and `mock` share: the listener options, and running the proxy either around a
+command (`-- CMD ARGS…`) or until Ctrl-C / SIGTERM."""
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+
+from llmproxy.ca import CertificateAuthority, ensure_ca
+from llmproxy.environment import child_environment, export_lines, proxy_environment
+from llmproxy.errors import LlmproxyError
+
+type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The listener options and the trailing `-- CMD ARGS…` of every command that runs the proxy."""
+    decorators: list[Decorator] = [
+        click.option("--listen-host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+        click.option("--port", type=click.IntRange(0, 65535), default=0, help="Proxy port (default: a free one)."),
+        click.option(
+            "--reverse",
+            "reverse",
+            multiple=True,
+            metavar="URL",
+            help="Also listen on a port of its own that forwards to URL, for clients set by base URL. Repeatable.",
+        ),
+        click.option(
+            "--map",
+            "mapping",
+            multiple=True,
+            metavar="HOST=URL",
+            help="Send HOST's traffic to URL while the client still talks to HOST (a gateway, a local fake).",
+        ),
+        click.option(
+            "--upstream-ca",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help="Also trust this CA for upstream servers (verification stays on).",
+        ),
+        click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
+        click.option("-v", "--verbose", count=True, help="More log output (-vv for debug)."),
+        click.argument("command", nargs=-1, type=click.UNPROCESSED),
+    ]
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return command
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    listen_host: str
+    port: int
+    reverse: tuple[str, ...]
+    mapping: tuple[str, ...]
+    upstream_ca: Path | None
+    print_env: bool
+    verbose: int
+    command: tuple[str, ...]
+
+
+def configure_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="llmproxy: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def serve(name: str, options: ServeOptions, addons: Sequence[object], describe: str, finish: Callable[[], str]) -> int:
+    """Run the proxy with `addons` (plus the upstream mapping) around the command, or until stopped.
+    `describe` ends the start line ("recording to x.json"); `finish` runs after the proxy has stopped and
+    returns the summary line. Returns the exit status to leave with."""
+    from addons.proxy import ProxySettings, ProxyThread  # mitmproxy costs ~2 s to import: only when serving
+    from addons.upstreams import Upstreams, parse_map
+
+    configure_logging(options.verbose)
+    ca = ensure_ca()
+    bundle = ca.write_bundle(ca.directory / "bundle.pem")
+    settings = ProxySettings(
+        confdir=ca.directory,
+        listen_host=options.listen_host,
+        listen_port=options.port,
+        reverse=options.reverse,
+        upstream_ca=options.upstream_ca,
+    )
+    upstreams = Upstreams(parse_map(options.mapping))
+    proxy = ProxyThread(settings, [*addons, upstreams])
+    proxy.start()
+    try:
+        upstreams.reverse_prefixes = _reverse_prefixes(proxy.listeners)
+        variables = proxy_environment(proxy.url, ca.cert_path, bundle)
+        reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
+        click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {describe}", err=True)
+        if options.command:
+            status = _run_child(options.command, child_environment(os.environ, variables))
+        else:
+            _announce(proxy.url, variables, ca, options.print_env)
+            _wait_for_stop()
+            status = 0
+    finally:
+        proxy.stop()
+    click.echo(f"llmproxy {name}: {finish()}", err=True)
+    return status
+
+
+def _reverse_prefixes(listeners: Sequence[Any]) -> dict[str, str]:
+    """The path part of each reverse target (a mode spec cannot carry one), by listener."""
+    return {listener.spec: urlsplit(listener.target).path.rstrip("/") for listener in listeners if listener.target}
+
+
+def _announce(url: str, variables: dict[str, str], ca: CertificateAuthority, only_env: bool) -> None:
+    if not only_env:
+        click.echo(f"Proxy: {url}\nCA certificate: {ca.cert_path}\nPoint a shell at it with:\n", err=True)
+    click.echo(export_lines(variables), nl=False)
+    if not only_env:
+        click.echo("\nStop with Ctrl-C.", err=True)
+
+
+def _run_child(command: Sequence[str], env: dict[str, str]) -> int:
+    """Run the command to its end and return its exit status (128 + N when killed by signal N). Ctrl-C
+    reaches the child from the terminal, and llmproxy waits for it to finish; SIGTERM sent to llmproxy is
+    passed on to the child."""
+    try:
+        child = subprocess.Popen(list(command), env=env)
+    except OSError as error:
+        raise LlmproxyError(f"cannot run {command[0]!r}: {error.strerror or error}") from error
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        child.send_signal(signum)
+
+    previous = {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, forward),
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    }
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - status if status < 0 else status
+
+
+def _wait_for_stop() -> None:
+    stop = threading.Event()
+
+    def request_stop(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

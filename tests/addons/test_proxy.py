@@ -1,0 +1,97 @@
+"""The in-process proxy: TLS interception with llmproxy's CA, upstream mapping, reverse listeners, clean stop."""
+
+import socket
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2 as httpx
+import pytest
+
+from addons.proxy import ProxySettings, ProxyThread
+from addons.upstreams import Upstreams, parse_map
+from llmproxy.ca import CertificateAuthority, ensure_ca
+from llmproxy.errors import LlmproxyError
+from tests.certs import UpstreamCA, make_test_ca
+from tests.conformance.server import LoopbackServer, Reply
+
+
+@pytest.fixture
+def ca(tmp_path: Path) -> CertificateAuthority:
+    return ensure_ca(tmp_path / "llmproxy")
+
+
+@pytest.fixture
+def upstream_ca(tmp_path: Path) -> UpstreamCA:
+    return make_test_ca(tmp_path, ("api.anthropic.com", "localhost"))
+
+
+@pytest.fixture
+def https_upstream(upstream_ca: UpstreamCA) -> Iterator[LoopbackServer]:
+    with LoopbackServer(tls=upstream_ca.server_context) as server:
+        yield server
+
+
+def client(ca: CertificateAuthority, proxy: ProxyThread) -> httpx.Client:
+    return httpx.Client(proxy=proxy.url, verify=ssl.create_default_context(cafile=str(ca.cert_path)))
+
+
+def test_https_is_intercepted_with_llmproxys_ca_and_mapped_to_a_verified_upstream(
+    ca: CertificateAuthority, upstream_ca: UpstreamCA, https_upstream: LoopbackServer
+) -> None:
+    https_upstream.queue(Reply(200, {"content-type": "application/json"}, b'{"ok":true}'))
+    upstreams = Upstreams(parse_map((f"api.anthropic.com={https_upstream.url}",)))
+    settings = ProxySettings(confdir=ca.directory, upstream_ca=upstream_ca.cert_path)
+    with ProxyThread(settings, [upstreams]) as proxy, client(ca, proxy) as http:
+        response = http.post("https://api.anthropic.com/v1/messages?beta=true", json={"model": "m"})
+    assert (response.status_code, response.json()) == (200, {"ok": True})
+    (received,) = https_upstream.received
+    assert (received.path, received.body) == ("/v1/messages?beta=true", b'{"model":"m"}')
+
+
+def test_upstream_verification_stays_on_without_the_upstream_ca(
+    ca: CertificateAuthority, https_upstream: LoopbackServer
+) -> None:
+    upstreams = Upstreams(parse_map((f"api.anthropic.com={https_upstream.url}",)))
+    with ProxyThread(ProxySettings(confdir=ca.directory), [upstreams]) as proxy, client(ca, proxy) as http:
+        response = http.post("https://api.anthropic.com/v1/messages", json={})
+    assert response.status_code == 502
+    assert "certificate verify failed" in response.text.lower()
+    assert https_upstream.received == []
+
+
+def test_reverse_listener_serves_a_base_url_with_the_targets_path(
+    ca: CertificateAuthority, loopback: LoopbackServer
+) -> None:
+    loopback.queue(Reply(200, {"content-type": "application/json"}, b"{}"))
+    settings = ProxySettings(confdir=ca.directory, reverse=(f"{loopback.url}/v1",))
+    upstreams = Upstreams({})
+    with ProxyThread(settings, [upstreams]) as proxy:
+        (reverse,) = proxy.listeners[1:]
+        upstreams.reverse_prefixes = {reverse.spec: "/v1"}
+        response = httpx.post(f"{reverse.url}/chat/completions", json={})
+    assert response.status_code == 200
+    assert loopback.received[0].path == "/v1/chat/completions"
+    assert reverse.target == f"{loopback.url}/v1"
+
+
+def test_stop_closes_the_listeners(ca: CertificateAuthority) -> None:
+    with ProxyThread(ProxySettings(confdir=ca.directory), []) as proxy:
+        port = int(proxy.url.rsplit(":", 1)[1])
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass
+
+
+def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings = ProxySettings(confdir=ca.directory, listen_port=taken.getsockname()[1])
+        with pytest.raises(LlmproxyError, match="cannot listen on regular"):
+            ProxyThread(settings, []).start()
+
+
+@pytest.mark.parametrize("entry", ["api.anthropic.com", "=http://x", "h=ftp://x", "h=http://"])
+def test_bad_map_entries_are_refused(entry: str) -> None:
+    with pytest.raises(LlmproxyError):
+        parse_map((entry,))
