@@ -8,6 +8,7 @@ back; the request bodies it sent are kept for assertions and for the captured fi
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -17,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
-from llmproxy.providers.base import ChatCodec
-from llmproxy.providers.registry import CHAT_CODECS
+from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.routes import detect, with_body
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL_TEXT = "The command printed llmproxy-ok."
@@ -41,7 +42,6 @@ def tool_loop(tool: str, arguments: dict[str, Any]) -> list[Completion]:
 class Cli:
     name: str
     codec: str
-    api_path: str
     turns: list[Completion]
     argv: list[str]
 
@@ -54,14 +54,12 @@ class Cli:
 CLAUDE = Cli(
     "claude",
     "anthropic-messages",
-    "/v1/messages",
     tool_loop("Bash", {"command": "echo llmproxy-ok", "description": "Print a marker"}),
     ["-p", "Run `echo llmproxy-ok` with Bash, then tell me what it printed.", "--allowedTools", "Bash"],
 )
 CODEX = Cli(
     "codex",
     "openai-responses",
-    "/v1/responses",
     tool_loop("exec_command", {"cmd": "echo llmproxy-ok"}),
     [
         "exec",
@@ -83,10 +81,12 @@ class Session:
 
 
 class ScriptedServer:
-    """Answers each request on the CLI's API path with the next turn, streamed when the request asks."""
+    """Answers each LLM API request with the next turn, in the format of the API it came in on (found by
+    llmproxy's route detection), streamed when the request asks. `tls` serves HTTPS instead of HTTP."""
 
-    def __init__(self, codec: ChatCodec, api_path: str, turns: list[Completion]) -> None:
+    def __init__(self, turns: list[Completion], tls: ssl.SSLContext | None = None) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -97,7 +97,9 @@ class ScriptedServer:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if self.path.split("?")[0] != api_path or len(server.bodies) >= len(turns):
+                route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
+                codec = chat_codec(route) if route is not None else None
+                if codec is None or len(server.bodies) >= len(turns):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
@@ -105,13 +107,15 @@ class ScriptedServer:
                 request = json.loads(body)
                 completion = turns[len(server.bodies)]
                 server.bodies.append(request)
+                server.paths.append(self.path)
                 self.send_response(200)
-                if request.get("stream"):
+                if with_body(route, request).streaming:
                     self.send_header("content-type", codec.stream_media_type)
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
                     for event in codec.encode_stream(completion, request):
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
                     self.wfile.write(b"0\r\n\r\n")
                 else:
                     data = codec.encode_response(completion, request)
@@ -123,12 +127,15 @@ class ScriptedServer:
             do_GET = do_POST
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+        self.scheme = "https" if tls is not None else "http"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}"
 
     def close(self) -> None:
         self._httpd.shutdown()
@@ -137,7 +144,7 @@ class ScriptedServer:
 
 def run_session(cli: Cli, binary: str) -> Session:
     """Run the CLI's scripted session in a throwaway home and working directory, offline."""
-    server = ScriptedServer(CHAT_CODECS[cli.codec], cli.api_path, cli.turns)
+    server = ScriptedServer(cli.turns)
     try:
         words = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()
         version = next((word for word in words if word[:1].isdigit()), "unknown")
