@@ -23,7 +23,7 @@ KEY_PATTERNS: tuple[tuple[str, str], ...] = (
     ("sk", _NOT_IN_WORD + r"sk-[A-Za-z0-9_\-]{20,}"),
     ("sess", _NOT_IN_WORD + r"sess-[A-Za-z0-9]{20,}"),
     ("google", r"AIza[0-9A-Za-z_\-]{35,}"),
-    ("google-oauth", r"ya29\.[0-9A-Za-z_\-\.]{20,}"),
+    ("google-oauth", r"ya29\.[0-9A-Za-z_\-]{20,}"),
     ("aws-key-id", _NOT_IN_WORD + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
     ("github", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
     ("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),

@@ -7,6 +7,7 @@ about two seconds, which `--help`, `--version` and the file tools should not pay
 import click
 
 from llmproxy import __version__
+from llmproxy.cli.cassette import cassette
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -16,3 +17,6 @@ def main() -> None:
 
     llmproxy is an intercepting HTTPS proxy that speaks the wire formats of the major LLM providers.
     """
+
+
+main.add_command(cassette)
