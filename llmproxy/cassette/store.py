@@ -17,6 +17,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import JOURNAL_HEADER, encode_cassette, journal_path, read_exchanges, write_atomic
@@ -69,6 +74,24 @@ def load_cassette(path: Path) -> Cassette:
     return Cassette(llmproxy_cassette=VERSION, exchanges=exchanges)
 
 
+def _lock(handle: BinaryIO) -> None:
+    """Hold an exclusive lock on the journal while recording, so another recorder can tell a live journal
+    from one a killed recorder left (the lock dies with its process). Without fcntl (Windows): no check."""
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _locked(journal: Path) -> bool:
+    try:
+        with journal.open("rb") as handle:
+            _lock(handle)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # unreadable: reading it will say why
+    return False
+
+
 class CassetteWriter:
     def __init__(self, path: Path, redactor: Redactor, existing: list[Exchange], journal: BinaryIO) -> None:
         """Use `open`."""
@@ -96,8 +119,11 @@ class CassetteWriter:
         if path.is_dir():
             raise CassetteError(f"cannot record to {path}: it is a directory")
         if not path.parent.is_dir():
-            raise CassetteError(f"cannot record to {path}: directory {path.parent} does not exist")
+            problem = "is not a directory" if path.parent.exists() else "does not exist"
+            raise CassetteError(f"cannot record to {path}: {path.parent} {problem}")
         existing: list[Exchange] = []
+        if journal.exists() and _locked(journal):
+            raise CassetteError(f"cannot record to {path}: another recording is writing {journal}")
         if path.exists() or journal.exists():
             existing = read_exchanges(path)
             load_cassette(path)  # every shared history must resolve before appending to it
@@ -107,12 +133,13 @@ class CassetteWriter:
                 journal.unlink()
         try:
             handle = journal.open("xb")
+            _lock(handle)
             handle.write(orjson.dumps(JOURNAL_HEADER) + b"\n")
             handle.flush()
         except FileExistsError:
             raise CassetteError(f"cannot record to {path}: another recording is writing {journal}") from None
         except OSError as exc:
-            raise CassetteError(f"cannot record to {path}: {exc.strerror or exc}") from None
+            raise CassetteError(f"cannot record to {path}: cannot create {journal}: {exc.strerror or exc}") from None
         return cls(path, redactor, existing, handle)
 
     def add(self, exchange: RawExchange) -> None:

@@ -24,14 +24,17 @@ def test_bodies_by_content() -> None:
 def test_invalid_json_is_stored_verbatim_with_a_note() -> None:
     body, note = store_body(b'{"cut', None, REDACTOR, expect_json=True)
     assert body == TextBody(text='{"cut')
-    assert note is not None and note.startswith("not valid JSON")
+    assert note is not None
+    assert note.startswith("not valid JSON")
 
 
 def test_events_are_readable_only_when_exact() -> None:
     def stored(data: bytes, content_type: str = "text/event-stream") -> object:
         return store_event(RawEvent(1.23456, data), content_type, REDACTOR)
 
-    assert stored(b'event: ping\ndata: {"type":"ping"}\n\n') == SseEvent(t_ms=1.235, event="ping", data={"type": "ping"})
+    assert stored(b'event: ping\ndata: {"type":"ping"}\n\n') == SseEvent(
+        t_ms=1.235, event="ping", data={"type": "ping"}
+    )
     assert stored(b'data: {"a":1}\n\n') == SseEvent(t_ms=1.235, data={"a": 1})
     assert stored(b'data: {"a": 1}\n\n') == TextEvent(t_ms=1.235, text='data: {"a": 1}\n\n')
     assert stored(b'data: {"a":1}\r\n\r\n') == TextEvent(t_ms=1.235, text='data: {"a":1}\r\n\r\n')
@@ -44,7 +47,9 @@ def test_events_are_readable_only_when_exact() -> None:
 
 
 def test_keys_in_events_are_redacted() -> None:
-    event = store_event(RawEvent(0, b'data: {"text":"' + ANTHROPIC_KEY.encode() + b'"}\n\n'), "text/event-stream", REDACTOR)
+    event = store_event(
+        RawEvent(0, b'data: {"text":"' + ANTHROPIC_KEY.encode() + b'"}\n\n'), "text/event-stream", REDACTOR
+    )
     assert isinstance(event, SseEvent)
     assert event.data["text"].startswith("<redacted:sk-ant:")
 

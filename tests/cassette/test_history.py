@@ -14,7 +14,9 @@ from tests.cassette.factory import STARTED, agent_session, exchange, request, re
 def record(path: Path, bodies: list[dict[str, object]]) -> None:
     writer = CassetteWriter.open(path, Redactor())
     for body in bodies:
-        writer.add(exchange(request(body), response(events=sse_events({"type": "ping"}), content_type="text/event-stream")))
+        writer.add(
+            exchange(request(body), response(events=sse_events({"type": "ping"}), content_type="text/event-stream"))
+        )
     writer.close()
 
 
@@ -39,11 +41,20 @@ def test_an_agent_session_grows_linearly_and_loads_byte_equal(tmp_path: Path) ->
 def test_the_longest_earlier_prefix_wins_and_branches_share_too() -> None:
     index = HistoryIndex()
     assert index.share(1, {"messages": [1, 2, 3]}) == ({"messages": [1, 2, 3]}, None)
-    assert index.share(2, {"messages": [1, 2, 9]}) == ({"messages": [9]}, Extends(exchange=1, path="$.messages", items=2))
+    assert index.share(2, {"messages": [1, 2, 9]}) == (
+        {"messages": [9]},
+        Extends(exchange=1, path="$.messages", items=2),
+    )
     assert index.share(3, {"input": [1, 2]}) == ({"input": [1, 2]}, None)  # another path shares nothing
-    assert index.share(4, {"request": {"contents": ["a"]}, "model": "m"}) == ({"request": {"contents": ["a"]}, "model": "m"}, None)
+    assert index.share(4, {"request": {"contents": ["a"]}, "model": "m"}) == (
+        {"request": {"contents": ["a"]}, "model": "m"},
+        None,
+    )
     shared = index.share(5, {"request": {"contents": ["a", "b"]}, "model": "m"})
-    assert shared == ({"request": {"contents": ["b"]}, "model": "m"}, Extends(exchange=4, path="$.request.contents", items=1))
+    assert shared == (
+        {"request": {"contents": ["b"]}, "model": "m"},
+        Extends(exchange=4, path="$.request.contents", items=1),
+    )
 
 
 def test_true_and_one_are_different_items() -> None:
@@ -54,7 +65,11 @@ def test_true_and_one_are_different_items() -> None:
 
 def _exchange(exchange_id: int, body: object, extends: Extends | None = None) -> Exchange:
     fields = {"method": "POST", "url": "https://h/v1/messages", "http_version": "HTTP/1.1", "headers": []}
-    req = Request(**fields, body=JsonBody(json=body), extends=extends) if extends else Request(**fields, body=JsonBody(json=body))
+    req = (
+        Request(**fields, body=JsonBody(json=body), extends=extends)
+        if extends
+        else Request(**fields, body=JsonBody(json=body))
+    )
     return Exchange(id=exchange_id, request=req, timings=Timings(started_at=STARTED))
 
 
@@ -77,5 +92,5 @@ def test_a_broken_reference_in_a_file_is_a_cassette_error(tmp_path: Path) -> Non
     data = orjson.loads(path.read_bytes())
     data["exchanges"][1]["request"]["extends"]["items"] = 99
     path.write_bytes(orjson.dumps(data))
-    with pytest.raises(CassetteError, match="exchange 2: request.extends: exchange 1 has no list of 99 items"):
+    with pytest.raises(CassetteError, match=r"exchange 2: request\.extends: exchange 1 has no list of 99 items"):
         load_cassette(path)

@@ -23,7 +23,11 @@ REDACTOR = Redactor(frozenset({"user_email"}))
 # text that cannot contain anything key-shaped: no digits, no "-", "_" or "." inside words
 PLAIN = st.text(alphabet=string.ascii_letters + " ,;!?()'\n\"é漢", max_size=80)
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=20,
 )
@@ -41,7 +45,10 @@ def test_secret_headers_keep_their_auth_scheme() -> None:
     headers = REDACTOR.headers(
         [
             ("Authorization", f"Bearer {KEYS['sk-ant']}"),
-            ("authorization", "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260501/us-east-1/bedrock/aws4_request"),
+            (
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20260501/us-east-1/bedrock/aws4_request",
+            ),
             ("X-Api-Key", "short"),
             ("cookie", "session=abc"),
             ("openai-organization", "org-123"),
@@ -71,15 +78,20 @@ def test_named_fields_default_and_user_given() -> None:
     body = {"password": "hunter2", "nested": [{"userEmail": "a@b.c", "api_key": 12345}], "passwords": "kept"}
     assert REDACTOR.json(body) == {
         "password": secrets.placeholder("hunter2", "password"),
-        "nested": [{"userEmail": secrets.placeholder("a@b.c", "useremail"), "api_key": secrets.placeholder("12345", "api-key")}],
+        "nested": [
+            {"userEmail": secrets.placeholder("a@b.c", "useremail"), "api_key": secrets.placeholder("12345", "api-key")}
+        ],
         "passwords": "kept",
     }
 
 
 def test_aws_secret_in_an_obvious_context_and_bearer_tokens_in_text() -> None:
-    text = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; curl -H 'Authorization: Bearer abcdef0123456789xyz'"
+    text = (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY; 'Authorization: Bearer abcdef0123456789xyz'"
+    )
     redacted = REDACTOR.text(text)
-    assert "wJalr" not in redacted and "abcdef0123" not in redacted
+    assert "wJalr" not in redacted
+    assert "abcdef0123" not in redacted
     assert "aws_secret_access_key = <redacted:aws-secret:" in redacted
     assert "Bearer <redacted:bearer:" in redacted
 

@@ -1,4 +1,5 @@
 import gzip
+import itertools
 import zlib
 
 import brotli
@@ -38,7 +39,7 @@ def capture(content_type: str, encoding: str | None, chunks: list[bytes]) -> Str
 
 def split(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
-    return [data[a:b] for a, b in zip(points, points[1:], strict=False)]
+    return [data[a:b] for a, b in itertools.pairwise(points)]
 
 
 def test_sse_events_are_cut_at_every_kind_of_blank_line() -> None:
@@ -61,7 +62,7 @@ def test_each_event_gets_the_time_of_the_chunk_that_completed_it() -> None:
 
 
 def test_a_cut_stream_keeps_its_last_partial_event_verbatim() -> None:
-    events = capture("text/event-stream", None, [b"data: 1\n\ndata: {\"tru"]).finish(101.0)
+    events = capture("text/event-stream", None, [b'data: 1\n\ndata: {"tru']).finish(101.0)
     assert [e.data for e in events] == [b"data: 1\n\n", b'data: {"tru']
 
 
@@ -82,7 +83,11 @@ def test_framed_types(content_type: str, data: bytes, count: int) -> None:
 def test_a_broken_eventstream_keeps_the_rest_as_one_event() -> None:
     data = EVENTSTREAM + b"\x00\x00\x00\x01garbage" + EVENTSTREAM
     events = capture("application/vnd.amazon.eventstream", None, [data]).finish(0)
-    assert [e.data for e in events] == [eventstream_message(b'{"bytes":"aGk="}'), eventstream_message(b"{}", "messageStop"), b"\x00\x00\x00\x01garbage" + EVENTSTREAM]
+    assert [e.data for e in events] == [
+        eventstream_message(b'{"bytes":"aGk="}'),
+        eventstream_message(b"{}", "messageStop"),
+        b"\x00\x00\x00\x01garbage" + EVENTSTREAM,
+    ]
 
 
 def test_unknown_types_give_one_event_per_chunk() -> None:
@@ -109,7 +114,8 @@ def test_undecodable_bytes_fall_back_to_the_raw_chunks_with_a_warning() -> None:
     chunks = [gzip.compress(SSE)[:20], b"not gzip at all"]
     stream = capture("text/event-stream", "gzip", chunks)
     assert [e.data for e in stream.finish(0)] == chunks
-    assert stream.warning is not None and "content-encoding" in stream.warning
+    assert stream.warning is not None
+    assert "content-encoding" in stream.warning
 
 
 def test_an_unknown_encoding_is_recorded_as_it_arrived() -> None:
@@ -121,7 +127,11 @@ def test_an_unknown_encoding_is_recorded_as_it_arrived() -> None:
 @settings(max_examples=60)
 @given(
     kind=st.sampled_from(
-        [("text/event-stream", SSE), ("application/x-ndjson", NDJSON), ("application/vnd.amazon.eventstream", EVENTSTREAM)]
+        [
+            ("text/event-stream", SSE),
+            ("application/x-ndjson", NDJSON),
+            ("application/vnd.amazon.eventstream", EVENTSTREAM),
+        ]
     ),
     encoding=st.sampled_from(sorted(ENCODERS, key=str)),
     cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
