@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from llmproxy.cassette import secrets
 
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|aws4-hmac-sha256|negotiate)(\s+)(.+)", re.DOTALL)
@@ -65,7 +67,11 @@ class Redactor:
         """A parsed JSON document, redacted (a new value; the argument is not changed)."""
         if not self.enabled:
             return value
-        return self._json(value)
+        try:
+            keys = secrets.may_contain(orjson.dumps(value).decode())
+        except (TypeError, orjson.JSONEncodeError):  # not JSON orjson writes (e.g. a huge int): check each string
+            keys = True
+        return self._json(value, keys)
 
     def text(self, text: str) -> str:
         if not self.enabled:
@@ -82,24 +88,25 @@ class Redactor:
         except UnicodeDecodeError:
             return self.text(data.decode("latin-1")).encode("latin-1")
 
-    def _json(self, value: Any) -> Any:
+    def _json(self, value: Any, keys: bool) -> Any:
+        """`keys`: whether key-shaped strings may be present (else only named fields are looked for)."""
         if isinstance(value, str):
-            return secrets.replace_all(value)
+            return secrets.replace_all(value) if keys else value
         if isinstance(value, list):
-            return [self._json(item) for item in value]
+            return [self._json(item, keys) for item in value]
         if isinstance(value, dict):
-            return {secrets.replace_all(k): self._field(k, v) for k, v in value.items()}
+            return {(secrets.replace_all(k) if keys else k): self._field(k, v, keys) for k, v in value.items()}
         return value
 
-    def _field(self, name: str, value: Any) -> Any:
+    def _field(self, name: str, value: Any, keys: bool) -> Any:
         key = secrets.field_key(name)
         if key not in secrets.SECRET_FIELDS and key not in self.fields:
-            return self._json(value)
+            return self._json(value, keys)
         if isinstance(value, str) and value:
             return self._whole(value, name)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._whole(str(value), name)
-        return self._json(value)
+        return self._json(value, keys)
 
     def _secret_query_key(self, key: str) -> bool:
         lowered = key.lower()

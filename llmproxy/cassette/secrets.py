@@ -39,6 +39,10 @@ CONTEXT_PATTERNS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 
+# Every pattern above contains one of these literals, and JSON escaping never splits printable ASCII, so
+# a JSON document whose text holds none of them holds no key-shaped string anywhere (one scan, not one per string).
+_TRIGGERS = re.compile(r"sk-|sess-|AIza|ya29\.|AKIA|ASIA|gh[pousr]_|github_pat_|eyJ|(?i:bearer|secret)")
+
 _NAMES = [f"k{i}" for i in range(len(KEY_PATTERNS))]
 _ANY = re.compile(
     "|".join(f"(?P<{name}>{pattern})" for name, (_, pattern) in zip(_NAMES, KEY_PATTERNS, strict=True))
@@ -115,6 +119,11 @@ def label(name: str) -> str:
 def kind_of(secret: str) -> str | None:
     """The kind of key a whole string is, if it is one."""
     return next((kind for kind, pattern in _FULL if pattern.fullmatch(secret)), None)
+
+
+def may_contain(text: str) -> bool:
+    """False when `text` (or the JSON text of a document) certainly holds no key-shaped string."""
+    return _TRIGGERS.search(text) is not None
 
 
 def placeholder(secret: str, kind: str) -> str:
