@@ -82,14 +82,17 @@ def test_failures_and_odd_bodies_are_kept_with_notes(tmp_path: Path, caplog: pyt
     assert (second.response, second.error) == (None, "connection refused")
 
 
-def test_the_writer_survives_an_exchange_it_cannot_convert(tmp_path: Path) -> None:
+def test_the_writer_survives_exchanges_it_cannot_convert(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "c.json"
-    bad = exchange(request({"messages": []}), response())
-    bad = RawExchange(bad.request, bad.response, None, "not a datetime", None, None)  # type: ignore[arg-type]
-    record(path, bad, streamed())
-    exchanges = load_cassette(path).exchanges
-    assert [e.id for e in exchanges] == [2] or len(exchanges) == 2
-    assert exchanges[-1].streaming
+    odd = exchange(request({"messages": []}), response(events=("not an event",)))  # type: ignore[arg-type]
+    hopeless = RawExchange(odd.request, None, None, "not a datetime", None, None)  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING):
+        record(path, odd, hopeless, streamed())
+    first, last = load_cassette(path).exchanges
+    assert (first.id, first.request.method, first.request.url) == (1, "POST", "https://api.anthropic.com/v1/messages")
+    assert first.notes[0].startswith("could not be converted")
+    assert (last.id, last.streaming) == (3, True)
+    assert "could not record an exchange" in caplog.text
 
 
 def test_recording_into_an_existing_cassette_appends(tmp_path: Path) -> None:
