@@ -18,3 +18,8 @@ class ParseError(LlmproxyError, ValueError):
 
 class UnsupportedError(LlmproxyError):
     """A request for something a codec cannot do (e.g. embeddings on Anthropic Messages)."""
+
+
+class CassetteError(LlmproxyError):
+    """A cassette that cannot be read or written; the message names the file and what is wrong where
+    (``cassette.json: exchange 3: $.exchanges[2].request.method: Field required``)."""

@@ -8,6 +8,7 @@ import click
 
 from llmproxy import __version__
 from llmproxy.cli.ca import ca
+from llmproxy.cli.cassette import cassette
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,3 +21,4 @@ def main() -> None:
 
 
 main.add_command(ca)
+main.add_command(cassette)

@@ -1,0 +1,139 @@
+"""Bytes ⇄ stored bodies and stream events, redacted on the way in.
+
+A body is stored as parsed JSON when it is JSON (keys in the order sent, so a given client's bodies read
+the same every time; whitespace is not kept), as text when it is UTF-8, else as base64. A stream event is
+stored parsed only when re-encoding gives back its exact bytes, so `event_bytes` always returns the
+(redacted) bytes that were on the wire; otherwise verbatim, as text or base64.
+"""
+
+import base64
+import binascii
+from typing import Any
+
+import orjson
+
+from llmproxy.cassette.capture import RawEvent
+from llmproxy.cassette.model import (
+    Base64Body,
+    Base64Event,
+    Body,
+    Event,
+    JsonBody,
+    JsonLineEvent,
+    SseEvent,
+    TextBody,
+    TextEvent,
+)
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_capture import Framing, framing
+
+
+def is_json_type(content_type: str | None) -> bool:
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def store_body(
+    data: bytes, content_type: str | None, redactor: Redactor, *, expect_json: bool
+) -> tuple[Body, str | None]:
+    """The stored form of a body, and a note when it claimed to be JSON (or was on an API that speaks JSON)
+    but was not. `expect_json`: try JSON even without a JSON content type."""
+    if is_json_type(content_type) or (expect_json and not content_type):
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            stored = store_verbatim(redactor.data(data))
+            return stored, f"not valid JSON ({exc}): stored verbatim"
+        return JsonBody(json=redactor.json(value)), None
+    return store_verbatim(redactor.data(data)), None
+
+
+def store_verbatim(data: bytes) -> Body:
+    try:
+        return TextBody(text=data.decode())
+    except UnicodeDecodeError:
+        return Base64Body(base64=base64.b64encode(data).decode("ascii"))
+
+
+def body_bytes(body: Body) -> bytes:
+    """The bytes a stored body stands for (JSON compact, as the providers send it)."""
+    if isinstance(body, JsonBody):
+        return orjson.dumps(body.json_)
+    if isinstance(body, TextBody):
+        return body.text.encode()
+    return _b64(body.base64)
+
+
+def store_event(event: RawEvent, content_type: str, redactor: Redactor) -> Event:
+    t_ms = round(event.t_ms, 3)
+    data = redactor.data(event.data)
+    kind = framing(content_type)
+    if kind is not Framing.EVENTSTREAM:
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            pass
+        else:
+            if kind is Framing.SSE:
+                return _sse(t_ms, text, redactor) or TextEvent(t_ms=t_ms, text=text)
+            if kind is Framing.LINES:
+                return _json_line(t_ms, data, redactor) or TextEvent(t_ms=t_ms, text=text)
+            return TextEvent(t_ms=t_ms, text=text)
+    return Base64Event(t_ms=t_ms, base64=base64.b64encode(data).decode("ascii"))
+
+
+def event_bytes(event: Event) -> bytes:
+    if isinstance(event, SseEvent):
+        return _encode_sse(event.event, event.data)
+    if isinstance(event, JsonLineEvent):
+        return orjson.dumps(event.json_) + b"\n"
+    if isinstance(event, TextEvent):
+        return event.text.encode()
+    return _b64(event.base64)
+
+
+def _sse(t_ms: float, text: str, redactor: Redactor) -> SseEvent | None:
+    name: str | None = None
+    rest = text
+    if rest.startswith("event: "):
+        line, newline, rest = rest.partition("\n")
+        if not newline:
+            return None
+        name = line[7:]
+    if not (rest.startswith("data: {") or rest.startswith("data: [")):
+        return None
+    try:
+        value = orjson.loads(rest[6:])
+    except orjson.JSONDecodeError:
+        return None
+    if _encode_sse(name, value).decode() != text:
+        return None
+    return (
+        SseEvent(t_ms=t_ms, event=name, data=redactor.json(value))
+        if name is not None
+        else SseEvent(t_ms=t_ms, data=redactor.json(value))
+    )
+
+
+def _encode_sse(name: str | None, value: Any) -> bytes:
+    head = b"event: " + name.encode() + b"\n" if name is not None else b""
+    return head + b"data: " + orjson.dumps(value) + b"\n\n"
+
+
+def _json_line(t_ms: float, data: bytes, redactor: Redactor) -> JsonLineEvent | None:
+    if not data.startswith((b"{", b"[")):
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if orjson.dumps(value) + b"\n" != data:
+        return None
+    return JsonLineEvent(t_ms=t_ms, json=redactor.json(value))
+
+
+def _b64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"not valid base64: {exc}") from None

@@ -1,0 +1,49 @@
+"""What the recording addon hands over: one exchange as it crossed the wire, raw and unredacted.
+
+Bodies are content-decoded (gzip, br… undone); the original encoding is kept so the cassette can note it.
+A streamed response carries its events, each one complete wire event with its arrival time.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RawRequest:
+    method: str
+    scheme: str
+    host: str
+    port: int
+    path: str  # includes the query string
+    http_version: str
+    headers: tuple[tuple[str, str], ...]  # in wire order, duplicates kept
+    body: bytes  # content-decoded
+    content_encoding: str | None  # the original encoding, if the body was encoded on the wire
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    t_ms: float  # offset from the request start
+    data: bytes  # one complete wire event: an SSE event with its blank line, an NDJSON line, an event-stream message
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    status: int
+    reason: str
+    http_version: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | None  # content-decoded; None when streamed
+    events: tuple[RawEvent, ...] | None  # when streamed
+    content_encoding: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RawExchange:
+    request: RawRequest
+    response: RawResponse | None  # None when the upstream failed before answering
+    error: str | None  # upstream or connection failure ("connection refused", "client disconnected", …)
+    started_at: datetime  # UTC
+    ttfb_ms: float | None
+    total_ms: float | None
+    notes: tuple[str, ...] = ()  # what the recorder noticed, e.g. `StreamCapture.warning`; kept in the cassette

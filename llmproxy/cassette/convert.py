@@ -1,0 +1,114 @@
+"""A captured exchange as a cassette exchange: redacted, bodies converted, the API it speaks named.
+
+Nothing captured is dropped: a body that cannot be stored as it claims (invalid JSON on a JSON API) is
+stored verbatim with a note, and a part that fails to convert for any other reason is stored as base64
+with a note, so one odd exchange never costs the others.
+"""
+
+import logging
+from typing import Any
+
+from llmproxy.cassette.bodies import is_json_type, store_body, store_event, store_verbatim
+from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse
+from llmproxy.cassette.model import Body, Exchange, JsonBody, Request, Response, Timings, build, header_lines
+from llmproxy.cassette.redact import Redactor
+from llmproxy.model import Route
+from llmproxy.providers.routes import detect, with_body
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url(request: RawRequest, redactor: Redactor) -> str:
+    port = "" if _DEFAULT_PORTS.get(request.scheme) == request.port else f":{request.port}"
+    host = f"[{request.host}]" if ":" in request.host else request.host
+    return f"{request.scheme}://{host}{port}{redactor.path(request.path)}"
+
+
+def to_exchange(raw: RawExchange, exchange_id: int, redactor: Redactor) -> Exchange:
+    notes = list(raw.notes)
+    request = raw.request
+    headers = {name.lower(): value for name, value in request.headers}
+    route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme)
+    body = _body(request.body, headers.get("content-type"), redactor, route is not None, "request", notes)
+    parsed = body.json_ if isinstance(body, JsonBody) else None
+    if route is not None:
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    response = _response(raw.response, redactor, route is not None, notes) if raw.response else None
+    streaming = route.streaming if route is not None else None
+    return build(
+        Exchange,
+        id=exchange_id,
+        provider=route.provider.value if route else None,
+        operation=route.operation.value if route else None,
+        model=_model(route, parsed),
+        streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
+        request=build(
+            Request,
+            method=request.method,
+            url=url(request, redactor),
+            http_version=request.http_version,
+            headers=header_lines(redactor.headers(request.headers)),
+            body=body,
+            content_encoding=request.content_encoding,
+        ),
+        response=response,
+        error=raw.error,
+        timings=build(Timings, started_at=raw.started_at, ttfb_ms=_ms(raw.ttfb_ms), total_ms=_ms(raw.total_ms)),
+        notes=notes or None,
+    )
+
+
+def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str]) -> Response:
+    headers = {name.lower(): value for name, value in raw.headers}
+    content_type = headers.get("content-type", "")
+    events = None
+    if raw.events is not None:
+        events = []
+        for event in raw.events:
+            try:
+                events.append(store_event(event, content_type, redactor))
+            except Exception as exc:  # never lose an event: keep its bytes
+                logger.warning("could not convert a stream event: %s", exc)
+                notes.append(f"response event {len(events)}: could not be converted ({exc}): stored verbatim")
+                events.append(store_event(event, "application/octet-stream", redactor))
+    body = _body(raw.body, content_type, redactor, api, "response", notes) if raw.body is not None else None
+    return build(
+        Response,
+        status=raw.status,
+        reason=raw.reason,
+        http_version=raw.http_version,
+        headers=header_lines(redactor.headers(raw.headers)),
+        body=body,
+        events=events,
+        content_encoding=raw.content_encoding,
+    )
+
+
+def _body(
+    data: bytes, content_type: str | None, redactor: Redactor, api: bool, where: str, notes: list[str]
+) -> Body | None:
+    if not data:
+        return None
+    try:
+        body, note = store_body(data, content_type, redactor, expect_json=api or is_json_type(content_type))
+    except Exception as exc:  # e.g. JSON nested deeper than Python recursion allows
+        logger.warning("could not convert a %s body: %s", where, exc)
+        body, note = store_verbatim(redactor.data(data)), f"could not be converted ({exc!r}): stored verbatim"
+    if note:
+        logger.warning("%s body %s", where, note)
+        notes.append(f"{where} body {note}")
+    return body
+
+
+def _model(route: Route | None, body: Any) -> str | None:
+    if route is not None and route.model:
+        return route.model
+    if isinstance(body, dict) and isinstance(body.get("model"), str):
+        return str(body["model"])
+    return None
+
+
+def _ms(value: float | None) -> float | None:
+    return round(value, 3) if value is not None else None

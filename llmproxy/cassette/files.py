@@ -1,0 +1,144 @@
+"""Reading and writing cassette files: the envelope, the journal beside it, atomic replacement.
+
+The cassette is one JSON document, ``{"llmproxy_cassette": 1, "exchanges": [...]}``, indented by two
+spaces, UTF-8, ending in a newline. While recording, each finished exchange is also appended as one JSON
+line to ``<cassette>.journal`` (after a ``{"llmproxy_journal": 1}`` header line), so a killed recorder
+loses only the exchanges in flight. Readers merge a leftover journal: its exchanges whose ids the cassette
+already has were merged before (the recorder died between replacing the cassette and deleting the journal).
+"""
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from llmproxy.cassette.model import VERSION, Cassette, Exchange
+from llmproxy.errors import CassetteError
+
+logger = logging.getLogger(__name__)
+
+JOURNAL_HEADER = {"llmproxy_journal": 1}
+
+
+def journal_path(path: Path) -> Path:
+    return path.with_name(path.name + ".journal")
+
+
+def encode_cassette(exchanges: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"llmproxy_cassette": VERSION, "exchanges": exchanges}, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that readers see the old file or the new one, never a mix."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise CassetteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    _fsync_dir(path.parent)
+
+
+def read_exchanges(path: Path) -> list[Exchange]:
+    """The exchanges as stored (histories still shared), cassette then journal. Raises CassetteError."""
+    journal = journal_path(path)
+    if not path.exists() and not journal.exists():
+        raise CassetteError(f"{path}: no such cassette")
+    exchanges = _read_cassette(path) if path.exists() else []
+    if journal.exists():
+        known = {exchange.id for exchange in exchanges}
+        exchanges += [exchange for exchange in _read_journal(journal) if exchange.id not in known]
+    last = 0
+    for exchange in exchanges:
+        if exchange.id <= last:
+            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
+        last = exchange.id
+    return exchanges
+
+
+def _read_cassette(path: Path) -> list[Exchange]:
+    data = _parse(path, _read(path))
+    if not isinstance(data, dict) or "llmproxy_cassette" not in data:
+        raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
+    if data["llmproxy_cassette"] != VERSION:
+        raise CassetteError(
+            f"{path}: unsupported cassette version {data['llmproxy_cassette']!r} (this llmproxy reads {VERSION})"
+        )
+    try:
+        return Cassette.model_validate(data).exchanges
+    except ValidationError as exc:
+        raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
+
+
+def _read_journal(path: Path) -> list[Exchange]:
+    lines = _read(path).split(b"\n")
+    if lines and lines[-1]:  # a line the killed writer did not finish: that exchange was in flight
+        logger.warning("%s: ignoring an unfinished last line", path)
+    lines = lines[:-1]
+    if not lines or _parse(path, lines[0]) != JOURNAL_HEADER:
+        raise CassetteError(f"{path}: not an llmproxy journal")
+    exchanges = []
+    for number, line in enumerate(lines[1:], start=2):
+        where = f"{path}: line {number}"
+        data = _parse(where, line)
+        try:
+            exchanges.append(Exchange.model_validate(data))
+        except ValidationError as exc:
+            raise CassetteError(f"{where}: {describe(exc, [data], prefix='$')}") from None
+    return exchanges
+
+
+def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") -> str:
+    """Pydantic's errors as ``exchange ID: $.path: message`` lines (the first three)."""
+    problems = []
+    for error in exc.errors()[:3]:
+        loc = list(error["loc"])
+        if prefix != "$":
+            loc = loc[1:]  # "exchanges"
+        path = prefix + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+        who = ""
+        if loc and isinstance(loc[0], int) and isinstance(exchanges, list) and loc[0] < len(exchanges):
+            entry = exchanges[loc[0]]
+            if isinstance(entry, dict) and "id" in entry:
+                who = f"exchange {entry['id']}: "
+        problems.append(f"{who}{path}: {error['msg']}")
+    more = len(exc.errors()) - len(problems)
+    return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CassetteError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _parse(where: object, data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise CassetteError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # not every platform opens directories
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,143 @@
+"""The cassette file format, version 1 (docs/cassette-format.md; docs/cassette.schema.json is generated
+from these models by scripts/gen_cassette_schema.py).
+
+Fields that have nothing to say are left out of the file rather than written as null: models are built
+with only the fields that are set and dumped with `dump`, which keeps exactly those.
+"""
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VERSION: Final = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class JsonBody(_Model):
+    """A JSON body, parsed; keys in the order they were sent."""
+
+    json_: Any = Field(alias="json")
+
+
+class TextBody(_Model):
+    """A body that is UTF-8 text (or that claimed to be JSON and was not: see the exchange's notes)."""
+
+    text: str
+
+
+class Base64Body(_Model):
+    """A body that is not UTF-8 text."""
+
+    base64: str
+
+
+type Body = JsonBody | TextBody | Base64Body
+
+
+class SseEvent(_Model):
+    """A server-sent event shown parsed: exactly ``event: E\\n`` (when set), ``data: <compact JSON>\\n\\n``."""
+
+    t_ms: float
+    event: str | None = None
+    data: Any
+
+
+class JsonLineEvent(_Model):
+    """An NDJSON line shown parsed: exactly ``<compact JSON>\\n``."""
+
+    t_ms: float
+    json_: Any = Field(alias="json")
+
+
+class TextEvent(_Model):
+    """Any other UTF-8 event, verbatim (an SSE event in a shape the parsed forms cannot reproduce exactly)."""
+
+    t_ms: float
+    text: str
+
+
+class Base64Event(_Model):
+    """A binary event (an AWS event-stream message), verbatim."""
+
+    t_ms: float
+    base64: str
+
+
+type Event = SseEvent | JsonLineEvent | TextEvent | Base64Event
+
+
+class Extends(_Model):
+    """History sharing: the list at `path` in this request's body starts with the first `items` items of the
+    same list in exchange `exchange`'s request body; only the items after them are stored here."""
+
+    exchange: int
+    path: str = Field(description='a JSON path of object keys, e.g. "$.messages" or "$.request.contents"')
+    items: int = Field(ge=1)
+
+
+class Request(_Model):
+    method: str
+    url: str = Field(description="scheme://host[:port]/path?query, redacted")
+    http_version: str
+    headers: list[str] = Field(description='"name: value" lines in wire order, duplicates kept, redacted')
+    body: Body | None = None
+    content_encoding: str | None = Field(None, description="the body's encoding on the wire; stored decoded")
+    extends: Extends | None = None
+
+
+class Response(_Model):
+    status: int
+    reason: str
+    http_version: str
+    headers: list[str]
+    body: Body | None = None
+    events: list[Event] | None = Field(None, description="a streamed response, one item per wire event")
+    content_encoding: str | None = None
+
+
+class Timings(_Model):
+    started_at: datetime
+    ttfb_ms: float | None = None
+    total_ms: float | None = None
+
+
+class Exchange(_Model):
+    id: int = Field(ge=1, description="unique in the cassette, increasing in file order")
+    provider: str | None = None
+    operation: str | None = None
+    model: str | None = None
+    streaming: bool = False
+    request: Request
+    response: Response | None = None
+    error: str | None = Field(None, description="the upstream or connection failure, when there is no response")
+    timings: Timings
+    notes: list[str] = Field(default_factory=list, description="what the recorder noticed: invalid JSON, …")
+
+
+class Cassette(_Model):
+    llmproxy_cassette: Literal[1]
+    exchanges: list[Exchange]
+
+
+def header_lines(headers: Iterable[tuple[str, str]]) -> list[str]:
+    return [f"{name}: {value}" for name, value in headers]
+
+
+def header_pairs(lines: Iterable[str]) -> list[tuple[str, str]]:
+    """The (name, value) pairs back: names cannot hold a colon, so the first ": " separates them."""
+    return [(name, value) for name, _, value in (line.partition(": ") for line in lines)]
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """A model as the file stores it: JSON names, only the fields that were set."""
+    return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def build[M: BaseModel](cls: type[M], **fields: Any) -> M:
+    """A model with only the fields that have a value (None means "not set", so the file leaves it out)."""
+    return cls(**{name: value for name, value in fields.items() if value is not None})

@@ -1,0 +1,120 @@
+"""Redaction at write time: nothing secret reaches a cassette, and the same secret always reads the same.
+
+What goes (see `secrets` for the lists and the placeholder form):
+
+* secret headers (``authorization``, ``x-api-key``, cookies, AWS session tokens, account ids…): the whole
+  value, keeping an auth scheme word (``Bearer <redacted:sk-ant:…>``);
+* secret query keys (``key``, ``api_key``, ``sig``, ``X-Amz-Signature``…): the value;
+* JSON fields named as secrets (defaults such as ``api_key``/``password``, plus ``--redact-field NAME``):
+  string and number values;
+* key-shaped strings anywhere else: header values, paths, JSON strings and keys, text, stream events.
+
+Every method is idempotent, so replay can redact an incoming request with the same `Redactor` and compare
+it with the cassette's redacted form.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from llmproxy.cassette import secrets
+
+_SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|aws4-hmac-sha256|negotiate)(\s+)(.+)", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    fields: frozenset[str] = frozenset()  # extra JSON field names (``--redact-field``), matched like the defaults
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fields", frozenset(secrets.field_key(f) for f in self.fields))
+
+    def headers(self, headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        if not self.enabled:
+            return tuple(headers)
+        return tuple((name, self.header(name, value)) for name, value in headers)
+
+    def header(self, name: str, value: str) -> str:
+        if not self.enabled:
+            return value
+        if name.lower() not in secrets.SECRET_HEADERS:
+            return secrets.replace_all(value)
+        scheme = _SCHEME.fullmatch(value)
+        if scheme:
+            return scheme[1] + scheme[2] + self._whole(scheme[3], name)
+        return self._whole(value, name)
+
+    def path(self, path: str) -> str:
+        """A request path with its query: secret query values replaced, key-shaped strings anywhere too."""
+        if not self.enabled:
+            return path
+        bare, question, query = path.partition("?")
+        if question:
+            pairs = []
+            for pair in query.split("&"):
+                key, equals, value = pair.partition("=")
+                if equals and value and self._secret_query_key(key):
+                    value = self._whole(value, "query")
+                pairs.append(key + equals + value)
+            query = "&".join(pairs)
+        return secrets.replace_all(bare + question + query)
+
+    def json(self, value: Any) -> Any:
+        """A parsed JSON document, redacted (a new value; the argument is not changed)."""
+        if not self.enabled:
+            return value
+        try:
+            keys = secrets.may_contain(orjson.dumps(value).decode())
+        except (TypeError, orjson.JSONEncodeError):  # not JSON orjson writes (e.g. a huge int): check each string
+            keys = True
+        return self._json(value, keys)
+
+    def text(self, text: str) -> str:
+        if not self.enabled:
+            return text
+        return secrets.replace_all(text)
+
+    def data(self, data: bytes) -> bytes:
+        """Bytes of unknown shape: as UTF-8 text when they are, else byte for byte (Latin-1), so a key inside
+        binary framing is still caught. Bytes without a key-shaped string come back unchanged."""
+        if not self.enabled:
+            return data
+        try:
+            return self.text(data.decode()).encode()
+        except UnicodeDecodeError:
+            return self.text(data.decode("latin-1")).encode("latin-1")
+
+    def _json(self, value: Any, keys: bool) -> Any:
+        """`keys`: whether key-shaped strings may be present (else only named fields are looked for)."""
+        if isinstance(value, str):
+            return secrets.replace_all(value) if keys else value
+        if isinstance(value, list):
+            return [self._json(item, keys) for item in value]
+        if isinstance(value, dict):
+            return {(secrets.replace_all(k) if keys else k): self._field(k, v, keys) for k, v in value.items()}
+        return value
+
+    def _field(self, name: str, value: Any, keys: bool) -> Any:
+        key = secrets.field_key(name)
+        if key not in secrets.SECRET_FIELDS and key not in self.fields:
+            return self._json(value, keys)
+        if isinstance(value, str) and value:
+            return self._whole(value, name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._whole(str(value), name)
+        return self._json(value, keys)
+
+    def _secret_query_key(self, key: str) -> bool:
+        lowered = key.lower()
+        return lowered in secrets.SECRET_QUERY_KEYS or secrets.field_key(lowered) in self.fields
+
+    @staticmethod
+    def _whole(secret: str, name: str) -> str:
+        """A value that is secret as a whole: one placeholder, kind from its shape or else from its name."""
+        if secrets.PLACEHOLDER.fullmatch(secret):
+            return secret
+        return secrets.placeholder(secret, secrets.kind_of(secret) or secrets.label(name))

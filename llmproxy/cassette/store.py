@@ -1,0 +1,218 @@
+"""Recording into a cassette: `CassetteWriter` (durable as it goes, atomic at the end) and `load_cassette`.
+
+`add` is called on the proxy's event loop, so it only queues the captured exchange. One background thread
+redacts and converts it, shares its history with earlier requests, and appends it to the journal (write +
+flush: a killed process keeps it). `close` drains the queue and replaces the cassette atomically with
+everything recorded, then deletes the journal. Recording into an existing cassette appends to it.
+"""
+
+import logging
+import os
+import queue
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+from llmproxy.cassette.capture import RawExchange
+from llmproxy.cassette.convert import to_exchange, url
+from llmproxy.cassette.files import JOURNAL_HEADER, encode_cassette, journal_path, read_exchanges, write_atomic
+from llmproxy.cassette.history import HistoryIndex, inflate
+from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
+from llmproxy.cassette.redact import Redactor
+from llmproxy.errors import CassetteError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class RecordSummary:
+    """What one recording session added, for the CLI's closing line."""
+
+    path: Path
+    exchanges: int = 0
+    by_provider: Counter[str] = field(default_factory=Counter)
+    streamed: int = 0
+    failed: int = 0  # no response: the upstream or the connection failed
+    error_statuses: int = 0  # answered with a status ≥ 400
+
+    def __str__(self) -> str:
+        if not self.exchanges:
+            return f"recorded no exchanges to {self.path}"
+        providers = ", ".join(f"{name} {count}" for name, count in sorted(self.by_provider.items()))
+        parts = [providers, f"{self.streamed} streamed, {self.exchanges - self.streamed} not"]
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        if self.error_statuses:
+            parts.append(f"{self.error_statuses} error statuses")
+        plural = "s" if self.exchanges != 1 else ""
+        return f"recorded {self.exchanges} exchange{plural} to {self.path} ({'; '.join(parts)})"
+
+    def count(self, exchange: Exchange) -> None:
+        self.exchanges += 1
+        self.by_provider[exchange.provider or "other"] += 1
+        self.streamed += exchange.streaming
+        self.failed += exchange.response is None
+        self.error_statuses += exchange.response is not None and exchange.response.status >= 400
+
+
+def load_cassette(path: Path) -> Cassette:
+    """A cassette with every history rebuilt, a leftover journal merged. Raises CassetteError saying which
+    file, exchange and field is wrong."""
+    try:
+        exchanges = inflate(read_exchanges(path))
+    except ValueError as exc:
+        raise CassetteError(f"{path}: {exc}") from None
+    return Cassette(llmproxy_cassette=VERSION, exchanges=exchanges)
+
+
+def _lock(handle: BinaryIO) -> None:
+    """Hold an exclusive lock on the journal while recording, so another recorder can tell a live journal
+    from one a killed recorder left (the lock dies with its process). Without fcntl (Windows): no check."""
+    if fcntl is not None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _locked(journal: Path) -> bool:
+    try:
+        with journal.open("rb") as handle:
+            _lock(handle)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False  # unreadable: reading it will say why
+    return False
+
+
+class CassetteWriter:
+    def __init__(self, path: Path, redactor: Redactor, existing: list[Exchange], journal: BinaryIO) -> None:
+        """Use `open`."""
+        self.path = path
+        self._redactor = redactor
+        self._stored: list[dict[str, Any]] = [dump(exchange) for exchange in existing]
+        self._index = HistoryIndex()
+        for exchange in inflate(existing):
+            if isinstance(exchange.request.body, JsonBody):
+                self._index.observe(exchange.id, exchange.request.body.json_)
+        self._next_id = max((exchange.id for exchange in existing), default=0) + 1
+        self._journal = journal
+        self._summary = RecordSummary(path)
+        self._queue: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="llmproxy-cassette-writer", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def open(cls, path: Path, redactor: Redactor) -> "CassetteWriter":
+        """Start recording into `path`, keeping what it holds. Raises CassetteError, before anything is
+        recorded, when the cassette cannot be written or what is there cannot be read."""
+        path = Path(path)
+        journal = journal_path(path)
+        if path.is_dir():
+            raise CassetteError(f"cannot record to {path}: it is a directory")
+        if not path.parent.is_dir():
+            problem = "is not a directory" if path.parent.exists() else "does not exist"
+            raise CassetteError(f"cannot record to {path}: {path.parent} {problem}")
+        existing: list[Exchange] = []
+        if journal.exists() and _locked(journal):
+            raise CassetteError(f"cannot record to {path}: another recording is writing {journal}")
+        if path.exists() or journal.exists():
+            existing = read_exchanges(path)
+            load_cassette(path)  # every shared history must resolve before appending to it
+            if journal.exists():  # a recorder was killed: its exchanges join the cassette now
+                logger.warning("%s: recovering %s left by an interrupted recording", path, journal.name)
+                write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
+                journal.unlink()
+        try:
+            handle = journal.open("xb")
+            _lock(handle)
+            handle.write(orjson.dumps(JOURNAL_HEADER) + b"\n")
+            handle.flush()
+        except FileExistsError:
+            raise CassetteError(f"cannot record to {path}: another recording is writing {journal}") from None
+        except OSError as exc:
+            raise CassetteError(f"cannot record to {path}: cannot create {journal}: {exc.strerror or exc}") from None
+        return cls(path, redactor, existing, handle)
+
+    def add(self, exchange: RawExchange) -> None:
+        """Queue a finished exchange; returns at once (the proxy's event loop must not wait on disk)."""
+        if self._closed:
+            raise CassetteError(f"{self.path}: the recording is closed")
+        self._queue.put(exchange)
+
+    def close(self) -> RecordSummary:
+        """Finish every queued exchange, write the cassette atomically and delete the journal."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join()
+            try:
+                self._journal.flush()
+                os.fsync(self._journal.fileno())
+            finally:
+                self._journal.close()
+            write_atomic(self.path, encode_cassette(self._stored))
+            journal_path(self.path).unlink(missing_ok=True)
+        return self._summary
+
+    def _run(self) -> None:
+        while (raw := self._queue.get()) is not None:
+            try:
+                self._record(raw)
+            except Exception:  # the thread outlives any one exchange
+                logger.exception("%s: could not record an exchange", self.path)
+
+    def _record(self, raw: RawExchange) -> None:
+        exchange_id = self._next_id
+        self._next_id += 1
+        try:
+            exchange = to_exchange(raw, exchange_id, self._redactor)
+        except Exception as exc:
+            logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
+            exchange = self._bare(raw, exchange_id, exc)
+        exchange = self._share(exchange)
+        stored = dump(exchange)
+        self._stored.append(stored)
+        self._summary.count(exchange)
+        try:
+            self._journal.write(orjson.dumps(stored) + b"\n")
+            self._journal.flush()
+        except OSError as exc:  # still in memory: written with the cassette at close
+            logger.error("%s: could not append to the journal: %s", self.path, exc)
+
+    def _share(self, exchange: Exchange) -> Exchange:
+        request = exchange.request
+        if not isinstance(request.body, JsonBody):
+            return exchange
+        body, extends = self._index.share(exchange.id, request.body.json_)
+        if extends is None:
+            return exchange
+        fields = {name: getattr(request, name) for name in request.model_fields_set}
+        fields.update(body=JsonBody(json=body), extends=extends)
+        shared = Request.model_construct(_fields_set=set(fields), **fields)
+        return exchange.model_copy(update={"request": shared})
+
+    def _bare(self, raw: RawExchange, exchange_id: int, exc: Exception) -> Exchange:
+        request = raw.request
+        return build(
+            Exchange,
+            id=exchange_id,
+            request=build(
+                Request,
+                method=request.method,
+                url=url(request, self._redactor),
+                http_version=request.http_version,
+                headers=[],
+            ),
+            error=raw.error,
+            timings=build(Timings, started_at=raw.started_at),
+            notes=[f"could not be converted ({exc!r}): only the request line was kept"],
+        )

@@ -1,0 +1,43 @@
+import importlib.util
+from pathlib import Path
+
+import jsonschema
+import orjson
+
+from llmproxy.cassette.capture import RawEvent
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.store import CassetteWriter
+from tests.cassette.factory import agent_session, eventstream_message, exchange, request, response, sse_events
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("gen_cassette_schema", ROOT / "scripts" / "gen_cassette_schema.py")
+assert _spec is not None
+assert _spec.loader is not None
+gen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gen)
+
+
+def test_the_committed_schema_is_current() -> None:
+    assert gen.SCHEMA_PATH.read_bytes() == gen.schema(), "run scripts/gen_cassette_schema.py"
+
+
+def test_written_cassettes_validate_against_the_schema(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    writer = CassetteWriter.open(path, Redactor())
+    for body in agent_session(3):
+        events = (*sse_events({"type": "ping"}), RawEvent(5.0, b"data: [DONE]\n\n"))
+        writer.add(exchange(request(body), response(events=events, content_type="text/event-stream")))
+    bedrock = (RawEvent(1.0, eventstream_message(b"{}")),)
+    writer.add(
+        exchange(
+            request({"messages": []}, host="bedrock-runtime.us-east-1.amazonaws.com", path="/model/m/converse-stream"),
+            response(events=bedrock, content_type="application/vnd.amazon.eventstream"),
+        )
+    )
+    writer.add(exchange(request(raw=b"\xff\xfe", path="/upload"), response(b"plain", content_type="text/plain")))
+    writer.add(exchange(request({"model": "m", "messages": []}), None, error="connection refused"))
+    writer.close()
+    document = orjson.loads(path.read_bytes())
+    jsonschema.validate(document, orjson.loads(gen.SCHEMA_PATH.read_bytes()))
+    assert len(document["exchanges"]) == 6
+    assert "extends" in document["exchanges"][1]["request"]
