@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import pstats
-import signal
 import socket
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parents[1]
 BIN = Path(sys.executable).parent  # the venv's bin: mitmdump and llmproxy live beside its python
 CASES = [("small", 1), ("small", 8), ("large", 1), ("large", 8)]
 
@@ -73,15 +73,29 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: 
     sys.exit(f"{name} did not listen on port {port} within 30 s:\n{log.read_text()}")
 
 
-def start(name: str, argv: list[str], workdir: Path, profile: Path | None = None, **kinds: bool) -> Target:
+def start(name: str, argv: list[str], workdir: Path, started: list[subprocess.Popen[bytes]], **kinds: Any) -> Target:
+    """Start a proxy on a free port ('{port}' in argv), under cProfile if `kinds['profile']` names a folder."""
     port = free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
-    if profile is not None:
-        argv = [sys.executable, str(BENCH / "profiled.py"), str(profile / f"{name}.prof"), *argv]
+    if (profile := kinds.pop("profile", None)) is not None:
+        entry = argv[1:] if argv[0] == sys.executable else ["llmproxy", *argv[1:]]
+        argv = [sys.executable, str(BENCH / "profiled.py"), str(profile / f"{name}.prof"), *entry]
     log = workdir / f"{name}.log"
     process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=workdir)
+    started.append(process)
     wait_listening(port, process, name, log)
     return Target(name, port, process.pid, process, **kinds)
+
+
+def stop(started: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every process (record then finalises its cassette), and wait for them to end."""
+    for process in started:
+        process.terminate()
+    for process in started:
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 def record_available() -> bool:
@@ -191,16 +205,21 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str], args: argpar
 
 
 def where_time_goes(profile: Path, name: str) -> str:
+    """The functions that cost the most CPU: by own time overall, and llmproxy's own code by cumulative time."""
     stats = pstats.Stats(str(profile / f"{name}.prof"))
-    stats.sort_stats("tottime")
-    out = [f"\n{name}: functions by own time (cProfile; the run above was slowed by it)"]
-    total = stats.total_tt
-    for (file, line, function), (_, calls, own, cumulative, _) in sorted(
-        stats.stats.items(),
-        key=lambda item: -item[1][2],
-    )[:25]:
-        where = f"{Path(file).parent.name}/{Path(file).name}:{line}" if line else file
-        out.append(f"{100 * own / total:5.1f}% own {100 * cumulative / total:5.1f}% cum {calls:>8} {where}({function})")
+    total = stats.total_tt  # CPU seconds: profiled.py times with process_time, so waiting costs nothing
+    rows = [(where, *figures[1:4]) for where, figures in stats.stats.items()]
+    # llmproxy's per-flow code: its files, called more often than start-up and shutdown code is
+    ours = [row for row in rows if row[0][0].startswith((str(ROOT / "llmproxy"), str(ROOT / "addons"))) and row[1] > 9]
+    out = [f"\n{name}: {total:.1f} CPU s profiled (cProfile slows the run above; read shares, not times)"]
+    for title, chosen, column in (("by own time", rows, 2), ("llmproxy's code by cumulative time", ours, 3)):
+        out.append(f"\n{title}:   own%   cum%     calls  function")
+        for (file, line, function), calls, own, cumulative in sorted(chosen, key=lambda row: -row[column])[:20]:
+            where = f"{Path(file).parent.name}/{Path(file).name}:{line}" if line else file
+            out.append(
+                f"{' ' * len(title)}  {100 * own / total:5.1f}  {100 * cumulative / total:5.1f}  {calls:>8}  "
+                f"{where}({function})"
+            )
     return "\n".join(out)
 
 
@@ -221,45 +240,57 @@ def main() -> None:
     if args.profile:
         args.profile = args.profile.resolve()
         args.profile.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory(prefix="llmproxy-bench-") as tmp:
-        workdir = Path(tmp)
-        up = [sys.executable, str(BENCH / "upstream.py"), "--events", str(args.events)]
-        process = subprocess.Popen([*up, "--interval-ms", str(args.interval_ms)], stdout=subprocess.PIPE)
-        assert process.stdout is not None
-        upstream = Target("direct", int(process.stdout.readline()), process.pid, None, proxy=False)
-        mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
-        targets = [
-            upstream,
-            # bare mitmdump would buffer each stream whole: mitmdump-stream is the streaming baseline
-            start("mitmdump", mitmdump, workdir, streams=False),
-            start("mitmdump-stream", [*mitmdump, "--set", "stream_large_bodies=1"], workdir, throughput=False),
-        ]
-        if not args.no_core:
-            core = [sys.executable, str(BENCH / "core_proxy.py"), "--port", "{port}"]
-            targets.append(start("llmproxy-core", core, workdir, args.profile))
-        if record_available():
-            record = [str(BIN / "llmproxy"), "record", "--cassette", str(workdir / "c.json"), "--port", "{port}"]
-            targets.append(start("record", record, workdir, args.profile))
         try:
-            started = time.monotonic()
-            runs = measure(targets, upstream, args)
-            elapsed = time.monotonic() - started
+            run(args, Path(tmp), started)
         finally:
-            for target in [*targets[1:], upstream]:
-                os.kill(target.pid, signal.SIGTERM)
-            for target in targets[1:]:
-                assert target.process is not None
-                target.process.wait(timeout=60)
-            process.wait(timeout=10)
-        print(f"{os.cpu_count()} CPUs, {args.rounds} round(s), {elapsed:.0f} s of measurement\n")
-        print(report(runs, [t.name for t in targets], args))
-        if (cassette := workdir / "c.json").exists():
-            print(f"\nThe record cassette holds {cassette.stat().st_size:,} bytes.")
-        if args.json:
-            args.json.write_text(json.dumps(runs, indent=1))
-        for name in ("llmproxy-core", "record"):
-            if args.profile and (args.profile / f"{name}.prof").exists():
-                print(where_time_goes(args.profile, name))
+            stop(started)
+
+
+def run(args: argparse.Namespace, workdir: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    up = [
+        sys.executable,
+        str(BENCH / "upstream.py"),
+        "--events",
+        str(args.events),
+        "--interval-ms",
+        str(args.interval_ms),
+    ]
+    process = subprocess.Popen(up, stdout=subprocess.PIPE)
+    started.append(process)
+    assert process.stdout is not None
+    upstream = Target("direct", int(process.stdout.readline()), process.pid, None, proxy=False)
+    mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
+    targets = [
+        upstream,
+        # bare mitmdump would buffer each stream whole: mitmdump-stream is the streaming baseline
+        start("mitmdump", mitmdump, workdir, started, streams=False),
+        start("mitmdump-stream", [*mitmdump, "--set", "stream_large_bodies=1"], workdir, started, throughput=False),
+    ]
+    if not args.no_core:
+        core = [sys.executable, str(BENCH / "core_proxy.py"), "--port", "{port}"]
+        targets.append(start("llmproxy-core", core, workdir, started, profile=args.profile))
+    cassette = workdir / "c.json"
+    if record_available():
+        record = [str(BIN / "llmproxy"), "record", "--cassette", str(cassette), "--port", "{port}"]
+        targets.append(start("record", record, workdir, started, profile=args.profile))
+    load_before, began = os.getloadavg()[0], time.monotonic()
+    runs = measure(targets, upstream, args)
+    elapsed, load_after = time.monotonic() - began, os.getloadavg()[0]
+    stop(started)
+    print(
+        f"{os.cpu_count()} CPUs, {args.rounds} round(s), {elapsed:.0f} s of measurement, "
+        f"load average {load_before:.2f} before and {load_after:.2f} after\n"
+    )
+    print(report(runs, [t.name for t in targets], args))
+    if cassette.exists():
+        print(f"\nThe record cassette holds {cassette.stat().st_size:,} bytes.")
+    if args.json:
+        args.json.write_text(json.dumps(runs, indent=1))
+    for name in ("llmproxy-core", "record"):
+        if args.profile and (args.profile / f"{name}.prof").exists():
+            print(where_time_goes(args.profile, name))
 
 
 if __name__ == "__main__":
