@@ -73,11 +73,18 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: 
     sys.exit(f"{name} did not listen on port {port} within 30 s:\n{log.read_text()}")
 
 
-def start(name: str, argv: list[str], workdir: Path, started: list[subprocess.Popen[bytes]], **kinds: Any) -> Target:
-    """Start a proxy on a free port ('{port}' in argv), under cProfile if `kinds['profile']` names a folder."""
+def start(
+    name: str,
+    argv: list[str],
+    workdir: Path,
+    started: list[subprocess.Popen[bytes]],
+    profile: Path | None = None,
+    **kinds: bool,
+) -> Target:
+    """Start a proxy on a free port ('{port}' in argv), under cProfile if `profile` names a folder."""
     port = free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
-    if (profile := kinds.pop("profile", None)) is not None:
+    if profile is not None:
         entry = argv[1:] if argv[0] == sys.executable else ["llmproxy", *argv[1:]]
         argv = [sys.executable, str(BENCH / "profiled.py"), str(profile / f"{name}.prof"), *entry]
     log = workdir / f"{name}.log"
@@ -96,6 +103,15 @@ def stop(started: list[subprocess.Popen[bytes]]) -> None:
             process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+def busy() -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds the whole machine has been busy, CPU seconds of this script's ended children)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(field) for field in stat.readline().split()[1:]]
+    machine = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+    times = os.times()
+    return time.monotonic(), machine, times.children_user + times.children_system
 
 
 def record_available() -> bool:
@@ -122,7 +138,7 @@ def load(target: Target, upstream: Target, body: str, concurrency: int, args: ar
 def measure(targets: list[Target], upstream: Target, args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
     """Every case on every target, round after round, in alternating order; results by 'case/target'."""
     runs: dict[str, list[dict[str, Any]]] = {}
-    cases = [(body, c) for body, c in CASES] + [("stream", 1), ("stream", 8)]
+    cases = [*CASES, ("stream", 1), ("stream", 8)]
     for round_ in range(args.rounds):
         for body, concurrency in cases:
             ordered = targets if round_ % 2 == 0 else targets[::-1]
@@ -249,6 +265,7 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, workdir: Path, started: list[subprocess.Popen[bytes]]) -> None:
+    before = busy()
     up = [
         sys.executable,
         str(BENCH / "upstream.py"),
@@ -275,13 +292,13 @@ def run(args: argparse.Namespace, workdir: Path, started: list[subprocess.Popen[
     if record_available():
         record = [str(BIN / "llmproxy"), "record", "--cassette", str(cassette), "--port", "{port}"]
         targets.append(start("record", record, workdir, started, profile=args.profile))
-    load_before, began = os.getloadavg()[0], time.monotonic()
     runs = measure(targets, upstream, args)
-    elapsed, load_after = time.monotonic() - began, os.getloadavg()[0]
     stop(started)
+    wall, machine, ours = (end - start for end, start in zip(busy(), before, strict=True))
+    share = 100 / wall / (os.cpu_count() or 1)
     print(
-        f"{os.cpu_count()} CPUs, {args.rounds} round(s), {elapsed:.0f} s of measurement, "
-        f"load average {load_before:.2f} before and {load_after:.2f} after\n"
+        f"{os.cpu_count()} CPUs, {args.rounds} round(s) in {wall:.0f} s; the benchmark's processes kept "
+        f"{share * ours:.0f}% of the CPUs busy, other processes {share * (machine - ours):.0f}%\n"
     )
     print(report(runs, [t.name for t in targets], args))
     if cassette.exists():
