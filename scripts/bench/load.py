@@ -98,8 +98,11 @@ class Connection:
 
 
 async def run(args: argparse.Namespace) -> dict[str, object]:
-    body = {"small": payloads.small_request, "large": payloads.large_request}.get(args.body, payloads.small_request)
-    request_body = payloads.small_request(stream=True) if args.body == "stream" else body()
+    request_body = {
+        "small": payloads.small_request,
+        "large": payloads.large_request,
+        "stream": lambda: payloads.small_request(stream=True),
+    }[args.body]()
     connections = [Connection(args, request_body) for _ in range(args.concurrency)]
     await asyncio.gather(*(c.open() for c in connections))
     results = Results()

@@ -131,6 +131,10 @@ def load(target: Target, upstream: Target, body: str, concurrency: int, args: ar
     if done.returncode != 0:
         sys.exit(f"load against {target.name} ({body}, c={concurrency}) failed:\n{done.stderr}")
     result: dict[str, Any] = json.loads(done.stdout)
+    if body == "stream" and result["events"] != args.events * args.streams * concurrency:
+        sys.exit(
+            f"{target.name} passed on {result['events']} stream events, not {args.events * args.streams * concurrency}"
+        )
     result["cpu_ms"] = result["cpu_ms"][str(target.pid)]
     return result
 
