@@ -1,0 +1,160 @@
+"""The load generator: raw HTTP/1.1 keep-alive connections on asyncio, one process of its own.
+
+    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|stream
+                                 --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
+
+`--proxy` sends absolute-form requests (`POST http://127.0.0.1:U/v1/messages`) to port P, as any client of
+a plain-http proxy does; without it the requests go straight to the upstream. Each connection warms up
+with a few requests first. Prints one JSON object: requests per second and latency percentiles, or for
+streams the per-event delay (arrival − the send time the upstream stamped in the event) and the time to
+first event; plus the CPU milliseconds each `--cpu-pid` process spent per request (or per stream event)
+while measuring.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import payloads
+
+TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+WARMUP_REQUESTS = 20
+
+
+def cpu_ms(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) in milliseconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * TICK_MS
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@dataclass
+class Results:
+    latencies: list[float] = field(default_factory=list)  # seconds per request
+    delays: list[float] = field(default_factory=list)  # seconds per stream event, send → arrival
+    first_events: list[float] = field(default_factory=list)  # seconds from request to first event
+    events: int = 0
+
+
+class Connection:
+    """One keep-alive client connection that sends the same request again and again."""
+
+    def __init__(self, args: argparse.Namespace, body: bytes) -> None:
+        self.args = args
+        self.request = self.build(body)
+        self.warmup = self.build(payloads.small_request())
+
+    def build(self, body: bytes) -> bytes:
+        target = f"http://127.0.0.1:{self.args.upstream_port}/v1/messages" if self.args.proxy else "/v1/messages"
+        head = (
+            f"POST {target} HTTP/1.1\r\nhost: 127.0.0.1:{self.args.upstream_port}\r\n"
+            f"content-type: application/json\r\nanthropic-version: 2023-06-01\r\nx-api-key: {payloads.API_KEY}\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.args.port)
+        for _ in range(WARMUP_REQUESTS if self.args.body != "stream" else 2):
+            await self.exchange(self.warmup if self.args.body == "stream" else self.request, None)
+
+    async def exchange(self, request: bytes, results: Results | None) -> None:
+        """Send one request and read the whole answer; with `results`, note what it measured."""
+        start, wall = time.perf_counter(), time.time()
+        self.writer.write(request)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            raise RuntimeError(f"unexpected answer: {head[:200]!r}")
+        headers = head.lower()
+        events = bytearray()
+        first: float | None = None
+        if b"transfer-encoding: chunked" in headers:
+            while size := int((await self.reader.readline()).split(b";")[0], 16):
+                events += (await self.reader.readexactly(size + 2))[:-2]
+                arrived = time.time()
+                first = first or arrived
+                while (end := events.find(b"\n\n")) >= 0:
+                    sent = payloads.sent_at(bytes(events[:end]))
+                    del events[: end + 2]
+                    if results is not None and sent is not None:
+                        results.delays.append(arrived - sent)
+                        results.events += 1
+            await self.reader.readline()
+        else:
+            length = int(headers.split(b"content-length:")[1].split(b"\r\n")[0])
+            await self.reader.readexactly(length)
+        if results is not None:
+            results.latencies.append(time.perf_counter() - start)
+            if first is not None:
+                results.first_events.append(first - wall)
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    request_body = {
+        "small": payloads.small_request,
+        "large": payloads.large_request,
+        "stream": lambda: payloads.small_request(stream=True),
+    }[args.body]()
+    connections = [Connection(args, request_body) for _ in range(args.concurrency)]
+    await asyncio.gather(*(c.open() for c in connections))
+    results = Results()
+    before = {pid: cpu_ms(pid) for pid in args.cpu_pid}
+    start = time.perf_counter()
+    deadline = start + args.seconds
+
+    async def work(connection: Connection) -> None:
+        if args.body == "stream":
+            for _ in range(args.streams):
+                await connection.exchange(connection.request, results)
+        else:
+            while time.perf_counter() < deadline:
+                await connection.exchange(connection.request, results)
+
+    await asyncio.gather(*(work(c) for c in connections))
+    elapsed = time.perf_counter() - start
+    per = results.events if args.body == "stream" else len(results.latencies)
+    cpu = {str(pid): (cpu_ms(pid) - before[pid]) / per for pid in args.cpu_pid}
+    for connection in connections:
+        connection.writer.close()
+    if args.body == "stream":
+        return {
+            "streams": len(results.latencies),
+            "events": results.events,
+            "delay_p50_ms": percentile(results.delays, 0.5) * 1000,
+            "delay_p99_ms": percentile(results.delays, 0.99) * 1000,
+            "first_event_ms": percentile(results.first_events, 0.5) * 1000,
+            "cpu_ms": cpu,
+        }
+    return {
+        "requests": len(results.latencies),
+        "request_bytes": len(request_body),
+        "rps": len(results.latencies) / elapsed,
+        "p50_ms": percentile(results.latencies, 0.5) * 1000,
+        "p99_ms": percentile(results.latencies, 0.99) * 1000,
+        "cpu_ms": cpu,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True, help="where to connect: the proxy or the upstream")
+    parser.add_argument("--upstream-port", type=int, required=True)
+    parser.add_argument("--proxy", action="store_true", help="send absolute-form requests, as to an HTTP proxy")
+    parser.add_argument("--body", choices=["small", "large", "stream"], required=True)
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=2.0, help="how long to send requests (not streams)")
+    parser.add_argument("--streams", type=int, default=2, help="streams per connection")
+    parser.add_argument("--cpu-pid", type=int, action="append", default=[])
+    print(json.dumps(asyncio.run(run(parser.parse_args()))))
+
+
+if __name__ == "__main__":
+    main()
