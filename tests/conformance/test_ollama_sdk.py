@@ -91,7 +91,8 @@ def test_chat(loopback: LoopbackServer, client: ollama.Client, name: str) -> Non
     loopback.queue(Reply(headers=JSON, body=CHAT.encode_response(CASES[name])))
     response = client.chat(model="golden-model", messages=MESSAGES)
     assert from_sdk([response]) == seen(CHAT, CASES[name])
-    assert response.eval_duration and response.prompt_eval_duration  # clients divide by these
+    assert response.eval_duration  # clients divide by these
+    assert response.prompt_eval_duration
 
 
 @pytest.mark.parametrize("delta_chars", [1, 16])
@@ -147,6 +148,11 @@ def test_errors(loopback: LoopbackServer, client: ollama.Client, codec: ChatCode
         )
 
 
+def _texts(parts: Iterable[ollama.ChatResponse | ollama.GenerateResponse]) -> Iterator[str]:
+    for part in parts:
+        yield (part.message.content if isinstance(part, ollama.ChatResponse) else part.response) or ""
+
+
 @pytest.mark.parametrize("codec", [CHAT, GENERATE], ids=["chat", "generate"])
 def test_mid_stream_error(loopback: LoopbackServer, client: ollama.Client, codec: ChatCodec) -> None:
     failed = replace(CASES["text"], error=ProviderError(ErrorKind.OVERLOADED, "server busy, please try again"))
@@ -158,8 +164,7 @@ def test_mid_stream_error(loopback: LoopbackServer, client: ollama.Client, codec
         else client.generate(model="golden-model", prompt="Hello", stream=True)
     )
     with pytest.raises(ollama.ResponseError) as caught:
-        for part in stream:
-            received.append(part.message.content if isinstance(part, ollama.ChatResponse) else part.response)
+        received.extend(_texts(stream))
     assert "".join(received) == failed.text
     assert (caught.value.error, caught.value.status_code) == ("server busy, please try again", -1)
     assert codec.visible(failed).error == ProviderError(ErrorKind.SERVER_ERROR, caught.value.error)
