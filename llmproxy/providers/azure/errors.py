@@ -12,7 +12,7 @@ from typing import Final
 
 from llmproxy.model import ErrorKind
 from llmproxy.providers import openai_errors
-from llmproxy.providers.base import ErrorReply, JsonObject, dump_json, retry_after_headers, stable_id
+from llmproxy.providers.base import ErrorReply, JsonObject, dump_json, retry_after_headers
 
 # kind → (status, code) for the errors Azure words itself; the others are OpenAI's. Quota has no
 # documented data-plane code: OpenAI's `insufficient_quota` is used, which SDK users match on [guess].
@@ -28,7 +28,7 @@ FILTER_CATEGORIES: Final = ("hate", "self_harm", "sexual", "violence")
 
 def request_headers(*parts: object) -> dict[str, str]:
     """`apim-request-id` and `x-request-id`: one deterministic UUID per distinct reply."""
-    request_id = str(uuid.UUID(stable_id("", *parts)[:32].ljust(32, "0")))
+    request_id = str(uuid.uuid5(uuid.NAMESPACE_OID, repr(parts)))
     return {"apim-request-id": request_id, "x-request-id": request_id}
 
 
