@@ -9,6 +9,8 @@ class Provider(StrEnum):
 
     ANTHROPIC = "anthropic"
     OPENAI = "openai"
+    AZURE = "azure"
+    OLLAMA = "ollama"
 
 
 class Operation(StrEnum):
@@ -18,6 +20,8 @@ class Operation(StrEnum):
     CHAT_COMPLETIONS = "chat_completions"
     RESPONSES = "responses"
     EMBEDDINGS = "embeddings"
+    CHAT = "chat"
+    GENERATE = "generate"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,11 @@
 """Finding the codec for a route. Codecs are registered here by name, so files and the CLI can name them."""
 
 from llmproxy.model import Operation, Provider, Route
+from llmproxy.providers import azure
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
+from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
 from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
 from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
 
@@ -10,11 +13,15 @@ CHAT_CODECS: dict[str, ChatCodec] = {
     "anthropic-messages": ANTHROPIC_MESSAGES,
     "openai-chat": OPENAI_CHAT,
     "openai-responses": OPENAI_RESPONSES,
+    "ollama-chat": OLLAMA_CHAT,
+    "ollama-generate": OLLAMA_GENERATE,
 }
 
 _BY_ROUTE: dict[tuple[Provider, Operation], ChatCodec] = {
-    (codec.provider, codec.operation): codec for codec in CHAT_CODECS.values()
+    (codec.provider, codec.operation): codec for codec in (*CHAT_CODECS.values(), azure.CHAT, azure.RESPONSES)
 }
+"""Azure's codecs are OpenAI's "openai-chat" and "openai-responses" with Azure's error bodies, so they have
+no names of their own."""
 
 
 def chat_codec(route: Route) -> ChatCodec | None:

@@ -2,8 +2,10 @@
 
 A table of rules, one per (provider, operation). A rule matches by path suffix, so custom base URLs and
 gateways (``https://gw.example/anthropic/v1/messages``) are recognised on any host; the rule's own hosts,
-and headers only that provider sends, break ties where two APIs share a path (``/v1/models``). Later
-providers extend `RULES`.
+and headers only that provider sends, break ties where two APIs share a path (``/v1/models``). A rule
+marked `distinct` has a path no other API uses (Azure's ``/openai/deployments/{d}/…``), so it beats the
+generic rules on any host. A named group ``model`` in a rule's path sets `Route.model`. Later providers
+extend `RULES`.
 """
 
 import re
@@ -11,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+from urllib.parse import unquote
 
 from llmproxy.model import Operation, Provider, Route
 
@@ -21,6 +24,7 @@ class Streaming(StrEnum):
     NEVER = "never"
     ALWAYS = "always"
     BODY_FLAG = "body_flag"  # `"stream": true` in the JSON request body
+    BODY_FLAG_DEFAULT_TRUE = "body_flag_default_true"  # streams unless the body says `"stream": false` (Ollama)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,7 @@ class RouteRule:
     hosts: tuple[str, ...] = ()
     host_only: bool = False  # the path is too generic to trust on other hosts
     headers: tuple[str, ...] = field(default=())  # headers that single this provider out on other hosts
+    distinct: bool = False  # the path alone names this provider: it beats generic rules on any host
 
     def serves(self, host: str) -> bool:
         return any(host == h or host.endswith("." + h) for h in self.hosts)
@@ -41,6 +46,8 @@ class RouteRule:
 ANTHROPIC_HOSTS = ("api.anthropic.com",)
 OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
+AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com")
+OLLAMA_HOSTS = ("localhost", "127.0.0.1", "ollama.com")
 
 RULES: list[RouteRule] = [
     RouteRule(
@@ -88,6 +95,61 @@ RULES: list[RouteRule] = [
         hosts=ANTHROPIC_HOSTS,
         headers=("anthropic-version",),
     ),
+    # Azure OpenAI (wire-formats.md §7): deployment paths name the model; the v1 paths are OpenAI's own, so
+    # they are Azure's only on Azure hosts or with Azure's `api-key` header.
+    RouteRule(
+        Provider.AZURE,
+        Operation.CHAT_COMPLETIONS,
+        re.compile(r"/openai/deployments/(?P<model>[^/]+)/chat/completions$"),
+        Streaming.BODY_FLAG,
+        hosts=AZURE_HOSTS,
+        distinct=True,
+    ),
+    RouteRule(
+        Provider.AZURE,
+        Operation.EMBEDDINGS,
+        re.compile(r"/openai/deployments/(?P<model>[^/]+)/embeddings$"),
+        hosts=AZURE_HOSTS,
+        distinct=True,
+    ),
+    RouteRule(
+        Provider.AZURE,
+        Operation.CHAT_COMPLETIONS,
+        re.compile(r"/openai/v1/chat/completions$"),
+        Streaming.BODY_FLAG,
+        hosts=AZURE_HOSTS,
+        headers=("api-key",),
+    ),
+    RouteRule(
+        Provider.AZURE,
+        Operation.RESPONSES,
+        re.compile(r"/openai(/v1)?/responses$"),
+        Streaming.BODY_FLAG,
+        hosts=AZURE_HOSTS,
+        headers=("api-key",),
+    ),
+    RouteRule(
+        Provider.AZURE,
+        Operation.EMBEDDINGS,
+        re.compile(r"/openai/v1/embeddings$"),
+        hosts=AZURE_HOSTS,
+        headers=("api-key",),
+    ),
+    # Ollama's native API (§8); its OpenAI-compatible /v1 paths are OpenAI's rules above.
+    RouteRule(
+        Provider.OLLAMA,
+        Operation.CHAT,
+        re.compile(r"(^|/)api/chat$"),
+        Streaming.BODY_FLAG_DEFAULT_TRUE,
+        hosts=OLLAMA_HOSTS,
+    ),
+    RouteRule(
+        Provider.OLLAMA,
+        Operation.GENERATE,
+        re.compile(r"(^|/)api/generate$"),
+        Streaming.BODY_FLAG_DEFAULT_TRUE,
+        hosts=OLLAMA_HOSTS,
+    ),
 ]
 
 
@@ -102,35 +164,44 @@ def detect(
     """The API a request speaks, or None for traffic that is not a known LLM API.
 
     `path` may carry a query string. Among rules whose path matches, one that serves `host` wins, then one
-    whose tell-tale headers are present, then the first in `RULES`. `scheme` does not change the answer
-    today (local servers speak plain http); it is part of the signature so rules can use it.
+    that is `distinct` or whose tell-tale headers are present, then the first in `RULES`. `scheme` does not
+    change the answer today (local servers speak plain http); it is part of the signature so rules can use it.
     """
     del scheme
     host = host.lower().rstrip(".")
     bare_path = path.split("?", 1)[0].rstrip("/") or "/"
     header_names = {name.lower() for name in headers} if headers else set()
-    best: tuple[int, RouteRule] | None = None
+    best: tuple[int, RouteRule, re.Match[str]] | None = None
     for rule in RULES:
-        if method.upper() not in rule.methods or not rule.path.search(bare_path):
+        match = rule.path.search(bare_path) if method.upper() in rule.methods else None
+        if match is None:
             continue
         on_host = rule.serves(host)
         if rule.host_only and not on_host:
             continue
-        score = 2 if on_host else 1 if header_names.intersection(rule.headers) else 0
+        score = 2 if on_host else 1 if rule.distinct or header_names.intersection(rule.headers) else 0
         if best is None or score > best[0]:
-            best = (score, rule)
+            best = (score, rule, match)
     if best is None:
         return None
-    rule = best[1]
-    streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True, Streaming.BODY_FLAG: None}[rule.streaming]
-    return Route(rule.provider, rule.operation, streaming)
+    _, rule, match = best
+    streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True}.get(rule.streaming)
+    model = match.groupdict().get("model")
+    return Route(rule.provider, rule.operation, streaming, unquote(model) if model else None)
 
 
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
-    """Settle `streaming` from the parsed request body, for routes whose body decides."""
+    """Settle `streaming` from the parsed request body, for routes whose body decides: its boolean
+    `stream`, else the API's default (off, except for Ollama's native API)."""
     if route.streaming is not None:
         return route
-    return replace(route, streaming=body is not None and body.get("stream") is True)
+    flag = body.get("stream") if body is not None else None
+    default = any(
+        rule.streaming is Streaming.BODY_FLAG_DEFAULT_TRUE
+        for rule in RULES
+        if (rule.provider, rule.operation) == (route.provider, route.operation)
+    )
+    return replace(route, streaming=flag if isinstance(flag, bool) else default)
 
 
 def is_provider_host(host: str) -> bool:

@@ -1,6 +1,13 @@
 """The Completions every chat codec's golden files are made from (see scripts/regen_golden.py)."""
 
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
+from llmproxy.providers.base import ChatCodec
+
+
+def stream_suffix(codec: ChatCodec) -> str:
+    """The golden stream file's extension: the codec's framing."""
+    return ".ndjson" if codec.stream_media_type == "application/x-ndjson" else ".sse"
+
 
 CASES: dict[str, Completion] = {
     "text": Completion(

@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llmproxy.errors import ParseError
+from llmproxy.framing import ndjson
 from llmproxy.framing.sse import decode_all, encode_event
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason
 from llmproxy.providers.base import ChatCodec
@@ -42,13 +43,14 @@ from tests.providers.strategies import (
 )
 
 CODECS = pytest.mark.parametrize("name", list(CHAT_CODECS))
+NDJSON = "application/x-ndjson"
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses"}  # the codec each CLI speaks
 DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never sends
     "anthropic-messages": ["ping"],
     "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
 }
-ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat"}
+ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat", "ollama-chat", "ollama-generate"}
 """Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
 body alone. (Responses sends a `failed` response object, output included.)"""
 
@@ -140,6 +142,8 @@ def _requests(name: str, *, captured: bool) -> list[Any]:
 
 def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> list[Any]:
     """A completion's stream as its events' payloads: JSON values, or `Raw` text."""
+    if codec.stream_media_type == NDJSON:
+        return ndjson.decode_all(codec.encode_stream(completion, delta_chars=delta_chars))
     payloads: list[Any] = []
     for event in decode_all(codec.encode_stream(completion, delta_chars=delta_chars)):
         try:
@@ -149,8 +153,11 @@ def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> 
     return payloads
 
 
-def _frame(payload: Any) -> bytes:
-    """One SSE event, named after its type as Anthropic and Responses name theirs (decoders read the type)."""
+def _frame(codec: ChatCodec, payload: Any) -> bytes:
+    """One event in the codec's framing: an NDJSON line, or an SSE event named after its type as Anthropic
+    and Responses name theirs (decoders read the type)."""
+    if codec.stream_media_type == NDJSON:
+        return dump(payload) + b"\n"
     if isinstance(payload, Raw):
         return encode_event(payload)
     kind = payload.get("type") if isinstance(payload, dict) else None
@@ -181,7 +188,7 @@ EVENT_TYPES = {
 DECODERS: dict[str, Callable[[ChatCodec, Any], object]] = {
     "request": lambda codec, document: codec.decode_request(dump(document)),
     "body": lambda codec, document: codec.decode_response(dump(document)),
-    "stream": lambda codec, events: codec.decode_stream([_frame(e) for e in events]),
+    "stream": lambda codec, events: codec.decode_stream([_frame(codec, e) for e in events]),
 }
 
 
@@ -270,4 +277,5 @@ def test_arbitrary_event_sequences_raise_only_parse_error(name: str, data: st.Da
     real = st.sampled_from(EVENTS[name])
     event = real | real.flatmap(lambda e: mutated(e, FUZZ[name], at_most=1)) | _made_up_event(name)
     events = data.draw(st.lists(event, max_size=8))
-    only_parse_errors(CHAT_CODECS[name].decode_stream, [*(_frame(e) for e in events), trailer])
+    codec = CHAT_CODECS[name]
+    only_parse_errors(codec.decode_stream, [*(_frame(codec, e) for e in events), trailer])

@@ -2,6 +2,7 @@
 
 import pytest
 
+from llmproxy.providers import azure, ollama
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.openai_chat import CHAT
 from llmproxy.providers.openai_responses import RESPONSES
@@ -17,6 +18,13 @@ from llmproxy.providers.routes import detect
         ("api.openai.com", "/v1/responses", RESPONSES),
         ("chatgpt.com", "/backend-api/codex/responses", RESPONSES),
         ("gw.example.com", "/anthropic/v1/messages", MESSAGES),
+        ("127.0.0.1", "/api/chat", ollama.CHAT),
+        ("localhost", "/api/generate", ollama.GENERATE),
+        ("localhost", "/v1/chat/completions", CHAT),  # Ollama's OpenAI-compatible API
+        ("res.openai.azure.com", "/openai/deployments/gpt-4o/chat/completions", azure.CHAT),
+        ("res.openai.azure.com", "/openai/v1/chat/completions", azure.CHAT),
+        ("res.openai.azure.com", "/openai/responses", azure.RESPONSES),
+        ("res.openai.azure.com", "/openai/v1/responses", azure.RESPONSES),
     ],
 )
 def test_route_finds_its_codec(host: str, path: str, codec: object) -> None:
@@ -30,6 +38,7 @@ def test_non_chat_routes_have_no_chat_codec() -> None:
         ("api.anthropic.com", "/v1/messages/count_tokens", "POST"),
         ("api.openai.com", "/v1/embeddings", "POST"),
         ("api.openai.com", "/v1/models", "GET"),
+        ("res.openai.azure.com", "/openai/deployments/emb/embeddings", "POST"),
     ]:
         route = detect(host, path, method=method)
         assert route is not None
@@ -41,4 +50,18 @@ def test_codecs_are_registered_by_name_and_route() -> None:
         "anthropic-messages": ("anthropic", "messages"),
         "openai-chat": ("openai", "chat_completions"),
         "openai-responses": ("openai", "responses"),
+        "ollama-chat": ("ollama", "chat"),
+        "ollama-generate": ("ollama", "generate"),
     }
+
+
+def test_azure_codecs_are_openai_codecs_with_azure_errors() -> None:
+    for ours, theirs in [(azure.CHAT, CHAT), (azure.RESPONSES, RESPONSES)]:
+        assert ours.provider == "azure"
+        assert ours.encode_error is not theirs.encode_error
+        assert (ours.decode_request, ours.encode_stream, ours.decode_error, ours.visible) == (
+            theirs.decode_request,
+            theirs.encode_stream,
+            theirs.decode_error,
+            theirs.visible,
+        )

@@ -65,3 +65,80 @@ def test_body_settles_streaming() -> None:
     listing = detect("api.openai.com", "/v1/models", method="GET")
     assert listing is not None
     assert with_body(listing, {"stream": True}).streaming is False
+
+
+AZ, OLL = Provider.AZURE, Provider.OLLAMA
+AZURE_HOST = "my-res.openai.azure.com"
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "headers", "expected"),
+    [
+        # Azure deployment paths: the deployment is the model, on any host (the path is Azure's alone)
+        (AZURE_HOST, "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", {}, (AZ, "gpt-4o")),
+        ("my-res.cognitiveservices.azure.com", "/openai/deployments/d1/chat/completions", {}, (AZ, "d1")),
+        ("gw.example.com", "/openai/deployments/my%20dep/chat/completions", {}, (AZ, "my dep")),
+        ("127.0.0.1", "/openai/deployments/d1/chat/completions", {"api-key": "k"}, (AZ, "d1")),
+        (AZURE_HOST, "/openai/deployments/emb/embeddings?api-version=2024-10-21", {}, (AZ, "emb")),
+        ("127.0.0.1", "/openai/deployments/emb/embeddings", {}, (AZ, "emb")),
+        # Responses have no deployment segment; /openai/responses is Azure's wherever it is
+        (AZURE_HOST, "/openai/responses?api-version=2025-04-01-preview", {}, (AZ, None)),
+        ("127.0.0.1", "/openai/responses", {}, (AZ, None)),
+        # the v1 paths are OpenAI's too: Azure's on Azure hosts or with the api-key header
+        (AZURE_HOST, "/openai/v1/chat/completions", {}, (AZ, None)),
+        (AZURE_HOST, "/openai/v1/responses", {}, (AZ, None)),
+        (AZURE_HOST, "/openai/v1/embeddings", {}, (AZ, None)),
+        ("proxy.internal", "/openai/v1/chat/completions", {"Api-Key": "k"}, (AZ, None)),
+        ("proxy.internal", "/openai/v1/chat/completions", {"authorization": "Bearer k"}, (OAI, None)),
+        ("proxy.internal", "/openai/v1/responses", {}, (OAI, None)),
+        ("proxy.internal", "/openai/v1/embeddings", {}, (OAI, None)),
+        # OpenAI paths on an Azure host outside /openai/ are not stolen either way
+        ("api.openai.com", "/v1/chat/completions", {"api-key": "k"}, (OAI, None)),
+    ],
+)
+def test_detect_azure(host: str, path: str, headers: dict[str, str], expected: tuple[Provider, str | None]) -> None:
+    route = detect(host, path, headers)
+    assert route is not None
+    assert (route.provider, route.model) == expected
+    bare = path.split("?")[0]
+    operation = (
+        Operation.EMBEDDINGS
+        if bare.endswith("embeddings")
+        else Operation.RESPONSES
+        if bare.endswith("responses")
+        else Operation.CHAT_COMPLETIONS
+    )
+    assert route.operation is operation
+    assert route.streaming is (False if operation is Operation.EMBEDDINGS else None)
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "expected"),
+    [
+        ("127.0.0.1", "/api/chat", Route(OLL, Operation.CHAT)),
+        ("localhost", "/api/generate", Route(OLL, Operation.GENERATE)),
+        ("ollama.com", "/api/chat", Route(OLL, Operation.CHAT)),
+        ("gpu-box.lan", "/api/chat", Route(OLL, Operation.CHAT)),
+        ("gw.example.com", "/ollama/api/generate/", Route(OLL, Operation.GENERATE)),
+        # Ollama's OpenAI-compatible API is OpenAI's, on Ollama's hosts too
+        ("127.0.0.1", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
+        ("localhost", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
+        ("ollama.com", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
+        ("localhost", "/v1/responses", Route(OAI, Operation.RESPONSES)),
+        ("localhost", "/v1/embeddings", Route(OAI, Operation.EMBEDDINGS, False)),
+    ],
+)
+def test_detect_ollama(host: str, path: str, expected: Route) -> None:
+    assert detect(host, path, {}) == expected
+
+
+def test_ollama_streams_unless_the_body_says_not() -> None:
+    route = detect("127.0.0.1", "/api/chat")
+    assert route is not None
+    assert with_body(route, {"model": "m"}).streaming is True
+    assert with_body(route, {"stream": None}).streaming is True
+    assert with_body(route, {"stream": True}).streaming is True
+    assert with_body(route, {"stream": False}).streaming is False
+    azure = detect(AZURE_HOST, "/openai/deployments/d/chat/completions")
+    assert azure is not None
+    assert with_body(azure, {"model": "m"}).streaming is False

@@ -1,0 +1,64 @@
+"""Ollama's errors (wire-formats.md §8): `{"error": "<message>"}` with an HTTP status, as a whole body or as
+one NDJSON line in a stream that already began. The body says nothing but the message, so the status
+alone carries the kind. Ollama sends no rate-limit headers.
+"""
+
+from datetime import datetime
+from typing import Final
+
+from llmproxy.errors import ParseError
+from llmproxy.model import ErrorKind, ProviderError
+from llmproxy.providers.base import ErrorReply, JsonObject, RateLimits, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.node import Node
+
+WHAT: Final = "ollama error"
+
+# kind → HTTP status; each status names one kind through `status_kind`. Ollama itself answers 400, 404,
+# 500 and 503 ("server busy"); ollama.com adds 401, 403 and 429; 402, 408, 413 and 504 are the statuses
+# the kinds imply.
+STATUSES: Final[dict[ErrorKind, int]] = {
+    ErrorKind.INVALID_REQUEST: 400,
+    ErrorKind.AUTHENTICATION: 401,
+    ErrorKind.QUOTA_EXCEEDED: 402,
+    ErrorKind.PERMISSION: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.REQUEST_TOO_LARGE: 413,
+    ErrorKind.RATE_LIMIT: 429,
+    ErrorKind.SERVER_ERROR: 500,
+    ErrorKind.OVERLOADED: 503,
+    ErrorKind.TIMEOUT: 504,
+}
+
+
+def error_object(message: str) -> JsonObject:
+    return {"error": message}
+
+
+def read_error(node: Node, status: int | None) -> ProviderError:
+    """An `error` line or body; without a status (mid-stream) it is a server error."""
+    kind = ErrorKind.SERVER_ERROR if status is None else status_kind(status)
+    return ProviderError(kind, node["error"].string(), None, status)
+
+
+def visible_error(error: ProviderError) -> ProviderError:
+    """What a stream's `error` line (or a body read without its status) carries: the message alone."""
+    return ProviderError(ErrorKind.SERVER_ERROR, error.message)
+
+
+def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
+    headers = {"content-type": "application/json; charset=utf-8", **retry_after_headers(retry_after)}
+    return ErrorReply(STATUSES[kind], headers, dump_json(error_object(message)))
+
+
+def decode_error(status: int, body: bytes) -> ProviderError:
+    """`{"error": "…"}`; any other body (a proxy's HTML page…) keeps its text, the status gives the kind."""
+    try:
+        return read_error(Node.parse(body, WHAT), status)
+    except ParseError:
+        return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+
+
+def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:
+    """Ollama sends no rate-limit headers (a local server has no quota; ollama.com documents none)."""
+    del limits, now
+    return {}
