@@ -3,7 +3,8 @@
     .venv/bin/python scripts/regen_golden.py
 
 Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and <case>.sse (the stream,
-byte-exact). Review the diff before committing: a golden change is a wire-format change.
+byte-exact; <case>.eventstream for AWS event-stream codecs). Review the diff before committing: a golden
+change is a wire-format change.
 """
 
 import json
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from llmproxy.providers.registry import CHAT_CODECS  # noqa: E402
-from tests.golden.cases import CASES  # noqa: E402
+from tests.golden.cases import CASES, stream_suffix  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -26,7 +27,7 @@ def main() -> None:
         for case, completion in CASES.items():
             body = json.loads(codec.encode_response(completion))
             (folder / f"{case}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
-            (folder / f"{case}.sse").write_bytes(b"".join(codec.encode_stream(completion)))
+            (folder / f"{case}{stream_suffix(codec)}").write_bytes(b"".join(codec.encode_stream(completion)))
         print(f"{name}: {len(CASES)} cases")
 
 

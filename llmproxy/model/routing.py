@@ -9,6 +9,7 @@ class Provider(StrEnum):
 
     ANTHROPIC = "anthropic"
     OPENAI = "openai"
+    BEDROCK = "bedrock"
 
 
 class Operation(StrEnum):
@@ -18,6 +19,8 @@ class Operation(StrEnum):
     CHAT_COMPLETIONS = "chat_completions"
     RESPONSES = "responses"
     EMBEDDINGS = "embeddings"
+    CONVERSE = "converse"  # Bedrock converse + converse-stream
+    INVOKE = "invoke"  # Bedrock invoke + invoke-with-response-stream; the body's format follows the model
 
 
 @dataclass(frozen=True, slots=True)

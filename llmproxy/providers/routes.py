@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+from urllib.parse import unquote
 
 from llmproxy.model import Operation, Provider, Route
 
@@ -33,14 +34,26 @@ class RouteRule:
     hosts: tuple[str, ...] = ()
     host_only: bool = False  # the path is too generic to trust on other hosts
     headers: tuple[str, ...] = field(default=())  # headers that single this provider out on other hosts
+    host_pattern: re.Pattern[str] | None = None  # for hosts named by region or endpoint (Bedrock)
 
     def serves(self, host: str) -> bool:
+        if self.host_pattern is not None and self.host_pattern.search(host):
+            return True
         return any(host == h or host.endswith("." + h) for h in self.hosts)
 
 
 ANTHROPIC_HOSTS = ("api.anthropic.com",)
 OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
+# bedrock-runtime[-fips].<region>.amazonaws.com[.cn], and VPC endpoints (vpce-….bedrock-runtime.<region>.vpce…)
+BEDROCK_HOST = re.compile(r"(^|\.)bedrock-runtime(-fips)?\.[a-z0-9-]+\.(vpce\.)?amazonaws\.com(\.cn)?$")
+
+
+def _bedrock(operation: Operation, action: str, streaming: Streaming) -> RouteRule:
+    """`/model/{modelId}/{action}`: the id is URL-encoded (ARNs hold '/'), so it may span segments when decoded."""
+    path = re.compile(rf"/model/(?P<model>.+)/{action}$")
+    return RouteRule(Provider.BEDROCK, operation, path, streaming, host_pattern=BEDROCK_HOST)
+
 
 RULES: list[RouteRule] = [
     RouteRule(
@@ -88,6 +101,10 @@ RULES: list[RouteRule] = [
         hosts=ANTHROPIC_HOSTS,
         headers=("anthropic-version",),
     ),
+    _bedrock(Operation.INVOKE, "invoke", Streaming.NEVER),
+    _bedrock(Operation.INVOKE, "invoke-with-response-stream", Streaming.ALWAYS),
+    _bedrock(Operation.CONVERSE, "converse", Streaming.NEVER),
+    _bedrock(Operation.CONVERSE, "converse-stream", Streaming.ALWAYS),
 ]
 
 
@@ -103,27 +120,30 @@ def detect(
 
     `path` may carry a query string. Among rules whose path matches, one that serves `host` wins, then one
     whose tell-tale headers are present, then the first in `RULES`. `scheme` does not change the answer
-    today (local servers speak plain http); it is part of the signature so rules can use it.
+    today (local servers speak plain http); it is part of the signature so rules can use it. A rule whose
+    path names the model (a `model` group) sets `Route.model`, URL-decoded.
     """
     del scheme
     host = host.lower().rstrip(".")
     bare_path = path.split("?", 1)[0].rstrip("/") or "/"
     header_names = {name.lower() for name in headers} if headers else set()
-    best: tuple[int, RouteRule] | None = None
+    best: tuple[int, RouteRule, re.Match[str]] | None = None
     for rule in RULES:
-        if method.upper() not in rule.methods or not rule.path.search(bare_path):
+        match = rule.path.search(bare_path) if method.upper() in rule.methods else None
+        if match is None:
             continue
         on_host = rule.serves(host)
         if rule.host_only and not on_host:
             continue
         score = 2 if on_host else 1 if header_names.intersection(rule.headers) else 0
         if best is None or score > best[0]:
-            best = (score, rule)
+            best = (score, rule, match)
     if best is None:
         return None
-    rule = best[1]
+    _, rule, match = best
     streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True, Streaming.BODY_FLAG: None}[rule.streaming]
-    return Route(rule.provider, rule.operation, streaming)
+    model = unquote(match["model"]) if "model" in rule.path.groupindex else None
+    return Route(rule.provider, rule.operation, streaming, model)
 
 
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:

@@ -1,6 +1,14 @@
 """The Completions every chat codec's golden files are made from (see scripts/regen_golden.py)."""
 
+from llmproxy.framing import eventstream
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
+from llmproxy.providers.base import ChatCodec
+
+
+def stream_suffix(codec: ChatCodec) -> str:
+    """The golden stream file's extension: `.sse`, or `.eventstream` for AWS event-stream (binary)."""
+    return ".eventstream" if codec.stream_media_type == eventstream.MEDIA_TYPE else ".sse"
+
 
 CASES: dict[str, Completion] = {
     "text": Completion(

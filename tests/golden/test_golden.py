@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from llmproxy.providers.registry import CHAT_CODECS
-from tests.golden.cases import CASES
+from tests.golden.cases import CASES, stream_suffix
 
 GOLDEN = Path(__file__).parent
 PAIRS = [(codec, case) for codec in CHAT_CODECS for case in CASES]
@@ -26,6 +26,6 @@ def test_body_matches_golden(codec_name: str, case: str) -> None:
 @pytest.mark.parametrize(("codec_name", "case"), PAIRS)
 def test_stream_matches_golden(codec_name: str, case: str) -> None:
     codec = CHAT_CODECS[codec_name]
-    golden = (GOLDEN / codec_name / f"{case}.sse").read_bytes()
+    golden = (GOLDEN / codec_name / f"{case}{stream_suffix(codec)}").read_bytes()
     assert b"".join(codec.encode_stream(CASES[case])) == golden
     assert codec.decode_stream([golden]) == codec.visible(CASES[case])

@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llmproxy.errors import ParseError
+from llmproxy.framing import eventstream
 from llmproxy.framing.sse import decode_all, encode_event
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason
 from llmproxy.providers.base import ChatCodec
@@ -48,9 +49,13 @@ DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never se
     "anthropic-messages": ["ping"],
     "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
 }
-ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat"}
+ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat", "bedrock-converse", "bedrock-invoke-anthropic"}
 """Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
 body alone. (Responses sends a `failed` response object, output included.)"""
+
+MODEL_NOT_ON_WIRE = {"bedrock-converse"}  # the URL names the model, and the response does not
+REQUEST_FIXTURES = {"bedrock-converse": "bedrock_converse", "bedrock-invoke-anthropic": "bedrock_invoke"}
+"""Request fixture folders of codecs that share a package (or a request decoder) with another codec."""
 
 # The golden cases, and beyond them: every stop reason (none too), no identity, no usage, failures part-way
 # (one with a signature alone: redacted reasoning).
@@ -102,7 +107,7 @@ def test_the_request_model_fills_a_missing_one(name: str, completion: Completion
     request = {"model": asked}
     body = codec.decode_response(codec.encode_response(replace(completion, error=None), request))
     stream = codec.decode_stream(codec.encode_stream(completion, request))
-    assert body.model == stream.model == (own or asked)
+    assert body.model == stream.model == (None if name in MODEL_NOT_ON_WIRE else own or asked)
 
 
 @CODECS
@@ -132,25 +137,40 @@ def _requests(name: str, *, captured: bool) -> list[Any]:
     if captured:
         captures = [json.loads(path.read_bytes()) for path in sorted((FIXTURES / "captured").glob("*.json"))]
         return [capture["body"] for capture in captures if CAPTURED_BY[capture["cli"]] == name]
-    folder = FIXTURES / "requests" / _package(CHAT_CODECS[name]).rpartition(".")[2]
+    folder = FIXTURES / "requests" / REQUEST_FIXTURES.get(name, _package(CHAT_CODECS[name]).rpartition(".")[2])
     documents = [json.loads(path.read_bytes()) for path in sorted(folder.glob("*.json"))]
     assert documents, f"no request fixtures for {name} in {folder}"
     return documents
 
 
+def _json_or_raw(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        return Raw(data)
+
+
 def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> list[Any]:
-    """A completion's stream as its events' payloads: JSON values, or `Raw` text."""
-    payloads: list[Any] = []
-    for event in decode_all(codec.encode_stream(completion, delta_chars=delta_chars)):
-        try:
-            payloads.append(json.loads(event.data))
-        except json.JSONDecodeError:
-            payloads.append(Raw(event.data))
-    return payloads
+    """A completion's stream as its events' payloads: JSON values, or `Raw` text. An event-stream message is
+    an object of its headers (names start with ':') and its `payload`."""
+    wire = codec.encode_stream(completion, delta_chars=delta_chars)
+    if codec.stream_media_type == eventstream.MEDIA_TYPE:
+        return [
+            {**{h.name: h.value for h in m.headers}, "payload": _json_or_raw(m.payload.decode())}
+            for m in eventstream.decode_all(wire)
+        ]
+    return [_json_or_raw(event.data) for event in decode_all(wire)]
 
 
-def _frame(payload: Any) -> bytes:
-    """One SSE event, named after its type as Anthropic and Responses name theirs (decoders read the type)."""
+def _frame(codec: ChatCodec, payload: Any) -> bytes:
+    """One event as the codec's framing carries it: an event-stream message (string headers, other values as
+    their JSON text), or an SSE event named after its type as Anthropic and Responses name theirs."""
+    if codec.stream_media_type == eventstream.MEDIA_TYPE:
+        document = payload if isinstance(payload, dict) else {"payload": payload}
+        headers = {k: v if isinstance(v, str) else dump(v).decode() for k, v in document.items() if k != "payload"}
+        body = document.get("payload")
+        raw = body.encode() if isinstance(body, Raw) else b"" if body is None else dump(body)
+        return eventstream.encode_event(headers, raw)
     if isinstance(payload, Raw):
         return encode_event(payload)
     kind = payload.get("type") if isinstance(payload, dict) else None
@@ -181,7 +201,7 @@ EVENT_TYPES = {
 DECODERS: dict[str, Callable[[ChatCodec, Any], object]] = {
     "request": lambda codec, document: codec.decode_request(dump(document)),
     "body": lambda codec, document: codec.decode_response(dump(document)),
-    "stream": lambda codec, events: codec.decode_stream([_frame(e) for e in events]),
+    "stream": lambda codec, events: codec.decode_stream([_frame(codec, e) for e in events]),
 }
 
 
@@ -270,4 +290,5 @@ def test_arbitrary_event_sequences_raise_only_parse_error(name: str, data: st.Da
     real = st.sampled_from(EVENTS[name])
     event = real | real.flatmap(lambda e: mutated(e, FUZZ[name], at_most=1)) | _made_up_event(name)
     events = data.draw(st.lists(event, max_size=8))
-    only_parse_errors(CHAT_CODECS[name].decode_stream, [*(_frame(e) for e in events), trailer])
+    codec = CHAT_CODECS[name]
+    only_parse_errors(codec.decode_stream, [*(_frame(codec, e) for e in events), trailer])
