@@ -303,8 +303,7 @@ def test_mid_stream_failure_raises_event_stream_error(kind: ErrorKind, loopback:
     text: list[str] = []
     response = client.converse_stream(modelId=MODEL, messages=MESSAGES)
     with pytest.raises(EventStreamError) as info, contextlib.closing(response["stream"]) as stream:
-        for event in stream:
-            text.append(event.get("contentBlockDelta", {}).get("delta", {}).get("text", ""))
+        text.extend(event.get("contentBlockDelta", {}).get("delta", {}).get("text", "") for event in stream)
     assert "".join(text) == "Half an ans"  # the content before the failure reached the caller
     visible = CONVERSE.visible(failed).error
     assert visible is not None
