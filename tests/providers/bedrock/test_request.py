@@ -84,7 +84,7 @@ def test_a_leading_cache_point_is_kept_whole() -> None:
         ),
         (
             {"messages": [{"role": "user", "content": [{"toolUse": {"toolUseId": "t", "name": "n", "input": []}}]}]},
-            "input: expected an object",
+            r"\$.messages\[0\].content\[0\].toolUse.input: expected an object",
         ),
     ],
 )
