@@ -2,8 +2,9 @@
 
     .venv/bin/python scripts/regen_golden.py
 
-Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and <case>.sse or .ndjson (the
-stream in the codec's framing, byte-exact). Review the diff before committing: a golden change is a wire-format change.
+Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and the stream, byte-exact, in the
+codec's framing: <case>.sse, .ndjson, or .eventstream for AWS event-stream codecs. Review the diff before
+committing: a golden change is a wire-format change.
 """
 
 import json

@@ -15,6 +15,7 @@ import orjson
 
 from llmproxy.errors import ParseError
 
+MEDIA_TYPE = "application/x-ndjson"
 _WHITESPACE = b" \t\r"  # JSON whitespace besides the newline
 
 

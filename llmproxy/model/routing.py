@@ -11,6 +11,7 @@ class Provider(StrEnum):
     OPENAI = "openai"
     AZURE = "azure"
     OLLAMA = "ollama"
+    BEDROCK = "bedrock"
 
 
 class Operation(StrEnum):
@@ -22,6 +23,8 @@ class Operation(StrEnum):
     EMBEDDINGS = "embeddings"
     CHAT = "chat"
     GENERATE = "generate"
+    CONVERSE = "converse"  # Bedrock converse + converse-stream
+    INVOKE = "invoke"  # Bedrock invoke + invoke-with-response-stream; the body's format follows the model
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,11 @@ class RouteRule:
     host_only: bool = False  # the path is too generic to trust on other hosts
     headers: tuple[str, ...] = field(default=())  # headers that single this provider out on other hosts
     distinct: bool = False  # the path alone names this provider: it beats generic rules on any host
+    host_pattern: re.Pattern[str] | None = None  # for hosts named by region or endpoint (Bedrock)
 
     def serves(self, host: str) -> bool:
+        if self.host_pattern is not None and self.host_pattern.search(host):
+            return True
         return any(host == h or host.endswith("." + h) for h in self.hosts)
 
 
@@ -48,6 +51,15 @@ OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
 AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com")
 OLLAMA_HOSTS = ("localhost", "127.0.0.1", "ollama.com")
+# bedrock-runtime[-fips].<region>.amazonaws.com[.cn], and VPC endpoints (vpce-….bedrock-runtime.<region>.vpce…)
+BEDROCK_HOST = re.compile(r"(^|\.)bedrock-runtime(-fips)?\.[a-z0-9-]+\.(vpce\.)?amazonaws\.com(\.cn)?$")
+
+
+def _bedrock(operation: Operation, action: str, streaming: Streaming) -> RouteRule:
+    """`/model/{modelId}/{action}`: the id is URL-encoded (ARNs hold '/'), so it may span segments when decoded."""
+    path = re.compile(rf"/model/(?P<model>.+)/{action}$")
+    return RouteRule(Provider.BEDROCK, operation, path, streaming, host_pattern=BEDROCK_HOST)
+
 
 RULES: list[RouteRule] = [
     RouteRule(
@@ -150,6 +162,10 @@ RULES: list[RouteRule] = [
         Streaming.BODY_FLAG_DEFAULT_TRUE,
         hosts=OLLAMA_HOSTS,
     ),
+    _bedrock(Operation.INVOKE, "invoke", Streaming.NEVER),
+    _bedrock(Operation.INVOKE, "invoke-with-response-stream", Streaming.ALWAYS),
+    _bedrock(Operation.CONVERSE, "converse", Streaming.NEVER),
+    _bedrock(Operation.CONVERSE, "converse-stream", Streaming.ALWAYS),
 ]
 
 
@@ -166,6 +182,7 @@ def detect(
     `path` may carry a query string. Among rules whose path matches, one that serves `host` wins, then one
     that is `distinct` or whose tell-tale headers are present, then the first in `RULES`. `scheme` does not
     change the answer today (local servers speak plain http); it is part of the signature so rules can use it.
+    A rule whose path names the model (a `model` group) sets `Route.model`, URL-decoded.
     """
     del scheme
     host = host.lower().rstrip(".")
@@ -186,8 +203,8 @@ def detect(
         return None
     _, rule, match = best
     streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True}.get(rule.streaming)
-    model = match.groupdict().get("model")
-    return Route(rule.provider, rule.operation, streaming, unquote(model) if model else None)
+    model = unquote(match["model"]) if "model" in rule.path.groupindex else None
+    return Route(rule.provider, rule.operation, streaming, model)
 
 
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:

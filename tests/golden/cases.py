@@ -1,12 +1,14 @@
 """The Completions every chat codec's golden files are made from (see scripts/regen_golden.py)."""
 
+from llmproxy.framing import eventstream, ndjson
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.base import ChatCodec
 
 
 def stream_suffix(codec: ChatCodec) -> str:
-    """The golden stream file's extension: the codec's framing."""
-    return ".ndjson" if codec.stream_media_type == "application/x-ndjson" else ".sse"
+    """The golden stream file's extension, after the codec's framing: `.sse`, `.ndjson`, or `.eventstream`
+    for AWS event-stream (binary)."""
+    return {eventstream.MEDIA_TYPE: ".eventstream", ndjson.MEDIA_TYPE: ".ndjson"}.get(codec.stream_media_type, ".sse")
 
 
 CASES: dict[str, Completion] = {

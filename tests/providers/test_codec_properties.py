@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llmproxy.errors import ParseError
-from llmproxy.framing import ndjson
+from llmproxy.framing import eventstream, ndjson
 from llmproxy.framing.sse import decode_all, encode_event
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason
 from llmproxy.providers.base import ChatCodec
@@ -43,16 +43,26 @@ from tests.providers.strategies import (
 )
 
 CODECS = pytest.mark.parametrize("name", list(CHAT_CODECS))
-NDJSON = "application/x-ndjson"
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses"}  # the codec each CLI speaks
 DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never sends
     "anthropic-messages": ["ping"],
     "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
 }
-ERROR_BODY_ALONE = {"anthropic-messages", "openai-chat", "ollama-chat", "ollama-generate"}
+ERROR_BODY_ALONE = {
+    "anthropic-messages",
+    "openai-chat",
+    "ollama-chat",
+    "ollama-generate",
+    "bedrock-converse",
+    "bedrock-invoke-anthropic",
+}
 """Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
 body alone. (Responses sends a `failed` response object, output included.)"""
+
+MODEL_NOT_ON_WIRE = {"bedrock-converse"}  # the URL names the model, and the response does not
+REQUEST_FIXTURES = {"bedrock-converse": "bedrock_converse", "bedrock-invoke-anthropic": "bedrock_invoke"}
+"""Request fixture folders of codecs that share a package (or a request decoder) with another codec."""
 
 # The golden cases, and beyond them: every stop reason (none too), no identity, no usage, failures part-way
 # (one with a signature alone: redacted reasoning).
@@ -104,7 +114,7 @@ def test_the_request_model_fills_a_missing_one(name: str, completion: Completion
     request = {"model": asked}
     body = codec.decode_response(codec.encode_response(replace(completion, error=None), request))
     stream = codec.decode_stream(codec.encode_stream(completion, request))
-    assert body.model == stream.model == (own or asked)
+    assert body.model == stream.model == (None if name in MODEL_NOT_ON_WIRE else own or asked)
 
 
 @CODECS
@@ -134,30 +144,45 @@ def _requests(name: str, *, captured: bool) -> list[Any]:
     if captured:
         captures = [json.loads(path.read_bytes()) for path in sorted((FIXTURES / "captured").glob("*.json"))]
         return [capture["body"] for capture in captures if CAPTURED_BY[capture["cli"]] == name]
-    folder = FIXTURES / "requests" / _package(CHAT_CODECS[name]).rpartition(".")[2]
+    folder = FIXTURES / "requests" / REQUEST_FIXTURES.get(name, _package(CHAT_CODECS[name]).rpartition(".")[2])
     documents = [json.loads(path.read_bytes()) for path in sorted(folder.glob("*.json"))]
     assert documents, f"no request fixtures for {name} in {folder}"
     return documents
 
 
+def _json_or_raw(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        return Raw(data)
+
+
 def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> list[Any]:
-    """A completion's stream as its events' payloads: JSON values, or `Raw` text."""
-    if codec.stream_media_type == NDJSON:
-        return ndjson.decode_all(codec.encode_stream(completion, delta_chars=delta_chars))
-    payloads: list[Any] = []
-    for event in decode_all(codec.encode_stream(completion, delta_chars=delta_chars)):
-        try:
-            payloads.append(json.loads(event.data))
-        except json.JSONDecodeError:
-            payloads.append(Raw(event.data))
-    return payloads
+    """A completion's stream as its events' payloads: JSON values, or `Raw` text. An event-stream message is
+    an object of its headers (names start with ':') and its `payload`."""
+    wire = codec.encode_stream(completion, delta_chars=delta_chars)
+    if codec.stream_media_type == ndjson.MEDIA_TYPE:
+        return ndjson.decode_all(wire)
+    if codec.stream_media_type == eventstream.MEDIA_TYPE:
+        return [
+            {**{h.name: h.value for h in m.headers}, "payload": _json_or_raw(m.payload.decode())}
+            for m in eventstream.decode_all(wire)
+        ]
+    return [_json_or_raw(event.data) for event in decode_all(wire)]
 
 
 def _frame(codec: ChatCodec, payload: Any) -> bytes:
-    """One event in the codec's framing: an NDJSON line, or an SSE event named after its type as Anthropic
-    and Responses name theirs (decoders read the type)."""
-    if codec.stream_media_type == NDJSON:
+    """One event as the codec's framing carries it: an NDJSON line, an event-stream message (string headers,
+    other values as their JSON text), or an SSE event named after its type as Anthropic and Responses name
+    theirs (decoders read the type)."""
+    if codec.stream_media_type == ndjson.MEDIA_TYPE:
         return dump(payload) + b"\n"
+    if codec.stream_media_type == eventstream.MEDIA_TYPE:
+        document = payload if isinstance(payload, dict) else {"payload": payload}
+        headers = {k: v if isinstance(v, str) else dump(v).decode() for k, v in document.items() if k != "payload"}
+        body = document.get("payload")
+        raw = body.encode() if isinstance(body, Raw) else b"" if body is None else dump(body)
+        return eventstream.encode_event(headers, raw)
     if isinstance(payload, Raw):
         return encode_event(payload)
     kind = payload.get("type") if isinstance(payload, dict) else None

@@ -3,7 +3,9 @@
 import pytest
 
 from llmproxy.providers import azure, ollama
+from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.anthropic import MESSAGES
+from llmproxy.providers.bedrock import CONVERSE, INVOKE_ANTHROPIC
 from llmproxy.providers.openai_chat import CHAT
 from llmproxy.providers.openai_responses import RESPONSES
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
@@ -25,6 +27,18 @@ from llmproxy.providers.routes import detect
         ("res.openai.azure.com", "/openai/v1/chat/completions", azure.CHAT),
         ("res.openai.azure.com", "/openai/responses", azure.RESPONSES),
         ("res.openai.azure.com", "/openai/v1/responses", azure.RESPONSES),
+        ("bedrock-runtime.us-east-1.amazonaws.com", "/model/amazon.nova-pro-v1%3A0/converse", CONVERSE),
+        ("127.0.0.1", "/model/meta.llama3-70b-instruct-v1%3A0/converse-stream", CONVERSE),
+        (
+            "bedrock-runtime.eu-west-1.amazonaws.com",
+            "/model/anthropic.claude-3-haiku-20240307-v1:0/invoke",
+            INVOKE_ANTHROPIC,
+        ),
+        (
+            "bedrock-runtime.us-west-2.amazonaws.com",
+            "/model/us.anthropic.claude-x/invoke-with-response-stream",
+            INVOKE_ANTHROPIC,
+        ),
     ],
 )
 def test_route_finds_its_codec(host: str, path: str, codec: object) -> None:
@@ -52,6 +66,8 @@ def test_codecs_are_registered_by_name_and_route() -> None:
         "openai-responses": ("openai", "responses"),
         "ollama-chat": ("ollama", "chat"),
         "ollama-generate": ("ollama", "generate"),
+        "bedrock-converse": ("bedrock", "converse"),
+        "bedrock-invoke-anthropic": ("bedrock", "invoke"),
     }
 
 
@@ -65,3 +81,23 @@ def test_azure_codecs_are_openai_codecs_with_azure_errors() -> None:
             theirs.decode_error,
             theirs.visible,
         )
+
+
+@pytest.mark.parametrize(
+    ("model", "codec"),
+    [
+        ("anthropic.claude-3-5-sonnet-20241022-v2:0", INVOKE_ANTHROPIC),
+        ("us.anthropic.claude-sonnet-4-20250514-v1:0", INVOKE_ANTHROPIC),
+        ("global.anthropic.claude-opus-4-1-20250805-v1:0", INVOKE_ANTHROPIC),
+        ("arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-v2", INVOKE_ANTHROPIC),
+        ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/eu.anthropic.claude-x", INVOKE_ANTHROPIC),
+        ("amazon.titan-embed-text-v2:0", None),  # embeddings: another codec's job
+        ("cohere.embed-english-v3", None),
+        ("meta.llama3-70b-instruct-v1:0", None),
+        ("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3", None),  # opaque
+        ("notanthropic.model", None),
+        (None, None),
+    ],
+)
+def test_invoke_codec_follows_the_model_id(model: str | None, codec: object) -> None:
+    assert chat_codec(Route(Provider.BEDROCK, Operation.INVOKE, True, model)) is codec

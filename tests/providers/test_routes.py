@@ -3,9 +3,10 @@
 import pytest
 
 from llmproxy.model import Operation, Provider, Route
-from llmproxy.providers.routes import detect, with_body
+from llmproxy.providers.routes import RULES, detect, with_body
 
-ANT, OAI = Provider.ANTHROPIC, Provider.OPENAI
+ANT, OAI, BR = Provider.ANTHROPIC, Provider.OPENAI, Provider.BEDROCK
+CONVERSE, INVOKE = Operation.CONVERSE, Operation.INVOKE
 
 
 @pytest.mark.parametrize(
@@ -53,6 +54,69 @@ def test_detect(
 )
 def test_not_an_llm_api(host: str, path: str, method: str) -> None:
     assert detect(host, path, {}, method=method) is None
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "expected"),
+    [
+        ("bedrock-runtime.us-east-1.amazonaws.com", "/model/anthropic.claude-v2/invoke", (INVOKE, False)),
+        (
+            "bedrock-runtime.us-east-1.amazonaws.com",
+            "/model/anthropic.claude-v2/invoke-with-response-stream",
+            (INVOKE, True),
+        ),
+        ("bedrock-runtime.us-east-1.amazonaws.com", "/model/anthropic.claude-v2/converse", (CONVERSE, False)),
+        ("bedrock-runtime.us-east-1.amazonaws.com", "/model/anthropic.claude-v2/converse-stream", (CONVERSE, True)),
+        ("gw.example.com", "/bedrock/model/anthropic.claude-v2/converse-stream", (CONVERSE, True)),
+    ],
+)
+def test_bedrock_operations(host: str, path: str, expected: tuple[Operation, bool]) -> None:
+    assert detect(host, path) == Route(BR, *expected, model="anthropic.claude-v2")
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        # botocore encodes ':' and '/', the anthropic SDK keeps ':'; either way the id is decoded
+        ("/model/us.anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke", "us.anthropic.claude-3-5-haiku-20241022-v1:0"),
+        ("/model/anthropic.claude-x:0/invoke", "anthropic.claude-x:0"),
+        (
+            "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2Fus.anthropic.claude-x/converse",
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-x",
+        ),
+        # an ARN whose '/' arrived decoded still names the whole id
+        (
+            "/model/arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-v2/invoke",
+            "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-v2",
+        ),
+        ("/model/amazon.nova-lite-v1%3A0/converse?x=1", "amazon.nova-lite-v1:0"),
+    ],
+)
+def test_bedrock_model_ids_are_url_decoded(path: str, model: str) -> None:
+    route = detect("bedrock-runtime.us-east-1.amazonaws.com", path)
+    assert route is not None
+    assert route.model == model
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "bedrock-runtime.us-east-1.amazonaws.com",
+        "bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
+        "vpce-0a1b2c3d-abcd.bedrock-runtime.eu-central-1.vpce.amazonaws.com",
+        "bedrock-runtime.cn-north-1.amazonaws.com.cn",
+    ],
+)
+def test_bedrock_hosts(host: str) -> None:
+    rule = next(r for r in RULES if r.provider is BR)
+    assert rule.serves(host)
+    assert not rule.serves("bedrock.us-east-1.amazonaws.com")  # the control plane, not the runtime
+
+
+def test_bedrock_paths_need_an_operation_and_a_model() -> None:
+    for path in ["/model//converse", "/model/x/converse/extra", "/model/x/count-tokens", "/models/x/converse"]:
+        assert detect("bedrock-runtime.us-east-1.amazonaws.com", path) is None, path
+    assert detect("bedrock-runtime.us-east-1.amazonaws.com", "/model/x/converse", method="GET") is None
 
 
 def test_body_settles_streaming() -> None:

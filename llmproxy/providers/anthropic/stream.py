@@ -120,11 +120,15 @@ class _State:
 
 def decode_stream(chunks: Iterable[bytes]) -> Completion:
     """Everything that arrived, even from a cut stream; reading stops at an `error` event."""
+    return read_events(Node.parse(event.data, WHAT) for event in _events(chunks) if event.data)
+
+
+def read_events(events: Iterable[Node]) -> Completion:
+    """A Completion from the stream's event payloads, however they were framed (Bedrock wraps them in
+    event-stream chunks); reading stops at an `error` event."""
     state = _State()
-    for event in _events(chunks):
-        if not event.data:
-            continue
-        state.apply(Node.parse(event.data, WHAT))
+    for event in events:
+        state.apply(event)
         if state.error is not None:
             break
     return state.completion()
@@ -141,10 +145,16 @@ def _events(chunks: Iterable[bytes]) -> Iterator[SseEvent]:
 def encode_stream(
     completion: Completion, request: JsonObject | None = None, *, delta_chars: int = DEFAULT_DELTA_CHARS
 ) -> list[bytes]:
-    events: list[bytes] = []
+    payloads = stream_events(completion, request, delta_chars=delta_chars)
+    return [encode_event(dump_json(payload).decode(), payload["type"]) for payload in payloads]
 
-    def emit(payload: JsonObject) -> None:
-        events.append(encode_event(dump_json(payload).decode(), payload["type"]))
+
+def stream_events(
+    completion: Completion, request: JsonObject | None = None, *, delta_chars: int = DEFAULT_DELTA_CHARS
+) -> list[JsonObject]:
+    """The stream's event payloads in order, before framing; a failed completion ends with an `error` event."""
+    events: list[JsonObject] = []
+    emit = events.append
 
     def block(index: int, start: JsonObject, deltas: Iterable[JsonObject]) -> None:
         emit({"type": "content_block_start", "index": index, "content_block": start})

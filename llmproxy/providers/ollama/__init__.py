@@ -3,12 +3,11 @@
 Ollama's OpenAI-compatible `/v1/…` endpoints are served by the OpenAI codecs.
 """
 
+from llmproxy.framing import ndjson
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.ollama import errors, request, response, stream
 from llmproxy.providers.ollama.visible import visible_chat, visible_generate
-
-NDJSON = "application/x-ndjson"
 
 CHAT = ChatCodec(
     provider=Provider.OLLAMA,
@@ -22,7 +21,7 @@ CHAT = ChatCodec(
     decode_error=errors.decode_error,
     encode_error=errors.encode_error,
     rate_limit_headers=errors.rate_limit_headers,
-    stream_media_type=NDJSON,
+    stream_media_type=ndjson.MEDIA_TYPE,
 )
 
 GENERATE = ChatCodec(
@@ -37,7 +36,7 @@ GENERATE = ChatCodec(
     decode_error=errors.decode_error,
     encode_error=errors.encode_error,
     rate_limit_headers=errors.rate_limit_headers,
-    stream_media_type=NDJSON,
+    stream_media_type=ndjson.MEDIA_TYPE,
 )
 
-__all__ = ["CHAT", "GENERATE", "NDJSON"]
+__all__ = ["CHAT", "GENERATE"]
