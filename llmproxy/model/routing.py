@@ -9,6 +9,8 @@ class Provider(StrEnum):
 
     ANTHROPIC = "anthropic"
     OPENAI = "openai"
+    GEMINI = "gemini"
+    GEMINI_CODE_ASSIST = "gemini_code_assist"
 
 
 class Operation(StrEnum):
@@ -18,6 +20,7 @@ class Operation(StrEnum):
     CHAT_COMPLETIONS = "chat_completions"
     RESPONSES = "responses"
     EMBEDDINGS = "embeddings"
+    GENERATE_CONTENT = "generate_content"
 
 
 @dataclass(frozen=True, slots=True)
