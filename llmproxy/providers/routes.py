@@ -145,9 +145,9 @@ def detect(
     """The API a request speaks, or None for traffic that is not a known LLM API.
 
     `path` may carry a query string; colons may be percent-encoded (``%3A``). Among rules whose path
-    matches, one that serves `host` wins, then one
-    whose tell-tale headers are present, then the first in `RULES`. `scheme` does not change the answer
-    today (local servers speak plain http); it is part of the signature so rules can use it.
+    matches, one that serves `host` wins, then one whose tell-tale headers are present, then the first in
+    `RULES`. `scheme` does not change the answer today (local servers speak plain http); it is part of the
+    signature so rules can use it.
     """
     del scheme
     host = host.lower().rstrip(".")
