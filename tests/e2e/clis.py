@@ -19,6 +19,7 @@ from typing import Any
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import CHAT_CODECS
+from llmproxy.providers.routes import detect, with_body
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL_TEXT = "The command printed llmproxy-ok."
@@ -44,6 +45,7 @@ class Cli:
     api_path: str
     turns: list[Completion]
     argv: list[str]
+    canned: dict[str, bytes] = field(default_factory=dict)  # other paths the CLI calls: JSON answered as is
 
     @property
     def binary(self) -> str | None:
@@ -70,7 +72,29 @@ CODEX = Cli(
         "Run `echo llmproxy-ok`, then tell me what it printed.",
     ],
 )
-CLIS = {cli.name: cli for cli in (CLAUDE, CODEX)}
+# The Gemini CLI logs in with Google (an access token from the environment) and talks to Code Assist, whose
+# set-up calls get canned answers. Before each turn it asks a small model which model should answer (the
+# routing classifier, a non-streaming generateContent): it is told "flash".
+CODE_ASSIST = CHAT_CODECS["gemini-code-assist"]
+_ROUTING = Completion(text='{"reasoning": "A single shell command.", "model_choice": "flash"}')
+GEMINI = Cli(
+    "gemini",
+    "gemini-code-assist",
+    "/v1internal:streamGenerateContent",
+    tool_loop("run_shell_command", {"command": "echo llmproxy-ok", "description": "Print a marker"}),
+    ["-p", "Run `echo llmproxy-ok` with the shell tool, then tell me what it printed.", "--yolo"],
+    {
+        "/v1internal:loadCodeAssist": json.dumps(
+            {"currentTier": {"id": "standard-tier", "name": "Standard"}, "cloudaicompanionProject": "llmproxy-test"}
+        ).encode(),
+        "/v1internal:generateContent": CODE_ASSIST.encode_response(_ROUTING),
+        "/v1internal:retrieveUserQuota": b"{}",
+        "/v1internal:listExperiments": b"{}",
+        "/v1internal:recordCodeAssistMetrics": b"{}",
+        "/v1internal:fetchAdminControls": b"{}",
+    },
+)
+CLIS = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
 
 
 @dataclass
@@ -83,9 +107,10 @@ class Session:
 
 
 class ScriptedServer:
-    """Answers each request on the CLI's API path with the next turn, streamed when the request asks."""
+    """Answers each request on the CLI's API path with the next turn, streamed when its route says (the body's
+    `stream` flag, or a streaming method such as Gemini's), and canned paths with their canned JSON."""
 
-    def __init__(self, codec: ChatCodec, api_path: str, turns: list[Completion]) -> None:
+    def __init__(self, codec: ChatCodec, api_path: str, turns: list[Completion], canned: dict[str, bytes]) -> None:
         self.bodies: list[dict[str, Any]] = []
         server = self
 
@@ -97,7 +122,11 @@ class ScriptedServer:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if self.path.split("?")[0] != api_path or len(server.bodies) >= len(turns):
+                path = self.path.split("?")[0]
+                if path in canned:
+                    self._send_json(canned[path])
+                    return
+                if path != api_path or len(server.bodies) >= len(turns):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
@@ -105,8 +134,9 @@ class ScriptedServer:
                 request = json.loads(body)
                 completion = turns[len(server.bodies)]
                 server.bodies.append(request)
-                self.send_response(200)
-                if request.get("stream"):
+                route = detect("127.0.0.1", self.path)
+                if route is not None and with_body(route, request).streaming:
+                    self.send_response(200)
                     self.send_header("content-type", codec.stream_media_type)
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
@@ -114,11 +144,14 @@ class ScriptedServer:
                         self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                     self.wfile.write(b"0\r\n\r\n")
                 else:
-                    data = codec.encode_response(completion, request)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self._send_json(codec.encode_response(completion, request))
+
+            def _send_json(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             do_GET = do_POST
 
@@ -137,7 +170,7 @@ class ScriptedServer:
 
 def run_session(cli: Cli, binary: str) -> Session:
     """Run the CLI's scripted session in a throwaway home and working directory, offline."""
-    server = ScriptedServer(CHAT_CODECS[cli.codec], cli.api_path, cli.turns)
+    server = ScriptedServer(CHAT_CODECS[cli.codec], cli.api_path, cli.turns, cli.canned)
     try:
         words = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()
         version = next((word for word in words if word[:1].isdigit()), "unknown")
@@ -148,6 +181,13 @@ def run_session(cli: Cli, binary: str) -> Session:
                     "ANTHROPIC_BASE_URL": server.url,
                     "ANTHROPIC_API_KEY": "test-key-not-secret",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                }
+            elif cli is GEMINI:
+                env |= {
+                    "CODE_ASSIST_ENDPOINT": server.url,
+                    "GOOGLE_GENAI_USE_GCA": "true",
+                    "GOOGLE_CLOUD_ACCESS_TOKEN": "test-token-not-secret",
+                    "GEMINI_CLI_TRUST_WORKSPACE": "true",
                 }
             else:
                 Path(home, "config.toml").write_text(
