@@ -1,6 +1,6 @@
 """Regenerate tests/fixtures/captured/: the request bodies real coding CLIs send in a tool loop.
 
-    .venv/bin/python scripts/capture_cli_requests.py claude codex
+    .venv/bin/python scripts/capture_cli_requests.py claude codex gemini
 
 Each CLI (installed from package.json by scripts/setup.sh) runs a scripted session against llmproxy's
 encodings on a loopback server (tests/e2e/clis.py). Only bodies are kept — headers carry keys.

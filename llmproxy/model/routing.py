@@ -12,6 +12,8 @@ class Provider(StrEnum):
     AZURE = "azure"
     OLLAMA = "ollama"
     BEDROCK = "bedrock"
+    GEMINI = "gemini"
+    GEMINI_CODE_ASSIST = "gemini_code_assist"
 
 
 class Operation(StrEnum):
@@ -25,6 +27,7 @@ class Operation(StrEnum):
     GENERATE = "generate"
     CONVERSE = "converse"  # Bedrock converse + converse-stream
     INVOKE = "invoke"  # Bedrock invoke + invoke-with-response-stream; the body's format follows the model
+    GENERATE_CONTENT = "generate_content"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
 from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
 from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
+from llmproxy.providers.gemini import GENERATE as GEMINI_GENERATE
+from llmproxy.providers.gemini_code_assist import CODE_ASSIST as GEMINI_CODE_ASSIST
 from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
 from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
 
@@ -20,6 +22,8 @@ CHAT_CODECS: dict[str, ChatCodec] = {
     "ollama-generate": OLLAMA_GENERATE,
     "bedrock-converse": BEDROCK_CONVERSE,
     "bedrock-invoke-anthropic": BEDROCK_INVOKE_ANTHROPIC,
+    "gemini-generate": GEMINI_GENERATE,
+    "gemini-code-assist": GEMINI_CODE_ASSIST,
 }
 
 _BY_ROUTE: dict[tuple[Provider, Operation], ChatCodec] = {

@@ -4,8 +4,8 @@ A table of rules, one per (provider, operation). A rule matches by path suffix, 
 gateways (``https://gw.example/anthropic/v1/messages``) are recognised on any host; the rule's own hosts,
 and headers only that provider sends, break ties where two APIs share a path (``/v1/models``). A rule
 marked `distinct` has a path no other API uses (Azure's ``/openai/deployments/{d}/…``), so it beats the
-generic rules on any host. A named group ``model`` in a rule's path sets `Route.model`. Later providers
-extend `RULES`.
+generic rules on any host. A rule's path pattern may capture ``(?P<model>…)``: APIs that name the model
+in the URL (Azure, Gemini, Bedrock) fill `Route.model` from it, URL-decoded. Later providers extend `RULES`.
 """
 
 import re
@@ -50,7 +50,15 @@ ANTHROPIC_HOSTS = ("api.anthropic.com",)
 OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
 AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com")
-OLLAMA_HOSTS = ("localhost", "127.0.0.1", "ollama.com")
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+OLLAMA_HOSTS = (*LOOPBACK_HOSTS, "ollama.com")
+# Vertex AI's regional hosts (`us-central1-aiplatform.googleapis.com`) are not subdomains of the global
+# one; the Gemini paths are specific enough to be recognised on them (and any host) by path alone.
+GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
+CODE_ASSIST_HOSTS = ("cloudcode-pa.googleapis.com",)
+# `/v1beta/models/{m}`, Vertex `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}`, and
+# Vertex express mode `/v1/publishers/google/models/{m}`.
+_GEMINI_MODEL = r"/v1[a-z0-9]*/(projects/[^/]+/locations/[^/]+/)?(publishers/[^/]+/)?models/(?P<model>[^/:]+)"
 # bedrock-runtime[-fips].<region>.amazonaws.com[.cn], and VPC endpoints (vpce-….bedrock-runtime.<region>.vpce…)
 BEDROCK_HOST = re.compile(r"(^|\.)bedrock-runtime(-fips)?\.[a-z0-9-]+\.(vpce\.)?amazonaws\.com(\.cn)?$")
 
@@ -59,6 +67,14 @@ def _bedrock(operation: Operation, action: str, streaming: Streaming) -> RouteRu
     """`/model/{modelId}/{action}`: the id is URL-encoded (ARNs hold '/'), so it may span segments when decoded."""
     path = re.compile(rf"/model/(?P<model>.+)/{action}$")
     return RouteRule(Provider.BEDROCK, operation, path, streaming, host_pattern=BEDROCK_HOST)
+
+
+def _gemini(method: str) -> re.Pattern[str]:
+    return re.compile(f"{_GEMINI_MODEL}:{method}$")
+
+
+def _code_assist(method: str) -> re.Pattern[str]:
+    return re.compile(f"/v1internal:{method}$")
 
 
 RULES: list[RouteRule] = [
@@ -166,6 +182,31 @@ RULES: list[RouteRule] = [
     _bedrock(Operation.INVOKE, "invoke-with-response-stream", Streaming.ALWAYS),
     _bedrock(Operation.CONVERSE, "converse", Streaming.NEVER),
     _bedrock(Operation.CONVERSE, "converse-stream", Streaming.ALWAYS),
+    RouteRule(Provider.GEMINI, Operation.GENERATE_CONTENT, _gemini("generateContent"), hosts=GEMINI_HOSTS),
+    RouteRule(
+        Provider.GEMINI,
+        Operation.GENERATE_CONTENT,
+        _gemini("streamGenerateContent"),
+        Streaming.ALWAYS,
+        hosts=GEMINI_HOSTS,
+    ),
+    RouteRule(Provider.GEMINI, Operation.COUNT_TOKENS, _gemini("countTokens"), hosts=GEMINI_HOSTS),
+    RouteRule(
+        Provider.GEMINI_CODE_ASSIST,
+        Operation.GENERATE_CONTENT,
+        _code_assist("generateContent"),
+        hosts=CODE_ASSIST_HOSTS,
+    ),
+    RouteRule(
+        Provider.GEMINI_CODE_ASSIST,
+        Operation.GENERATE_CONTENT,
+        _code_assist("streamGenerateContent"),
+        Streaming.ALWAYS,
+        hosts=CODE_ASSIST_HOSTS,
+    ),
+    RouteRule(
+        Provider.GEMINI_CODE_ASSIST, Operation.COUNT_TOKENS, _code_assist("countTokens"), hosts=CODE_ASSIST_HOSTS
+    ),
 ]
 
 
@@ -179,14 +220,15 @@ def detect(
 ) -> Route | None:
     """The API a request speaks, or None for traffic that is not a known LLM API.
 
-    `path` may carry a query string. Among rules whose path matches, one that serves `host` wins, then one
-    that is `distinct` or whose tell-tale headers are present, then the first in `RULES`. `scheme` does not
-    change the answer today (local servers speak plain http); it is part of the signature so rules can use it.
-    A rule whose path names the model (a `model` group) sets `Route.model`, URL-decoded.
+    `path` may carry a query string; colons may be percent-encoded (``%3A``). Among rules whose path
+    matches, one that serves `host` wins, then one that is `distinct` or whose tell-tale headers are present,
+    then the first in `RULES`. `scheme` does not change the answer today (local servers speak plain http); it
+    is part of the signature so rules can use it. A rule whose path names the model (a `model` group) sets
+    `Route.model`, URL-decoded.
     """
     del scheme
     host = host.lower().rstrip(".")
-    bare_path = path.split("?", 1)[0].rstrip("/") or "/"
+    bare_path = _ENCODED_COLON.sub(":", path.split("?", 1)[0]).rstrip("/") or "/"
     header_names = {name.lower() for name in headers} if headers else set()
     best: tuple[int, RouteRule, re.Match[str]] | None = None
     for rule in RULES:
@@ -207,6 +249,9 @@ def detect(
     return Route(rule.provider, rule.operation, streaming, model)
 
 
+_ENCODED_COLON = re.compile("%3a", re.IGNORECASE)
+
+
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
     """Settle `streaming` from the parsed request body, for routes whose body decides: its boolean
     `stream`, else the API's default (off, except for Ollama's native API)."""
@@ -222,6 +267,7 @@ def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
 
 
 def is_provider_host(host: str) -> bool:
-    """Whether `host` is one of the known LLM API hosts, whatever the path."""
-    host = host.lower().rstrip(".")
-    return any(rule.serves(host) for rule in RULES)
+    """Whether `host` is one of the known LLM API hosts, whatever the path. Loopback is not: a local Ollama
+    lists it to win ties, but everything else a developer runs locally lives there too."""
+    host = host.lower().rstrip(".").strip("[]")
+    return host not in LOOPBACK_HOSTS and any(rule.serves(host) for rule in RULES)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
-from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.registry import CHAT_CODECS, chat_codec
 from llmproxy.providers.routes import detect, with_body
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +44,7 @@ class Cli:
     codec: str
     turns: list[Completion]
     argv: list[str]
+    canned: dict[str, bytes] = field(default_factory=dict)  # other paths the CLI calls: JSON answered as is
 
     @property
     def binary(self) -> str | None:
@@ -68,7 +69,28 @@ CODEX = Cli(
         "Run `echo llmproxy-ok`, then tell me what it printed.",
     ],
 )
-CLIS = {cli.name: cli for cli in (CLAUDE, CODEX)}
+# The Gemini CLI logs in with Google (an access token from the environment) and talks to Code Assist, whose
+# set-up calls get canned answers. Before each turn it asks a small model which model should answer (the
+# routing classifier, a non-streaming generateContent): it is told "flash".
+CODE_ASSIST = CHAT_CODECS["gemini-code-assist"]
+_ROUTING = Completion(text='{"reasoning": "A single shell command.", "model_choice": "flash"}')
+GEMINI = Cli(
+    "gemini",
+    "gemini-code-assist",
+    tool_loop("run_shell_command", {"command": "echo llmproxy-ok", "description": "Print a marker"}),
+    ["-p", "Run `echo llmproxy-ok` with the shell tool, then tell me what it printed.", "--yolo"],
+    {
+        "/v1internal:loadCodeAssist": json.dumps(
+            {"currentTier": {"id": "standard-tier", "name": "Standard"}, "cloudaicompanionProject": "llmproxy-test"}
+        ).encode(),
+        "/v1internal:generateContent": CODE_ASSIST.encode_response(_ROUTING),
+        "/v1internal:retrieveUserQuota": b"{}",
+        "/v1internal:listExperiments": b"{}",
+        "/v1internal:recordCodeAssistMetrics": b"{}",
+        "/v1internal:fetchAdminControls": b"{}",
+    },
+)
+CLIS = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
 
 
 @dataclass
@@ -82,9 +104,13 @@ class Session:
 
 class ScriptedServer:
     """Answers each LLM API request with the next turn, in the format of the API it came in on (found by
-    llmproxy's route detection), streamed when the request asks. `tls` serves HTTPS instead of HTTP."""
+    llmproxy's route detection), streamed when its route says (the body's `stream` flag, or a streaming method
+    such as Gemini's); `canned` paths get their canned JSON. `tls` serves HTTPS instead of HTTP."""
 
-    def __init__(self, turns: list[Completion], tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self, turns: list[Completion], canned: dict[str, bytes] | None = None, tls: ssl.SSLContext | None = None
+    ) -> None:
+        canned = canned or {}
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         server = self
@@ -97,9 +123,12 @@ class ScriptedServer:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if self.path.split("?")[0] in canned:
+                    self._send_json(canned[self.path.split("?")[0]])
+                    return
                 route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
                 codec = chat_codec(route) if route is not None else None
-                if codec is None or len(server.bodies) >= len(turns):
+                if codec is None or route is None or len(server.bodies) >= len(turns):
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
@@ -108,8 +137,8 @@ class ScriptedServer:
                 completion = turns[len(server.bodies)]
                 server.bodies.append(request)
                 server.paths.append(self.path)
-                self.send_response(200)
                 if with_body(route, request).streaming:
+                    self.send_response(200)
                     self.send_header("content-type", codec.stream_media_type)
                     self.send_header("transfer-encoding", "chunked")
                     self.end_headers()
@@ -118,11 +147,14 @@ class ScriptedServer:
                         self.wfile.flush()
                     self.wfile.write(b"0\r\n\r\n")
                 else:
-                    data = codec.encode_response(completion, request)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self._send_json(codec.encode_response(completion, request))
+
+            def _send_json(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             do_GET = do_POST
 
@@ -144,7 +176,7 @@ class ScriptedServer:
 
 def run_session(cli: Cli, binary: str) -> Session:
     """Run the CLI's scripted session in a throwaway home and working directory, offline."""
-    server = ScriptedServer(cli.turns)
+    server = ScriptedServer(cli.turns, cli.canned)
     try:
         words = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()
         version = next((word for word in words if word[:1].isdigit()), "unknown")
@@ -155,6 +187,13 @@ def run_session(cli: Cli, binary: str) -> Session:
                     "ANTHROPIC_BASE_URL": server.url,
                     "ANTHROPIC_API_KEY": "test-key-not-secret",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                }
+            elif cli is GEMINI:
+                env |= {
+                    "CODE_ASSIST_ENDPOINT": server.url,
+                    "GOOGLE_GENAI_USE_GCA": "true",
+                    "GOOGLE_CLOUD_ACCESS_TOKEN": "test-token-not-secret",
+                    "GEMINI_CLI_TRUST_WORKSPACE": "true",
                 }
             else:
                 Path(home, "config.toml").write_text(

@@ -1,7 +1,7 @@
-"""The real Claude Code and Codex CLIs run a tool loop on llmproxy's encodings, offline.
+"""The real Claude Code, Codex and Gemini CLIs run a tool loop on llmproxy's encodings, offline.
 
-Proves the Anthropic and Responses stream encoders satisfy the clients that matter most: each CLI parses
-the tool call, runs the tool, sends its output back, and prints the scripted final answer.
+Proves the Anthropic, Responses and Code Assist stream encoders satisfy the clients that matter most: each CLI
+parses the tool call, runs the tool, sends its output back, and prints the scripted final answer.
 """
 
 import json

@@ -1,7 +1,8 @@
 """Decoding requests exactly as the real coding CLIs send them.
 
-The fixtures were captured from Claude Code and Codex CLI running a tool loop against llmproxy's own
-encodings (scripts/capture_cli_requests.py): turn 1 is the opening request, turn 2 carries the tool result.
+The fixtures were captured from Claude Code, Codex CLI and the Gemini CLI (on Code Assist) running a tool loop
+against llmproxy's own encodings (scripts/capture_cli_requests.py): turn 1 is the opening request, turn 2 carries
+the tool result.
 """
 
 import json
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from llmproxy.model import Conversation, Role, TextPart, ToolCall, ToolResultPart
+from llmproxy.model import Conversation, ReasoningPart, Role, TextPart, ToolCall, ToolResultPart
 from llmproxy.providers.registry import CHAT_CODECS
 
 CAPTURED = Path(__file__).parent.parent / "fixtures" / "captured"
@@ -94,8 +95,48 @@ def test_codex_tool_result_turn() -> None:
     assert "llmproxy-ok" in result.text
 
 
+SHELL_NOTE = "Print a marker"
+
+
+def test_gemini_cli_first_turn() -> None:
+    body = load("gemini-0.61.0-turn1.json")
+    conversation = decode("gemini-code-assist", body)
+    assert conversation.model == body["model"]  # Code Assist names the model in its envelope, not the URL
+    assert conversation.reasoning_requested is True  # thinkingConfig: includeThoughts, thinkingLevel
+    assert conversation.system_text == body["request"]["systemInstruction"]["parts"][0]["text"]
+    (message,) = conversation.messages
+    assert message.role is Role.USER
+    assert message.parts[0].text.startswith("<session_context>")  # type: ignore[union-attr]
+    assert message.parts[-1] == TextPart("Run `echo llmproxy-ok` with the shell tool, then tell me what it printed.")
+    shell = next(t for t in conversation.tools if t.name == "run_shell_command")
+    assert shell.parameters is not None  # sent as parametersJsonSchema
+    assert "command" in shell.parameters["properties"]
+
+
+def test_gemini_cli_tool_result_turn() -> None:
+    conversation = decode("gemini-code-assist", load("gemini-0.61.0-turn2.json"))
+    assert [m.role for m in conversation.messages] == [Role.USER, Role.ASSISTANT, Role.USER]
+    assistant = conversation.messages[1]
+    # The CLI stamps a placeholder signature on a call that came without one.
+    assert assistant.parts == (
+        TextPart("Running it."),
+        ReasoningPart(signature="skip_thought_signature_validator"),
+        ToolCall(
+            "call_capture_1", "run_shell_command", {"command": "echo llmproxy-ok", "description": "Print a marker"}
+        ),
+    )
+    latest = conversation.latest
+    assert latest is not None
+    (result,) = latest.tool_results
+    assert (result.tool_call_id, result.name, result.is_error) == ("call_capture_1", "run_shell_command", False)
+    assert "Output: llmproxy-ok" in result.text  # {"output": text} reads as the text
+
+
+CODECS = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini": "gemini-code-assist"}
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in CAPTURED.glob("*.json")))
 def test_every_capture_decodes(name: str) -> None:
-    codec = "anthropic-messages" if name.startswith("claude") else "openai-responses"
+    codec = CODECS[name.split("-")[0]]
     conversation = decode(codec, load(name))
     assert conversation.messages

@@ -44,7 +44,8 @@ from tests.providers.strategies import (
 
 CODECS = pytest.mark.parametrize("name", list(CHAT_CODECS))
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses"}  # the codec each CLI speaks
+# the codec each CLI speaks
+CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini": "gemini-code-assist"}
 DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never sends
     "anthropic-messages": ["ping"],
     "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
@@ -56,6 +57,8 @@ ERROR_BODY_ALONE = {
     "ollama-generate",
     "bedrock-converse",
     "bedrock-invoke-anthropic",
+    "gemini-generate",
+    "gemini-code-assist",
 }
 """Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
 body alone. (Responses sends a `failed` response object, output included.)"""

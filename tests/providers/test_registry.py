@@ -6,6 +6,8 @@ from llmproxy.providers import azure, ollama
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.bedrock import CONVERSE, INVOKE_ANTHROPIC
+from llmproxy.providers.gemini import GENERATE
+from llmproxy.providers.gemini_code_assist import CODE_ASSIST
 from llmproxy.providers.openai_chat import CHAT
 from llmproxy.providers.openai_responses import RESPONSES
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
@@ -39,6 +41,9 @@ from llmproxy.providers.routes import detect
             "/model/us.anthropic.claude-x/invoke-with-response-stream",
             INVOKE_ANTHROPIC,
         ),
+        ("generativelanguage.googleapis.com", "/v1beta/models/gemini-2.5-flash:generateContent", GENERATE),
+        ("generativelanguage.googleapis.com", "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse", GENERATE),
+        ("cloudcode-pa.googleapis.com", "/v1internal:streamGenerateContent?alt=sse", CODE_ASSIST),
     ],
 )
 def test_route_finds_its_codec(host: str, path: str, codec: object) -> None:
@@ -53,6 +58,8 @@ def test_non_chat_routes_have_no_chat_codec() -> None:
         ("api.openai.com", "/v1/embeddings", "POST"),
         ("api.openai.com", "/v1/models", "GET"),
         ("res.openai.azure.com", "/openai/deployments/emb/embeddings", "POST"),
+        ("generativelanguage.googleapis.com", "/v1beta/models/gemini-2.5-flash:countTokens", "POST"),
+        ("cloudcode-pa.googleapis.com", "/v1internal:countTokens", "POST"),
     ]:
         route = detect(host, path, method=method)
         assert route is not None
@@ -68,6 +75,8 @@ def test_codecs_are_registered_by_name_and_route() -> None:
         "ollama-generate": ("ollama", "generate"),
         "bedrock-converse": ("bedrock", "converse"),
         "bedrock-invoke-anthropic": ("bedrock", "invoke"),
+        "gemini-generate": ("gemini", "generate_content"),
+        "gemini-code-assist": ("gemini_code_assist", "generate_content"),
     }
 
 

@@ -206,3 +206,56 @@ def test_ollama_streams_unless_the_body_says_not() -> None:
     azure = detect(AZURE_HOST, "/openai/deployments/d/chat/completions")
     assert azure is not None
     assert with_body(azure, {"model": "m"}).streaming is False
+
+
+GEM, GCA = Provider.GEMINI, Provider.GEMINI_CODE_ASSIST
+GENERATE, COUNT = Operation.GENERATE_CONTENT, Operation.COUNT_TOKENS
+
+
+GL, VERTEX = "generativelanguage.googleapis.com", "/v1/projects/p/locations/us-central1/publishers/google/models"
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "route"),
+    [
+        (GL, "/v1beta/models/gemini-2.5-flash:generateContent", Route(GEM, GENERATE, False, "gemini-2.5-flash")),
+        (GL, "/v1/models/gemini-2.5:streamGenerateContent?alt=sse", Route(GEM, GENERATE, True, "gemini-2.5")),
+        (GL, "/v1beta/models/gemini-x:streamGenerateContent", Route(GEM, GENERATE, True, "gemini-x")),
+        (GL, "/v1beta/models/gemini-x%3AcountTokens", Route(GEM, COUNT, False, "gemini-x")),
+        ("gw.example.com", "/google/v1beta/models/gemini-x%3agenerateContent", Route(GEM, GENERATE, False, "gemini-x")),
+        (
+            "us-central1-aiplatform.googleapis.com",
+            f"{VERTEX}/g-001:streamGenerateContent",
+            Route(GEM, GENERATE, True, "g-001"),
+        ),
+        (
+            "aiplatform.googleapis.com",
+            f"{VERTEX.replace('v1', 'v1beta1')}/g:countTokens",
+            Route(GEM, COUNT, False, "g"),
+        ),
+        (
+            "aiplatform.googleapis.com",
+            "/v1/publishers/google/models/g:generateContent",
+            Route(GEM, GENERATE, False, "g"),
+        ),
+        ("cloudcode-pa.googleapis.com", "/v1internal:streamGenerateContent?alt=sse", Route(GCA, GENERATE, True)),
+        ("cloudcode-pa.googleapis.com", "/v1internal:generateContent", Route(GCA, GENERATE, False)),
+        ("127.0.0.1", "/v1internal%3AcountTokens", Route(GCA, COUNT, False)),
+    ],
+)
+def test_gemini_routes(host: str, path: str, route: Route) -> None:
+    assert detect(host, path) == route
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1beta/models/gemini-x:embedContent",  # another helper's
+        "/v1beta/models/gemini-x:generateContentX",
+        "/v1beta/models/a/b:generateContent",
+        "/v1internal:loadCodeAssist",
+    ],
+)
+def test_not_gemini_chat(path: str) -> None:
+    route = detect("generativelanguage.googleapis.com", path)
+    assert route is None or route.provider not in (GEM, GCA) or route.operation is not GENERATE

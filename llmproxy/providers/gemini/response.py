@@ -1,0 +1,84 @@
+"""`GenerateContentResponse` bodies (wire-formats.md §5.3), and the parts and response objects that the
+stream and Code Assist encoders send too."""
+
+from itertools import chain
+from typing import Final
+
+from llmproxy.model import Completion
+from llmproxy.providers.base import JsonObject, dump_json, split_deltas
+from llmproxy.providers.gemini.assemble import Assembly
+from llmproxy.providers.gemini.errors import error_object, read_error
+from llmproxy.providers.gemini.wire import encode_call, encode_usage, finish_reason, model_version, response_id
+from llmproxy.providers.node import Node
+
+WHAT: Final = "gemini response"
+
+
+def part_groups(completion: Completion, delta_chars: int | None = None) -> list[list[JsonObject]]:
+    """The completion's parts in wire order (thoughts, text, function calls), grouped as they are sent: one
+    group per reasoning or text delta of `delta_chars` (the whole text when None), one for all calls.
+
+    The thought signature rides where Gemini puts it: on the first function call, else on the last part,
+    else on an empty text part of its own."""
+
+    def pieces(text: str) -> list[str]:
+        return split_deltas(text, delta_chars) if delta_chars is not None else [text] if text else []
+
+    groups: list[list[JsonObject]] = [[{"text": p, "thought": True}] for p in pieces(completion.reasoning or "")]
+    groups.extend([{"text": p}] for p in pieces(completion.text))
+    calls: list[JsonObject] = [{"functionCall": encode_call(call)} for call in completion.tool_calls]
+    if calls:
+        groups.append(calls)
+    signature = completion.reasoning_signature
+    if signature:
+        if calls:
+            calls[0]["thoughtSignature"] = signature
+        elif groups:
+            groups[-1][-1]["thoughtSignature"] = signature
+        else:
+            groups.append([{"text": "", "thoughtSignature": signature}])
+    return groups
+
+
+def response_object(
+    completion: Completion, request: JsonObject | None, parts: list[JsonObject], *, final: bool
+) -> JsonObject:
+    """One response object with these parts; the `final` one carries the finish reason and usage."""
+    candidate: JsonObject = {"content": {"role": "model", "parts": parts} if parts else {"role": "model"}}
+    finish = finish_reason(completion.stop_reason) if final else None
+    if finish is not None:
+        candidate["finishReason"] = finish
+    candidate["index"] = 0
+    body: JsonObject = {"candidates": [candidate]}
+    if final and completion.usage is not None:
+        body["usageMetadata"] = encode_usage(completion.usage)
+    body["modelVersion"] = model_version(completion, request)
+    body["responseId"] = response_id(completion)
+    return body
+
+
+def body_object(completion: Completion, request: JsonObject | None = None) -> JsonObject:
+    """The body the API sends. A completion that failed becomes the error body the request would have
+    got (a body cannot carry content and an error; the status is the caller's, see `encode_error`)."""
+    if completion.error is not None:
+        return error_object(completion.error.kind, completion.error.message)
+    parts = list(chain.from_iterable(part_groups(completion)))
+    return response_object(completion, request, parts, final=True)
+
+
+def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
+    return dump_json(body_object(completion, request))
+
+
+def decode_response(body: bytes) -> Completion:
+    return read_response(Node.parse(body, WHAT))
+
+
+def read_response(root: Node, *, id: str | None = None) -> Completion:
+    """A response object, or an error body where one was expected."""
+    root.obj()
+    if root["error"].present:
+        return Completion(stop_reason=None, error=read_error(root, None))
+    assembly = Assembly()
+    assembly.add(root, id=id)
+    return assembly.completion()

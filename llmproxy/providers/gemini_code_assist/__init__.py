@@ -1,0 +1,25 @@
+"""Gemini CLI's Code Assist back end (`cloudcode-pa.googleapis.com/v1internal:generateContent`,
+`:streamGenerateContent`, `:countTokens`; wire-formats.md §5.5): Gemini bodies in Code Assist envelopes."""
+
+from llmproxy.model import Operation, Provider
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.gemini import errors
+from llmproxy.providers.gemini.visible import visible
+from llmproxy.providers.gemini_code_assist import envelope
+from llmproxy.providers.gemini_code_assist.envelope import decode_count_tokens_request
+
+CODE_ASSIST = ChatCodec(
+    provider=Provider.GEMINI_CODE_ASSIST,
+    operation=Operation.GENERATE_CONTENT,
+    decode_request=envelope.decode_request,
+    decode_response=envelope.decode_response,
+    decode_stream=envelope.decode_stream,
+    encode_response=envelope.encode_response,
+    encode_stream=envelope.encode_stream,
+    visible=visible,
+    decode_error=errors.decode_error,
+    encode_error=errors.encode_error,
+    rate_limit_headers=errors.rate_limit_headers,
+)
+
+__all__ = ["CODE_ASSIST", "decode_count_tokens_request"]
