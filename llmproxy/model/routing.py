@@ -9,6 +9,13 @@ class Provider(StrEnum):
 
     ANTHROPIC = "anthropic"
     OPENAI = "openai"
+    GEMINI = "gemini"
+    GEMINI_CODE_ASSIST = "gemini_code_assist"
+    BEDROCK = "bedrock"
+    AZURE = "azure"
+    OLLAMA = "ollama"
+    COHERE = "cohere"
+    VOYAGE = "voyage"
 
 
 class Operation(StrEnum):
@@ -18,6 +25,12 @@ class Operation(StrEnum):
     CHAT_COMPLETIONS = "chat_completions"
     RESPONSES = "responses"
     EMBEDDINGS = "embeddings"
+    GENERATE_CONTENT = "generate_content"
+    CONVERSE = "converse"
+    INVOKE = "invoke"
+    CHAT = "chat"
+    GENERATE = "generate"
+    RERANK = "rerank"
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,20 @@
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.embeddings import (
+    BEDROCK_COHERE_EMBEDDINGS,
+    BEDROCK_TITAN_EMBEDDINGS,
+    COHERE_EMBEDDINGS,
+    GEMINI_EMBEDDINGS,
+    OLLAMA_EMBEDDINGS,
+    OPENAI_EMBEDDINGS,
+    VOYAGE_EMBEDDINGS,
+    bedrock_embedding_codec,
+)
 from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
 from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
+from llmproxy.providers.rerank import COHERE_RERANK, VOYAGE_RERANK
+from llmproxy.providers.vectors import EmbeddingCodec, RerankCodec
 
 CHAT_CODECS: dict[str, ChatCodec] = {
     "anthropic-messages": ANTHROPIC_MESSAGES,
@@ -20,3 +32,35 @@ _BY_ROUTE: dict[tuple[Provider, Operation], ChatCodec] = {
 def chat_codec(route: Route) -> ChatCodec | None:
     """The chat codec that reads and writes this route's bodies, if it is a chat operation."""
     return _BY_ROUTE.get((route.provider, route.operation))
+
+
+EMBEDDING_CODECS: dict[str, EmbeddingCodec] = {
+    "openai-embeddings": OPENAI_EMBEDDINGS,
+    "gemini-embeddings": GEMINI_EMBEDDINGS,
+    "ollama-embeddings": OLLAMA_EMBEDDINGS,
+    "bedrock-titan-embeddings": BEDROCK_TITAN_EMBEDDINGS,
+    "bedrock-cohere-embeddings": BEDROCK_COHERE_EMBEDDINGS,
+    "cohere-embed": COHERE_EMBEDDINGS,
+    "voyage-embeddings": VOYAGE_EMBEDDINGS,
+}
+RERANK_CODECS: dict[str, RerankCodec] = {"cohere-rerank": COHERE_RERANK, "voyage-rerank": VOYAGE_RERANK}
+
+_EMBEDDINGS_BY_ROUTE: dict[tuple[Provider, Operation], EmbeddingCodec] = {
+    (codec.provider, codec.operation): codec
+    for codec in EMBEDDING_CODECS.values()
+    if codec.operation is Operation.EMBEDDINGS  # Bedrock's bodies depend on the model: bedrock_embedding_codec
+}
+_EMBEDDINGS_BY_ROUTE[Provider.AZURE, Operation.EMBEDDINGS] = OPENAI_EMBEDDINGS
+_RERANK_BY_ROUTE = {(codec.provider, codec.operation): codec for codec in RERANK_CODECS.values()}
+
+
+def embedding_codec(route: Route) -> EmbeddingCodec | None:
+    """The embedding codec for this route: by operation, or for Bedrock `InvokeModel` by the model id."""
+    if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
+        return bedrock_embedding_codec(route.model) if route.model else None
+    return _EMBEDDINGS_BY_ROUTE.get((route.provider, route.operation))
+
+
+def rerank_codec(route: Route) -> RerankCodec | None:
+    """The rerank codec for this route, if it is a rerank operation."""
+    return _RERANK_BY_ROUTE.get((route.provider, route.operation))

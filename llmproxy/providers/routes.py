@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+from urllib.parse import unquote
 
 from llmproxy.model import Operation, Provider, Route
 
@@ -41,6 +42,11 @@ class RouteRule:
 ANTHROPIC_HOSTS = ("api.anthropic.com",)
 OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
+GEMINI_HOSTS = ("generativelanguage.googleapis.com",)
+AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com")
+OLLAMA_HOSTS = ("ollama.com",)
+COHERE_HOSTS = ("api.cohere.com", "api.cohere.ai")
+VOYAGE_HOSTS = ("api.voyageai.com", "ai.mongodb.com")  # ai.mongodb.com: Voyage keys starting `al-`
 
 RULES: list[RouteRule] = [
     RouteRule(
@@ -88,6 +94,37 @@ RULES: list[RouteRule] = [
         hosts=ANTHROPIC_HOSTS,
         headers=("anthropic-version",),
     ),
+    # embeddings and rerank (wire-formats.md §9); a `model` group names the model the URL carries
+    RouteRule(
+        Provider.GEMINI,
+        Operation.EMBEDDINGS,
+        re.compile(r"/v1(beta)?/models/(?P<model>[^/:]+):(embedContent|batchEmbedContents)$"),
+        hosts=GEMINI_HOSTS,
+    ),
+    RouteRule(Provider.OLLAMA, Operation.EMBEDDINGS, re.compile(r"/api/embed(dings)?$"), hosts=OLLAMA_HOSTS),
+    RouteRule(
+        Provider.AZURE,
+        Operation.EMBEDDINGS,
+        re.compile(r"/openai/deployments/(?P<model>[^/]+)/embeddings$"),
+        hosts=AZURE_HOSTS,
+    ),
+    RouteRule(
+        Provider.AZURE, Operation.EMBEDDINGS, re.compile(r"/openai/v1/embeddings$"), hosts=AZURE_HOSTS, host_only=True
+    ),
+    RouteRule(Provider.COHERE, Operation.EMBEDDINGS, re.compile(r"/v[12]/embed$"), hosts=COHERE_HOSTS),
+    # /v1/rerank is Voyage's too: on a foreign host it is Cohere's (first), whose SDK is also singled out
+    RouteRule(
+        Provider.COHERE,
+        Operation.RERANK,
+        re.compile(r"/v[12]/rerank$"),
+        hosts=COHERE_HOSTS,
+        headers=("x-fern-sdk-name",),
+    ),
+    # Voyage shares OpenAI's and Cohere's paths and its SDK sends no tell-tale header: its host decides
+    RouteRule(
+        Provider.VOYAGE, Operation.EMBEDDINGS, re.compile(r"/v1/embeddings$"), hosts=VOYAGE_HOSTS, host_only=True
+    ),
+    RouteRule(Provider.VOYAGE, Operation.RERANK, re.compile(r"/v1/rerank$"), hosts=VOYAGE_HOSTS, host_only=True),
 ]
 
 
@@ -123,7 +160,9 @@ def detect(
         return None
     rule = best[1]
     streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True, Streaming.BODY_FLAG: None}[rule.streaming]
-    return Route(rule.provider, rule.operation, streaming)
+    match = rule.path.search(bare_path)
+    model = match.groupdict().get("model") if match else None
+    return Route(rule.provider, rule.operation, streaming, unquote(model) if model else None)
 
 
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
