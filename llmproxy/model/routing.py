@@ -36,9 +36,11 @@ class Operation(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Route:
     """The result of detection. `streaming` is None until the body has been seen, when the body decides.
-    `model` is set when the URL names it (Gemini, Bedrock, Azure deployments)."""
+    `model` is set when the URL names it (Gemini, Bedrock, Azure deployments); `version` when the URL's API
+    version changes the wire format and the body does not say which (Cohere `/v1/embed` and `/v2/embed`)."""
 
     provider: Provider
     operation: Operation
     streaming: bool | None = None
     model: str | None = None
+    version: str | None = None

@@ -7,6 +7,7 @@ from llmproxy.providers.embeddings import (
     BEDROCK_COHERE_EMBEDDINGS,
     BEDROCK_TITAN_EMBEDDINGS,
     COHERE_EMBEDDINGS,
+    COHERE_EMBEDDINGS_V1,
     GEMINI_EMBEDDINGS,
     OLLAMA_EMBEDDINGS,
     OPENAI_EMBEDDINGS,
@@ -41,6 +42,7 @@ EMBEDDING_CODECS: dict[str, EmbeddingCodec] = {
     "bedrock-titan-embeddings": BEDROCK_TITAN_EMBEDDINGS,
     "bedrock-cohere-embeddings": BEDROCK_COHERE_EMBEDDINGS,
     "cohere-embed": COHERE_EMBEDDINGS,
+    "cohere-embed-v1": COHERE_EMBEDDINGS_V1,
     "voyage-embeddings": VOYAGE_EMBEDDINGS,
 }
 RERANK_CODECS: dict[str, RerankCodec] = {"cohere-rerank": COHERE_RERANK, "voyage-rerank": VOYAGE_RERANK}
@@ -48,16 +50,19 @@ RERANK_CODECS: dict[str, RerankCodec] = {"cohere-rerank": COHERE_RERANK, "voyage
 _EMBEDDINGS_BY_ROUTE: dict[tuple[Provider, Operation], EmbeddingCodec] = {
     (codec.provider, codec.operation): codec
     for codec in EMBEDDING_CODECS.values()
-    if codec.operation is Operation.EMBEDDINGS  # Bedrock's bodies depend on the model: bedrock_embedding_codec
-}
+    if codec.operation is Operation.EMBEDDINGS and codec is not COHERE_EMBEDDINGS_V1
+}  # Bedrock's bodies depend on the model (bedrock_embedding_codec), Cohere's on the URL's version
 _EMBEDDINGS_BY_ROUTE[Provider.AZURE, Operation.EMBEDDINGS] = OPENAI_EMBEDDINGS
 _RERANK_BY_ROUTE = {(codec.provider, codec.operation): codec for codec in RERANK_CODECS.values()}
 
 
 def embedding_codec(route: Route) -> EmbeddingCodec | None:
-    """The embedding codec for this route: by operation, or for Bedrock `InvokeModel` by the model id."""
+    """The embedding codec for this route: by operation, for Bedrock `InvokeModel` by the model id, for
+    Cohere by the URL's version."""
     if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
         return bedrock_embedding_codec(route.model) if route.model else None
+    if (route.provider, route.operation, route.version) == (Provider.COHERE, Operation.EMBEDDINGS, "v1"):
+        return COHERE_EMBEDDINGS_V1
     return _EMBEDDINGS_BY_ROUTE.get((route.provider, route.operation))
 
 

@@ -94,7 +94,7 @@ RULES: list[RouteRule] = [
         hosts=ANTHROPIC_HOSTS,
         headers=("anthropic-version",),
     ),
-    # embeddings and rerank (wire-formats.md §9); a `model` group names the model the URL carries
+    # embeddings and rerank (wire-formats.md §9); `model` and `version` groups fill the Route's fields
     RouteRule(
         Provider.GEMINI,
         Operation.EMBEDDINGS,
@@ -111,7 +111,7 @@ RULES: list[RouteRule] = [
     RouteRule(
         Provider.AZURE, Operation.EMBEDDINGS, re.compile(r"/openai/v1/embeddings$"), hosts=AZURE_HOSTS, host_only=True
     ),
-    RouteRule(Provider.COHERE, Operation.EMBEDDINGS, re.compile(r"/v[12]/embed$"), hosts=COHERE_HOSTS),
+    RouteRule(Provider.COHERE, Operation.EMBEDDINGS, re.compile(r"/(?P<version>v[12])/embed$"), hosts=COHERE_HOSTS),
     # /v1/rerank is Voyage's too: on a foreign host it is Cohere's (first), whose SDK is also singled out
     RouteRule(
         Provider.COHERE,
@@ -160,9 +160,9 @@ def detect(
         return None
     rule = best[1]
     streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True, Streaming.BODY_FLAG: None}[rule.streaming]
-    match = rule.path.search(bare_path)
-    model = match.groupdict().get("model") if match else None
-    return Route(rule.provider, rule.operation, streaming, unquote(model) if model else None)
+    groups = match.groupdict() if (match := rule.path.search(bare_path)) else {}
+    model = groups.get("model")
+    return Route(rule.provider, rule.operation, streaming, unquote(model) if model else None, groups.get("version"))
 
 
 def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:

@@ -1,6 +1,8 @@
 """Embedding codecs, one module per wire format (wire-formats.md §9): OpenAI (and Azure), Gemini, Ollama,
 Bedrock (Titan, Cohere), Cohere, Voyage."""
 
+from dataclasses import replace
+
 from llmproxy.model import Operation, Provider
 from llmproxy.providers import openai_errors
 from llmproxy.providers.embeddings import bedrock, cohere, gemini, ollama, openai, voyage
@@ -68,6 +70,8 @@ COHERE_EMBEDDINGS = EmbeddingCodec(
     decode_error=COHERE_ERRORS.decode_error,
     encode_error=COHERE_ERRORS.encode_error,
 )
+COHERE_EMBEDDINGS_V1 = replace(COHERE_EMBEDDINGS, encode_response=cohere.encode_response_v1)
+"""Cohere `/v1/embed`: a bare list of floats unless `embedding_types` are named."""
 VOYAGE_EMBEDDINGS = EmbeddingCodec(
     provider=Provider.VOYAGE,
     operation=Operation.EMBEDDINGS,
@@ -95,6 +99,7 @@ __all__ = [
     "BEDROCK_COHERE_EMBEDDINGS",
     "BEDROCK_TITAN_EMBEDDINGS",
     "COHERE_EMBEDDINGS",
+    "COHERE_EMBEDDINGS_V1",
     "GEMINI_EMBEDDINGS",
     "OLLAMA_EMBEDDINGS",
     "OPENAI_EMBEDDINGS",

@@ -5,8 +5,8 @@ is `"embeddings_floats"` (a bare list of float vectors) when the request names n
 `"embeddings_by_type"` (an object keyed by type). Types produced: float, int8, uint8 (quantised from
 the floats); binary, ubinary and base64 are not, and a request for only those gets floats.
 
-The v2 API always answers by type; its SDK (`ClientV2.embed`) lets `embedding_types` be omitted, and the
-body alone cannot tell v1 from v2, so such a v2 request is answered as v1 would be.
+The v2 API always answers by type (floats when no type is named: `ClientV2` cannot read anything else);
+the body alone cannot tell v1 from v2, so there are two encoders, chosen by the URL (`Route.version`).
 """
 
 import hashlib
@@ -80,13 +80,20 @@ def _vectors(node: Node) -> tuple[Vector, ...]:
 
 
 def encode_response(result: EmbeddingResult, request: EmbeddingRequest | None = None) -> bytes:
+    """The v2 answer: always by type."""
+    return dump_json(body(result, request, by_type=True))
+
+
+def encode_response_v1(result: EmbeddingResult, request: EmbeddingRequest | None = None) -> bytes:
     return dump_json(body(result, request))
 
 
-def body(result: EmbeddingResult, request: EmbeddingRequest | None, *, meta: bool = True) -> JsonObject:
-    """The answer object; Bedrock's has no `meta`."""
+def body(
+    result: EmbeddingResult, request: EmbeddingRequest | None, *, meta: bool = True, by_type: bool = False
+) -> JsonObject:
+    """The answer object, by type when asked for (or always: v2); Bedrock's has no `meta`."""
     texts = [] if request is None else [t for i, t in enumerate(request.inputs) if i not in request.non_text]
-    kinds = _kinds(request)
+    kinds = _kinds(request, by_type)
     embeddings: object
     if kinds:
         embeddings = {kind: _encode(result.vectors, kind) for kind in kinds}
@@ -105,10 +112,11 @@ def body(result: EmbeddingResult, request: EmbeddingRequest | None, *, meta: boo
     return answer
 
 
-def _kinds(request: EmbeddingRequest | None) -> list[str]:
-    """The by-type keys to send: those asked for that are produced (float if none of them is)."""
+def _kinds(request: EmbeddingRequest | None, by_type: bool) -> list[str]:
+    """The by-type keys to send: those asked for that are produced (float if none of them is); none for
+    the bare list of floats."""
     if request is None or not request.encodings:
-        return []
+        return ["float"] if by_type else []
     kinds = [kind for kind in dict.fromkeys(request.encodings) if kind == "float" or kind in QUANTISED]
     return kinds or ["float"]
 
@@ -124,8 +132,10 @@ def _id(result: EmbeddingResult, request: EmbeddingRequest | None) -> str:
     return result.id or stable_id("emb_", request.inputs if request else (), len(result.vectors))
 
 
-def visible(result: EmbeddingResult, request: EmbeddingRequest | None = None, *, meta: bool = True) -> EmbeddingResult:
-    kinds = _kinds(request)
+def visible(
+    result: EmbeddingResult, request: EmbeddingRequest | None = None, *, meta: bool = True
+) -> EmbeddingResult:
+    kinds = _kinds(request, by_type=False)
     vectors = result.vectors
     if kinds and "float" not in kinds:
         offset = QUANTISED[kinds[0]]
