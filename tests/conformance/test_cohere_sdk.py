@@ -119,7 +119,9 @@ def test_v2_rerank(loopback: LoopbackServer, v2: cohere.ClientV2) -> None:
 def test_v1_rerank_with_documents(loopback: LoopbackServer, v1: cohere.Client) -> None:
     mock = RerankMock(COHERE_RERANK)
     loopback.queue(mock)
-    response = v1.rerank(model="rerank-english-v3.0", query="capital of Nevada", documents=DOCUMENTS, return_documents=True)
+    response = v1.rerank(
+        model="rerank-english-v3.0", query="capital of Nevada", documents=DOCUMENTS, return_documents=True
+    )
     assert loopback.received[0].path == "/v1/rerank"
     assert rerank_result(response) == mock.expected
     assert response.results[0].document is not None

@@ -52,4 +52,7 @@ def test_errors(loopback: LoopbackServer, client: ollama.Client, kind: ErrorKind
     loopback.queue(error_reply(reply))
     with pytest.raises(ollama.ResponseError) as caught:
         client.embed(model="nope", input="hi")
-    assert (caught.value.status_code, caught.value.error) == (reply.status, 'model "nope" not found, try pulling it first')
+    assert (caught.value.status_code, caught.value.error) == (
+        reply.status,
+        'model "nope" not found, try pulling it first',
+    )

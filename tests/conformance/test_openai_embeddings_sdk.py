@@ -97,8 +97,9 @@ def test_azure_deployment(loopback: LoopbackServer) -> None:
     assert loopback.received[0].headers["api-key"] == "k"
     assert from_sdk(response) == mock.expected
     assert mock.request.model == "my-embedder"
-    route = model_in_url("myres.openai.azure.com")
-    assert route(path) == "my-embedder"
+    route = detect("myres.openai.azure.com", path)
+    assert route == Route(Provider.AZURE, Operation.EMBEDDINGS, False, "my-embedder")
+    assert embedding_codec(route) is CODEC
 
 
 def test_azure_v1_path(loopback: LoopbackServer) -> None:
@@ -109,8 +110,3 @@ def test_azure_v1_path(loopback: LoopbackServer) -> None:
     assert loopback.received[0].path == "/openai/v1/embeddings"
     assert from_sdk(response) == mock.expected
 
-
-def test_azure_routes_use_the_openai_codec() -> None:
-    from llmproxy.model import Route
-
-    assert embedding_codec(Route(Provider.AZURE, Operation.EMBEDDINGS, False, "d")) is CODEC
