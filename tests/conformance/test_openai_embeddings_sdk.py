@@ -109,4 +109,3 @@ def test_azure_v1_path(loopback: LoopbackServer) -> None:
         response = sdk.embeddings.create(model="my-embedder", input="a")
     assert loopback.received[0].path == "/openai/v1/embeddings"
     assert from_sdk(response) == mock.expected
-
