@@ -132,9 +132,7 @@ def _id(result: EmbeddingResult, request: EmbeddingRequest | None) -> str:
     return result.id or stable_id("emb_", request.inputs if request else (), len(result.vectors))
 
 
-def visible(
-    result: EmbeddingResult, request: EmbeddingRequest | None = None, *, meta: bool = True
-) -> EmbeddingResult:
+def visible(result: EmbeddingResult, request: EmbeddingRequest | None = None, *, meta: bool = True) -> EmbeddingResult:
     kinds = _kinds(request, by_type=False)
     vectors = result.vectors
     if kinds and "float" not in kinds:
