@@ -60,6 +60,19 @@ def test_embeddings(loopback: LoopbackServer, client: OpenAI, encoding: str | No
     assert loopback.received[0].path == "/v1/embeddings"
 
 
+@pytest.mark.parametrize("numpy", [True, False])
+def test_default_base64_with_and_without_numpy(
+    loopback: LoopbackServer, client: OpenAI, monkeypatch: pytest.MonkeyPatch, numpy: bool
+) -> None:
+    """The SDK decodes base64 with numpy when it is installed, else with `array`: both read float32."""
+    monkeypatch.setattr("openai.lib._parsing._embeddings.has_numpy", lambda: numpy)
+    mock = EmbeddingMock(CODEC)
+    loopback.queue(mock)
+    response = client.embeddings.create(model="text-embedding-3-small", input="hello", dimensions=8)
+    assert from_sdk(response) == mock.expected
+    assert response.data[0].embedding == list(mock.expected.vectors[0])
+
+
 def test_dimensions_and_token_arrays(loopback: LoopbackServer, client: OpenAI) -> None:
     mock = EmbeddingMock(CODEC)
     loopback.queue(mock)
