@@ -8,6 +8,7 @@ the same request.
 
 import base64
 import binascii
+import math
 import sys
 from array import array
 from collections.abc import Callable
@@ -120,6 +121,8 @@ def read_vector_or_base64(node: Node) -> Vector:
     values = array("f", raw)
     if sys.byteorder == "big":
         values.byteswap()
+    if not all(map(math.isfinite, values)):
+        raise node.fail("base64 of finite float32 values")
     return tuple(values)
 
 
@@ -146,11 +149,6 @@ def as_float32(vector: Vector) -> Vector:
 
 def input_tokens(result: EmbeddingResult | RerankResult) -> int:
     return result.usage.input_tokens if result.usage is not None else 0
-
-
-def tokens_only(usage: Usage | None) -> Usage | None:
-    """What an API that reports one token count carries of a usage."""
-    return None if usage is None else Usage(input_tokens=usage.input_tokens)
 
 
 def model_of(result: EmbeddingResult | RerankResult, request: EmbeddingRequest | RerankRequest | None) -> str | None:

@@ -57,6 +57,7 @@ def test_bad_requests_name_the_field(codec: EmbeddingCodec, body: object, messag
     [
         ({"data": [{"index": 0, "embedding": "not base64!"}]}, "$.data[0].embedding: expected base64 of float32"),
         ({"data": [{"index": 0, "embedding": "AAA="}]}, "$.data[0].embedding: expected base64 of float32 values (a"),
+        ({"data": [{"index": 0, "embedding": "AADAfw=="}]}, "$.data[0].embedding: expected base64 of finite"),  # NaN
         ({"data": [{"index": 0, "embedding": [1, True]}]}, "$.data[0].embedding[1]: expected a number"),
         ({"data": [{"index": 1, "embedding": []}]}, "$.data: expected indexes 0 to 0"),
         (

@@ -12,7 +12,7 @@ from llmproxy.model import EmbeddingRequest, EmbeddingResult, Usage
 from llmproxy.providers.base import JsonObject, dump_json
 from llmproxy.providers.embeddings import cohere
 from llmproxy.providers.node import Node
-from llmproxy.providers.vectors import read_vector
+from llmproxy.providers.vectors import input_tokens, read_vector
 
 WHAT = "bedrock titan embeddings"
 
@@ -47,7 +47,7 @@ def titan_decode_response(body: bytes) -> EmbeddingResult:
 
 def titan_encode_response(result: EmbeddingResult, request: EmbeddingRequest | None = None) -> bytes:
     vector = list(result.vectors[0]) if result.vectors else []
-    body: JsonObject = {"embedding": vector, "inputTextTokenCount": result.usage.input_tokens if result.usage else 0}
+    body: JsonObject = {"embedding": vector, "inputTextTokenCount": input_tokens(result)}
     if request is not None and "float" in request.encodings:
         body["embeddingsByType"] = {"float": vector}
     return dump_json(body)
@@ -55,8 +55,7 @@ def titan_encode_response(result: EmbeddingResult, request: EmbeddingRequest | N
 
 def titan_visible(result: EmbeddingResult, request: EmbeddingRequest | None = None) -> EmbeddingResult:
     del request  # one shape for every request
-    tokens = result.usage.input_tokens if result.usage else 0
-    return EmbeddingResult(vectors=result.vectors[:1] or ((),), usage=Usage(input_tokens=tokens))
+    return EmbeddingResult(vectors=result.vectors[:1] or ((),), usage=Usage(input_tokens=input_tokens(result)))
 
 
 def cohere_encode_response(result: EmbeddingResult, request: EmbeddingRequest | None = None) -> bytes:
