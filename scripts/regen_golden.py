@@ -3,8 +3,9 @@
     .venv/bin/python scripts/regen_golden.py
 
 Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and the stream, byte-exact, in the
-codec's framing: <case>.sse, .ndjson, or .eventstream for AWS event-stream codecs. Review the diff before
-committing: a golden change is a wire-format change.
+codec's framing: <case>.sse, .ndjson, or .eventstream for AWS event-stream codecs; for embedding and rerank
+codecs, the answer to each case of tests/golden/vector_cases.py. Review the diff before committing: a golden
+change is a wire-format change.
 """
 
 import json
@@ -14,8 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from llmproxy.providers.registry import CHAT_CODECS  # noqa: E402
+from llmproxy.providers.registry import CHAT_CODECS, EMBEDDING_CODECS, RERANK_CODECS  # noqa: E402
 from tests.golden.cases import CASES, stream_suffix  # noqa: E402
+from tests.golden.vector_cases import EMBEDDING_CASES, RERANK_CASES  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -29,6 +31,20 @@ def main() -> None:
             (folder / f"{case}.json").write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n")
             (folder / f"{case}{stream_suffix(codec)}").write_bytes(b"".join(codec.encode_stream(completion)))
         print(f"{name}: {len(CASES)} cases")
+    for case, embedding in EMBEDDING_CASES.items():
+        body = EMBEDDING_CODECS[embedding.codec].encode_response(embedding.result, embedding.decoded)
+        _write(GOLDEN / embedding.codec / f"{case}.json", body)
+    for case, ranking in RERANK_CASES.items():
+        _write(
+            GOLDEN / ranking.codec / f"{case}.json",
+            RERANK_CODECS[ranking.codec].encode_response(ranking.result, ranking.decoded),
+        )
+    print(f"embeddings and rerank: {len(EMBEDDING_CASES) + len(RERANK_CASES)} cases")
+
+
+def _write(path: Path, body: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json.loads(body), indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

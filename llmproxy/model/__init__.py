@@ -15,6 +15,14 @@ from llmproxy.model.content import (
     ToolResultPart,
 )
 from llmproxy.model.conversation import Conversation, Message, Role, ToolDefinition, name_tool_results
+from llmproxy.model.embedding import (
+    EmbeddingRequest,
+    EmbeddingResult,
+    RerankItem,
+    RerankRequest,
+    RerankResult,
+    Vector,
+)
 from llmproxy.model.errors import ErrorKind, ProviderError
 from llmproxy.model.routing import Operation, Provider, Route
 
@@ -25,6 +33,8 @@ __all__ = [
     "ContentPart",
     "Conversation",
     "DocumentPart",
+    "EmbeddingRequest",
+    "EmbeddingResult",
     "ErrorKind",
     "ImagePart",
     "JsonObject",
@@ -34,6 +44,9 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ReasoningPart",
+    "RerankItem",
+    "RerankRequest",
+    "RerankResult",
     "Role",
     "Route",
     "StopReason",
@@ -42,5 +55,6 @@ __all__ = [
     "ToolDefinition",
     "ToolResultPart",
     "Usage",
+    "Vector",
     "name_tool_results",
 ]

@@ -14,6 +14,8 @@ class Provider(StrEnum):
     BEDROCK = "bedrock"
     GEMINI = "gemini"
     GEMINI_CODE_ASSIST = "gemini_code_assist"
+    COHERE = "cohere"
+    VOYAGE = "voyage"
 
 
 class Operation(StrEnum):
@@ -28,14 +30,17 @@ class Operation(StrEnum):
     CONVERSE = "converse"  # Bedrock converse + converse-stream
     INVOKE = "invoke"  # Bedrock invoke + invoke-with-response-stream; the body's format follows the model
     GENERATE_CONTENT = "generate_content"
+    RERANK = "rerank"
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
     """The result of detection. `streaming` is None until the body has been seen, when the body decides.
-    `model` is set when the URL names it (Gemini, Bedrock, Azure deployments)."""
+    `model` is set when the URL names it (Gemini, Bedrock, Azure deployments); `version` when the URL's API
+    version changes the wire format and the body does not say which (Cohere `/v1/embed` and `/v2/embed`)."""
 
     provider: Provider
     operation: Operation
     streaming: bool | None = None
     model: str | None = None
+    version: str | None = None

@@ -4,15 +4,28 @@ from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers import azure
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
 from llmproxy.providers.base import ChatCodec
-from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
-from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
 from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
 from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
+from llmproxy.providers.embeddings import (
+    BEDROCK_COHERE_EMBEDDINGS,
+    BEDROCK_TITAN_EMBEDDINGS,
+    COHERE_EMBEDDINGS,
+    COHERE_EMBEDDINGS_V1,
+    GEMINI_EMBEDDINGS,
+    OLLAMA_EMBEDDINGS,
+    OPENAI_EMBEDDINGS,
+    VOYAGE_EMBEDDINGS,
+    bedrock_embedding_codec,
+)
 from llmproxy.providers.gemini import GENERATE as GEMINI_GENERATE
 from llmproxy.providers.gemini_code_assist import CODE_ASSIST as GEMINI_CODE_ASSIST
+from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
+from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
 from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
 from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
+from llmproxy.providers.rerank import COHERE_RERANK, VOYAGE_RERANK
+from llmproxy.providers.vectors import EmbeddingCodec, RerankCodec
 
 CHAT_CODECS: dict[str, ChatCodec] = {
     "anthropic-messages": ANTHROPIC_MESSAGES,
@@ -38,3 +51,39 @@ def chat_codec(route: Route) -> ChatCodec | None:
     if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
         return bedrock_invoke_codec(route.model)  # an invoke body is the model family's own format
     return _BY_ROUTE.get((route.provider, route.operation))
+
+
+EMBEDDING_CODECS: dict[str, EmbeddingCodec] = {
+    "openai-embeddings": OPENAI_EMBEDDINGS,
+    "gemini-embeddings": GEMINI_EMBEDDINGS,
+    "ollama-embeddings": OLLAMA_EMBEDDINGS,
+    "bedrock-titan-embeddings": BEDROCK_TITAN_EMBEDDINGS,
+    "bedrock-cohere-embeddings": BEDROCK_COHERE_EMBEDDINGS,
+    "cohere-embed": COHERE_EMBEDDINGS,
+    "cohere-embed-v1": COHERE_EMBEDDINGS_V1,
+    "voyage-embeddings": VOYAGE_EMBEDDINGS,
+}
+RERANK_CODECS: dict[str, RerankCodec] = {"cohere-rerank": COHERE_RERANK, "voyage-rerank": VOYAGE_RERANK}
+
+_EMBEDDINGS_BY_ROUTE: dict[tuple[Provider, Operation], EmbeddingCodec] = {
+    (codec.provider, codec.operation): codec
+    for codec in EMBEDDING_CODECS.values()
+    if codec.operation is Operation.EMBEDDINGS and codec is not COHERE_EMBEDDINGS_V1
+}  # Bedrock's bodies depend on the model (bedrock_embedding_codec), Cohere's on the URL's version
+_EMBEDDINGS_BY_ROUTE[Provider.AZURE, Operation.EMBEDDINGS] = OPENAI_EMBEDDINGS
+_RERANK_BY_ROUTE = {(codec.provider, codec.operation): codec for codec in RERANK_CODECS.values()}
+
+
+def embedding_codec(route: Route) -> EmbeddingCodec | None:
+    """The embedding codec for this route: by operation, for Bedrock `InvokeModel` by the model id, for
+    Cohere by the URL's version."""
+    if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
+        return bedrock_embedding_codec(route.model) if route.model else None
+    if (route.provider, route.operation, route.version) == (Provider.COHERE, Operation.EMBEDDINGS, "v1"):
+        return COHERE_EMBEDDINGS_V1
+    return _EMBEDDINGS_BY_ROUTE.get((route.provider, route.operation))
+
+
+def rerank_codec(route: Route) -> RerankCodec | None:
+    """The rerank codec for this route, if it is a rerank operation."""
+    return _RERANK_BY_ROUTE.get((route.provider, route.operation))

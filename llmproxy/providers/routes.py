@@ -49,13 +49,15 @@ class RouteRule:
 ANTHROPIC_HOSTS = ("api.anthropic.com",)
 OPENAI_HOSTS = ("api.openai.com",)
 CODEX_HOSTS = ("chatgpt.com",)
-AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com")
+AZURE_HOSTS = ("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 OLLAMA_HOSTS = (*LOOPBACK_HOSTS, "ollama.com")
 # Vertex AI's regional hosts (`us-central1-aiplatform.googleapis.com`) are not subdomains of the global
 # one; the Gemini paths are specific enough to be recognised on them (and any host) by path alone.
 GEMINI_HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 CODE_ASSIST_HOSTS = ("cloudcode-pa.googleapis.com",)
+COHERE_HOSTS = ("api.cohere.com", "api.cohere.ai")
+VOYAGE_HOSTS = ("api.voyageai.com", "ai.mongodb.com")  # ai.mongodb.com: Voyage keys starting `al-`
 # `/v1beta/models/{m}`, Vertex `/v1/projects/{p}/locations/{l}/publishers/google/models/{m}`, and
 # Vertex express mode `/v1/publishers/google/models/{m}`.
 _GEMINI_MODEL = r"/v1[a-z0-9]*/(projects/[^/]+/locations/[^/]+/)?(publishers/[^/]+/)?models/(?P<model>[^/:]+)"
@@ -207,6 +209,28 @@ RULES: list[RouteRule] = [
     RouteRule(
         Provider.GEMINI_CODE_ASSIST, Operation.COUNT_TOKENS, _code_assist("countTokens"), hosts=CODE_ASSIST_HOSTS
     ),
+    # embeddings and rerank (wire-formats.md §9)
+    RouteRule(
+        Provider.GEMINI,
+        Operation.EMBEDDINGS,
+        _gemini("(embedContent|batchEmbedContents)"),
+        hosts=GEMINI_HOSTS,
+    ),
+    RouteRule(Provider.OLLAMA, Operation.EMBEDDINGS, re.compile(r"(^|/)api/embed(dings)?$"), hosts=OLLAMA_HOSTS),
+    RouteRule(Provider.COHERE, Operation.EMBEDDINGS, re.compile(r"/(?P<version>v[12])/embed$"), hosts=COHERE_HOSTS),
+    # /v1/rerank is Voyage's too: on a foreign host it is Cohere's (first), whose SDK is also singled out
+    RouteRule(
+        Provider.COHERE,
+        Operation.RERANK,
+        re.compile(r"/v[12]/rerank$"),
+        hosts=COHERE_HOSTS,
+        headers=("x-fern-sdk-name",),
+    ),
+    # Voyage shares OpenAI's and Cohere's paths and its SDK sends no tell-tale header: its host decides
+    RouteRule(
+        Provider.VOYAGE, Operation.EMBEDDINGS, re.compile(r"/v1/embeddings$"), hosts=VOYAGE_HOSTS, host_only=True
+    ),
+    RouteRule(Provider.VOYAGE, Operation.RERANK, re.compile(r"/v1/rerank$"), hosts=VOYAGE_HOSTS, host_only=True),
 ]
 
 
@@ -245,8 +269,9 @@ def detect(
         return None
     _, rule, match = best
     streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True}.get(rule.streaming)
-    model = unquote(match["model"]) if "model" in rule.path.groupindex else None
-    return Route(rule.provider, rule.operation, streaming, model)
+    groups = match.groupdict()
+    model = unquote(groups["model"]) if groups.get("model") else None
+    return Route(rule.provider, rule.operation, streaming, model, groups.get("version"))
 
 
 _ENCODED_COLON = re.compile("%3a", re.IGNORECASE)

@@ -1,13 +1,15 @@
 """A loopback HTTP/1.1 server that answers with queued replies, for driving the official SDKs.
 
 Streams are sent with chunked transfer encoding, one chunk per wire event, flushed as they go, so SDK
-stream parsers see real incremental delivery. Every request is kept for assertions.
+stream parsers see real incremental delivery. Every request is kept for assertions. A queued reply may be
+a function of the request it answers (a mock that encodes in the shape the request asked for).
 """
 
 import ssl
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -29,10 +31,13 @@ class Received:
     body: bytes
 
 
+type Answer = Reply | Callable[[Received], Reply]
+
+
 class LoopbackServer:
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         """`tls`: serve HTTPS with this server context instead of plain HTTP."""
-        self.replies: deque[Reply] = deque()
+        self.replies: deque[Answer] = deque()
         self.received: list[Received] = []
         server = self
 
@@ -45,10 +50,11 @@ class LoopbackServer:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
-                server.received.append(
-                    Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                )
+                received = Received(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                server.received.append(received)
                 reply = server.replies.popleft() if server.replies else Reply(599, body=b"no reply queued")
+                if callable(reply):
+                    reply = reply(received)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
@@ -89,7 +95,7 @@ class LoopbackServer:
         host, port = self._httpd.server_address[:2]
         return f"{self.scheme}://{host}:{port}"
 
-    def queue(self, *replies: Reply) -> None:
+    def queue(self, *replies: Answer) -> None:
         self.replies.extend(replies)
 
     def __enter__(self) -> "LoopbackServer":

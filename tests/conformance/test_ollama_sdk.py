@@ -14,9 +14,10 @@ from datetime import UTC, datetime
 import ollama
 import pytest
 
+from llmproxy.framing import ndjson
 from llmproxy.model import Completion, ErrorKind, ImagePart, ProviderError, Role, StopReason, ToolCall, Usage
 from llmproxy.providers.base import ChatCodec
-from llmproxy.providers.ollama import CHAT, GENERATE, NDJSON
+from llmproxy.providers.ollama import CHAT, GENERATE
 from llmproxy.providers.routes import detect, with_body
 from tests.conformance.server import LoopbackServer, Reply
 from tests.golden.cases import CASES
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.conformance
 
 MESSAGES = [{"role": "user", "content": "Hello"}]
 JSON = {"content-type": "application/json; charset=utf-8"}
-STREAM = {"content-type": NDJSON}
+STREAM = {"content-type": ndjson.MEDIA_TYPE}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

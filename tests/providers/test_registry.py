@@ -2,8 +2,8 @@
 
 import pytest
 
-from llmproxy.providers import azure, ollama
 from llmproxy.model import Operation, Provider, Route
+from llmproxy.providers import azure, ollama
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.bedrock import CONVERSE, INVOKE_ANTHROPIC
 from llmproxy.providers.gemini import GENERATE

@@ -1,0 +1,31 @@
+"""What `llmproxy record` keeps: provider hosts whatever the path, LLM paths on any host, what the user adds."""
+
+import pytest
+
+from llmproxy.record_scope import RecordScope
+
+
+@pytest.mark.parametrize(
+    ("host", "path", "kept"),
+    [
+        ("api.anthropic.com", "/v1/organizations/usage", True),  # a provider host: every path
+        ("API.Anthropic.com.", "/anything", True),
+        ("bedrock-runtime.us-east-1.amazonaws.com", "/guardrail/g/version/1/apply", True),
+        ("vpce-0a1b.bedrock-runtime.us-east-1.vpce.amazonaws.com", "/x", True),  # a VPC endpoint
+        ("gw.example.com", "/anthropic/v1/messages", True),  # an LLM path on any host
+        ("127.0.0.1", "/api/chat", True),  # a local Ollama: its path says so
+        ("localhost", "/health", False),  # but loopback is not an LLM host
+        ("127.0.0.1", "/v1/tools", False),
+        ("example.com", "/index.html", False),
+        ("statsig.anthropic.com.evil.example", "/", False),
+    ],
+)
+def test_default_scope(host: str, path: str, kept: bool) -> None:
+    assert RecordScope.of().includes(host, path, {}, "POST") is kept
+
+
+def test_user_hosts_and_everything() -> None:
+    scope = RecordScope.of(["MCP.internal."])
+    assert scope.includes("mcp.internal", "/mcp", {}, "POST")
+    assert not scope.includes("other.internal", "/mcp", {}, "POST")
+    assert RecordScope.of(everything=True).includes("example.com", "/index.html", {}, "GET")
