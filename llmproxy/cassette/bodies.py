@@ -36,8 +36,8 @@ def is_json_type(content_type: str | None) -> bool:
 def store_body(
     data: bytes, content_type: str | None, redactor: Redactor, *, expect_json: bool
 ) -> tuple[Body, str | None]:
-    """The stored form of a body, and a note when it claimed to be JSON (or was on an API that speaks JSON)
-    but was not. `expect_json`: try JSON even without a JSON content type."""
+    """The stored form of a body, and a note when it claimed to be JSON, or was on an API that speaks JSON
+    (`expect_json`), but was not. Without a content type, `expect_json` bodies are tried as JSON."""
     if is_json_type(content_type) or (expect_json and not content_type):
         try:
             value = orjson.loads(data)
@@ -45,7 +45,10 @@ def store_body(
             stored = store_verbatim(redactor.data(data))
             return stored, f"not valid JSON ({exc}): stored verbatim"
         return JsonBody(json=redactor.json(value)), None
-    return store_verbatim(redactor.data(data)), None
+    stored = store_verbatim(redactor.data(data))
+    if expect_json:  # an LLM API answered with something else: a gateway's page, a proxy's error…
+        return stored, f"is {content_type!r}, not the JSON the API speaks: stored verbatim"
+    return stored, None
 
 
 def store_verbatim(data: bytes) -> Body:

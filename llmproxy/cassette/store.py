@@ -112,15 +112,21 @@ class CassetteWriter:
 
     @classmethod
     def open(cls, path: Path, redactor: Redactor) -> "CassetteWriter":
-        """Start recording into `path`, keeping what it holds. Raises CassetteError, before anything is
-        recorded, when the cassette cannot be written or what is there cannot be read."""
+        """Start recording into `path` (its directories are made), keeping what it holds. Raises
+        CassetteError, before anything is recorded, when the cassette cannot be written or what is there cannot
+        be read."""
         path = Path(path)
         journal = journal_path(path)
         if path.is_dir():
             raise CassetteError(f"cannot record to {path}: it is a directory")
-        if not path.parent.is_dir():
-            problem = "is not a directory" if path.parent.exists() else "does not exist"
-            raise CassetteError(f"cannot record to {path}: {path.parent} {problem}")
+        if path.parent.exists() and not path.parent.is_dir():
+            raise CassetteError(f"cannot record to {path}: {path.parent} is not a directory")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CassetteError(
+                f"cannot record to {path}: cannot create {path.parent}: {exc.strerror or exc}"
+            ) from None
         existing: list[Exchange] = []
         if journal.exists() and _locked(journal):
             raise CassetteError(f"cannot record to {path}: another recording is writing {journal}")

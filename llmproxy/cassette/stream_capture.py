@@ -114,6 +114,8 @@ class StreamCapture:
             return tuple(self._raw)
         if self._buffer:
             self._events.append(RawEvent(self._last_ms, bytes(self._buffer)))
+            what = "bytes that are not event-stream messages" if self._broken else "a cut event"
+            self.warning = f"the stream ended with {what} ({len(self._buffer)} bytes): kept as its last event"
             self._buffer.clear()
         return tuple(self._events)
 

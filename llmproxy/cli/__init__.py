@@ -9,6 +9,7 @@ import click
 from llmproxy import __version__
 from llmproxy.cli.ca import ca
 from llmproxy.cli.cassette import cassette
+from llmproxy.cli.record import record
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,3 +23,4 @@ def main() -> None:
 
 main.add_command(ca)
 main.add_command(cassette)
+main.add_command(record)

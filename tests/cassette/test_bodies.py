@@ -17,7 +17,11 @@ def test_bodies_by_content() -> None:
         JsonBody(json={"b": 1, "a": [True]}),
         None,
     )
-    assert store_body(b"hello", "text/plain", REDACTOR, expect_json=True) == (TextBody(text="hello"), None)
+    assert store_body(b"hello", "text/plain", REDACTOR, expect_json=False) == (TextBody(text="hello"), None)
+    assert store_body(b"<html>", "text/html", REDACTOR, expect_json=True) == (
+        TextBody(text="<html>"),
+        "is 'text/html', not the JSON the API speaks: stored verbatim",
+    )
     assert store_body(b"\xff\x00", "image/png", REDACTOR, expect_json=False) == (Base64Body(base64="/wA="), None)
 
 

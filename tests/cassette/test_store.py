@@ -139,9 +139,12 @@ def test_bad_files_say_what_is_wrong_where(tmp_path: Path, content: bytes, messa
         CassetteWriter.open(path, Redactor())
 
 
+def test_missing_directories_are_made(tmp_path: Path) -> None:
+    CassetteWriter.open(tmp_path / "new" / "dir" / "c.json", Redactor()).close()
+    assert load_cassette(tmp_path / "new" / "dir" / "c.json").exchanges == []
+
+
 def test_unwritable_places_fail_before_recording(tmp_path: Path) -> None:
-    with pytest.raises(CassetteError, match="does not exist"):
-        CassetteWriter.open(tmp_path / "missing" / "c.json", Redactor())
     with pytest.raises(CassetteError, match="is a directory"):
         CassetteWriter.open(tmp_path, Redactor())
     (tmp_path / "file").touch()

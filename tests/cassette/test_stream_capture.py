@@ -62,8 +62,10 @@ def test_each_event_gets_the_time_of_the_chunk_that_completed_it() -> None:
 
 
 def test_a_cut_stream_keeps_its_last_partial_event_verbatim() -> None:
-    events = capture("text/event-stream", None, [b'data: 1\n\ndata: {"tru']).finish(101.0)
+    stream = capture("text/event-stream", None, [b'data: 1\n\ndata: {"tru'])
+    events = stream.finish(101.0)
     assert [e.data for e in events] == [b"data: 1\n\n", b'data: {"tru']
+    assert stream.warning == "the stream ended with a cut event (11 bytes): kept as its last event"
 
 
 @pytest.mark.parametrize(

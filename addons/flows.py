@@ -1,0 +1,60 @@
+"""The data seam: mitmproxy flows as llmproxy's core capture types, and nothing else (DESIGN.md §3.1)."""
+
+from datetime import UTC, datetime
+
+from mitmproxy import http
+
+from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
+
+
+def raw_request(request: http.Request) -> RawRequest:
+    return RawRequest(
+        method=request.method,
+        scheme=request.scheme,
+        host=request.pretty_host,
+        port=request.port,
+        path=request.path,
+        http_version=request.http_version,
+        headers=tuple(request.headers.items(multi=True)),
+        body=request.get_content(strict=False) or b"",
+        content_encoding=request.headers.get("content-encoding"),
+    )
+
+
+def raw_response(response: http.Response, events: tuple[RawEvent, ...] | None) -> RawResponse:
+    return RawResponse(
+        status=response.status_code,
+        reason=response.reason,
+        http_version=response.http_version,
+        headers=tuple(response.headers.items(multi=True)),
+        body=None if events is not None else response.get_content(strict=False) or b"",
+        events=events,
+        content_encoding=response.headers.get("content-encoding"),
+    )
+
+
+def raw_exchange(
+    flow: http.HTTPFlow,
+    request: RawRequest,
+    events: tuple[RawEvent, ...] | None,
+    error: str | None,
+    notes: tuple[str, ...] = (),
+) -> RawExchange:
+    """The exchange as it ended. `request` was captured before any addon rewrote where it goes."""
+    start = flow.request.timestamp_start
+    response = flow.response
+    first_byte = response.timestamp_start if response is not None else None
+    end = (response.timestamp_end if response is not None else None) or (flow.error.timestamp if flow.error else None)
+    return RawExchange(
+        request=request,
+        response=raw_response(response, events) if response is not None else None,
+        error=error,
+        started_at=datetime.fromtimestamp(start, UTC),
+        ttfb_ms=_ms(first_byte - start) if first_byte else None,
+        total_ms=_ms(end - start) if end else None,
+        notes=notes,
+    )
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)

@@ -1,0 +1,94 @@
+"""Records LLM exchanges into a cassette while they pass through, unchanged and unbuffered.
+
+A stream is handed to the client chunk by chunk as it arrives; the tap only notes each chunk and its time
+for the core's `StreamCapture`. Everything the recorder does is observation: it never changes what the
+client receives, and its own failures are logged, not raised into the flow (fail open).
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+
+from mitmproxy import http
+
+from addons.flows import raw_exchange, raw_request
+from llmproxy.cassette.capture import RawRequest
+from llmproxy.cassette.store import CassetteWriter
+from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.providers.routes import detect
+from llmproxy.record_scope import RecordScope
+
+logger = logging.getLogger(__name__)
+
+_KEY = "llmproxy.recording"
+
+
+@dataclass(slots=True)
+class _Recording:
+    streaming_route: bool
+    request: RawRequest | None = None
+    capture: StreamCapture | None = None
+    finished: bool = False
+
+
+class Recorder:
+    def __init__(self, scope: RecordScope, writer: CassetteWriter) -> None:
+        self.scope = scope
+        self.writer = writer
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        request = flow.request
+        if not self.scope.includes(request.pretty_host, request.path, request.headers, request.method):
+            return
+        route = detect(request.pretty_host, request.path, request.headers, method=request.method)
+        flow.metadata[_KEY] = _Recording(streaming_route=route is not None and route.streaming is True)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if recording := flow.metadata.get(_KEY):
+            recording.request = raw_request(flow.request)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        response = flow.response
+        assert response is not None
+        recording: _Recording | None = flow.metadata.get(_KEY)
+        if recording is None or response.status_code == 101:
+            response.stream = True  # not ours to keep: pass it through as it comes
+            return
+        content_type = response.headers.get("content-type", "")
+        if not (StreamCapture.streams(content_type) or (recording.streaming_route and response.status_code == 200)):
+            return  # a plain body: buffered, recorded whole in `response`
+        capture = StreamCapture(content_type, response.headers.get("content-encoding"), flow.request.timestamp_start)
+        recording.capture = capture
+
+        def tap(chunk: bytes) -> bytes:
+            capture.feed(chunk, time.time())
+            return chunk
+
+        response.stream = tap
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        self._finish(flow, None)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        self._finish(flow, flow.error.msg if flow.error else "unknown error")
+
+    def _finish(self, flow: http.HTTPFlow, error: str | None) -> None:
+        recording: _Recording | None = flow.metadata.get(_KEY)
+        if recording is None or recording.finished or recording.request is None or flow.websocket is not None:
+            return
+        recording.finished = True
+        try:
+            capture = recording.capture
+            events = capture.finish(time.time()) if capture is not None else None
+            notes = (capture.warning,) if capture is not None and capture.warning else ()
+            for note in notes:
+                logger.warning("%s: %s", _where(flow), note)
+            self.writer.add(raw_exchange(flow, recording.request, events, error, notes))
+        except Exception:  # observing must never break the user's traffic
+            logger.exception("could not record %s", _where(flow))
+
+
+def _where(flow: http.HTTPFlow) -> str:
+    """The request for a log line: without its query string, which may hold a key."""
+    request = flow.request
+    return f"{request.method} {request.scheme}://{request.pretty_host}{request.path.split('?', 1)[0]}"

@@ -1,0 +1,46 @@
+"""`llmproxy record`: run the proxy and write every LLM exchange to a redacted cassette."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.store import CassetteWriter
+from llmproxy.cli.serving import ServeOptions, proxy_options, serve
+from llmproxy.errors import LlmproxyError
+from llmproxy.record_scope import RecordScope
+
+
+@click.command(context_settings={"allow_interspersed_args": False})
+@click.option(
+    "--cassette", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Cassette to write (appended)."
+)
+@click.option("--record-host", multiple=True, metavar="HOST", help="Also record all traffic to HOST. Repeatable.")
+@click.option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
+@click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
+@proxy_options
+def record(
+    cassette: Path, record_host: tuple[str, ...], record_all: bool, redact_field: tuple[str, ...], **serving: object
+) -> None:
+    """Record LLM traffic to a cassette: `llmproxy record --cassette c.json -- CMD ARGS…`.
+
+    With a command, it runs with the proxy and CA settings in its environment and llmproxy exits with its
+    status. Without one, llmproxy prints the settings to use and records until Ctrl-C or SIGTERM.
+    Exchanges with known LLM API hosts, and LLM API paths on any host, are recorded; everything else passes
+    through untouched. Secrets are redacted before anything is written.
+    """
+    from addons.recorder import Recorder
+
+    options = ServeOptions(**serving)  # type: ignore[arg-type]
+    try:
+        writer = CassetteWriter.open(cassette, Redactor(frozenset(redact_field)))
+    except LlmproxyError as error:
+        raise click.ClickException(str(error)) from error
+    recorder = Recorder(RecordScope.of(record_host, record_all), writer)
+    try:
+        status = serve("record", options, [recorder], f"recording to {cassette}", lambda: str(writer.close()))
+    except LlmproxyError as error:
+        writer.close()
+        raise click.ClickException(str(error)) from error
+    sys.exit(status)

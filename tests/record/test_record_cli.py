@@ -1,0 +1,219 @@
+"""`llmproxy record` as users run it: the official SDKs as child processes, talking to the real API host
+names through the proxy (TLS intercepted, trusted through the injected environment only), answered by a
+local HTTPS upstream reached with `--map`."""
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from llmproxy.cassette.files import journal_path
+from llmproxy.cassette.model import Exchange, JsonBody
+from llmproxy.cassette.secrets import PLACEHOLDER
+from llmproxy.cassette.store import load_cassette
+from llmproxy.model import Completion, StopReason, Usage
+from llmproxy.providers.registry import CHAT_CODECS
+from tests.certs import make_test_ca
+from tests.e2e.clis import ScriptedServer
+
+CLIENTS = Path(__file__).with_name("clients.py")
+
+
+@dataclass
+class World:
+    tmp: Path
+    upstream: ScriptedServer
+    upstream_ca: Path
+    secret: str
+
+    @property
+    def cassette(self) -> Path:
+        return self.tmp / "cassettes" / "session.json"
+
+    def env(self) -> dict[str, str]:
+        """A bare environment: nothing tells a client about the proxy but what llmproxy injects."""
+        return {
+            "PATH": os.environ["PATH"],
+            "HOME": str(self.tmp),
+            "LLMPROXY_HOME": str(self.tmp / "llmproxy"),
+            "PLANTED_SECRET": self.secret,
+        }
+
+    def record_args(self, *extra: str) -> list[str]:
+        maps = [f"--map={host}={self.upstream.url}" for host in ("api.anthropic.com", "api.openai.com")]
+        return [
+            sys.executable,
+            "-m",
+            "llmproxy",
+            "record",
+            "--cassette",
+            str(self.cassette),
+            *maps,
+            "--upstream-ca",
+            str(self.upstream_ca),
+            *extra,
+        ]
+
+    def record(self, *command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*self.record_args(), "--", *command], env=self.env(), capture_output=True, text=True, timeout=120
+        )
+
+
+def request_json(exchange: Exchange) -> object:
+    body = exchange.request.body
+    assert isinstance(body, JsonBody)
+    return body.json_
+
+
+def turns(count: int) -> list[Completion]:
+    return [
+        Completion(
+            text=f"Answer number {i}: Paris is the capital of France, and this sentence streams in pieces.",
+            stop_reason=StopReason.END_TURN,
+            usage=Usage(input_tokens=20 + i, output_tokens=15),
+        )
+        for i in range(count)
+    ]
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    upstream_ca = make_test_ca(tmp_path, ("api.anthropic.com", "api.openai.com"))
+    upstream = ScriptedServer(turns(8), tls=upstream_ca.server_context)
+    # shaped like a real Anthropic key, and never a real one
+    yield World(tmp_path, upstream, upstream_ca.cert_path, "sk-ant-api03-" + secrets.token_urlsafe(60))
+    upstream.close()
+
+
+def test_anthropic_sdk_session_is_recorded_redacted_with_shared_history(world: World) -> None:
+    run = world.record(sys.executable, str(CLIENTS), "anthropic")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"first": turns(1)[0].text, "second": turns(2)[1].text}
+    assert "llmproxy record: proxy on http://127.0.0.1:" in run.stderr
+    assert "2 exchanges" in run.stderr.splitlines()[-1]
+
+    text = world.cassette.read_text()
+    assert world.secret not in text  # header, query and message alike
+    assert world.secret[14:40] not in text
+    assert not journal_path(world.cassette).exists()
+    # the second request re-sends the first question: stored once, by reference
+    assert text.count("capital of France? Answer in one word") == 1
+
+    first, second = load_cassette(world.cassette).exchanges
+    assert (first.provider, first.operation, first.streaming) == ("anthropic", "messages", False)
+    assert (second.provider, second.streaming) == ("anthropic", True)
+    assert first.response is not None
+    assert first.response.status == 200
+    # history rebuilt exactly: what the upstream received, with the secret replaced by its placeholder
+    placeholders = set(PLACEHOLDER.findall(text))
+    assert len([p for p in placeholders if "sk-ant" in p]) == 1
+    (placeholder,) = (p for p in placeholders if "sk-ant" in p)
+    received = [json.dumps(body).replace(world.secret, placeholder) for body in world.upstream.bodies]
+    assert [json.dumps(request_json(e)) for e in (first, second)] == received
+
+    expected_events = CHAT_CODECS["anthropic-messages"].encode_stream(turns(2)[1], world.upstream.bodies[1])
+    assert second.response is not None
+    events = second.response.events
+    assert events is not None
+    assert len(events) == len(expected_events)
+    offsets = [event.t_ms for event in events]
+    assert offsets == sorted(offsets)
+    assert offsets[0] >= 0
+
+
+def test_openai_sdk_streams_and_responses_are_recorded(world: World) -> None:
+    run = world.record(sys.executable, str(CLIENTS), "openai")
+    assert run.returncode == 0, run.stderr
+    assert world.secret not in world.cassette.read_text()
+    chat, responses = load_cassette(world.cassette).exchanges
+    assert (chat.provider, chat.operation, chat.streaming) == ("openai", "chat_completions", True)
+    assert (responses.operation, responses.streaming) == ("responses", False)
+    assert "api_key=<redacted:" in chat.request.url
+
+
+def test_the_childs_exit_status_is_propagated_and_the_cassette_finalised(world: World) -> None:
+    run = world.record(sys.executable, "-c", "import sys; sys.exit(7)")
+    assert run.returncode == 7
+    assert load_cassette(world.cassette).exchanges == []
+
+
+def test_recording_appends_to_an_existing_cassette(world: World) -> None:
+    assert world.record(sys.executable, str(CLIENTS), "anthropic").returncode == 0
+    assert world.record(sys.executable, str(CLIENTS), "openai").returncode == 0
+    providers = [exchange.provider for exchange in load_cassette(world.cassette).exchanges]
+    assert providers == ["anthropic", "anthropic", "openai", "openai"]
+
+
+def test_an_unwritable_cassette_path_fails_before_the_proxy_starts(world: World) -> None:
+    blocker = world.tmp / "not-a-dir"
+    blocker.write_text("")
+    args = world.record_args()
+    args[args.index(str(world.cassette))] = str(blocker / "c.json")
+    run = subprocess.run([*args, "--", "true"], env=world.env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "c.json" in run.stderr
+    assert "proxy on" not in run.stderr
+
+
+def start_recorder(world: World, *extra: str) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """`llmproxy record` with no command; returns it and the variables from its `--print-env` lines."""
+    process = subprocess.Popen(
+        [*world.record_args("--print-env", *extra)],
+        env=world.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    variables: dict[str, str] = {}
+    for line in process.stdout:
+        name, _, value = line.removeprefix("export ").rstrip("\n").partition("=")
+        variables[name] = value.strip("'")
+        if name == "NODE_USE_ENV_PROXY":  # the last line
+            break
+    return process, variables
+
+
+def run_client(world: World, variables: dict[str, str], name: str) -> None:
+    subprocess.run(
+        [sys.executable, str(CLIENTS), name], env=world.env() | variables, check=True, capture_output=True, timeout=60
+    )
+
+
+def test_without_a_command_it_prints_the_environment_and_records_until_sigterm(world: World) -> None:
+    process, variables = start_recorder(world)
+    assert variables["HTTPS_PROXY"].startswith("http://127.0.0.1:")
+    run_client(world, variables, "anthropic")
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "2 exchanges" in stderr.splitlines()[-1]
+    assert len(load_cassette(world.cassette).exchanges) == 2
+
+
+def test_kill_9_keeps_every_finished_exchange(world: World) -> None:
+    process, variables = start_recorder(world)
+    run_client(world, variables, "anthropic")
+    run_client(world, variables, "openai")
+    journal = journal_path(world.cassette)
+    deadline = time.monotonic() + 20  # a header line, then one line per exchange
+    while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 5):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=10)
+    exchanges = load_cassette(world.cassette).exchanges
+    assert [(e.provider, e.streaming) for e in exchanges] == [
+        ("anthropic", False),
+        ("anthropic", True),
+        ("openai", True),
+        ("openai", False),
+    ]
