@@ -8,6 +8,7 @@ stored parsed only when re-encoding gives back its exact bytes, so `event_bytes`
 
 import base64
 import binascii
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -34,17 +35,24 @@ def is_json_type(content_type: str | None) -> bool:
 
 
 def store_body(
-    data: bytes, content_type: str | None, redactor: Redactor, *, expect_json: bool
+    data: bytes,
+    content_type: str | None,
+    redactor: Redactor,
+    *,
+    expect_json: bool,
+    shape: Callable[[Any], Any] | None = None,
 ) -> tuple[Body, str | None]:
     """The stored form of a body, and a note when it claimed to be JSON, or was on an API that speaks JSON
-    (`expect_json`), but was not. Without a content type, `expect_json` bodies are tried as JSON."""
+    (`expect_json`), but was not. Without a content type, `expect_json` bodies are tried as JSON. `shape`
+    turns a parsed JSON value into what is stored (history sharing) before it is redacted, so redaction
+    only pays for what is stored."""
     if is_json_type(content_type) or (expect_json and not content_type):
         try:
             value = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             stored = store_verbatim(redactor.data(data))
             return stored, f"not valid JSON ({exc}): stored verbatim"
-        return JsonBody(json=redactor.json(value)), None
+        return JsonBody(json=redactor.json(shape(value) if shape else value)), None
     stored = store_verbatim(redactor.data(data))
     if expect_json:  # an LLM API answered with something else: a gateway's page, a proxy's error…
         return stored, f"is {content_type!r}, not the JSON the API speaks: stored verbatim"

@@ -6,11 +6,13 @@ with a note, so one odd exchange never costs the others.
 """
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from llmproxy.cassette.bodies import is_json_type, store_body, store_event, store_verbatim
 from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse
-from llmproxy.cassette.model import Body, Exchange, JsonBody, Request, Response, Timings, build, header_lines
+from llmproxy.cassette.history import HistoryIndex
+from llmproxy.cassette.model import Body, Exchange, Extends, JsonBody, Request, Response, Timings, build, header_lines
 from llmproxy.cassette.redact import Redactor
 from llmproxy.model import Route
 from llmproxy.providers.routes import detect, with_body
@@ -26,13 +28,27 @@ def url(request: RawRequest, redactor: Redactor) -> str:
     return f"{request.scheme}://{host}{port}{redactor.path(request.path)}"
 
 
-def to_exchange(raw: RawExchange, exchange_id: int, redactor: Redactor) -> Exchange:
+def to_exchange(
+    raw: RawExchange, exchange_id: int, redactor: Redactor, history: HistoryIndex | None = None
+) -> Exchange:
+    """`history`: the cassette's index; a request body whose history extends an earlier one is stored
+    shortened, with the reference that restores it."""
     notes = list(raw.notes)
     request = raw.request
     headers = {name.lower(): value for name, value in request.headers}
     route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme)
-    body = _body(request.body, headers.get("content-type"), redactor, route is not None, "request", notes)
-    parsed = body.json_ if isinstance(body, JsonBody) else None
+    extends: Extends | None = None
+
+    def share(value: Any) -> Any:
+        nonlocal extends
+        if history is None or not isinstance(value, dict):
+            return value
+        stored, extends = history.share(exchange_id, value)
+        return stored
+
+    content_type = headers.get("content-type")
+    body = _body(request.body, content_type, redactor, route is not None, "request", notes, share)
+    parsed = body.json_ if isinstance(body, JsonBody) else None  # shortened: top-level fields intact
     if route is not None:
         route = with_body(route, parsed if isinstance(parsed, dict) else None)
     response = _response(raw.response, redactor, route is not None, notes) if raw.response else None
@@ -52,6 +68,7 @@ def to_exchange(raw: RawExchange, exchange_id: int, redactor: Redactor) -> Excha
             headers=header_lines(redactor.headers(request.headers)),
             body=body,
             content_encoding=request.content_encoding,
+            extends=extends,
         ),
         response=response,
         error=raw.error,
@@ -87,12 +104,19 @@ def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str])
 
 
 def _body(
-    data: bytes, content_type: str | None, redactor: Redactor, api: bool, where: str, notes: list[str]
+    data: bytes,
+    content_type: str | None,
+    redactor: Redactor,
+    api: bool,
+    where: str,
+    notes: list[str],
+    shape: Callable[[Any], Any] | None = None,
 ) -> Body | None:
     if not data:
         return None
     try:
-        body, note = store_body(data, content_type, redactor, expect_json=api or is_json_type(content_type))
+        expect_json = api or is_json_type(content_type)
+        body, note = store_body(data, content_type, redactor, expect_json=expect_json, shape=shape)
     except Exception as exc:  # e.g. JSON nested deeper than Python recursion allows
         logger.warning("could not convert a %s body: %s", where, exc)
         body, note = store_verbatim(redactor.data(data)), f"could not be converted ({exc!r}): stored verbatim"

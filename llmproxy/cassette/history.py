@@ -5,10 +5,13 @@ quadratically. When the list at one of `HISTORY_PATHS` in a request body starts 
 request in the same cassette sent at the same path, the stored body keeps only the items after that
 prefix, and the request records an `Extends` reference; `inflate` rebuilds the exact list on load.
 
-Items are compared by their exact JSON bytes (key order included), so what is rebuilt is byte for byte
-what was sent (after redaction). The paths are the history arrays of every API llmproxy knows, so the
-same table serves every provider: a path that holds something else (an embeddings ``input`` list) is
-shared just as correctly.
+Items are compared by their exact JSON bytes (key order included) as they were sent, before redaction,
+so only the stored tail is redacted (an agent's history is re-sent every turn; redacting it every turn would
+cost as much as the sharing saves). Redaction works item by item, so what is rebuilt is byte for byte the
+redacted request. Bodies already in a cassette being appended to are indexed as stored, redacted.
+
+The paths are the history arrays of every API llmproxy knows, so the same table serves every provider: a
+path that holds something else (an embeddings ``input`` list) is shared just as correctly.
 """
 
 import hashlib

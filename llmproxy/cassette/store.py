@@ -180,11 +180,10 @@ class CassetteWriter:
         exchange_id = self._next_id
         self._next_id += 1
         try:
-            exchange = to_exchange(raw, exchange_id, self._redactor)
+            exchange = to_exchange(raw, exchange_id, self._redactor, self._index)
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
-        exchange = self._share(exchange)
         stored = dump(exchange)
         self._stored.append(stored)
         self._summary.count(exchange)
@@ -193,18 +192,6 @@ class CassetteWriter:
             self._journal.flush()
         except OSError as exc:  # still in memory: written with the cassette at close
             logger.error("%s: could not append to the journal: %s", self.path, exc)
-
-    def _share(self, exchange: Exchange) -> Exchange:
-        request = exchange.request
-        if not isinstance(request.body, JsonBody):
-            return exchange
-        body, extends = self._index.share(exchange.id, request.body.json_)
-        if extends is None:
-            return exchange
-        fields = {name: getattr(request, name) for name in request.model_fields_set}
-        fields.update(body=JsonBody(json=body), extends=extends)
-        shared = Request.model_construct(_fields_set=set(fields), **fields)
-        return exchange.model_copy(update={"request": shared})
 
     def _bare(self, raw: RawExchange, exchange_id: int, exc: Exception) -> Exchange:
         request = raw.request

@@ -6,10 +6,10 @@ need to know a provider's framing: the replay relay and the mock send the elemen
 """
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import orjson
 
@@ -152,6 +152,22 @@ _STATUS_KINDS = {
     504: ErrorKind.TIMEOUT,
     529: ErrorKind.OVERLOADED,
 }
+
+
+KIND_STATUSES: Final[Mapping[ErrorKind, int]] = {
+    ErrorKind.INVALID_REQUEST: 400,
+    ErrorKind.AUTHENTICATION: 401,
+    ErrorKind.QUOTA_EXCEEDED: 402,
+    ErrorKind.PERMISSION: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.REQUEST_TOO_LARGE: 413,
+    ErrorKind.RATE_LIMIT: 429,
+    ErrorKind.SERVER_ERROR: 500,
+    ErrorKind.OVERLOADED: 503,
+    ErrorKind.TIMEOUT: 504,
+}
+"""One status per kind, each of which `status_kind` reads back as that kind: for APIs whose error bodies
+name no type, so the status alone carries the kind (Ollama, Cohere, Voyage)."""
 
 
 def retry_after_headers(retry_after: float | None) -> dict[str, str]:

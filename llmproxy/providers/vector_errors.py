@@ -2,28 +2,13 @@
 and Voyage ``{"detail": …}`` (wire-formats.md §9). These APIs name no error type, so the HTTP status alone
 carries the kind: each kind gets its own status, and decoding reads the kind back from it."""
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import ErrorReply, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.base import KIND_STATUSES, ErrorReply, dump_json, retry_after_headers, status_kind
 from llmproxy.providers.node import Node
-
-STATUSES: Final[Mapping[ErrorKind, int]] = {
-    ErrorKind.INVALID_REQUEST: 400,
-    ErrorKind.AUTHENTICATION: 401,
-    ErrorKind.QUOTA_EXCEEDED: 402,
-    ErrorKind.PERMISSION: 403,
-    ErrorKind.NOT_FOUND: 404,
-    ErrorKind.REQUEST_TOO_LARGE: 413,
-    ErrorKind.RATE_LIMIT: 429,
-    ErrorKind.SERVER_ERROR: 500,
-    ErrorKind.OVERLOADED: 503,
-    ErrorKind.TIMEOUT: 504,
-}
-"""One status per kind, each of which `status_kind` reads back as that kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +20,7 @@ class FlatErrors:
 
     def encode_error(self, kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
         headers = {"content-type": "application/json", **retry_after_headers(retry_after)}
-        return ErrorReply(STATUSES[kind], headers, dump_json({self.key: message}))
+        return ErrorReply(KIND_STATUSES[kind], headers, dump_json({self.key: message}))
 
     def decode_error(self, status: int, body: bytes) -> ProviderError:
         """The message under the key; any other body (a gateway's HTML…) is kept as text."""

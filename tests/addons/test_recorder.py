@@ -94,12 +94,12 @@ def test_a_stream_reaches_the_client_before_the_upstream_has_finished(
 def test_fifty_concurrent_streams_are_recorded_whole(recording: Recording, loopback: LoopbackServer) -> None:
     loopback.queue(*(Reply(200, SSE, events=sse_events(20)) for _ in range(50)))
 
-    def call(i: int) -> int:
+    def call(i: int) -> tuple[int, int]:
         with recording.http.stream("POST", f"{loopback.url}/v1/messages", json={"stream": True, "i": i}) as r:
-            return sum(chunk.count(b"event: delta") for chunk in r.iter_bytes())
+            return r.status_code, sum(chunk.count(b"event: delta") for chunk in r.iter_bytes())
 
     with ThreadPoolExecutor(50) as pool:
-        assert list(pool.map(call, range(50))) == [20] * 50
+        assert list(pool.map(call, range(50))) == [(200, 20)] * 50
     exchanges = recording.exchanges()
     assert len(exchanges) == 50
     assert [len(response_bytes(exchange).split(b"\n\n")) - 1 for exchange in exchanges] == [20] * 50

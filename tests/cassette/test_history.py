@@ -38,6 +38,25 @@ def test_an_agent_session_grows_linearly_and_loads_byte_equal(tmp_path: Path) ->
     assert len(stored[29]["request"]["body"]["json"]["messages"]) == 2  # the last answer and the new question
 
 
+def test_shared_items_holding_secrets_rebuild_to_the_redacted_request(tmp_path: Path) -> None:
+    """Sharing compares what was sent and redaction then covers only what is stored; redaction is item by
+    item, so the rebuilt list is the redacted list."""
+    key = "sk-ant-api03-" + "k" * 40
+    first = {"model": "m", "messages": [{"role": "user", "content": f"my key is {key}"}]}
+    second = {"model": "m", "messages": [*first["messages"], {"role": "assistant", "content": "noted"}]}
+    record(tmp_path / "c.json", [first, second])
+    assert key not in (tmp_path / "c.json").read_text()
+    stored = orjson.loads((tmp_path / "c.json").read_bytes())["exchanges"]
+    assert stored[1]["request"]["extends"] == {"exchange": 1, "path": "$.messages", "items": 1}
+    assert stored[1]["request"]["body"]["json"]["messages"] == [{"role": "assistant", "content": "noted"}]
+    redactor = Redactor()
+    loaded = load_cassette(tmp_path / "c.json").exchanges
+    assert [e.request.body.json_ for e in loaded if isinstance(e.request.body, JsonBody)] == [
+        redactor.json(first),
+        redactor.json(second),
+    ]
+
+
 def test_the_longest_earlier_prefix_wins_and_branches_share_too() -> None:
     index = HistoryIndex()
     assert index.share(1, {"messages": [1, 2, 3]}) == ({"messages": [1, 2, 3]}, None)

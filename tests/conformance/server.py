@@ -77,6 +77,7 @@ class LoopbackServer:
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True
+            request_queue_size = 128  # tests open dozens of connections at once
 
             def handle_error(self, request: object, client_address: object) -> None:
                 # SDK streams may close the connection after their last event, before the chunked body's

@@ -1,6 +1,8 @@
 """Ollama's errors (wire-formats.md §8): `{"error": "<message>"}` with an HTTP status, as a whole body or as
 one NDJSON line in a stream that already began. The body says nothing but the message, so the status
-alone carries the kind. Ollama sends no rate-limit headers.
+alone carries the kind (`KIND_STATUSES`: Ollama itself answers 400, 404, 500 and 503 "server busy";
+ollama.com adds 401, 403 and 429; the others are the statuses the kinds imply). Ollama sends no rate-limit
+headers.
 """
 
 from datetime import datetime
@@ -8,26 +10,18 @@ from typing import Final
 
 from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import ErrorReply, JsonObject, RateLimits, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.base import (
+    KIND_STATUSES,
+    ErrorReply,
+    JsonObject,
+    RateLimits,
+    dump_json,
+    retry_after_headers,
+    status_kind,
+)
 from llmproxy.providers.node import Node
 
 WHAT: Final = "ollama error"
-
-# kind → HTTP status; each status names one kind through `status_kind`. Ollama itself answers 400, 404,
-# 500 and 503 ("server busy"); ollama.com adds 401, 403 and 429; 402, 408, 413 and 504 are the statuses
-# the kinds imply.
-STATUSES: Final[dict[ErrorKind, int]] = {
-    ErrorKind.INVALID_REQUEST: 400,
-    ErrorKind.AUTHENTICATION: 401,
-    ErrorKind.QUOTA_EXCEEDED: 402,
-    ErrorKind.PERMISSION: 403,
-    ErrorKind.NOT_FOUND: 404,
-    ErrorKind.REQUEST_TOO_LARGE: 413,
-    ErrorKind.RATE_LIMIT: 429,
-    ErrorKind.SERVER_ERROR: 500,
-    ErrorKind.OVERLOADED: 503,
-    ErrorKind.TIMEOUT: 504,
-}
 
 
 def error_object(message: str) -> JsonObject:
@@ -47,7 +41,7 @@ def visible_error(error: ProviderError) -> ProviderError:
 
 def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
     headers = {"content-type": "application/json; charset=utf-8", **retry_after_headers(retry_after)}
-    return ErrorReply(STATUSES[kind], headers, dump_json(error_object(message)))
+    return ErrorReply(KIND_STATUSES[kind], headers, dump_json(error_object(message)))
 
 
 def decode_error(status: int, body: bytes) -> ProviderError:
