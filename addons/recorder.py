@@ -8,12 +8,12 @@ client receives, and its own failures are logged, not raised into the flow (fail
 import logging
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from mitmproxy import http
 
 from addons.flows import raw_exchange, raw_request
-from llmproxy.cassette.capture import RawRequest
-from llmproxy.cassette.store import CassetteWriter
+from llmproxy.cassette.capture import RawExchange, RawRequest
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
@@ -31,8 +31,14 @@ class _Recording:
     finished: bool = False
 
 
+class Sink(Protocol):
+    """Where finished exchanges go: a `CassetteWriter`, or the `WriterProcess` that runs one."""
+
+    def add(self, exchange: RawExchange) -> None: ...
+
+
 class Recorder:
-    def __init__(self, scope: RecordScope, writer: CassetteWriter) -> None:
+    def __init__(self, scope: RecordScope, writer: Sink) -> None:
         self.scope = scope
         self.writer = writer
 

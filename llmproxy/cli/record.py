@@ -6,8 +6,8 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.store import CassetteWriter
-from llmproxy.cli.serving import ServeOptions, proxy_options, serve
+from llmproxy.cassette.writer_process import WriterProcess
+from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
 from llmproxy.errors import LlmproxyError
 from llmproxy.record_scope import RecordScope
 
@@ -33,8 +33,9 @@ def record(
     from addons.recorder import Recorder
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
+    configure_logging(options.verbose)  # before the writer process starts: it logs at the same level
     try:
-        writer = CassetteWriter.open(cassette, Redactor(frozenset(redact_field)))
+        writer = WriterProcess.open(cassette, Redactor(frozenset(redact_field)))
     except LlmproxyError as error:
         raise click.ClickException(str(error)) from error
     recorder = Recorder(RecordScope.of(record_host, record_all), writer)

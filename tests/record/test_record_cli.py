@@ -172,6 +172,7 @@ def start_recorder(world: World, *extra: str) -> tuple[subprocess.Popen[str], di
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group: the writer process with it
     )
     assert process.stdout is not None
     variables: dict[str, str] = {}
@@ -200,7 +201,11 @@ def test_without_a_command_it_prints_the_environment_and_records_until_sigterm(w
     assert len(load_cassette(world.cassette).exchanges) == 2
 
 
-def test_kill_9_keeps_every_finished_exchange(world: World) -> None:
+RECORDED = [("anthropic", False), ("anthropic", True), ("openai", True), ("openai", False)]
+
+
+def record_two_sessions(world: World) -> subprocess.Popen[str]:
+    """A recorder that has journalled four exchanges."""
     process, variables = start_recorder(world)
     run_client(world, variables, "anthropic")
     run_client(world, variables, "openai")
@@ -208,12 +213,24 @@ def test_kill_9_keeps_every_finished_exchange(world: World) -> None:
     deadline = time.monotonic() + 20  # a header line, then one line per exchange
     while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 5):
         time.sleep(0.05)
+    return process
+
+
+def test_kill_9_of_every_process_keeps_every_journalled_exchange(world: World) -> None:
+    process = record_two_sessions(world)
+    os.killpg(process.pid, signal.SIGKILL)  # the proxy and the writer process alike
+    process.communicate(timeout=10)
+    assert journal_path(world.cassette).exists()
+    assert not world.cassette.exists()
+    assert [(e.provider, e.streaming) for e in load_cassette(world.cassette).exchanges] == RECORDED
+
+
+def test_kill_9_of_the_proxy_lets_the_writer_finish_the_cassette(world: World) -> None:
+    process = record_two_sessions(world)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=10)
-    exchanges = load_cassette(world.cassette).exchanges
-    assert [(e.provider, e.streaming) for e in exchanges] == [
-        ("anthropic", False),
-        ("anthropic", True),
-        ("openai", True),
-        ("openai", False),
-    ]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and journal_path(world.cassette).exists():
+        time.sleep(0.05)
+    assert not journal_path(world.cassette).exists()
+    assert [(e.provider, e.streaming) for e in load_cassette(world.cassette).exchanges] == RECORDED
