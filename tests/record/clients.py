@@ -46,5 +46,73 @@ def openai_session() -> dict[str, str]:
     return {"first": first, "second": second.output_text}
 
 
+def gemini_session() -> dict[str, str]:
+    from google import genai
+
+    client = genai.Client(api_key=SECRET)
+    first = client.models.generate_content(model="gemini-2.5-flash", contents=QUESTION)
+    chunks = client.models.generate_content_stream(model="gemini-2.5-flash", contents=f"My key is {SECRET}.")
+    return {"first": first.text or "", "second": "".join(chunk.text or "" for chunk in chunks)}
+
+
+def bedrock_session() -> dict[str, str]:
+    import boto3
+
+    client = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        aws_access_key_id="AKIA" + SECRET[-16:].upper().replace("-", "A").replace("_", "B"),
+        aws_secret_access_key=SECRET[:40],
+    )
+    model = "amazon.nova-pro-v1:0"
+    first = client.converse(modelId=model, messages=[{"role": "user", "content": [{"text": QUESTION}]}])
+    stream = client.converse_stream(
+        modelId=model, messages=[{"role": "user", "content": [{"text": f"My key is {SECRET}."}]}]
+    )
+    second = "".join(
+        event["contentBlockDelta"]["delta"].get("text", "")
+        for event in stream["stream"]
+        if "contentBlockDelta" in event
+    )
+    return {"first": first["output"]["message"]["content"][0]["text"], "second": second}
+
+
+def ollama_session() -> dict[str, str]:
+    import ollama
+
+    client = ollama.Client(host="https://ollama.com", headers={"authorization": f"Bearer {SECRET}"})
+    first = client.chat(model="gpt-oss:120b", messages=[{"role": "user", "content": QUESTION}], stream=False)
+    parts = client.chat(
+        model="gpt-oss:120b", messages=[{"role": "user", "content": f"My key is {SECRET}."}], stream=True
+    )
+    return {"first": first.message.content or "", "second": "".join(part.message.content or "" for part in parts)}
+
+
+def azure_session() -> dict[str, str]:
+    import openai
+
+    client = openai.AzureOpenAI(
+        azure_endpoint="https://llmproxy-test.openai.azure.com",
+        api_key=SECRET,
+        api_version="2024-10-21",
+        max_retries=0,
+    )
+    first = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": QUESTION}])
+    chunks = client.chat.completions.create(
+        model="gpt-4o", messages=[{"role": "user", "content": f"My key is {SECRET}."}], stream=True
+    )
+    second = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    return {"first": first.choices[0].message.content or "", "second": second}
+
+
+SESSIONS = {
+    "anthropic": anthropic_session,
+    "openai": openai_session,
+    "gemini": gemini_session,
+    "bedrock": bedrock_session,
+    "ollama": ollama_session,
+    "azure": azure_session,
+}
+
 if __name__ == "__main__":
-    print(json.dumps({"anthropic": anthropic_session, "openai": openai_session}[sys.argv[1]]()))
+    print(json.dumps(SESSIONS[sys.argv[1]]()))

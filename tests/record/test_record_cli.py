@@ -48,7 +48,7 @@ class World:
         }
 
     def record_args(self, *extra: str) -> list[str]:
-        maps = [f"--map={host}={self.upstream.url}" for host in ("api.anthropic.com", "api.openai.com")]
+        maps = [f"--map={host}={self.upstream.url}" for host in HOSTS]
         return [
             sys.executable,
             "-m",
@@ -85,9 +85,19 @@ def turns(count: int) -> list[Completion]:
     ]
 
 
+HOSTS = (
+    "api.anthropic.com",
+    "api.openai.com",
+    "generativelanguage.googleapis.com",
+    "bedrock-runtime.us-east-1.amazonaws.com",
+    "ollama.com",
+    "llmproxy-test.openai.azure.com",
+)
+
+
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
-    upstream_ca = make_test_ca(tmp_path, ("api.anthropic.com", "api.openai.com"))
+    upstream_ca = make_test_ca(tmp_path, HOSTS)
     upstream = ScriptedServer(turns(8), tls=upstream_ca.server_context)
     # shaped like a real Anthropic key, and never a real one
     yield World(tmp_path, upstream, upstream_ca.cert_path, "sk-ant-api03-" + secrets.token_urlsafe(60))
@@ -138,6 +148,35 @@ def test_openai_sdk_streams_and_responses_are_recorded(world: World) -> None:
     assert (chat.provider, chat.operation, chat.streaming) == ("openai", "chat_completions", True)
     assert (responses.operation, responses.streaming) == ("responses", False)
     assert "api_key=<redacted:" in chat.request.url
+
+
+@pytest.mark.parametrize(
+    ("client", "provider", "operation"),
+    [
+        ("gemini", "gemini", "generate_content"),
+        ("bedrock", "bedrock", "converse"),
+        ("ollama", "ollama", "chat"),
+        ("azure", "azure", "chat_completions"),
+    ],
+)
+def test_part_two_sdks_are_recorded(world: World, client: str, provider: str, operation: str) -> None:
+    """Each SDK on its real host, through the proxy with nothing but the injected environment: one answer
+    whole, one streamed (SSE, AWS event-stream, NDJSON), the key it sent redacted everywhere."""
+    run = world.record(sys.executable, str(CLIENTS), client)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"first": turns(1)[0].text, "second": turns(2)[1].text}
+    text = world.cassette.read_text()
+    assert world.secret not in text
+    assert world.secret[:40] not in text
+    whole, streamed = load_cassette(world.cassette).exchanges
+    assert [(e.provider, e.operation, e.streaming) for e in (whole, streamed)] == [
+        (provider, operation, False),
+        (provider, operation, True),
+    ]
+    assert streamed.response is not None
+    assert streamed.response.events
+    offsets = [event.t_ms for event in streamed.response.events]
+    assert offsets == sorted(offsets)
 
 
 def test_the_childs_exit_status_is_propagated_and_the_cassette_finalised(world: World) -> None:
