@@ -3,7 +3,8 @@
 `add` only queues the captured exchange (`llmproxy record` runs the writer in a process of its own:
 `writer_process.py`). One background thread redacts and converts it, shares its history with earlier
 requests, and appends it to the journal (write + flush: a killed process keeps it). `close` drains the
-queue and replaces the cassette atomically with everything recorded, then deletes the journal. Recording into an existing cassette appends to it.
+queue and replaces the cassette atomically with everything recorded, then deletes the journal. Recording
+into an existing cassette appends to it.
 """
 
 import logging
