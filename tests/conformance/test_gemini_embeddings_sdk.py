@@ -2,6 +2,9 @@
 API the SDK always calls `:batchEmbedContents`, for one content or several, under /v1/ or /v1beta/."""
 
 import pytest
+
+pytest.importorskip("google.genai", reason="google-genai >= 3.4 cannot install beside mitmproxy 12.2 on Python 3.12")
+
 from google import genai
 from google.genai import errors, types
 

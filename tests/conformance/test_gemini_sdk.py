@@ -10,6 +10,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import pytest
+
+pytest.importorskip("google.genai", reason="google-genai >= 3.4 cannot install beside mitmproxy 12.2 on Python 3.12")
+
 from google import genai
 from google.genai import errors, types
 from google.oauth2.credentials import Credentials
