@@ -6,6 +6,8 @@ from mitmproxy import http
 
 from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
 
+ANSWERED = "llmproxy.answered"  # flow.metadata key: answered by llmproxy (replay, mock), not by the upstream
+
 
 def raw_request(request: http.Request) -> RawRequest:
     return RawRequest(

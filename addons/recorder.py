@@ -12,7 +12,7 @@ from typing import Protocol
 
 from mitmproxy import http
 
-from addons.flows import raw_exchange, raw_request
+from addons.flows import ANSWERED, raw_exchange, raw_request
 from llmproxy.cassette.capture import RawExchange, RawRequest
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.providers.routes import detect
@@ -50,7 +50,9 @@ class Recorder:
         flow.metadata[_KEY] = _Recording(streaming_route=route is not None and route.streaming is True)
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if recording := flow.metadata.get(_KEY):
+        if flow.metadata.get(ANSWERED):  # answered by llmproxy (a replay hit): not a new recording
+            flow.metadata.pop(_KEY, None)
+        elif recording := flow.metadata.get(_KEY):
             recording.request = raw_request(flow.request)
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:

@@ -34,9 +34,6 @@ def to_exchange(
     """`history`: the cassette's index; a request body whose history extends an earlier one is stored
     shortened, with the reference that restores it."""
     notes = list(raw.notes)
-    request = raw.request
-    headers = {name.lower(): value for name, value in request.headers}
-    route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme)
     extends: Extends | None = None
 
     def share(value: Any) -> Any:
@@ -46,13 +43,12 @@ def to_exchange(
         stored, extends = history.share(exchange_id, value)
         return stored
 
-    content_type = headers.get("content-type")
-    body = _body(request.body, content_type, redactor, route is not None, "request", notes, share)
-    parsed = body.json_ if isinstance(body, JsonBody) else None  # shortened: top-level fields intact
-    if route is not None:
-        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    request, route = _request(raw.request, redactor, notes, share)
+    parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
     response = _response(raw.response, redactor, route is not None, notes) if raw.response else None
     streaming = route.streaming if route is not None else None
+    if extends is not None:
+        request = build(Request, **{name: getattr(request, name) for name in request.model_fields_set}, extends=extends)
     return build(
         Exchange,
         id=exchange_id,
@@ -60,21 +56,39 @@ def to_exchange(
         operation=route.operation.value if route else None,
         model=_model(route, parsed),
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
-        request=build(
-            Request,
-            method=request.method,
-            url=url(request, redactor),
-            http_version=request.http_version,
-            headers=header_lines(redactor.headers(request.headers)),
-            body=body,
-            content_encoding=request.content_encoding,
-            extends=extends,
-        ),
+        request=request,
         response=response,
         error=raw.error,
         timings=build(Timings, started_at=raw.started_at, ttfb_ms=_ms(raw.ttfb_ms), total_ms=_ms(raw.total_ms)),
         notes=notes or None,
     )
+
+
+def to_request(raw: RawRequest, redactor: Redactor) -> tuple[Request, Route | None]:
+    """A live request as the cassette would store it (redacted, body parsed), and the API it speaks: what
+    replay matches against the recordings."""
+    return _request(raw, redactor, [], None)
+
+
+def _request(
+    raw: RawRequest, redactor: Redactor, notes: list[str], share: Callable[[Any], Any] | None
+) -> tuple[Request, Route | None]:
+    headers = {name.lower(): value for name, value in raw.headers}
+    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme)
+    body = _body(raw.body, headers.get("content-type"), redactor, route is not None, "request", notes, share)
+    if route is not None:
+        parsed = body.json_ if isinstance(body, JsonBody) else None
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    request = build(
+        Request,
+        method=raw.method,
+        url=url(raw, redactor),
+        http_version=raw.http_version,
+        headers=header_lines(redactor.headers(raw.headers)),
+        body=body,
+        content_encoding=raw.content_encoding,
+    )
+    return request, route
 
 
 def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str]) -> Response:

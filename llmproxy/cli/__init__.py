@@ -10,6 +10,7 @@ from llmproxy import __version__
 from llmproxy.cli.ca import ca
 from llmproxy.cli.cassette import cassette
 from llmproxy.cli.record import record
+from llmproxy.cli.replay import replay
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,3 +25,4 @@ def main() -> None:
 main.add_command(ca)
 main.add_command(cassette)
 main.add_command(record)
+main.add_command(replay)

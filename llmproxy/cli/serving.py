@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -73,10 +73,17 @@ def configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, format="llmproxy: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def serve(name: str, options: ServeOptions, addons: Sequence[object], describe: str, finish: Callable[[], str]) -> int:
+def serve(
+    name: str,
+    options: ServeOptions,
+    addons: Sequence[object],
+    describe: str,
+    finish: Callable[[], str],
+    mitmproxy_options: Mapping[str, object] | None = None,
+) -> int:
     """Run the proxy with `addons` (plus the upstream mapping) around the command, or until stopped.
     `describe` ends the start line ("recording to x.json"); `finish` runs after the proxy has stopped and
-    returns the summary line. Returns the exit status to leave with."""
+    returns the summary (one or more lines). Returns the command's exit status (0 without one)."""
     from addons.proxy import ProxySettings, ProxyThread  # mitmproxy costs ~2 s to import: only when serving
     from addons.upstreams import Upstreams, parse_map
 
@@ -89,6 +96,7 @@ def serve(name: str, options: ServeOptions, addons: Sequence[object], describe: 
         listen_port=options.port,
         reverse=options.reverse,
         upstream_ca=options.upstream_ca,
+        options=dict(mitmproxy_options or {}),
     )
     upstreams = Upstreams(parse_map(options.mapping))
     proxy = ProxyThread(settings, [*addons, upstreams])

@@ -2,114 +2,20 @@
 names through the proxy (TLS intercepted, trusted through the injected environment only), answered by a
 local HTTPS upstream reached with `--map`."""
 
-import importlib.util
 import json
 import os
-import secrets
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from llmproxy.cassette.files import journal_path
-from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.secrets import PLACEHOLDER
 from llmproxy.cassette.store import load_cassette
-from llmproxy.model import Completion, StopReason, Usage
 from llmproxy.providers.registry import CHAT_CODECS
-from tests.certs import make_test_ca
-from tests.e2e.clis import ScriptedServer
-
-CLIENTS = Path(__file__).with_name("clients.py")
-
-
-@dataclass
-class World:
-    tmp: Path
-    upstream: ScriptedServer
-    upstream_ca: Path
-    secret: str
-
-    @property
-    def cassette(self) -> Path:
-        return self.tmp / "cassettes" / "session.json"
-
-    def env(self) -> dict[str, str]:
-        """A bare environment: nothing tells a client about the proxy but what llmproxy injects."""
-        return {
-            "PATH": os.environ["PATH"],
-            "HOME": str(self.tmp),
-            "LLMPROXY_HOME": str(self.tmp / "llmproxy"),
-            "PLANTED_SECRET": self.secret,
-        }
-
-    def record_args(self, *extra: str) -> list[str]:
-        maps = [f"--map={host}={self.upstream.url}" for host in HOSTS]
-        return [
-            sys.executable,
-            "-m",
-            "llmproxy",
-            "record",
-            "--cassette",
-            str(self.cassette),
-            *maps,
-            "--upstream-ca",
-            str(self.upstream_ca),
-            *extra,
-        ]
-
-    def record(self, *command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*self.record_args(), "--", *command], env=self.env(), capture_output=True, text=True, timeout=120
-        )
-
-
-def installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # not even its parent package
-        return False
-
-
-def request_json(exchange: Exchange) -> object:
-    body = exchange.request.body
-    assert isinstance(body, JsonBody)
-    return body.json_
-
-
-def turns(count: int) -> list[Completion]:
-    return [
-        Completion(
-            text=f"Answer number {i}: Paris is the capital of France, and this sentence streams in pieces.",
-            stop_reason=StopReason.END_TURN,
-            usage=Usage(input_tokens=20 + i, output_tokens=15),
-        )
-        for i in range(count)
-    ]
-
-
-HOSTS = (
-    "api.anthropic.com",
-    "api.openai.com",
-    "generativelanguage.googleapis.com",
-    "bedrock-runtime.us-east-1.amazonaws.com",
-    "ollama.com",
-    "llmproxy-test.openai.azure.com",
-)
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    upstream_ca = make_test_ca(tmp_path, HOSTS)
-    upstream = ScriptedServer(turns(8), tls=upstream_ca.server_context)
-    # shaped like a real Anthropic key, and never a real one
-    yield World(tmp_path, upstream, upstream_ca.cert_path, "sk-ant-api03-" + secrets.token_urlsafe(60))
-    upstream.close()
+from tests.record.world import CLIENTS, World, installed, request_json, turns
 
 
 def test_anthropic_sdk_session_is_recorded_redacted_with_shared_history(world: World) -> None:

@@ -1,0 +1,154 @@
+"""What replay matches a request on, and how two requests differ.
+
+A request is seen through a `RequestView`: method, host (with a non-default port), path, query (minus
+volatile parameters) and body. A JSON body is compared parsed, so key order and whitespace never matter;
+volatile fields are dropped first: the built-in ones of its API, the client preset's, and the user's
+`--ignore` paths. A JSON-RPC request (an MCP call recorded with `--record-host`) matches on its method and
+params, not its id. Both sides are redacted the same way before they get here, so a key matches its
+placeholder. Views with equal keys match; `differences` explains a miss path by path.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import orjson
+
+from llmproxy.cassette import jsonpath
+from llmproxy.cassette.bodies import body_bytes
+from llmproxy.cassette.model import JsonBody, Request
+from llmproxy.cassette.presets import Preset
+
+# fields that differ between two runs of the same program, by provider (wire-formats.md)
+VOLATILE_FIELDS: dict[str | None, tuple[jsonpath.Path, ...]] = {
+    "anthropic": (jsonpath.parse("$.metadata.user_id"),),
+    "openai": tuple(jsonpath.parse(p) for p in ("$.user", "$.prompt_cache_key", "$.safety_identifier")),
+    "azure": tuple(jsonpath.parse(p) for p in ("$.user", "$.prompt_cache_key", "$.safety_identifier")),
+    "gemini_code_assist": (jsonpath.parse("$.user_prompt_id"), jsonpath.parse("$.request.session_id")),
+}
+VOLATILE_QUERY = frozenset({"_", "timestamp", "t", "request_id"})
+_EXCERPT = 60
+
+
+@dataclass(frozen=True, slots=True)
+class RequestView:
+    method: str
+    host: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+    body: Any  # normalised JSON, or the body's text, or None
+    key: bytes
+
+    @classmethod
+    def of(
+        cls, request: Request, provider: str | None, preset: Preset | None, ignore: tuple[jsonpath.Path, ...] = ()
+    ) -> "RequestView":
+        """`provider` picks the built-in volatile fields; `preset` the client's; `ignore` the user's."""
+        url = urlsplit(request.url)
+        default = {"http": 80, "https": 443}.get(url.scheme)
+        host = (url.hostname or "").lower() + (f":{url.port}" if url.port and url.port != default else "")
+        query = tuple(
+            sorted((k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k not in VOLATILE_QUERY)
+        )
+        body: Any = None
+        if isinstance(request.body, JsonBody):
+            body = normalise(request.body.json_, provider, preset, ignore)
+        elif request.body is not None:
+            body = body_bytes(request.body).decode("utf-8", "replace")
+        method = request.method.upper()
+        key = orjson.dumps([method, host, url.path, query, body], option=orjson.OPT_SORT_KEYS)
+        return cls(method, host, url.path or "/", query, body, key)
+
+
+def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: Iterable[jsonpath.Path]) -> Any:
+    if isinstance(body, dict) and body.get("jsonrpc") == "2.0" and "method" in body:
+        body = {key: value for key, value in body.items() if key != "id"}
+    for path in (*VOLATILE_FIELDS.get(provider, ()), *ignore):
+        body = jsonpath.drop(body, path)
+    return preset.apply(body) if preset is not None else body
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    path: str  # a JSON path into the body, or "method", "host", "path", "query"
+    recorded: str  # short excerpts
+    received: str
+
+
+def differences(recorded: RequestView, received: RequestView, limit: int = 5) -> list[Difference]:
+    """Where `received` differs from `recorded`, first differences first (at most `limit`)."""
+    found: list[Difference] = []
+    for name in ("method", "host", "path", "query"):
+        ours, theirs = getattr(recorded, name), getattr(received, name)
+        if ours != theirs:
+            found.append(Difference(name, _excerpt(ours), _excerpt(theirs)))
+    _diff(recorded.body, received.body, (), found, limit)
+    return found[:limit]
+
+
+def _diff(a: Any, b: Any, path: jsonpath.Path, found: list[Difference], limit: int) -> None:
+    if len(found) >= limit or a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if key not in b:
+                found.append(Difference(jsonpath.render((*path, key)), _excerpt(a[key]), "(missing)"))
+            elif key not in a:
+                found.append(Difference(jsonpath.render((*path, key)), "(missing)", _excerpt(b[key])))
+            else:
+                _diff(a[key], b[key], (*path, key), found, limit)
+            if len(found) >= limit:
+                return
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            _diff(x, y, (*path, index), found, limit)
+            if len(found) >= limit:
+                return
+        if len(a) != len(b):
+            longer, which = (a, "recorded") if len(a) > len(b) else (b, "received")
+            extra = _excerpt(longer[min(len(a), len(b))])
+            where = jsonpath.render((*path, min(len(a), len(b))))
+            found.append(
+                Difference(
+                    where, extra if which == "recorded" else "(missing)", extra if which == "received" else "(missing)"
+                )
+            )
+        return
+    if isinstance(a, str) and isinstance(b, str):
+        found.append(Difference(jsonpath.render(path), *_around_first_change(a, b)))
+        return
+    found.append(Difference(jsonpath.render(path), _excerpt(a), _excerpt(b)))
+
+
+def _around_first_change(a: str, b: str) -> tuple[str, str]:
+    """Excerpts of two strings around where they first differ."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    begin = max(0, start - _EXCERPT // 3)
+
+    def cut(text: str) -> str:
+        piece = text[begin : begin + _EXCERPT]
+        return ("…" if begin else "") + repr(piece)[1:-1] + ("…" if begin + _EXCERPT < len(text) else "")
+
+    return cut(a), cut(b)
+
+
+def _excerpt(value: Any) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"
+
+
+def closest(received: RequestView, candidates: Sequence[RequestView]) -> int | None:
+    """The index of the recorded request most like `received`: same method and path first, then the fewest
+    differences, then the earliest."""
+    best: tuple[tuple[int, int, int], int] | None = None
+    for index, candidate in enumerate(candidates):
+        score = (
+            int(candidate.method != received.method or candidate.path != received.path),
+            int(candidate.host != received.host),
+            len(differences(candidate, received, limit=50)),
+        )
+        if best is None or score < best[0]:
+            best = (score, index)
+    return best[1] if best is not None else None

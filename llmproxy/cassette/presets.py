@@ -1,0 +1,116 @@
+"""Client presets: what a coding CLI changes in its requests from one run to the next, so replay can ignore it.
+
+A preset names fields to drop (session and user ids, prompt-cache keys), anchors (patterns whose captured
+value — the working directory, the CLI's home — is replaced wherever it appears, also in the dash-mangled
+form CLIs use for project folders), and rewrites applied to every string (dates, UUIDs, git status).
+Presets are chosen by name (`--preset`) or from the client's User-Agent.
+"""
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from llmproxy.cassette import jsonpath
+
+_DATE = (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>")
+_LONG_DATE = (
+    re.compile(
+        r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, )?"
+        r"(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{4}\b"
+    ),
+    "<date>",
+)
+_UUID = (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>")
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    name: str
+    user_agent: re.Pattern[str]
+    drop: tuple[jsonpath.Path, ...] = ()
+    anchors: tuple[re.Pattern[str], ...] = ()  # group 1: a value to replace everywhere
+    rewrites: tuple[tuple[re.Pattern[str], str], ...] = ()
+
+    def apply(self, body: Any) -> Any:
+        """The body with this client's run-to-run changes neutralised."""
+        for path in self.drop:
+            body = jsonpath.drop(body, path)
+        values: set[str] = set()
+        _each_string(body, lambda text: values.update(_anchored(self.anchors, text)))
+        replacements = sorted(values | {v.replace("/", "-") for v in values}, key=len, reverse=True)
+
+        def rewrite(text: str) -> str:
+            for value in replacements:
+                text = text.replace(value, "<volatile>")
+            for pattern, replacement in self.rewrites:
+                text = pattern.sub(replacement, text)
+            return text
+
+        return _map_strings(body, rewrite)
+
+
+def _anchored(anchors: tuple[re.Pattern[str], ...], text: str) -> set[str]:
+    return {match.group(1) for anchor in anchors for match in anchor.finditer(text) if len(match.group(1)) > 1}
+
+
+def _each_string(value: Any, visit: Callable[[str], object]) -> None:
+    if isinstance(value, str):
+        visit(value)
+    elif isinstance(value, list):
+        for item in value:
+            _each_string(item, visit)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _each_string(item, visit)
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_map_strings(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: _map_strings(item, change) for key, item in value.items()}
+    return value
+
+
+PRESETS: Mapping[str, Preset] = {
+    preset.name: preset
+    for preset in (
+        Preset(
+            "claude-code",
+            re.compile(r"^claude-cli/"),
+            drop=(jsonpath.parse("$.metadata.user_id"),),
+            anchors=(
+                re.compile(r"Primary working directory: (\S+)"),
+                re.compile(r"(/[^\s`'\"]*?)/\.claude/"),
+            ),
+            rewrites=(_DATE, _LONG_DATE, _UUID, (re.compile(r"gitStatus: [\s\S]*"), "gitStatus: <git status>")),
+        ),
+        Preset(
+            "codex",
+            re.compile(r"^codex"),
+            drop=(jsonpath.parse("$.prompt_cache_key"), jsonpath.parse("$.client_metadata")),
+            anchors=(re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"(/[^\s`'\"]*?)/skills/")),
+            rewrites=(_DATE, _LONG_DATE, _UUID),
+        ),
+        Preset(
+            "gemini-cli",
+            re.compile(r"GeminiCLI/"),
+            drop=(jsonpath.parse("$.user_prompt_id"), jsonpath.parse("$.request.session_id")),
+            anchors=(
+                re.compile(r"Workspace Directories:\*\*\n  - (\S+)"),
+                re.compile(r"(/[^\s`'\"]*?)/\.gemini/"),
+            ),
+            rewrites=(_DATE, _LONG_DATE, _UUID),
+        ),
+    )
+}
+
+
+def preset_for(user_agent: str | None) -> Preset | None:
+    """The preset whose client sent this User-Agent, if any."""
+    if not user_agent:
+        return None
+    return next((preset for preset in PRESETS.values() if preset.user_agent.search(user_agent)), None)

@@ -1,0 +1,110 @@
+"""The replay index: which recorded exchange answers a request, and why none does.
+
+Recorded exchanges are grouped by their `RequestView` key. Identical requests are served in recorded order;
+when a key's exchanges run out, `repeat-last` serves its last one again and `error` is a miss. A miss names
+the closest recorded request and the paths where the received one differs. What was never served is
+`unused`, for the end-of-run summary.
+"""
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from llmproxy.cassette import jsonpath
+from llmproxy.cassette.matching import Difference, RequestView, closest, differences
+from llmproxy.cassette.model import Exchange, Request, header_pairs
+from llmproxy.cassette.presets import PRESETS, Preset, preset_for
+
+
+class OnExhausted(StrEnum):
+    REPEAT_LAST = "repeat-last"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayHit:
+    exchange: Exchange
+    repeated: bool = False  # served again after its key ran out (repeat-last)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayMiss:
+    request: str  # "POST https://host/path", redacted
+    closest: Exchange | None
+    differences: tuple[Difference, ...]
+    exhausted: bool = False  # the request matched, but every matching exchange was already served
+
+    def explain(self) -> str:
+        """The diagnostic: one line for the request, then the closest recording and what differs."""
+        if self.exhausted:
+            return f"{self.request}: every recorded exchange for this request was already served"
+        if self.closest is None:
+            return f"{self.request}: no recorded exchange matches (the cassette is empty)"
+        lines = [f"{self.request}: no recorded exchange matches; closest is exchange {self.closest.id}, differing at:"]
+        lines += [f"  {d.path}: recorded {d.recorded!r}, received {d.received!r}" for d in self.differences]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOptions:
+    preset: str | None = None  # a name from PRESETS, "none", or None: from each request's User-Agent
+    ignore: tuple[jsonpath.Path, ...] = ()
+    on_exhausted: OnExhausted = OnExhausted.ERROR
+
+
+class ReplayIndex:
+    def __init__(self, exchanges: Sequence[Exchange], options: MatchOptions = MatchOptions()) -> None:
+        """`exchanges`: inflated (histories rebuilt), in recorded order."""
+        self.options = options
+        self._exchanges = list(exchanges)
+        self._views = [self.view(e.request, e.provider) for e in self._exchanges]
+        self._queues: dict[bytes, deque[int]] = {}
+        for position, view in enumerate(self._views):
+            self._queues.setdefault(view.key, deque()).append(position)
+        self._last: dict[bytes, int] = {}
+        self._used: set[int] = set()
+        self._lock = threading.Lock()
+
+    def view(self, request: Request, provider: str | None) -> RequestView:
+        return RequestView.of(request, provider, self._preset(request), self.options.ignore)
+
+    def take(self, request: Request, provider: str | None) -> ReplayHit | ReplayMiss:
+        """The exchange that answers `request` (redacted like the cassette), or why there is none."""
+        view = self.view(request, provider)
+        with self._lock:
+            queue = self._queues.get(view.key)
+            if queue:
+                position = queue.popleft()
+                self._used.add(position)
+                self._last[view.key] = position
+                return ReplayHit(self._exchanges[position])
+            if view.key in self._last:
+                if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
+                    return ReplayHit(self._exchanges[self._last[view.key]], repeated=True)
+                return ReplayMiss(_describe(request), None, (), exhausted=True)
+        near = closest(view, self._views)
+        if near is None:
+            return ReplayMiss(_describe(request), None, ())
+        return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(self._views[near], view)))
+
+    def unused(self) -> list[Exchange]:
+        with self._lock:
+            return [e for position, e in enumerate(self._exchanges) if position not in self._used]
+
+    def _preset(self, request: Request) -> Preset | None:
+        name = self.options.preset
+        if name == "none":
+            return None
+        if name is not None:
+            return PRESETS[name]
+        return preset_for(_header(request, "user-agent"))
+
+
+def _header(request: Request, name: str) -> str | None:
+    return next((value for key, value in header_pairs(request.headers) if key.lower() == name), None)
+
+
+def _describe(request: Request) -> str:
+    return f"{request.method} {request.url}"
