@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-from llmproxy.cassette.store import load_cassette
 from tests.record.world import CLIENTS, World, installed
 
 
