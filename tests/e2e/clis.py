@@ -158,7 +158,14 @@ class ScriptedServer:
 
             do_GET = do_POST
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.connections = 0  # accepted TCP connections, TLS handshake or not
+
+        class Server(ThreadingHTTPServer):
+            def verify_request(self, request: Any, client_address: Any) -> bool:
+                server.connections += 1
+                return True
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         if tls is not None:
             self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self.scheme = "https" if tls is not None else "http"

@@ -10,7 +10,7 @@ import os
 import sys
 
 SECRET = os.environ["PLANTED_SECRET"]
-QUESTION = "What is the capital of France? Answer in one word."
+QUESTION = os.environ.get("QUESTION", "What is the capital of France? Answer in one word.")
 
 
 def anthropic_session() -> dict[str, str]:

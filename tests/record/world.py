@@ -40,18 +40,14 @@ class World:
             "PLANTED_SECRET": self.secret,
         }
 
+    def upstream_args(self) -> list[str]:
+        """`--map` every provider host to the local upstream, and trust its CA."""
+        return [*(f"--map={host}={self.upstream.url}" for host in HOSTS), "--upstream-ca", str(self.upstream_ca)]
+
     def record_args(self, *extra: str) -> list[str]:
-        maps = [f"--map={host}={self.upstream.url}" for host in HOSTS]
         return [
-            sys.executable,
-            "-m",
-            "llmproxy",
-            "record",
-            "--cassette",
-            str(self.cassette),
-            *maps,
-            "--upstream-ca",
-            str(self.upstream_ca),
+            *(sys.executable, "-m", "llmproxy", "record", "--cassette", str(self.cassette)),
+            *self.upstream_args(),
             *extra,
         ]
 

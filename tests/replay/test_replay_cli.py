@@ -7,13 +7,20 @@ import sys
 
 import pytest
 
+from llmproxy.cassette.store import load_cassette
 from tests.record.world import CLIENTS, World, installed
 
+ITALY = {"QUESTION": "What is the capital of Italy?"}  # the client asks something else than it recorded
 
-def replay(world: World, *args: str, command: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+
+def replay(
+    world: World, *args: str, client: str = "anthropic", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`llmproxy replay … -- python clients.py CLIENT`."""
+    command = [sys.executable, str(CLIENTS), client]
     return subprocess.run(
         [sys.executable, "-m", "llmproxy", "replay", "--cassette", str(world.cassette), *args, "--", *command],
-        env=world.env(),
+        env=world.env() | (env or {}),
         capture_output=True,
         text=True,
         timeout=120,
@@ -41,8 +48,74 @@ CLIENTS_AND_PROVIDERS = [
 @pytest.mark.parametrize("client", CLIENTS_AND_PROVIDERS)
 def test_a_recorded_session_replays_offline_to_the_same_results(world: World, client: str) -> None:
     recorded = record_then_stop(world, client)
-    run = replay(world, "--timing", "instant", command=(sys.executable, str(CLIENTS), client))
+    run = replay(world, "--timing", "instant", client=client)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == json.loads(recorded)
     assert "replayed 2 requests" in run.stderr
     assert "0 missed, 0 unused" in run.stderr
+
+
+def test_streams_keep_their_recorded_timing_through_the_relay(world: World) -> None:
+    recorded = record_then_stop(world, "anthropic")
+    run = replay(world)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == json.loads(recorded)
+
+
+def test_no_upstream_connection_in_none_mode_even_for_a_miss(world: World) -> None:
+    assert world.record(sys.executable, str(CLIENTS), "anthropic").returncode == 0
+    before = world.upstream.connections
+    run = replay(world)  # hits, with the upstream still up
+    assert run.returncode == 0, run.stderr
+    assert replay(world, env=ITALY).returncode != 0  # a miss
+    assert world.upstream.connections == before
+
+
+def test_a_changed_prompt_misses_and_says_where(world: World) -> None:
+    record_then_stop(world, "anthropic")
+    run = replay(world, env=ITALY)
+    assert run.returncode != 0
+    # the SDK raised on the miss status with the provider-shaped error carrying the diagnostic
+    assert "599" in run.stderr
+    assert "closest is exchange 1" in run.stderr
+    assert "$.messages[0].content" in run.stderr
+    assert "capital of France" in run.stderr
+    assert "capital of Italy" in run.stderr
+    assert "1 missed" in run.stderr
+
+
+def test_new_episodes_appends_exactly_the_missed_exchanges(world: World) -> None:
+    assert world.record(sys.executable, str(CLIENTS), "anthropic").returncode == 0
+    run = replay(world, "--record-mode", "new_episodes", *world.upstream_args(), env=ITALY)
+    assert run.returncode == 0, run.stderr
+    exchanges = load_cassette(world.cassette).exchanges
+    assert len(exchanges) == 4  # the first request changed, and so did the second (it re-sends the first)
+    assert "capital of Italy" in json.dumps(exchanges[2].request.body.model_dump(by_alias=True))
+
+
+def test_once_records_a_missing_cassette_then_replays_it(world: World) -> None:
+    first = replay(world, "--record-mode", "once", *world.upstream_args())
+    assert first.returncode == 0, first.stderr
+    assert len(load_cassette(world.cassette).exchanges) == 2
+    world.upstream.close()
+    second = replay(world, "--record-mode", "once", "--timing", "instant")  # exists now: strict, offline
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout
+    assert len(load_cassette(world.cassette).exchanges) == 2
+
+
+def test_all_records_afresh_and_rewrite_starts_over(world: World) -> None:
+    assert world.record(sys.executable, str(CLIENTS), "anthropic").returncode == 0
+    everything = replay(world, "--record-mode", "all", *world.upstream_args())
+    assert everything.returncode == 0, everything.stderr
+    assert len(load_cassette(world.cassette).exchanges) == 4  # nothing replayed: all forwarded and appended
+    rewritten = replay(world, "--record-mode", "rewrite", *world.upstream_args(), client="openai")
+    assert rewritten.returncode == 0, rewritten.stderr
+    assert [e.provider for e in load_cassette(world.cassette).exchanges] == ["openai", "openai"]
+
+
+def test_a_missing_cassette_in_none_mode_is_an_error_before_anything_runs(world: World) -> None:
+    run = replay(world)
+    assert run.returncode == 1
+    assert "no such cassette" in run.stderr
+    assert "proxy on" not in run.stderr
