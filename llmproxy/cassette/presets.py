@@ -21,7 +21,8 @@ _LONG_DATE = (
     ),
     "<date>",
 )
-_UUID = (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>")
+# ids are often prefixed (`msg_…`), so no word boundary: not inside a longer run of hex digits
+_UUID = (re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f])"), "<uuid>")
 
 
 @dataclass(frozen=True, slots=True)

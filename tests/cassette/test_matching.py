@@ -1,0 +1,176 @@
+"""Matching: what a replayed request is compared on, presets, and misses that say where."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from llmproxy.cassette import jsonpath
+from llmproxy.cassette.convert import to_exchange, to_request
+from llmproxy.cassette.matching import RequestView, differences
+from llmproxy.cassette.model import Exchange, JsonBody, Request, TextBody
+from llmproxy.cassette.presets import PRESETS, preset_for
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions, OnExhausted, ReplayHit, ReplayIndex, ReplayMiss
+from tests.cassette.factory import exchange, request, response
+
+CAPTURED = Path(__file__).parents[1] / "fixtures" / "captured"
+
+
+def req(body: object, url: str = "https://api.anthropic.com/v1/messages", ua: str = "test") -> Request:
+    return Request(
+        method="POST",
+        url=url,
+        http_version="HTTP/1.1",
+        headers=[f"user-agent: {ua}"],
+        body=JsonBody(json=body) if not isinstance(body, str) else TextBody(text=body),
+    )
+
+
+def view(body: object, **kwargs: object) -> RequestView:
+    return RequestView.of(req(body), "anthropic", None, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [("$.a.b[0].c", ("a", "b", 0, "c")), ("$.messages[*].id", ("messages", "*", "id")), ('$["odd key"]', ("odd key",))],
+)
+def test_json_paths_parse_and_render(text: str, path: jsonpath.Path) -> None:
+    assert jsonpath.parse(text) == path
+    assert jsonpath.parse(jsonpath.render(path)) == path
+
+
+def test_bad_json_paths_say_why() -> None:
+    with pytest.raises(ValueError, match="starts with"):
+        jsonpath.parse("a.b")
+    with pytest.raises(ValueError, match="cannot read"):
+        jsonpath.parse("$.a[x]")
+
+
+def test_drop_removes_what_the_path_names_and_leaves_the_argument_alone() -> None:
+    value = {"a": [{"id": 1, "x": 2}, {"id": 3}], "b": 1}
+    assert jsonpath.drop(value, ("a", "*", "id")) == {"a": [{"x": 2}, {}], "b": 1}
+    assert jsonpath.drop(value, ("missing", "x")) == value
+    assert value == {"a": [{"id": 1, "x": 2}, {"id": 3}], "b": 1}
+
+
+def test_key_order_and_volatile_fields_do_not_matter() -> None:
+    a = view({"model": "m", "messages": [], "metadata": {"user_id": "session-1"}})
+    b = view({"messages": [], "model": "m", "metadata": {"user_id": "session-2"}})
+    assert a.key == b.key
+    assert view({"model": "m"}).key != view({"model": "n"}).key
+
+
+def test_ignored_paths_and_json_rpc_ids() -> None:
+    ignore = (jsonpath.parse("$.temperature"),)
+    assert view({"model": "m", "temperature": 0.1}, ignore=ignore).key == view({"model": "m"}, ignore=ignore).key
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "x"}}
+    assert view({**call, "id": 1}).key == view({**call, "id": 7}).key
+    assert view({**call, "id": 1}).key != view({**call, "id": 1, "params": {}}).key
+
+
+def test_differences_name_the_json_path_with_excerpts() -> None:
+    recorded = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of France?"}]})
+    received = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of Italy?"}]})
+    (difference,) = differences(recorded, received)
+    assert difference.path == "$.messages[0].content"
+    assert "France" in difference.recorded
+    assert "Italy" in difference.received
+    longer = view({"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "x"}]})
+    assert differences(view({"model": "m", "messages": [{"role": "user", "content": "hi"}]}), longer)[0].path == (
+        "$.messages[1]"
+    )
+
+
+def captured_body(name: str) -> dict[str, object]:
+    return json.loads((CAPTURED / name).read_text())["body"]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "preset", "url"),
+    [
+        ("claude-2.1.197-turn1.json", "claude-code", "https://api.anthropic.com/v1/messages"),
+        ("codex-0.169.0-turn1.json", "codex", "https://chatgpt.com/backend-api/codex/responses"),
+        (
+            "gemini-0.61.0-turn1.json",
+            "gemini-cli",
+            "https://cloudcode-pa.googleapis.com/v1internal:streamGenerateContent",
+        ),
+    ],
+)
+def test_presets_match_the_same_session_run_elsewhere_another_day(fixture: str, preset: str, url: str) -> None:
+    """The captured request, and the same request as another run would send it: another working directory,
+    home, session id and date. Equal under the preset; different without it."""
+    body = captured_body(fixture)
+    text = json.dumps(body)
+    variant = text
+    for old in sorted(set(re.findall(r"/tmp/tmp[a-z0-9_]+", text)), key=len, reverse=True):
+        variant = variant.replace(old, old.replace("/tmp/tmp", "/home/someone/other"))
+        variant = variant.replace(
+            old.replace("/", "-"), old.replace("/tmp/tmp", "/home/someone/other").replace("/", "-")
+        )
+    for uuid in set(re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)):
+        variant = variant.replace(uuid, "00000000-1111-2222-3333-444444444444")
+    variant = variant.replace("2026-11-22", "2027-01-05")
+    assert variant != text
+    provider = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "gemini_code_assist"}[preset]
+    ours = RequestView.of(req(body, url), provider, PRESETS[preset])
+    theirs = RequestView.of(req(json.loads(variant), url), provider, PRESETS[preset])
+    assert ours.key == theirs.key, differences(ours, theirs)
+    assert (
+        RequestView.of(req(body, url), provider, None).key
+        != RequestView.of(req(json.loads(variant), url), provider, None).key
+    )
+
+
+@pytest.mark.parametrize(
+    ("user_agent", "preset"),
+    [
+        ("claude-cli/2.1.197 (external, sdk-cli)", "claude-code"),
+        ("codex_exec/0.169.0 (Ubuntu 24.4.0; x86_64) xterm", "codex"),
+        ("GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64)", "gemini-cli"),
+        ("Anthropic/Python 2.12.0", None),
+    ],
+)
+def test_presets_are_chosen_from_the_user_agent(user_agent: str, preset: str | None) -> None:
+    chosen = preset_for(user_agent)
+    assert (chosen.name if chosen else None) == preset
+
+
+def recorded(*bodies: object) -> list[Exchange]:
+    return [
+        to_exchange(exchange(request(body), response(json.dumps({"n": i}).encode())), i + 1, Redactor())
+        for i, body in enumerate(bodies)
+    ]
+
+
+def live(body: object) -> Request:
+    return to_request(request(body), Redactor())[0]
+
+
+def test_identical_requests_are_served_in_recorded_order_then_miss_or_repeat() -> None:
+    exchanges = recorded({"q": 1}, {"q": 1}, {"q": 2})
+    index = ReplayIndex(exchanges)
+    served = [index.take(live({"q": 1}), "anthropic") for _ in range(2)]
+    assert [s.exchange.id for s in served if isinstance(s, ReplayHit)] == [1, 2]
+    exhausted = index.take(live({"q": 1}), "anthropic")
+    assert isinstance(exhausted, ReplayMiss)
+    assert exhausted.exhausted
+    assert [e.id for e in index.unused()] == [3]
+    again = ReplayIndex(exchanges, MatchOptions(on_exhausted=OnExhausted.REPEAT_LAST))
+    for _ in range(2):
+        again.take(live({"q": 1}), "anthropic")
+    last = again.take(live({"q": 1}), "anthropic")
+    assert isinstance(last, ReplayHit)
+    assert (last.exchange.id, last.repeated) == (2, True)
+
+
+def test_a_miss_names_the_closest_recording() -> None:
+    index = ReplayIndex(recorded({"model": "m", "q": "France"}, {"model": "other", "q": "x", "z": 1}))
+    miss = index.take(live({"model": "m", "q": "Italy"}), "anthropic")
+    assert isinstance(miss, ReplayMiss)
+    assert miss.closest is not None
+    assert miss.closest.id == 1
+    assert "closest is exchange 1" in miss.explain()
+    assert "$.q: recorded 'France', received 'Italy'" in miss.explain()
