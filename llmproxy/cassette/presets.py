@@ -2,8 +2,9 @@
 
 A preset names fields to drop (session and user ids, prompt-cache keys), anchors (patterns whose captured
 value — the working directory, the CLI's home — is replaced wherever it appears, also in the dash-mangled
-form CLIs use for project folders), and rewrites applied to every string (dates, UUIDs, git status).
-Presets are chosen by name (`--preset`) or from the client's User-Agent.
+form CLIs use for project folders: every character but letters and digits a dash), and rewrites applied
+to every string (dates, UUIDs, per-run hashes, git status). Presets are chosen by name (`--preset`) or
+from the client's User-Agent.
 """
 
 import re
@@ -39,7 +40,8 @@ class Preset:
             body = jsonpath.drop(body, path)
         values: set[str] = set()
         _each_string(body, lambda text: values.update(_anchored(self.anchors, text)))
-        replacements = sorted(values | {v.replace("/", "-") for v in values}, key=len, reverse=True)
+        mangled = {re.sub(r"[^A-Za-z0-9]", "-", value) for value in values}  # how CLIs name project folders
+        replacements = sorted(values | mangled, key=len, reverse=True)
 
         def rewrite(text: str) -> str:
             for value in replacements:
@@ -87,7 +89,13 @@ PRESETS: Mapping[str, Preset] = {
                 re.compile(r"Primary working directory: (\S+)"),
                 re.compile(r"(/[^\s`'\"]*?)/\.claude/"),
             ),
-            rewrites=(_DATE, _LONG_DATE, _UUID, (re.compile(r"gitStatus: [\s\S]*"), "gitStatus: <git status>")),
+            rewrites=(
+                _DATE,
+                _LONG_DATE,
+                _UUID,
+                (re.compile(r"\bcch=[0-9a-f]+"), "cch=<volatile>"),  # a per-run hash in the billing header
+                (re.compile(r"gitStatus: [\s\S]*"), "gitStatus: <git status>"),
+            ),
         ),
         Preset(
             "codex",
