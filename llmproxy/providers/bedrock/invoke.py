@@ -7,7 +7,6 @@ metrics. A failure is an exception frame instead of Anthropic's `error` event.
 """
 
 import base64
-import binascii
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Final
@@ -62,7 +61,7 @@ def _payloads(chunks: Iterable[bytes], failures: list[ProviderError]) -> Iterato
         data = Node.parse(message.payload, WHAT)["bytes"]
         try:
             raw = base64.b64decode(data.string(), validate=True)
-        except binascii.Error as exc:
+        except ValueError as exc:  # binascii.Error, or a str that is not ASCII
             raise data.fail(f"base64 ({exc})") from None
         yield Node.parse(raw, stream.WHAT)
 

@@ -94,6 +94,8 @@ def test_a_block_index_keeps_its_kind() -> None:
 def test_invoke_chunks_must_be_base64_json() -> None:
     with pytest.raises(ParseError, match=r"bedrock invoke stream: \$.bytes: expected base64"):
         INVOKE_ANTHROPIC.decode_stream([event_frame("chunk", {"bytes": "not base64!"})])
+    with pytest.raises(ParseError, match=r"expected base64 \(string argument should contain only ASCII"):
+        INVOKE_ANTHROPIC.decode_stream([event_frame("chunk", {"bytes": "\x80"})])  # found by hypothesis
     with pytest.raises(ParseError, match="anthropic stream: not valid JSON"):
         INVOKE_ANTHROPIC.decode_stream([event_frame("chunk", {"bytes": base64.b64encode(b"{").decode()})])
 
