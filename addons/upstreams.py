@@ -30,17 +30,6 @@ class Destination:
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
 
 
-def parse_map(entries: tuple[str, ...]) -> dict[str, Destination]:
-    """``HOST=URL`` entries (from `--map`) by lower-case host."""
-    mapping: dict[str, Destination] = {}
-    for entry in entries:
-        host, equals, url = entry.partition("=")
-        if not equals or not host.strip():
-            raise LlmproxyError(f"--map expects HOST=URL, got {entry!r}")
-        mapping[host.strip().lower()] = Destination.parse(url.strip())
-    return mapping
-
-
 class Upstreams:
     def __init__(self, mapped: Mapping[str, Destination]) -> None:
         self.mapped = dict(mapped)

@@ -6,10 +6,8 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.writer_process import WriterProcess
 from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
 from llmproxy.errors import LlmproxyError
-from llmproxy.record_scope import RecordScope
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -30,18 +28,15 @@ def record(
     Exchanges with known LLM API hosts, and LLM API paths on any host, are recorded; everything else passes
     through untouched. Secrets are redacted before anything is written.
     """
-    from addons.recorder import Recorder
+    from llmproxy.session import record_session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
     configure_logging(options.verbose)  # before the writer process starts: it logs at the same level
     try:
-        writer = WriterProcess.open(cassette, Redactor(frozenset(redact_field)))
+        session = record_session(
+            cassette, record_hosts=record_host, record_all=record_all, redactor=Redactor(frozenset(redact_field))
+        )
+        status = serve("record", options, session)
     except LlmproxyError as error:
-        raise click.ClickException(str(error)) from error
-    recorder = Recorder(RecordScope.of(record_host, record_all), writer)
-    try:
-        status = serve("record", options, [recorder], f"recording to {cassette}", lambda: str(writer.close()))
-    except LlmproxyError as error:
-        writer.close()
         raise click.ClickException(str(error)) from error
     sys.exit(status)

@@ -7,18 +7,19 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from llmproxy.ca import CertificateAuthority, ensure_ca
-from llmproxy.environment import child_environment, export_lines, proxy_environment
+from llmproxy.environment import child_environment, export_lines
 from llmproxy.errors import LlmproxyError
+
+if TYPE_CHECKING:
+    from llmproxy.session import Session
 
 type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -73,59 +74,45 @@ def configure_logging(verbose: int) -> None:
     logging.basicConfig(level=level, format="llmproxy: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 
 
-def serve(
-    name: str,
-    options: ServeOptions,
-    addons: Sequence[object],
-    describe: str,
-    finish: Callable[[], str],
-    mitmproxy_options: Mapping[str, object] | None = None,
-) -> int:
-    """Run the proxy with `addons` (plus the upstream mapping) around the command, or until stopped.
-    `describe` ends the start line ("recording to x.json"); `finish` runs after the proxy has stopped and
-    returns the summary (one or more lines). Returns the command's exit status (0 without one)."""
-    from addons.proxy import ProxySettings, ProxyThread  # mitmproxy costs ~2 s to import: only when serving
-    from addons.upstreams import Upstreams, parse_map
+def serve(name: str, options: ServeOptions, session: "Session") -> int:
+    """Run `session` around the command, or until stopped, with a start line and the session's summary at
+    the end. Returns the command's exit status (0 without one)."""
+    from llmproxy.session import Listening, running
 
-    configure_logging(options.verbose)
-    ca = ensure_ca()
-    bundle = ca.write_bundle(ca.directory / "bundle.pem")
-    settings = ProxySettings(
-        confdir=ca.directory,
-        listen_host=options.listen_host,
-        listen_port=options.port,
-        reverse=options.reverse,
+    listening = Listening(
+        mapping=parse_map(options.mapping),
         upstream_ca=options.upstream_ca,
-        options=dict(mitmproxy_options or {}),
+        reverse=options.reverse,
+        host=options.listen_host,
+        port=options.port,
     )
-    upstreams = Upstreams(parse_map(options.mapping))
-    proxy = ProxyThread(settings, [*addons, upstreams])
-    proxy.start()
-    try:
-        upstreams.reverse_prefixes = _reverse_prefixes(proxy.listeners)
-        variables = proxy_environment(proxy.url, ca.cert_path, bundle)
+    with running(session, listening) as proxy:
         reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
-        click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {describe}", err=True)
+        click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}", err=True)
         if options.command:
-            status = _run_child(options.command, child_environment(os.environ, variables))
+            status = _run_child(options.command, child_environment(os.environ, proxy.environment))
         else:
-            _announce(proxy.url, variables, ca, options.print_env)
+            _announce(proxy.url, proxy.environment, proxy.ca_cert, options.print_env)
             _wait_for_stop()
             status = 0
-    finally:
-        proxy.stop()
-    click.echo(f"llmproxy {name}: {finish()}", err=True)
+    click.echo(f"llmproxy {name}: {session.summary}", err=True)
     return status
 
 
-def _reverse_prefixes(listeners: Sequence[Any]) -> dict[str, str]:
-    """The path part of each reverse target (a mode spec cannot carry one), by listener."""
-    return {listener.spec: urlsplit(listener.target).path.rstrip("/") for listener in listeners if listener.target}
+def parse_map(entries: Sequence[str]) -> dict[str, str]:
+    """``HOST=URL`` entries (`--map`) by lower-case host; the URLs are checked when the proxy starts."""
+    mapping: dict[str, str] = {}
+    for entry in entries:
+        host, equals, url = entry.partition("=")
+        if not equals or not host.strip() or not url.strip():
+            raise LlmproxyError(f"--map expects HOST=URL, got {entry!r}")
+        mapping[host.strip().lower()] = url.strip()
+    return mapping
 
 
-def _announce(url: str, variables: dict[str, str], ca: CertificateAuthority, only_env: bool) -> None:
+def _announce(url: str, variables: dict[str, str], ca_cert: Path | None, only_env: bool) -> None:
     if not only_env:
-        click.echo(f"Proxy: {url}\nCA certificate: {ca.cert_path}\nPoint a shell at it with:\n", err=True)
+        click.echo(f"Proxy: {url}\nCA certificate: {ca_cert}\nPoint a shell at it with:\n", err=True)
     click.echo(export_lines(variables), nl=False)
     if not only_env:
         click.echo("\nStop with Ctrl-C.", err=True)

@@ -9,8 +9,9 @@ import httpx2 as httpx
 import pytest
 
 from addons.proxy import ProxySettings, ProxyThread
-from addons.upstreams import Upstreams, parse_map
+from addons.upstreams import Destination, Upstreams
 from llmproxy.ca import CertificateAuthority, ensure_ca
+from llmproxy.cli.serving import parse_map
 from llmproxy.errors import LlmproxyError
 from tests.certs import UpstreamCA, make_test_ca
 from tests.conformance.server import LoopbackServer, Reply
@@ -40,7 +41,7 @@ def test_https_is_intercepted_with_llmproxys_ca_and_mapped_to_a_verified_upstrea
     ca: CertificateAuthority, upstream_ca: UpstreamCA, https_upstream: LoopbackServer
 ) -> None:
     https_upstream.queue(Reply(200, {"content-type": "application/json"}, b'{"ok":true}'))
-    upstreams = Upstreams(parse_map((f"api.anthropic.com={https_upstream.url}",)))
+    upstreams = Upstreams({"api.anthropic.com": Destination.parse(https_upstream.url)})
     settings = ProxySettings(confdir=ca.directory, upstream_ca=upstream_ca.cert_path)
     with ProxyThread(settings, [upstreams]) as proxy, client(ca, proxy) as http:
         response = http.post("https://api.anthropic.com/v1/messages?beta=true", json={"model": "m"})
@@ -52,7 +53,7 @@ def test_https_is_intercepted_with_llmproxys_ca_and_mapped_to_a_verified_upstrea
 def test_upstream_verification_stays_on_without_the_upstream_ca(
     ca: CertificateAuthority, https_upstream: LoopbackServer
 ) -> None:
-    upstreams = Upstreams(parse_map((f"api.anthropic.com={https_upstream.url}",)))
+    upstreams = Upstreams({"api.anthropic.com": Destination.parse(https_upstream.url)})
     with ProxyThread(ProxySettings(confdir=ca.directory), [upstreams]) as proxy, client(ca, proxy) as http:
         response = http.post("https://api.anthropic.com/v1/messages", json={})
     assert response.status_code == 502
@@ -91,7 +92,13 @@ def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority) -> None:
             ProxyThread(settings, []).start()
 
 
-@pytest.mark.parametrize("entry", ["api.anthropic.com", "=http://x", "h=ftp://x", "h=http://"])
+@pytest.mark.parametrize("url", ["ftp://x", "http://", "x"])
+def test_bad_map_urls_are_refused(url: str) -> None:
+    with pytest.raises(LlmproxyError, match="expected an http"):
+        Destination.parse(url)
+
+
+@pytest.mark.parametrize("entry", ["api.anthropic.com", "=http://x", "h="])
 def test_bad_map_entries_are_refused(entry: str) -> None:
-    with pytest.raises(LlmproxyError):
+    with pytest.raises(LlmproxyError, match="--map expects HOST=URL"):
         parse_map((entry,))

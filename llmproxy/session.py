@@ -1,0 +1,213 @@
+"""Run llmproxy in-process, to record or replay around your own code (tests, notebooks, the pytest plugin):
+
+    from llmproxy.session import replaying
+
+    with replaying("cassettes/session.json") as proxy:
+        subprocess.run(["pytest", "tests/agent"], env=os.environ | proxy.environment, check=True)
+    assert not proxy.misses
+
+`proxy.url` is the forward proxy (for `HTTPS_PROXY`); `proxy.environment` holds every proxy and CA variable a
+child process needs. The CLI's `record` and `replay` are these same sessions run around a command.
+mitmproxy is imported only when a session starts.
+"""
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from llmproxy.ca import ensure_ca
+from llmproxy.cassette.files import journal_path
+from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions, ReplayIndex, ReplayMiss
+from llmproxy.cassette.store import load_cassette
+from llmproxy.cassette.writer_process import WriterProcess
+from llmproxy.environment import proxy_environment
+from llmproxy.errors import LlmproxyError
+from llmproxy.record_scope import RecordScope
+
+if TYPE_CHECKING:
+    from addons.replayer import Replayer
+
+
+DEFAULT_REDACTOR = Redactor()
+DEFAULT_MATCH = MatchOptions()
+
+
+class RecordMode(StrEnum):
+    """vcrpy's record modes."""
+
+    NONE = "none"  # replay only; never touch the network
+    ONCE = "once"  # record if the cassette does not exist, else none
+    NEW_EPISODES = "new_episodes"  # replay hits; forward misses and append them
+    ALL = "all"  # forward everything and record it (appended)
+    REWRITE = "rewrite"  # delete the cassette, then record
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """Where the proxy listens, and how to reach it and route through it."""
+
+    mapping: Mapping[str, str] = field(default_factory=dict)  # HOST → URL (`--map`)
+    upstream_ca: Path | None = None
+    reverse: tuple[str, ...] = ()
+    host: str = "127.0.0.1"
+    port: int = 0
+    ca_directory: Path | None = None  # default: the per-user CA (`llmproxy ca`)
+
+
+@dataclass
+class Session:
+    """A recording or replay that can run: its addons, and how it ends."""
+
+    addons: list[object]
+    describe: str
+    mitmproxy_options: dict[str, object] = field(default_factory=dict)
+    closers: list[Callable[[], str]] = field(default_factory=list)  # each returns a summary line
+    replayer: "Replayer | None" = None
+    url: str = ""  # set while running
+    environment: dict[str, str] = field(default_factory=dict)  # the variables a child process needs
+    ca_cert: Path | None = None  # the certificate clients must trust
+    listeners: list[Any] = field(default_factory=list)  # addons.proxy.Listener: the forward one, then reverse ones
+    summary: str = ""  # set when closed
+
+    @property
+    def misses(self) -> list[ReplayMiss]:
+        return list(self.replayer.log.misses) if self.replayer is not None else []
+
+    @property
+    def unused(self) -> list[Exchange]:
+        return self.replayer.index.unused() if self.replayer is not None else []
+
+    @property
+    def strict_misses(self) -> bool:
+        """Requests that got the miss status (not forwarded, as new_episodes does)."""
+        return bool(self.replayer is not None and self.misses and not self.replayer.settings.forward_misses)
+
+    def close(self) -> str:
+        lines = []
+        if self.replayer is not None:
+            log, unused = self.replayer.log, self.unused
+            lines.append(f"replayed {log.hits} requests: {len(log.misses)} missed, {len(unused)} unused")
+            lines += [f"  miss: {miss.explain().splitlines()[0]}" for miss in log.misses]
+            lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
+        lines += [close() for close in self.closers]
+        self.closers.clear()
+        self.summary = "\n".join(lines)
+        return self.summary
+
+
+def record_session(
+    cassette: Path, *, record_hosts: Sequence[str] = (), record_all: bool = False, redactor: Redactor = DEFAULT_REDACTOR
+) -> Session:
+    """Record every LLM exchange into `cassette` (appending). Raises CassetteError before anything runs."""
+    from addons.recorder import Recorder
+
+    writer = WriterProcess.open(Path(cassette), redactor)
+    recorder = Recorder(RecordScope.of(record_hosts, record_all), writer)
+    return Session([recorder], f"recording to {cassette}", closers=[lambda: str(writer.close())])
+
+
+def replay_session(
+    cassettes: Sequence[Path],
+    *,
+    mode: RecordMode = RecordMode.NONE,
+    match: MatchOptions = DEFAULT_MATCH,
+    timing: float | None = 1.0,
+    miss_status: int = 599,
+    allow_hosts: Sequence[str] = (),
+    redactor: Redactor = DEFAULT_REDACTOR,
+) -> Session:
+    """Serve `cassettes` (new recordings go to the first). `timing`: a scale of the recorded stream
+    offsets, or None for everything at once. Raises LlmproxyError before anything runs."""
+    from addons.replayer import Replayer, ReplaySettings
+    from addons.stream_relay import StreamRelay
+
+    paths = [Path(path) for path in cassettes]
+    first = paths[0]
+    if mode is RecordMode.ONCE:
+        mode = RecordMode.NONE if _exists(first) else RecordMode.ALL
+    if mode is RecordMode.REWRITE:
+        first.unlink(missing_ok=True)
+        journal_path(first).unlink(missing_ok=True)
+        mode = RecordMode.ALL
+    if mode is RecordMode.ALL:
+        session = record_session(first, redactor=redactor)
+        session.describe = f"{mode.value} mode, {session.describe}"
+        return session
+    if mode is RecordMode.NONE and (missing := [str(path) for path in paths if not _exists(path)]):
+        raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
+    exchanges = [exchange for path in paths if _exists(path) for exchange in load_cassette(path).exchanges]
+    relay = StreamRelay()
+    forward = mode is RecordMode.NEW_EPISODES
+    settings = ReplaySettings(miss_status, timing, forward, frozenset(host.lower() for host in allow_hosts))
+    replayer = Replayer(ReplayIndex(exchanges, match), settings, redactor, relay)
+    served = ", ".join(map(str, paths))
+    if not forward:  # strict and offline: not even a TLS handshake upstream to learn a certificate
+        return Session([relay, replayer], f"none mode, replaying {served}", {"upstream_cert": False}, replayer=replayer)
+    recording = record_session(first, redactor=redactor)
+    return Session(
+        [relay, replayer, *recording.addons],
+        f"new_episodes mode, replaying {served}",
+        closers=recording.closers,
+        replayer=replayer,
+    )
+
+
+@contextmanager
+def running(session: Session, listening: Listening = Listening()) -> Iterator[Session]:
+    """The proxy running `session` on its own thread; stopped and the session closed on exit (its summary
+    in `session.summary`)."""
+    from addons.proxy import ProxySettings, ProxyThread
+    from addons.upstreams import Destination, Upstreams
+
+    try:
+        ca = ensure_ca(listening.ca_directory)
+        bundle = ca.write_bundle(ca.directory / "bundle.pem")
+        settings = ProxySettings(
+            confdir=ca.directory,
+            listen_host=listening.host,
+            listen_port=listening.port,
+            reverse=listening.reverse,
+            upstream_ca=listening.upstream_ca,
+            options=session.mitmproxy_options,
+        )
+        upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
+        proxy = ProxyThread(settings, [*session.addons, upstreams]).start()
+    except BaseException:
+        session.close()
+        raise
+    try:
+        upstreams.reverse_prefixes = {
+            listener.spec: urlsplit(listener.target).path.rstrip("/") for listener in proxy.listeners if listener.target
+        }
+        session.url = proxy.url
+        session.environment = proxy_environment(proxy.url, ca.cert_path, bundle)
+        session.ca_cert = ca.cert_path
+        session.listeners = list(proxy.listeners)
+        yield session
+    finally:
+        proxy.stop()
+        session.close()
+
+
+@contextmanager
+def recording(cassette: str | Path, listening: Listening = Listening(), **options: Any) -> Iterator[Session]:
+    """Record around a block: ``with recording("c.json") as proxy: …``. Options as `record_session`."""
+    with running(record_session(Path(cassette), **options), listening) as session:
+        yield session
+
+
+@contextmanager
+def replaying(*cassettes: str | Path, listening: Listening = Listening(), **options: Any) -> Iterator[Session]:
+    """Replay around a block: ``with replaying("c.json") as proxy: …``. Options as `replay_session`."""
+    with running(replay_session([Path(c) for c in cassettes], **options), listening) as session:
+        yield session
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or journal_path(path).exists()
