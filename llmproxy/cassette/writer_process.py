@@ -6,14 +6,21 @@ pickles each captured exchange down a pipe, and the child does the rest on anoth
 
 The child owns the journal and the cassette. If the proxy's process dies (kill -9), the child reads every
 exchange already sent, then finalises the cassette as `close` would: nothing finished is lost.
+
+The child is `python -m llmproxy.cassette.writer_process` talking over two pipes, not a multiprocessing
+"spawn" child: spawn re-runs the parent's main script, which would break a user's unguarded script that
+records in-process.
 """
 
 import logging
-import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+import llmproxy
 from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
@@ -25,11 +32,14 @@ logger = logging.getLogger(__name__)
 class WriterProcess:
     """`open`, `add`, `close`: the same contract as `CassetteWriter`."""
 
-    def __init__(self, path: Path, process: multiprocessing.process.BaseProcess, pipe: Connection) -> None:
+    def __init__(
+        self, path: Path, process: subprocess.Popen[bytes], to_child: Connection, from_child: Connection
+    ) -> None:
         """Use `open`."""
         self.path = path
         self._process = process
-        self._pipe = pipe
+        self._pipe = to_child
+        self._replies = from_child
         self._lock = threading.Lock()  # `add` may come from several threads (tests drive it so)
         self._closed = False
 
@@ -37,25 +47,28 @@ class WriterProcess:
     def open(cls, path: Path, redactor: Redactor) -> "WriterProcess":
         """Start the child and wait until it holds the cassette. Raises CassetteError as `CassetteWriter.open`
         does, before anything is recorded."""
-        context = multiprocessing.get_context("spawn")  # never fork a process that runs threads
-        ours, theirs = context.Pipe()
-        process = context.Process(
-            target=_serve,
-            args=(Path(path), redactor, theirs, logging.getLogger().getEffectiveLevel()),
-            name="llmproxy-cassette-writer",
-            daemon=False,  # it must outlive a killed parent long enough to finalise the cassette
+        child_in, to_child = os.pipe()
+        from_child, child_out = os.pipe()
+        source = str(Path(llmproxy.__file__).resolve().parents[1])  # importable even from a source checkout
+        environment = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llmproxy.cassette.writer_process", str(child_in), str(child_out)],
+            pass_fds=(child_in, child_out),
+            env=environment,
         )
-        process.start()
-        theirs.close()
+        os.close(child_in)
+        os.close(child_out)
+        sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
+        sender.send((Path(path), redactor, logging.getLogger().getEffectiveLevel()))
         try:
-            ready = ours.recv()
+            ready = replies.recv()
         except EOFError:
-            process.join()
-            raise CassetteError(f"cannot record to {path}: the writer process exited ({process.exitcode})") from None
+            process.wait()
+            raise CassetteError(f"cannot record to {path}: the writer process exited ({process.returncode})") from None
         if ready is not None:
-            process.join()
+            process.wait()
             raise CassetteError(ready)
-        return cls(Path(path), process, ours)
+        return cls(Path(path), process, sender, replies)
 
     def add(self, exchange: RawExchange) -> None:
         with self._lock:
@@ -68,23 +81,26 @@ class WriterProcess:
         with self._lock:
             self._closed = True
             self._pipe.send(None)
-            summary: RecordSummary = self._pipe.recv()
-        self._process.join()
+            summary: RecordSummary = self._replies.recv()
+        self._process.wait()
+        self._pipe.close()
+        self._replies.close()
         return summary
 
 
-def _serve(path: Path, redactor: Redactor, pipe: Connection, log_level: int) -> None:
+def _serve(requests: Connection, replies: Connection) -> None:
+    path, redactor, log_level = requests.recv()
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
     try:
         writer = CassetteWriter.open(path, redactor)
     except CassetteError as exc:
-        pipe.send(str(exc))
+        replies.send(str(exc))
         return
-    pipe.send(None)
+    replies.send(None)
     parent_gone = False
     while True:
         try:
-            exchange = pipe.recv()
+            exchange = requests.recv()
         except EOFError:  # the proxy's process died: keep what it sent
             parent_gone = True
             break
@@ -95,4 +111,8 @@ def _serve(path: Path, redactor: Redactor, pipe: Connection, log_level: int) -> 
     if parent_gone:
         logger.warning("the recording process ended without closing the cassette: %s", summary)
     else:
-        pipe.send(summary)
+        replies.send(summary)
+
+
+if __name__ == "__main__":
+    _serve(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

@@ -8,6 +8,7 @@ a function of the request it answers (a mock that encodes in the shape the reque
 import ssl
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ class Reply:
     body: bytes = b""
     events: list[bytes] | None = None  # a stream: each element one chunk on the wire
     hold_last: threading.Event | None = None  # a stream waits for this before sending its last event
+    interval: float = 0.0  # seconds between a stream's events
 
 
 @dataclass
@@ -68,6 +70,8 @@ class LoopbackServer:
                 for index, event in enumerate(reply.events):
                     if reply.hold_last is not None and index == len(reply.events) - 1:
                         reply.hold_last.wait(10)
+                    if index and reply.interval:
+                        time.sleep(reply.interval)
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
