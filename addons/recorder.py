@@ -44,9 +44,10 @@ class Recorder:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         request = flow.request
-        if not self.scope.includes(request.pretty_host, request.path, request.headers, request.method):
+        host = request.pretty_host
+        route = detect(host, request.path, request.headers, method=request.method)
+        if route is None and not self.scope.covers(host):
             return
-        route = detect(request.pretty_host, request.path, request.headers, method=request.method)
         flow.metadata[_KEY] = _Recording(streaming_route=route is not None and route.streaming is True)
 
     def request(self, flow: http.HTTPFlow) -> None:

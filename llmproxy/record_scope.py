@@ -16,9 +16,11 @@ class RecordScope:
         return cls(frozenset(h.lower().rstrip(".") for h in hosts), everything)
 
     def includes(self, host: str, path: str, headers: Mapping[str, str], method: str) -> bool:
+        return self.covers(host) or detect(host, path, headers, method=method) is not None
+
+    def covers(self, host: str) -> bool:
+        """Whether everything sent to `host` is recorded, whatever the path."""
         if self.everything:
             return True
         host = host.lower().rstrip(".")
-        if host in self.hosts or is_provider_host(host):
-            return True
-        return detect(host, path, headers, method=method) is not None
+        return host in self.hosts or is_provider_host(host)

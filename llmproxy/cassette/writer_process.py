@@ -12,8 +12,10 @@ The child is `python -m llmproxy.cassette.writer_process` talking over two pipes
 records in-process.
 """
 
+import contextlib
 import logging
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -40,8 +42,11 @@ class WriterProcess:
         self._process = process
         self._pipe = to_child
         self._replies = from_child
-        self._lock = threading.Lock()  # `add` may come from several threads (tests drive it so)
         self._closed = False
+        # pickling and writing a 200 KB exchange to the pipe must not hold up the proxy's event loop
+        self._queue: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+        self._sender = threading.Thread(target=self._send_all, name="llmproxy-cassette-sender", daemon=True)
+        self._sender.start()
 
     @classmethod
     def open(cls, path: Path, redactor: Redactor) -> "WriterProcess":
@@ -58,6 +63,7 @@ class WriterProcess:
         )
         os.close(child_in)
         os.close(child_out)
+        _widen(to_child)
         sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
         sender.send((Path(path), redactor, logging.getLogger().getEffectiveLevel()))
         try:
@@ -71,25 +77,40 @@ class WriterProcess:
         return cls(Path(path), process, sender, replies)
 
     def add(self, exchange: RawExchange) -> None:
-        with self._lock:
-            if self._closed:
-                raise CassetteError(f"{self.path}: the recording is closed")
-            self._pipe.send(exchange)
+        """Queue a finished exchange for the child; returns at once."""
+        if self._closed:
+            raise CassetteError(f"{self.path}: the recording is closed")
+        self._queue.put(exchange)
 
     def close(self) -> RecordSummary:
         """Let the child finish every exchange and write the cassette; its summary."""
-        with self._lock:
-            self._closed = True
-            self._pipe.send(None)
+        self._closed = True
+        self._queue.put(None)
+        self._sender.join()
+        try:
             summary: RecordSummary = self._replies.recv()
-        self._process.wait()
-        self._pipe.close()
-        self._replies.close()
+        except EOFError:
+            raise CassetteError(f"{self.path}: the writer process died; its journal holds what it wrote") from None
+        finally:
+            self._process.wait()
+            self._pipe.close()
+            self._replies.close()
         return summary
+
+    def _send_all(self) -> None:
+        while (exchange := self._queue.get()) is not None:
+            try:
+                self._pipe.send(exchange)
+            except OSError as exc:  # the child is gone: nothing more can be recorded
+                logger.error("%s: the writer process is gone (%s): exchanges are no longer recorded", self.path, exc)
+                return
+        self._pipe.send(None)
 
 
 def _serve(requests: Connection, replies: Connection) -> None:
     path, redactor, log_level = requests.recv()
+    with contextlib.suppress(OSError, AttributeError):  # lower priority: the traffic first, the cassette after
+        os.nice(10)
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
     try:
         writer = CassetteWriter.open(path, redactor)
@@ -112,6 +133,16 @@ def _serve(requests: Connection, replies: Connection) -> None:
         logger.warning("the recording process ended without closing the cassette: %s", summary)
     else:
         replies.send(summary)
+
+
+def _widen(pipe: int) -> None:
+    """A 1 MiB pipe buffer where Linux allows it: a large exchange then crosses in one write."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe, fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):  # not Linux, or above the system's pipe-max-size
+        pass
 
 
 if __name__ == "__main__":
