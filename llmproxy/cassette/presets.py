@@ -94,6 +94,8 @@ PRESETS: Mapping[str, Preset] = {
                 _LONG_DATE,
                 _UUID,
                 (re.compile(r"\bcch=[0-9a-f]+"), "cch=<volatile>"),  # a per-run hash in the billing header
+                # the machine it runs on: another laptop or CI runner must still match
+                (re.compile(r"( - (?:Platform|Shell|OS Version|Is a git repository): )[^\n]*"), r"\1<volatile>"),
                 (re.compile(r"gitStatus: [\s\S]*"), "gitStatus: <git status>"),
             ),
         ),

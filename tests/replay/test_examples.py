@@ -1,0 +1,72 @@
+"""The committed example cassettes replay offline through real clients, as the README shows."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.clis import CLAUDE, FINAL_TEXT
+
+ROOT = Path(__file__).resolve().parents[2]
+LLMPROXY_REPLAY = [sys.executable, "-m", "llmproxy", "replay", "--cassette"]
+
+
+def bare_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh user: no key, no proxy settings, a new home."""
+    (tmp_path / "home").mkdir()
+    return {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
+
+
+def test_the_readme_quickstart_replays_offline(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llmproxy",
+            "replay",
+            "--cassette",
+            "cassettes/quickstart.json",
+            "--",
+            sys.executable,
+            "scripts/quickstart.py",
+        ],
+        cwd=ROOT,
+        env=bare_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "replay them offline in CI" in run.stdout
+    assert "replayed 1 requests: 0 missed, 0 unused" in run.stderr
+
+
+@pytest.mark.e2e
+def test_the_committed_claude_code_session_replays_offline(tmp_path: Path) -> None:
+    if CLAUDE.binary is None:
+        pytest.skip("claude is not installed: scripts/setup.sh installs it from package.json (needs npm)")
+    env = bare_env(tmp_path) | {"ANTHROPIC_API_KEY": "sk-ant-any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    (tmp_path / "work").mkdir()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "llmproxy",
+            "replay",
+            "--cassette",
+            str(ROOT / "cassettes/claude-code-tool-loop.json"),
+            "--",
+            CLAUDE.binary,
+            *CLAUDE.argv,
+        ],
+        cwd=tmp_path / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert FINAL_TEXT in run.stdout
+    assert "0 missed, 0 unused" in run.stderr
