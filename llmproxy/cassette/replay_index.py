@@ -16,6 +16,7 @@ from llmproxy.cassette import jsonpath
 from llmproxy.cassette.matching import Difference, RequestView, closest, differences
 from llmproxy.cassette.model import Exchange, Request, header_pairs
 from llmproxy.cassette.presets import PRESETS, Preset, preset_for
+from llmproxy.cassette.store import gc_paused
 
 
 class OnExhausted(StrEnum):
@@ -59,7 +60,8 @@ class ReplayIndex:
         """`exchanges`: inflated (histories rebuilt), in recorded order."""
         self.options = options
         self._exchanges = list(exchanges)
-        self._views = [self.view(e.request, e.provider) for e in self._exchanges]
+        with gc_paused():
+            self._views = [self.view(e.request, e.provider) for e in self._exchanges]
         self._queues: dict[bytes, deque[int]] = {}
         for position, view in enumerate(self._views):
             self._queues.setdefault(view.key, deque()).append(position)

@@ -1,0 +1,191 @@
+"""What replay serves (issue 5 §7): `llmproxy replay` against mitmproxy's own `--server-replay` on the same
+exchanges, each with 1 and with 10,000 exchanges recorded, and how long a 10,000-exchange cassette takes to
+load and index.
+
+    .venv/bin/python scripts/bench/replay.py [--quick] [--rounds N] [--seconds S]
+
+Both proxies run as processes of their own in regular (HTTPS_PROXY-style) proxy mode; the load generator
+(load.py) sends the same small Messages request again and again (keep-alive, concurrency 1 and 8), so both
+serve it repeatedly: llmproxy with `--on-exhausted repeat-last`, mitmdump with `--server-replay-reuse`. The
+request is the first exchange of the 10,000 (the others differ in their prompt). Nothing reaches an upstream.
+Rounds alternate the order of the targets; tables give medians over rounds.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parents[1]
+sys.path.insert(0, str(ROOT))
+
+import payloads  # noqa: E402
+from proxy import BIN, Target, free_port, start, stop  # noqa: E402
+
+from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse  # noqa: E402
+from llmproxy.cassette.redact import Redactor  # noqa: E402
+from llmproxy.cassette.replay_index import ReplayIndex  # noqa: E402
+from llmproxy.cassette.store import CassetteWriter, load_cassette  # noqa: E402
+
+STARTED = datetime.now(UTC)
+
+
+def bodies(count: int) -> list[bytes]:
+    """The load generator's request first, then `count - 1` others."""
+    first = payloads.small_request()
+    template = json.loads(first)
+    others = []
+    for i in range(1, count):
+        template["messages"][0]["content"] = f"Question {i}: what is {i} plus {i}?"
+        others.append(json.dumps(template).encode())
+    return [first, *others]
+
+
+def write_cassette(path: Path, upstream_port: int, requests: list[bytes]) -> None:
+    headers = (
+        ("host", f"127.0.0.1:{upstream_port}"),
+        ("content-type", "application/json"),
+        ("anthropic-version", "2023-06-01"),
+        ("x-api-key", payloads.API_KEY),
+    )
+    answer = payloads.reply()
+    writer = CassetteWriter.open(path, Redactor())
+    for body in requests:
+        request = RawRequest(
+            "POST", "http", "127.0.0.1", upstream_port, "/v1/messages", "HTTP/1.1", headers, body, None
+        )
+        response = RawResponse(200, "OK", "HTTP/1.1", (("content-type", "application/json"),), answer, None, None)
+        writer.add(RawExchange(request, response, None, STARTED, 1.0, 2.0))
+    writer.close()
+
+
+def write_flows(path: Path, upstream_port: int, requests: list[bytes]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from mitmproxy import http, io
+        from mitmproxy.test import tflow
+
+    answer = payloads.reply()
+    with path.open("wb") as handle:
+        writer = io.FlowWriter(handle)
+        for body in requests:
+            flow = tflow.tflow()
+            flow.request = http.Request.make(
+                "POST",
+                f"http://127.0.0.1:{upstream_port}/v1/messages",
+                body,
+                {"content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": payloads.API_KEY},
+            )
+            flow.response = http.Response.make(200, answer, {"content-type": "application/json"})
+            writer.add(flow)
+
+
+def load(target: Target, upstream_port: int, concurrency: int, seconds: float) -> dict[str, Any]:
+    argv = [sys.executable, str(BENCH / "load.py"), "--port", str(target.port), "--upstream-port", str(upstream_port)]
+    argv += ["--proxy", "--body", "small", "--concurrency", str(concurrency), "--seconds", str(seconds)]
+    argv += ["--cpu-pid", str(target.pid)]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"load against {target.name} (c={concurrency}) failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    result["cpu_ms"] = result["cpu_ms"][str(target.pid)]
+    return result
+
+
+def loading_seconds(path: Path, repeats: int = 3) -> float:
+    """Median seconds to load a cassette and build its replay index, in this process."""
+    times = []
+    for _ in range(repeats):
+        begin = time.perf_counter()
+        ReplayIndex(load_cassette(path).exchanges)
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--quick", action="store_true", help="one short round")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.seconds = 1, 1.0
+    upstream_port = free_port()  # nothing listens there: replay must not need it
+    started: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        targets: list[Target] = []
+        ready: dict[str, float] = {}
+        try:
+            for count in (1, 10_000):
+                requests = bodies(count)
+                cassette, flows = workdir / f"c{count}.json", workdir / f"f{count}.flows"
+                write_cassette(cassette, upstream_port, requests)
+                write_flows(flows, upstream_port, requests)
+                if count == 10_000:
+                    print(f"10,000-exchange cassette: {cassette.stat().st_size:,} bytes", file=sys.stderr)
+                    ready["load+index 10k"] = loading_seconds(cassette)
+                mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
+                mitmdump += [
+                    "--server-replay",
+                    str(flows),
+                    "--server-replay-reuse",
+                    "--set",
+                    "connection_strategy=lazy",
+                ]
+                llmproxy = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
+                llmproxy += ["--on-exhausted", "repeat-last"]
+                for name, argv in ((f"mitmdump-{count}", mitmdump), (f"llmproxy-{count}", llmproxy)):
+                    begin = time.monotonic()
+                    targets.append(start(name, argv, workdir, started))
+                    ready[name] = time.monotonic() - begin
+            runs: dict[str, list[dict[str, Any]]] = {}
+            for round_ in range(args.rounds):
+                for concurrency in (1, 8):
+                    for target in targets if round_ % 2 == 0 else targets[::-1]:
+                        result = load(target, upstream_port, concurrency, args.seconds)
+                        runs.setdefault(f"{concurrency}/{target.name}", []).append(result)
+                        print(
+                            f"round {round_ + 1} c={concurrency} {target.name:<16} {result['rps']:8.0f} req/s",
+                            file=sys.stderr,
+                        )
+        finally:
+            stop(started)
+    print(report(runs, targets, ready))
+    return 0
+
+
+def report(runs: dict[str, list[dict[str, Any]]], targets: list[Target], ready: dict[str, float]) -> str:
+    def med(key: str, field: str) -> float:
+        return statistics.median(run[field] for run in runs[key])
+
+    lines = ["| concurrency | target | req/s | p50 ms | p99 ms | proxy CPU ms/req |", "|---|---|---|---|---|---|"]
+    for concurrency in (1, 8):
+        for target in targets:
+            key = f"{concurrency}/{target.name}"
+            lines.append(
+                f"| {concurrency} | {target.name} | {med(key, 'rps'):.0f} | {med(key, 'p50_ms'):.2f} | "
+                f"{med(key, 'p99_ms'):.2f} | {med(key, 'cpu_ms'):.2f} |"
+            )
+    lines += ["", "| concurrency | exchanges | llmproxy ÷ mitmdump req/s (≥ 1.5×) | llmproxy 10k ÷ 1 (≥ 0.95) |"]
+    lines.append("|---|---|---|---|")
+    for concurrency in (1, 8):
+        for count in (1, 10_000):
+            ratio = med(f"{concurrency}/llmproxy-{count}", "rps") / med(f"{concurrency}/mitmdump-{count}", "rps")
+            scale = med(f"{concurrency}/llmproxy-10000", "rps") / med(f"{concurrency}/llmproxy-1", "rps")
+            lines.append(f"| {concurrency} | {count:,} | {ratio:.2f}× | {scale:.2f} |")
+    lines += ["", "| startup | seconds |", "|---|---|"]
+    lines += [f"| {name} | {seconds:.2f} |" for name, seconds in ready.items()]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
