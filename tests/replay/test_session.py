@@ -3,8 +3,12 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+import httpx2 as httpx
 
 from llmproxy.session import Listening, recording, replaying
+from tests.conformance.server import LoopbackServer, Reply
 from tests.record.world import CLIENTS, HOSTS, World
 
 
@@ -46,3 +50,23 @@ def test_record_then_replay_in_process(world: World) -> None:
         assert len(proxy.misses) == 1
         assert proxy.misses[0].closest is not None
     assert "1 missed" in proxy.summary
+
+
+def test_json_rpc_replays_on_method_and_params_with_the_callers_id(tmp_path: Path, loopback: LoopbackServer) -> None:
+    """An MCP server over Streamable HTTP, recorded with record_hosts: replay matches method and params, not
+    the id, and answers with the id of the request it answers."""
+    listening = Listening(ca_directory=tmp_path / "ca")
+    cassette = tmp_path / "mcp.json"
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "read_file", "arguments": {"path": "a"}}}
+    answer = {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "hello"}]}}
+    loopback.queue(Reply(200, {"content-type": "application/json"}, json.dumps(answer).encode()))
+    with recording(cassette, listening, record_hosts=["127.0.0.1"]) as proxy:
+        recorded = httpx.post(f"{loopback.url}/mcp", json={**call, "id": 7}, proxy=proxy.url).json()
+    assert recorded == answer
+
+    with replaying(cassette, listening=listening, timing=None) as proxy:
+        replayed = httpx.post(f"{loopback.url}/mcp", json={**call, "id": "abc-42"}, proxy=proxy.url)
+        other = httpx.post(f"{loopback.url}/mcp", json={**call, "params": {"name": "x"}, "id": 8}, proxy=proxy.url)
+    assert replayed.json() == {**answer, "id": "abc-42"}
+    assert other.status_code == 599
+    assert "$.params.name" in other.text
