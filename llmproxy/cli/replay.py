@@ -65,7 +65,13 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     show_default=True,
     help="When identical requests outnumber their recordings: serve the last again, or miss.",
 )
-@click.option("--miss-status", type=click.IntRange(100, 999), default=599, show_default=True)
+@click.option(
+    "--miss-status",
+    type=click.IntRange(100, 999),
+    default=599,
+    show_default=True,
+    help="The status of a request with no recording.",
+)
 @click.option(
     "--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast)."
 )
