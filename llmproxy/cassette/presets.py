@@ -104,7 +104,14 @@ PRESETS: Mapping[str, Preset] = {
             re.compile(r"^codex"),
             drop=(jsonpath.parse("$.prompt_cache_key"), jsonpath.parse("$.client_metadata")),
             anchors=(re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"(/[^\s`'\"]*?)/skills/")),
-            rewrites=(_DATE, _LONG_DATE, _UUID),
+            rewrites=(
+                _DATE,
+                _LONG_DATE,
+                _UUID,
+                # what Codex adds to a command's output: a random chunk id and how long it ran
+                (re.compile(r"\bChunk ID: [0-9a-f]+"), "Chunk ID: <volatile>"),
+                (re.compile(r"\bWall time: [0-9.]+ seconds"), "Wall time: <volatile>"),
+            ),
         ),
         Preset(
             "gemini-cli",
