@@ -34,21 +34,10 @@ def to_exchange(
     """`history`: the cassette's index; a request body whose history extends an earlier one is stored
     shortened, with the reference that restores it."""
     notes = list(raw.notes)
-    extends: Extends | None = None
-
-    def share(value: Any) -> Any:
-        nonlocal extends
-        if history is None or not isinstance(value, dict):
-            return value
-        stored, extends = history.share(exchange_id, value)
-        return stored
-
-    request, route = _request(raw.request, redactor, notes, share)
+    request, route = _request(raw.request, redactor, notes, history, exchange_id)
     parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
     response = _response(raw.response, redactor, route is not None, notes) if raw.response else None
     streaming = route.streaming if route is not None else None
-    if extends is not None:
-        request = build(Request, **{name: getattr(request, name) for name in request.model_fields_set}, extends=extends)
     return build(
         Exchange,
         id=exchange_id,
@@ -67,14 +56,24 @@ def to_exchange(
 def to_request(raw: RawRequest, redactor: Redactor) -> tuple[Request, Route | None]:
     """A live request as the cassette would store it (redacted, body parsed), and the API it speaks: what
     replay matches against the recordings."""
-    return _request(raw, redactor, [], None)
+    return _request(raw, redactor, [], None, 0)
 
 
 def _request(
-    raw: RawRequest, redactor: Redactor, notes: list[str], share: Callable[[Any], Any] | None
+    raw: RawRequest, redactor: Redactor, notes: list[str], history: HistoryIndex | None, exchange_id: int
 ) -> tuple[Request, Route | None]:
     headers = {name.lower(): value for name, value in raw.headers}
     route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme)
+    extends: Extends | None = None
+
+    def share(value: Any) -> Any:
+        """Before redaction: a history already stored is neither stored nor redacted again."""
+        nonlocal extends
+        if history is None or not isinstance(value, dict):
+            return value
+        stored, extends = history.share(exchange_id, value)
+        return stored
+
     body = _body(raw.body, headers.get("content-type"), redactor, route is not None, "request", notes, share)
     if route is not None:
         parsed = body.json_ if isinstance(body, JsonBody) else None
@@ -87,6 +86,7 @@ def _request(
         headers=header_lines(redactor.headers(raw.headers)),
         body=body,
         content_encoding=raw.content_encoding,
+        extends=extends,
     )
     return request, route
 

@@ -1,4 +1,5 @@
 import string
+from pathlib import Path
 
 import orjson
 import pytest
@@ -6,7 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmproxy.cassette import secrets
+from llmproxy.cassette.check import check_file
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.store import CassetteWriter, load_cassette
+from tests.cassette.factory import exchange, request, response, sse_events
 
 KEYS = {
     "sk-ant": "sk-ant-api03-" + "Zq9xT3vB7nK2mW5pL8rY4cF6hJ1dG0sA" * 3,
@@ -183,3 +187,20 @@ def _count_strings(node: object) -> int:
     if isinstance(node, dict):
         return sum(_count_strings(k) + _count_strings(v) for k, v in node.items())
     return 0
+
+
+def test_no_fixture_key_reaches_a_written_cassette(tmp_path: Path) -> None:
+    """Every key above, planted in a header, a query parameter, a request body, a response body and a stream
+    event of recorded exchanges: the file written holds none of them, and `cassette check` finds nothing."""
+    writer = CassetteWriter.open(tmp_path / "c.json", Redactor())
+    for kind, key in KEYS.items():
+        body = {"model": "m", "messages": [{"role": "user", "content": f"my {kind} key is {key}"}]}
+        raw = request(body, path=f"/v1/messages?key={key}", headers=(("x-trace", key), ("authorization", key)))
+        writer.add(exchange(raw, response(orjson.dumps({"echo": key}))))
+        events = sse_events({"type": "content_block_delta", "text": key})
+        writer.add(exchange(request(body), response(events=events, content_type="text/event-stream")))
+    writer.close()
+    text = (tmp_path / "c.json").read_text()
+    assert [key for key in KEYS.values() if key in text] == []
+    assert check_file(tmp_path / "c.json") == []
+    assert len(load_cassette(tmp_path / "c.json").exchanges) == 2 * len(KEYS)

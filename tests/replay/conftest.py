@@ -1,14 +1,7 @@
-"""The recording world fixture, shared with the record tests; mitmproxy imported once with its import-time
-deprecation warnings silenced (see tests/addons/conftest.py), as the in-process sessions load it."""
+"""The recording world fixture, shared with the record tests; mitmproxy imported as tests/mitm.py says,
+for the in-process sessions."""
 
-import warnings
-
+import tests.mitm  # noqa: F401
 from tests.record.world import world
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    import mitmproxy.addons  # noqa: F401
-
-    import addons.proxy  # noqa: F401
 
 __all__ = ["world"]
