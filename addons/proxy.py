@@ -3,7 +3,8 @@
 The Master runs on its own thread and event loop. `Master.run()` installs an eager task factory and an
 exception handler on whatever loop it runs on, and mitmproxy dispatches every flow to the one global
 Master, so it must not share a loop (or a process) with another. Only the addons a proxy needs are loaded:
-mitmdump's ~35 default addons cost about 40% of its CPU in hook dispatch.
+mitmdump's ~35 default addons cost about 40% of its CPU in hook dispatch, and the
+remaining dispatch resolves each hook's handlers once (dispatch.py).
 """
 
 import asyncio
@@ -19,6 +20,7 @@ from mitmproxy import options
 from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig, update_alt_svc
 from mitmproxy.master import Master
 
+from addons import dispatch
 from llmproxy.errors import LlmproxyError
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,7 @@ class ProxyThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         master = Master(options.Options())
+        dispatch.install(master)
         needed: list[object] = [
             core.Core(),
             proxyserver.Proxyserver(),
