@@ -1,0 +1,249 @@
+"""The expectations file (`llmproxy mock --expectations FILE`), as pydantic models: what `mock validate`
+checks, what docs/mock.schema.json is generated from (scripts/gen_mock_schema.py), and the vocabulary the
+mock speaks at run time — an answer is a `Respond`, an `ErrorReply`, an `Embedding` or a `Rerank`.
+
+Field names are the file's (camelCase, as in MockServer); llmsim scripts keep llmsim's own snake_case, so a
+script file from llmsim loads unchanged.
+"""
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+
+from llmproxy.model import Role, StopReason
+
+type JsonValue = Any
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Normalization(_Spec):
+    """How the latest message's text is normalised before `latestMessageContains`/`Matches` (MockServer's
+    NormalizationOptions). Unset flags take their defaults: collapse whitespace and sort JSON keys on,
+    lowercase and built-in volatile fields off."""
+
+    collapseWhitespace: bool | None = None
+    lowercase: bool | None = None
+    sortJsonKeys: bool | None = None
+    dropBuiltInVolatileFields: bool | None = Field(
+        None, description="strip ISO-8601 timestamps, UUIDs and prefixed ids (req_…, msg_…, call_…)"
+    )
+    dropVolatileFields: tuple[str, ...] = Field((), description="JSON field names dropped from a JSON prompt")
+
+
+class Match(_Spec):
+    """Which requests an expectation (or a conversation turn) answers. Every field set must hold; an empty
+    match answers every LLM request."""
+
+    provider: str | None = Field(None, description="e.g. anthropic, openai, gemini, bedrock, ollama")
+    host: str | None = None
+    path: str | None = Field(None, description="exact path, or a regular expression when it starts with ^")
+    model: str | None = None
+    turnIndex: int | None = Field(None, ge=0, description="completed assistant turns in the request")
+    latestMessageContains: str | None = None
+    latestMessageMatches: str | None = Field(None, description="a regular expression searched in the text")
+    latestMessageRole: Role | None = None
+    containsToolResultFor: str | None = Field(None, description="a tool name whose result the request carries")
+    normalization: Normalization | None = None
+
+    @field_validator("latestMessageMatches", "path")
+    @classmethod
+    def _compiles(cls, value: str | None, info: Any) -> str | None:
+        if value is not None and (info.field_name == "latestMessageMatches" or value.startswith("^")):
+            try:
+                re.compile(value)
+            except re.error as error:
+                raise ValueError(f"not a regular expression: {error}") from error
+        return value
+
+
+class ToolCall(_Spec):
+    name: str = Field(min_length=1)
+    arguments: JsonValue = Field(default_factory=dict, description="any JSON value; objects are usual")
+    id: str | None = Field(None, description="generated, stable and unique, when absent")
+
+
+class Usage(_Spec):
+    inputTokens: int = Field(0, ge=0)
+    outputTokens: int = Field(0, ge=0)
+    cachedInputTokens: int = Field(0, ge=0)
+    cacheCreationTokens: int = Field(0, ge=0)
+    reasoningTokens: int = Field(0, ge=0)
+
+
+class Physics(_Spec):
+    """How a streamed answer is paced on the wire; the same seed gives the same timing."""
+
+    ttftMs: float = Field(0, ge=0, description="delay before the first event")
+    tokensPerSecond: float | None = Field(None, gt=0, le=100_000, description="unset: no delay between events")
+    jitter: float = Field(0, ge=0, le=1, description="uniform deviation of each gap, as a fraction")
+    seed: int = 0
+
+
+class Respond(_Spec):
+    """A successful chat answer, encoded in the requesting provider's format, streamed when asked."""
+
+    text: str | None = None
+    toolCalls: tuple[ToolCall, ...] = ()
+    stopReason: StopReason | None = Field(None, description="default: tool_use with tool calls, else end_turn")
+    usage: Usage | None = Field(None, description="absent: estimated from the request and the answer")
+    reasoningText: str | None = None
+    reasoningSignature: str | None = None
+    physics: Physics | None = None
+    outputSchema: dict[str, JsonValue] | str | None = Field(None, description="JSON Schema the text should meet")
+    enforceOutputSchema: bool = Field(False, description="a non-conforming text becomes a 502")
+
+
+class ErrorReply(_Spec):
+    """An error answer in the provider's error shape."""
+
+    status: int = Field(ge=400, le=599)
+    message: str | None = None
+    retryAfter: float | None = Field(None, ge=0, description="seconds, sent as retry-after (and -ms)")
+
+
+class Embedding(_Spec):
+    dimensions: int | None = Field(None, gt=0, description="default: the model's own size")
+    deterministicFromInput: bool = True
+    seed: int | None = None
+
+
+class Rerank(_Spec):
+    topN: int | None = Field(None, gt=0)
+    deterministicFromInput: bool = True
+    seed: int | None = None
+
+
+class Failover(_Spec):
+    """The first requests fail with these statuses in turn, then every request gets `then`."""
+
+    failWith: tuple[Annotated[int, Field(ge=400, le=599)], ...] = Field(min_length=1)
+    retryAfter: float | None = Field(None, ge=0)
+    then: Respond
+
+
+class Adversarial(StrEnum):
+    PROMPT_INJECTION_IGNORE_INSTRUCTIONS = "prompt_injection_ignore_instructions"
+    PROMPT_INJECTION_TOOL_REDIRECT = "prompt_injection_tool_redirect"
+    JAILBREAK_PERSONA = "jailbreak_persona"
+    DATA_EXFILTRATION_REQUEST = "data_exfiltration_request"
+    MALFORMED_JSON_PAYLOAD = "malformed_json_payload"
+    EMPTY_RESPONSE = "empty_response"
+    OVERLONG_REPETITION = "overlong_repetition"
+
+
+# llmsim's scripted mode (docs/seeds: "Scripted response mode"), field names as llmsim spells them
+
+
+class ScriptCall(_Spec):
+    name: str = Field(min_length=1)
+    arguments: JsonValue = Field(default_factory=dict)
+    id: str | None = None
+
+
+class AssistantTurn(_Spec):
+    type: Literal["assistant"]
+    text: str
+
+
+class ToolCallsTurn(_Spec):
+    type: Literal["tool_calls"]
+    calls: tuple[ScriptCall, ...] = Field(min_length=1)
+
+
+class MixedTurn(_Spec):
+    type: Literal["mixed"]
+    text: str
+    calls: tuple[ScriptCall, ...] = Field(min_length=1)
+
+
+class ErrorTurn(_Spec):
+    type: Literal["error"]
+    kind: Literal["rate_limit", "timeout", "invalid_request", "other"]
+    message: str | None = None
+    status_code: int | None = Field(None, ge=400, le=599)
+
+
+type ScriptTurn = Annotated[AssistantTurn | ToolCallsTurn | MixedTurn | ErrorTurn, Field(discriminator="type")]
+
+
+class Script(_Spec):
+    on_exhausted: Literal["repeat_last", "error", "loop"] = "repeat_last"
+    turns: tuple[ScriptTurn, ...] = Field(min_length=1)
+
+
+type ScriptOrPath = Annotated[
+    Annotated[Script, Tag("object")] | Annotated[str, Tag("path")],
+    Discriminator(lambda value: "path" if isinstance(value, str) else "object"),
+]
+
+
+class _Answers(_Spec):
+    """Exactly one way to answer."""
+
+    respond: Respond | None = None
+    error: ErrorReply | None = None
+    embedding: Embedding | None = None
+    rerank: Rerank | None = None
+    script: ScriptOrPath | None = Field(None, description="an llmsim script, or the path of its file")
+    failover: Failover | None = None
+    adversarial: Adversarial | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Self:
+        given = [name for name in _ANSWER_FIELDS if getattr(self, name) is not None]
+        if len(given) != 1:
+            listed = ", ".join(_ANSWER_FIELDS)
+            found = f"got {', '.join(given)}" if given else "got none"
+            raise ValueError(f"needs exactly one of {listed}; {found}")
+        return self
+
+
+_ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "script", "failover", "adversarial")
+
+
+class Expectation(_Answers):
+    match: Match = Field(default_factory=Match)
+    times: int | None = Field(None, ge=1, description="how many requests it answers; unset: any number")
+    priority: int = Field(0, description="higher first; equal priorities in file order")
+
+
+class Isolation(_Spec):
+    """Where a conversation's session key comes from: each key has its own turn position."""
+
+    source: Literal["header", "queryParameter", "cookie"]
+    name: str = Field(min_length=1)
+
+
+class Turn(_Answers):
+    match: Match | None = None
+
+
+class ConversationSpec(_Spec):
+    isolateBy: Isolation | None = None
+    match: Match | None = Field(None, description="which requests belong to the conversation")
+    turns: tuple[Turn, ...] = Field(min_length=1)
+
+
+class Conversation(_Spec):
+    conversation: ConversationSpec
+    priority: int = 0
+
+
+def _entry_kind(value: Any) -> str:
+    has = value.__contains__ if isinstance(value, dict) else lambda name: hasattr(value, name)
+    return "conversation" if has("conversation") else "expectation"
+
+
+type Entry = Annotated[
+    Annotated[Expectation, Tag("expectation")] | Annotated[Conversation, Tag("conversation")],
+    Discriminator(_entry_kind),
+]
+
+
+class ExpectationsFile(_Spec):
+    expectations: tuple[Entry, ...]
