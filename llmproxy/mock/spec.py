@@ -207,7 +207,7 @@ _ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "script", "failover
 
 
 class Expectation(_Answers):
-    match: Match = Match()
+    match: Match = Match.model_validate({})
     times: int | None = Field(None, ge=1, description="how many requests it answers; unset: any number")
     priority: int = Field(0, description="higher first; equal priorities in file order")
 
