@@ -7,6 +7,7 @@ from mitmproxy import http
 from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
 
 ANSWERED = "llmproxy.answered"  # flow.metadata key: answered by llmproxy (replay, mock), not by the upstream
+MOCK_MISS = "llmproxy.mock_miss"  # flow.metadata key: why no expectation answered, for the replayer's miss
 
 
 def raw_request(request: http.Request) -> RawRequest:

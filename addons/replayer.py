@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import orjson
 from mitmproxy import http
 
-from addons.flows import ANSWERED, raw_request
-from addons.stream_relay import TOKEN_HEADER, Prepared, StreamRelay
+from addons.flows import ANSWERED, MOCK_MISS, raw_request
+from addons.stream_relay import Prepared, StreamRelay
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
@@ -79,12 +79,11 @@ class Replayer:
         with self.log.lock:
             self.log.misses.append(decision)
         message = decision.explain()
+        if MOCK_MISS in flow.metadata:  # llmproxy mock: no expectation answered either
+            mocked = flow.metadata[MOCK_MISS]
+            message = f"{decision.request}: {mocked}" if self.index.size == 0 else f"{mocked}\nand {message}"
         logger.error("replay miss: %s", message)
         self._answer_miss(flow, route, message)
-
-    def responseheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.metadata.get(ANSWERED) and flow.response is not None and TOKEN_HEADER in flow.request.headers:
-            flow.response.stream = True  # the relay's timed chunks pass through as they come
 
     def _answer(self, flow: http.HTTPFlow, exchange: Exchange, request: Request) -> None:
         flow.metadata[ANSWERED] = True
@@ -128,11 +127,7 @@ class Replayer:
             events = [(at, _event_with_jsonrpc_id(data, request_id)) for at, data in events]
         scale = self.settings.timing or 0.0
         kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in _HOP_BY_HOP)
-        token = self.relay.prepare(
-            Prepared(response.status, response.reason, kept, [(at * scale, data) for at, data in events])
-        )
-        flow.request.headers[TOKEN_HEADER] = token
-        flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.relay.port
+        self.relay.serve(flow, Prepared(response.status, response.reason, kept, [(at * scale, d) for at, d in events]))
 
     def _answer_miss(self, flow: http.HTTPFlow, route: Route | None, message: str) -> None:
         flow.metadata[ANSWERED] = True

@@ -2,8 +2,8 @@
 a schedule: mitmproxy cannot emit a timed synthetic stream itself (mitmproxy-notes.md §3b), so a replayed
 stream is fetched from here, through the proxy, with its recorded timing.
 
-`prepare` files a response under a token and returns it; the replayer points the flow at the relay with
-the token in a header; the relay answers that one request and forgets the token.
+`serve` files a response under a token and points the flow at the relay with the token in a header; the
+relay answers that one request, streamed through the proxy as it comes, and forgets the token.
 """
 
 import asyncio
@@ -11,6 +11,8 @@ import itertools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from mitmproxy import http
 
 logger = logging.getLogger(__name__)
 
@@ -40,10 +42,16 @@ class StreamRelay:
         if self._server is not None:
             self._server.close()
 
-    def prepare(self, response: Prepared) -> str:
+    def serve(self, flow: http.HTTPFlow, response: Prepared) -> None:
+        """Answer `flow` with `response`, sent on its schedule."""
         token = str(next(self._tokens))
         self._prepared[token] = response
-        return token
+        flow.request.headers[TOKEN_HEADER] = token
+        flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.port
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None and TOKEN_HEADER in flow.request.headers and flow.request.port == self.port:
+            flow.response.stream = True  # the timed chunks pass through as they come
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

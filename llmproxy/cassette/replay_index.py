@@ -69,6 +69,10 @@ class ReplayIndex:
         self._used: set[int] = set()
         self._lock = threading.Lock()
 
+    @property
+    def size(self) -> int:
+        return len(self._exchanges)
+
     def view(self, request: Request, provider: str | None) -> RequestView:
         return RequestView.of(request, provider, self._preset(request), self.options.ignore)
 
