@@ -16,7 +16,7 @@ skipped and counted. The same cassette always gives the same file.
 """
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,7 +50,7 @@ class Conversion:
     """The expectations file, and what was left out of it, for the CLI's report."""
 
     expectations: ExpectationsFile
-    skipped: Counter[str] = field(default_factory=Counter)  # reason → exchanges
+    skipped: Counter[str]  # reason → exchanges
 
     def report(self, destination: str) -> str:
         conversations = len(self.expectations.expectations)
@@ -205,6 +205,8 @@ def _retry_after(response: Response) -> float | None:
 
 
 def _respond(completion: Completion) -> Respond:
+    """Arguments that were not a JSON object are kept as their text; a stop reason only when it is not the
+    one the mock would pick."""
     calls = tuple(
         ToolCall(
             name=call.name,

@@ -226,3 +226,38 @@ def test_stop_reasons_other_than_the_default_are_kept(tmp_path: Path) -> None:
     (turn,) = turns(to_expectations(load_cassette(path)))
     assert turn.respond is not None
     assert turn.respond.stopReason is StopReason.MAX_TOKENS
+
+
+def test_openai_usage_counts_cached_tokens_apart_and_odd_arguments_stay_text(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{not json"}}
+    choice = {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}}
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 20,
+        "prompt_tokens_details": {"cached_tokens": 40},
+        "completion_tokens_details": {"reasoning_tokens": 5},
+    }
+    answer = {
+        "id": "c1",
+        "object": "chat.completion",
+        "model": "gpt-x",
+        "choices": [{**choice, "finish_reason": "tool_calls"}],
+    }
+    asked = {"model": "gpt-x", "messages": [{"role": "user", "content": "Look it up"}]}
+    path = tmp_path / "c.json"
+    writer = CassetteWriter.open(path, Redactor())
+    writer.add(
+        exchange(
+            request(asked, host="api.openai.com", path="/v1/chat/completions"),
+            response(orjson.dumps({**answer, "usage": usage})),
+        )
+    )
+    writer.close()
+    (entry,) = to_expectations(load_cassette(path)).expectations
+    assert isinstance(entry, Conversation)
+    assert entry.conversation.match == Match(provider="openai", path="/v1/chat/completions", model="gpt-x")
+    (turn,) = entry.conversation.turns
+    assert turn.respond == Respond(
+        toolCalls=(ToolCall(name="lookup", arguments="{not json", id="call_1"),),
+        usage=Usage(inputTokens=60, outputTokens=20, cachedInputTokens=40, reasoningTokens=5),
+    )
