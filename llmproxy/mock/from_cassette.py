@@ -1,0 +1,250 @@
+"""A recorded cassette as an expectations file (`llmproxy cassette to-expectations`): the session turned
+into conversations a person can read and edit, which `llmproxy mock` answers as the recording did.
+
+Grouping: chat exchanges are grouped by provider, path and model (a coding agent's side requests on a
+smaller model become conversations of their own), in file order. A group's run is cut into a new
+conversation when its requests start over: a request with fewer completed assistant turns than the one
+before it, or as many after an answered one (a retry after an error keeps the conversation going). Each
+conversation's `match` names its provider, path and model.
+
+Each recorded exchange is one turn, matched on its `turnIndex` and, where the latest message says
+something, what: the tool whose result it carries (`containsToolResultFor`), or the start of the user's
+text (`latestMessageContains`, at most about 60 characters, whitespace collapsed as the mock compares it).
+The answer is the recorded response decoded: `respond`, or `error` for an upstream 4xx/5xx. Exchanges with
+no chat codec (embeddings, token counting, non-LLM traffic), no response or bodies that do not decode are
+skipped and counted. The same cassette always gives the same file.
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.model import Cassette, Exchange, Response, build, header_pairs
+from llmproxy.mock.spec import (
+    Conversation,
+    ConversationSpec,
+    ErrorReply,
+    ExpectationsFile,
+    Match,
+    Respond,
+    ToolCall,
+    Turn,
+    Usage,
+)
+from llmproxy.model import Completion, Message, Role, StopReason, TextPart, ToolResultPart
+from llmproxy.model import Conversation as ChatRequest
+from llmproxy.model import Usage as NeutralUsage
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.routes import detect
+
+EXCERPT_CHARS = 60
+
+
+@dataclass(slots=True)
+class Conversion:
+    """The expectations file, and what was left out of it, for the CLI's report."""
+
+    expectations: ExpectationsFile
+    skipped: Counter[str]  # reason → exchanges
+
+    def report(self, destination: str) -> str:
+        conversations = len(self.expectations.expectations)
+        turns = sum(
+            len(entry.conversation.turns) for entry in self.expectations.expectations if isinstance(entry, Conversation)
+        )
+        text = f"wrote {_plural(conversations, 'conversation')}, {_plural(turns, 'turn')} to {destination}"
+        if self.skipped:
+            reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
+            text += f"; skipped {_plural(self.skipped.total(), 'exchange')}: {reasons}"
+        return text
+
+
+def to_expectations(cassette: Cassette) -> ExpectationsFile:
+    """The cassette's chat sessions as conversations (the module's docstring has the rules). Token usage
+    is the recorded one in the file's terms: `inputTokens` is the uncached part of the prompt, as Anthropic
+    reports it, where the neutral `Usage.input_tokens` includes cache reads and writes."""
+    return convert(cassette).expectations
+
+
+def convert(cassette: Cassette) -> Conversion:
+    """`to_expectations`, plus how many exchanges were skipped and why. The cassette must be loaded with
+    `load_cassette`, so every shared history is whole."""
+    skipped: Counter[str] = Counter()
+    groups: list[tuple[tuple[str, str, str | None], list[_Recorded]]] = []
+    open_groups: dict[tuple[str, str, str | None], list[_Recorded]] = {}
+    for exchange in cassette.exchanges:
+        recorded = _read(exchange, skipped)
+        if recorded is None:
+            continue
+        group = open_groups.get(recorded.key)
+        if group is None or _starts_over(group[-1], recorded):
+            group = open_groups[recorded.key] = []
+            groups.append((recorded.key, group))
+        group.append(recorded)
+    conversations = tuple(_conversation(key, group) for key, group in groups)
+    return Conversion(ExpectationsFile(expectations=conversations), skipped)
+
+
+def dumps(expectations: ExpectationsFile) -> bytes:
+    """The file as JSON (indent 2, fields in the models' order, a turn's `match` first), with only the
+    fields that differ from their defaults, so it stays short enough to edit."""
+    value = expectations.model_dump(mode="json", exclude_defaults=True)
+    for entry in value["expectations"]:
+        if "conversation" in entry:
+            entry["conversation"]["turns"] = [_match_first(turn) for turn in entry["conversation"]["turns"]]
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    key: tuple[str, str, str | None]  # provider, path, model
+    turn_index: int
+    turn: Turn
+
+
+def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
+    request = exchange.request
+    url = urlsplit(request.url)
+    headers = {name.lower(): value for name, value in header_pairs(request.headers)}
+    path = url.path + (f"?{url.query}" if url.query else "")
+    route = detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme)
+    codec = chat_codec(route) if route is not None else None
+    if route is None or codec is None:
+        skipped["not a chat API"] += 1
+        return None
+    if exchange.response is None:
+        skipped["no response"] += 1
+        return None
+    try:
+        chat = codec.decode_request(body_bytes(request.body) if request.body is not None else b"")
+        answer = _answer(codec, exchange.response)
+    except ValueError:  # ParseError, or a stored body that is not what it claims
+        skipped["undecodable"] += 1
+        return None
+    key = (route.provider.value, url.path, exchange.model or chat.model)
+    respond, error = (answer, None) if isinstance(answer, Respond) else (None, answer)
+    return _Recorded(key, chat.assistant_turns, build(Turn, match=_match(chat), respond=respond, error=error))
+
+
+def _starts_over(previous: _Recorded, current: _Recorded) -> bool:
+    """Whether `current` begins a new session rather than continuing `previous`'s."""
+    if current.turn_index < previous.turn_index:
+        return True
+    return current.turn_index == previous.turn_index and previous.turn.error is None
+
+
+def _conversation(key: tuple[str, str, str | None], group: list[_Recorded]) -> Conversation:
+    provider, path, model = key
+    spec = ConversationSpec(
+        match=build(Match, provider=provider, path=path, model=model),
+        turns=tuple(recorded.turn for recorded in group),
+    )
+    return Conversation(conversation=spec)
+
+
+def _match(chat: ChatRequest) -> Match:
+    latest = chat.latest
+    tool = _tool_result_name(latest) if latest is not None else None
+    excerpt = _excerpt(latest) if latest is not None and tool is None else None
+    return build(Match, turnIndex=chat.assistant_turns, containsToolResultFor=tool, latestMessageContains=excerpt)
+
+
+def _tool_result_name(message: Message) -> str | None:
+    return next((part.name for part in message.parts if isinstance(part, ToolResultPart) and part.name), None)
+
+
+def _excerpt(message: Message) -> str | None:
+    """The start of the user's last text, whitespace collapsed and cut at a word; None when the latest
+    message is not the user's, or its text is JSON (the mock compares JSON with its keys sorted)."""
+    if message.role is not Role.USER:
+        return None
+    texts = [" ".join(part.text.split()) for part in message.parts if isinstance(part, TextPart)]
+    text = next((text for text in reversed(texts) if text), "")
+    if not text or text.startswith(("{", "[")):
+        return None
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    cut = text.rfind(" ", 0, EXCERPT_CHARS + 1)
+    return text[: cut if cut > 0 else EXCERPT_CHARS]
+
+
+def _answer(codec: ChatCodec, response: Response) -> Respond | ErrorReply:
+    data = body_bytes(response.body) if response.body is not None else b""
+    if response.status >= 400:
+        if response.events:
+            data = b"".join(event_bytes(event) for event in response.events)
+        upstream = codec.decode_error(response.status, data)
+        return build(
+            ErrorReply, status=response.status, message=upstream.message or None, retryAfter=_retry_after(response)
+        )
+    if response.events is not None:
+        completion = codec.decode_stream(event_bytes(event) for event in response.events)
+    else:
+        completion = codec.decode_response(data)
+    failed = completion.error
+    if failed is not None and not completion.text and not completion.tool_calls:  # failed in the stream at once
+        status = failed.status or codec.encode_error(failed.kind, failed.message).status
+        return build(ErrorReply, status=status, message=failed.message or None)
+    return _respond(completion)
+
+
+def _retry_after(response: Response) -> float | None:
+    """`retry-after-ms`, else `retry-after` in seconds (an HTTP date is not kept)."""
+    headers = {name.lower(): value for name, value in header_pairs(response.headers)}
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return max(0.0, float(headers[name]) / scale)
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+def _respond(completion: Completion) -> Respond:
+    """Arguments that were not a JSON object are kept as their text; a stop reason only when it is not the
+    one the mock would pick."""
+    calls = tuple(
+        ToolCall(
+            name=call.name,
+            arguments=call.invalid_arguments if call.invalid_arguments is not None else call.arguments,
+            id=call.id,
+        )
+        for call in completion.tool_calls
+    )
+    default_stop = StopReason.TOOL_USE if calls else StopReason.END_TURN
+    return build(
+        Respond,
+        text=completion.text if completion.text or not calls else None,
+        toolCalls=calls,
+        stopReason=completion.stop_reason if completion.stop_reason is not default_stop else None,
+        usage=_usage(completion.usage),
+        reasoningText=completion.reasoning or None,
+        reasoningSignature=completion.reasoning_signature,
+    )
+
+
+def _usage(usage: NeutralUsage | None) -> Usage | None:
+    """The file's counts. The neutral `input_tokens` includes cache reads and writes; the file's
+    `inputTokens` is the uncached part, as Anthropic reports it. Counts llmproxy estimated are left out, so
+    the mock estimates them afresh."""
+    if usage is None or usage.estimated:
+        return None
+    return Usage(
+        inputTokens=usage.uncached_input_tokens,
+        outputTokens=usage.output_tokens,
+        cachedInputTokens=usage.cache_read_tokens,
+        cacheCreationTokens=usage.cache_write_tokens,
+        reasoningTokens=usage.reasoning_tokens,
+    )
+
+
+def _match_first(turn: dict[str, Any]) -> dict[str, Any]:
+    return {"match": turn.pop("match"), **turn} if "match" in turn else turn
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
