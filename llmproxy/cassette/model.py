@@ -1,5 +1,5 @@
 """The cassette file format, version 1 (docs/cassette-format.md; docs/cassette.schema.json is generated
-from these models by scripts/gen_cassette_schema.py).
+from these models by scripts/gen_schemas.py).
 
 Fields that have nothing to say are left out of the file rather than written as null: models are built
 with only the fields that are set and dumped with `dump`, which keeps exactly those.

@@ -1,0 +1,39 @@
+"""Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1)
+and docs/mock.schema.json (the `llmproxy mock` expectations file).
+
+    .venv/bin/python scripts/gen_schemas.py
+
+tests/test_schemas.py fails when a committed schema is not what this script writes.
+"""
+
+import sys
+from pathlib import Path
+
+import orjson
+from pydantic import BaseModel
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from llmproxy.cassette.model import Cassette  # noqa: E402
+from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
+
+SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
+    ROOT / "docs" / "cassette.schema.json": (Cassette, "llmproxy cassette, format version 1"),
+    ROOT / "docs" / "mock.schema.json": (ExpectationsFile, "llmproxy mock expectations file"),
+}
+
+
+def schema(model: type[BaseModel], title: str) -> bytes:
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **model.model_json_schema(by_alias=True, mode="validation"),
+        "title": title,
+    }
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+if __name__ == "__main__":
+    for path, (model, title) in SCHEMAS.items():
+        path.write_bytes(schema(model, title))
+        print(f"wrote {path.relative_to(ROOT)}")
