@@ -23,3 +23,8 @@ class UnsupportedError(LlmproxyError):
 class CassetteError(LlmproxyError):
     """A cassette that cannot be read or written; the message names the file and what is wrong where
     (``cassette.json: exchange 3: $.exchanges[2].request.method: Field required``)."""
+
+
+class MockError(LlmproxyError):
+    """An expectations file or script that cannot be used; the message names the file and the JSON path
+    (``e.json: $.expectations[2].respond.toolCalls[0].name: Field required``)."""

@@ -32,6 +32,7 @@ from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
     from addons.replayer import Replayer
+    from llmproxy.mock.log import MockLog
 
 
 DEFAULT_REDACTOR = Redactor()
@@ -74,6 +75,7 @@ class Session:
     ca_cert: Path | None = None  # the certificate clients must trust
     listeners: list[Any] = field(default_factory=list)  # addons.proxy.Listener: the forward one, then reverse ones
     summary: str = ""  # set when closed
+    mock_log: "MockLog | None" = None
 
     @property
     def misses(self) -> list[ReplayMiss]:
@@ -90,7 +92,10 @@ class Session:
 
     def close(self) -> str:
         lines = []
-        if self.replayer is not None:
+        if self.mock_log is not None:
+            lines.append(self.mock_log.summary())
+            self.mock_log.close()
+        if self.replayer is not None and (self.mock_log is None or self.replayer.index.size):
             log, unused = self.replayer.log, self.unused
             lines.append(f"replayed {log.hits} requests: {len(log.misses)} missed, {len(unused)} unused")
             lines += [f"  miss: {miss.explain().splitlines()[0]}" for miss in log.misses]
@@ -128,7 +133,9 @@ def replay_session(
     from addons.stream_relay import StreamRelay
 
     paths = [Path(path) for path in cassettes]
-    first = paths[0]
+    if not paths and mode is not RecordMode.NONE:
+        raise LlmproxyError(f"record mode {mode.value} needs a cassette to record to")
+    first = paths[0] if paths else Path()
     if mode is RecordMode.ONCE:
         mode = RecordMode.NONE if _exists(first) else RecordMode.ALL
     if mode is RecordMode.REWRITE:
@@ -156,6 +163,37 @@ def replay_session(
         closers=recording.closers,
         replayer=replayer,
     )
+
+
+def mock_session(
+    expectations: Path,
+    *,
+    cassettes: Sequence[Path] = (),
+    match: MatchOptions = DEFAULT_MATCH,
+    miss_status: int = 599,
+    log: Path | None = None,
+    redactor: Redactor = DEFAULT_REDACTOR,
+) -> Session:
+    """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
+    Raises LlmproxyError (a MockError naming the field) before anything runs."""
+    from addons.mocker import Mocker
+    from llmproxy.mock.engine import MockEngine
+    from llmproxy.mock.load import load_expectations
+    from llmproxy.mock.log import MockLog
+
+    expectations = Path(expectations)
+    engine = MockEngine(load_expectations(expectations))
+    replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor)
+    mock_log = MockLog(redactor, log)
+    relay, replayer = replay.addons
+    session = Session(
+        [relay, Mocker(engine, relay, mock_log), replayer],  # type: ignore[arg-type]
+        f"mocking from {expectations}" + (f", then {replay.describe}" if cassettes else ""),
+        replay.mitmproxy_options,
+        replayer=replay.replayer,
+        mock_log=mock_log,
+    )
+    return session
 
 
 @contextmanager
@@ -206,6 +244,14 @@ def recording(cassette: str | Path, listening: Listening = Listening(), **option
 def replaying(*cassettes: str | Path, listening: Listening = Listening(), **options: Any) -> Iterator[Session]:
     """Replay around a block: ``with replaying("c.json") as proxy: …``. Options as `replay_session`."""
     with running(replay_session([Path(c) for c in cassettes], **options), listening) as session:
+        yield session
+
+
+@contextmanager
+def mocking(expectations: str | Path, listening: Listening = Listening(), **options: Any) -> Iterator[Session]:
+    """Mock around a block: ``with mocking("expectations.json") as proxy: …``. Options as `mock_session`;
+    `proxy.mock_log.entries` is the request log."""
+    with running(mock_session(Path(expectations), **options), listening) as session:
         yield session
 
 

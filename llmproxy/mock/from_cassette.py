@@ -33,11 +33,10 @@ from llmproxy.mock.spec import (
     Respond,
     ToolCall,
     Turn,
-    Usage,
 )
-from llmproxy.model import Completion, Message, Role, StopReason, TextPart, ToolResultPart
+from llmproxy.mock.usage import usage_spec
+from llmproxy.model import Completion, Message, Provider, Role, StopReason, TextPart, ToolResultPart
 from llmproxy.model import Conversation as ChatRequest
-from llmproxy.model import Usage as NeutralUsage
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect
@@ -66,8 +65,7 @@ class Conversion:
 
 def to_expectations(cassette: Cassette) -> ExpectationsFile:
     """The cassette's chat sessions as conversations (the module's docstring has the rules). Token usage
-    is the recorded one in the file's terms: `inputTokens` is the uncached part of the prompt, as Anthropic
-    reports it, where the neutral `Usage.input_tokens` includes cache reads and writes."""
+    is the recorded one as the provider reported it (`usage.usage_spec`), so the mock sends it back alike."""
     return convert(cassette).expectations
 
 
@@ -190,7 +188,7 @@ def _answer(codec: ChatCodec, response: Response) -> Respond | ErrorReply:
     if failed is not None and not completion.text and not completion.tool_calls:  # failed in the stream at once
         status = failed.status or codec.encode_error(failed.kind, failed.message).status
         return build(ErrorReply, status=status, message=failed.message or None)
-    return _respond(completion)
+    return _respond(completion, codec.provider)
 
 
 def _retry_after(response: Response) -> float | None:
@@ -204,7 +202,7 @@ def _retry_after(response: Response) -> float | None:
     return None
 
 
-def _respond(completion: Completion) -> Respond:
+def _respond(completion: Completion, provider: Provider) -> Respond:
     """Arguments that were not a JSON object are kept as their text; a stop reason only when it is not the
     one the mock would pick."""
     calls = tuple(
@@ -221,24 +219,9 @@ def _respond(completion: Completion) -> Respond:
         text=completion.text if completion.text or not calls else None,
         toolCalls=calls,
         stopReason=completion.stop_reason if completion.stop_reason is not default_stop else None,
-        usage=_usage(completion.usage),
+        usage=usage_spec(completion.usage, provider) if completion.usage and not completion.usage.estimated else None,
         reasoningText=completion.reasoning or None,
         reasoningSignature=completion.reasoning_signature,
-    )
-
-
-def _usage(usage: NeutralUsage | None) -> Usage | None:
-    """The file's counts. The neutral `input_tokens` includes cache reads and writes; the file's
-    `inputTokens` is the uncached part, as Anthropic reports it. Counts llmproxy estimated are left out, so
-    the mock estimates them afresh."""
-    if usage is None or usage.estimated:
-        return None
-    return Usage(
-        inputTokens=usage.uncached_input_tokens,
-        outputTokens=usage.output_tokens,
-        cachedInputTokens=usage.cache_read_tokens,
-        cacheCreationTokens=usage.cache_write_tokens,
-        reasoningTokens=usage.reasoning_tokens,
     )
 
 

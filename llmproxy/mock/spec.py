@@ -1,6 +1,7 @@
 """The expectations file (`llmproxy mock --expectations FILE`), as pydantic models: what `mock validate`
 checks, what docs/mock.schema.json is generated from (scripts/gen_mock_schema.py), and the vocabulary the
-mock speaks at run time — an answer is a `Respond`, an `ErrorReply`, an `Embedding` or a `Rerank`.
+mock speaks at run time — an answer is a `Respond`, an `ErrorReply`, an `Embedding`, a `Rerank` or an
+`HttpReply`.
 
 Field names are the file's (camelCase, as in MockServer); llmsim scripts keep llmsim's own snake_case, so a
 script file from llmsim loads unchanged.
@@ -30,24 +31,24 @@ class Normalization(_Spec):
     lowercase: bool | None = None
     sortJsonKeys: bool | None = None
     dropBuiltInVolatileFields: bool | None = Field(
-        None, description="strip ISO-8601 timestamps, UUIDs and prefixed ids (req_…, msg_…, call_…)"
+        default=None, description="strip ISO-8601 timestamps, UUIDs and prefixed ids (req_…, msg_…, call_…)"
     )
-    dropVolatileFields: tuple[str, ...] = Field((), description="JSON field names dropped from a JSON prompt")
+    dropVolatileFields: tuple[str, ...] = Field(default=(), description="JSON field names dropped from a JSON prompt")
 
 
 class Match(_Spec):
     """Which requests an expectation (or a conversation turn) answers. Every field set must hold; an empty
     match answers every LLM request."""
 
-    provider: str | None = Field(None, description="e.g. anthropic, openai, gemini, bedrock, ollama")
+    provider: str | None = Field(default=None, description="e.g. anthropic, openai, gemini, bedrock, ollama")
     host: str | None = None
-    path: str | None = Field(None, description="exact path, or a regular expression when it starts with ^")
+    path: str | None = Field(default=None, description="exact path, or a regular expression when it starts with ^")
     model: str | None = None
-    turnIndex: int | None = Field(None, ge=0, description="completed assistant turns in the request")
+    turnIndex: int | None = Field(default=None, ge=0, description="completed assistant turns in the request")
     latestMessageContains: str | None = None
-    latestMessageMatches: str | None = Field(None, description="a regular expression searched in the text")
+    latestMessageMatches: str | None = Field(default=None, description="a regular expression searched in the text")
     latestMessageRole: Role | None = None
-    containsToolResultFor: str | None = Field(None, description="a tool name whose result the request carries")
+    containsToolResultFor: str | None = Field(default=None, description="a tool name whose result the request carries")
     normalization: Normalization | None = None
 
     @field_validator("latestMessageMatches", "path")
@@ -64,23 +65,23 @@ class Match(_Spec):
 class ToolCall(_Spec):
     name: str = Field(min_length=1)
     arguments: JsonValue = Field(default_factory=dict, description="any JSON value; objects are usual")
-    id: str | None = Field(None, description="generated, stable and unique, when absent")
+    id: str | None = Field(default=None, description="generated, stable and unique, when absent")
 
 
 class Usage(_Spec):
-    inputTokens: int = Field(0, ge=0)
-    outputTokens: int = Field(0, ge=0)
-    cachedInputTokens: int = Field(0, ge=0)
-    cacheCreationTokens: int = Field(0, ge=0)
-    reasoningTokens: int = Field(0, ge=0)
+    inputTokens: int = Field(default=0, ge=0)
+    outputTokens: int = Field(default=0, ge=0)
+    cachedInputTokens: int = Field(default=0, ge=0)
+    cacheCreationTokens: int = Field(default=0, ge=0)
+    reasoningTokens: int = Field(default=0, ge=0)
 
 
 class Physics(_Spec):
     """How a streamed answer is paced on the wire; the same seed gives the same timing."""
 
-    ttftMs: float = Field(0, ge=0, description="delay before the first event")
-    tokensPerSecond: float | None = Field(None, gt=0, le=100_000, description="unset: no delay between events")
-    jitter: float = Field(0, ge=0, le=1, description="uniform deviation of each gap, as a fraction")
+    ttftMs: float = Field(default=0, ge=0, description="delay before the first event")
+    tokensPerSecond: float | None = Field(default=None, gt=0, le=100_000, description="unset: no delay between events")
+    jitter: float = Field(default=0, ge=0, le=1, description="uniform deviation of each gap, as a fraction")
     seed: int = 0
 
 
@@ -89,13 +90,15 @@ class Respond(_Spec):
 
     text: str | None = None
     toolCalls: tuple[ToolCall, ...] = ()
-    stopReason: StopReason | None = Field(None, description="default: tool_use with tool calls, else end_turn")
-    usage: Usage | None = Field(None, description="absent: estimated from the request and the answer")
+    stopReason: StopReason | None = Field(default=None, description="default: tool_use with tool calls, else end_turn")
+    usage: Usage | None = Field(default=None, description="absent: estimated from the request and the answer")
     reasoningText: str | None = None
     reasoningSignature: str | None = None
     physics: Physics | None = None
-    outputSchema: dict[str, JsonValue] | str | None = Field(None, description="JSON Schema the text should meet")
-    enforceOutputSchema: bool = Field(False, description="a non-conforming text becomes a 502")
+    outputSchema: dict[str, JsonValue] | str | None = Field(
+        default=None, description="JSON Schema the text should meet"
+    )
+    enforceOutputSchema: bool = Field(default=False, description="a non-conforming text becomes a 502")
 
 
 class ErrorReply(_Spec):
@@ -103,26 +106,46 @@ class ErrorReply(_Spec):
 
     status: int = Field(ge=400, le=599)
     message: str | None = None
-    retryAfter: float | None = Field(None, ge=0, description="seconds, sent as retry-after (and -ms)")
+    retryAfter: float | None = Field(default=None, ge=0, description="seconds, sent as retry-after (and -ms)")
+
+
+class HttpReply(_Spec):
+    """Any other HTTP answer, as given: for what a client asks besides the LLM API (Claude Code's settings and
+    policy look-ups, a health check)."""
+
+    status: int = Field(default=200, ge=100, le=599)
+    headers: dict[str, str] = Field(default_factory=dict)
+    json_: JsonValue = Field(default=None, alias="json", description="a JSON body (content-type set to match)")
+    body: str | None = Field(default=None, description="a text body, when not json")
+
+    @model_validator(mode="after")
+    def _one_body(self) -> Self:
+        if self.json_ is not None and self.body is not None:
+            raise ValueError("give json or body, not both")
+        return self
 
 
 class Embedding(_Spec):
-    dimensions: int | None = Field(None, gt=0, description="default: the model's own size")
+    dimensions: int | None = Field(default=None, gt=0, description="default: the model's own size")
     deterministicFromInput: bool = True
     seed: int | None = None
 
 
 class Rerank(_Spec):
-    topN: int | None = Field(None, gt=0)
+    topN: int | None = Field(default=None, gt=0)
     deterministicFromInput: bool = True
     seed: int | None = None
+
+
+type Answer = Respond | ErrorReply | Embedding | Rerank | HttpReply
+"""What one request gets; scripts, failovers and the adversarial catalog each give one of these in turn."""
 
 
 class Failover(_Spec):
     """The first requests fail with these statuses in turn, then every request gets `then`."""
 
     failWith: tuple[Annotated[int, Field(ge=400, le=599)], ...] = Field(min_length=1)
-    retryAfter: float | None = Field(None, ge=0)
+    retryAfter: float | None = Field(default=None, ge=0)
     then: Respond
 
 
@@ -165,7 +188,7 @@ class ErrorTurn(_Spec):
     type: Literal["error"]
     kind: Literal["rate_limit", "timeout", "invalid_request", "other"]
     message: str | None = None
-    status_code: int | None = Field(None, ge=400, le=599)
+    status_code: int | None = Field(default=None, ge=400, le=599)
 
 
 type ScriptTurn = Annotated[AssistantTurn | ToolCallsTurn | MixedTurn | ErrorTurn, Field(discriminator="type")]
@@ -189,7 +212,8 @@ class _Answers(_Spec):
     error: ErrorReply | None = None
     embedding: Embedding | None = None
     rerank: Rerank | None = None
-    script: ScriptOrPath | None = Field(None, description="an llmsim script, or the path of its file")
+    http: HttpReply | None = None
+    script: ScriptOrPath | None = Field(default=None, description="an llmsim script, or the path of its file")
     failover: Failover | None = None
     adversarial: Adversarial | None = None
 
@@ -203,13 +227,13 @@ class _Answers(_Spec):
         return self
 
 
-_ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "script", "failover", "adversarial")
+_ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "http", "script", "failover", "adversarial")
 
 
 class Expectation(_Answers):
-    match: Match = Match.model_validate({})
-    times: int | None = Field(None, ge=1, description="how many requests it answers; unset: any number")
-    priority: int = Field(0, description="higher first; equal priorities in file order")
+    match: Match = Match()
+    times: int | None = Field(default=None, ge=1, description="how many requests it answers; unset: any number")
+    priority: int = Field(default=0, description="higher first; equal priorities in file order")
 
 
 class Isolation(_Spec):
@@ -225,7 +249,7 @@ class Turn(_Answers):
 
 class ConversationSpec(_Spec):
     isolateBy: Isolation | None = None
-    match: Match | None = Field(None, description="which requests belong to the conversation")
+    match: Match | None = Field(default=None, description="which requests belong to the conversation")
     turns: tuple[Turn, ...] = Field(min_length=1)
 
 

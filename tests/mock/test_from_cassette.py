@@ -228,7 +228,7 @@ def test_stop_reasons_other_than_the_default_are_kept(tmp_path: Path) -> None:
     assert turn.respond.stopReason is StopReason.MAX_TOKENS
 
 
-def test_openai_usage_counts_cached_tokens_apart_and_odd_arguments_stay_text(tmp_path: Path) -> None:
+def test_openai_usage_is_kept_as_the_wire_counts_it_and_odd_arguments_stay_text(tmp_path: Path) -> None:
     call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{not json"}}
     choice = {"index": 0, "message": {"role": "assistant", "content": None, "tool_calls": [call]}}
     usage = {
@@ -259,5 +259,5 @@ def test_openai_usage_counts_cached_tokens_apart_and_odd_arguments_stay_text(tmp
     (turn,) = entry.conversation.turns
     assert turn.respond == Respond(
         toolCalls=(ToolCall(name="lookup", arguments="{not json", id="call_1"),),
-        usage=Usage(inputTokens=60, outputTokens=20, cachedInputTokens=40, reasoningTokens=5),
+        usage=Usage(inputTokens=100, outputTokens=20, cachedInputTokens=40, reasoningTokens=5),  # prompt_tokens
     )

@@ -1,0 +1,66 @@
+"""Answers requests from the expectations file (`llmproxy mock`): the engine picks the answer, the reply is
+encoded in the requesting provider's format, and a paced stream goes through the loopback relay.
+
+A request no expectation answers goes on to the replayer behind (a cassette given with `--cassette`), which
+answers it or explains the miss; the mock's own reasons travel with the flow so the miss names both.
+Nothing reaches the network.
+"""
+
+import logging
+from http import HTTPStatus
+
+from mitmproxy import http
+
+from addons.flows import ANSWERED, MOCK_MISS, raw_request
+from addons.stream_relay import Prepared, StreamRelay
+from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
+from llmproxy.mock.log import MockLog
+from llmproxy.mock.reply import MockReply, encode_answer
+from llmproxy.mock.request import mock_request
+
+logger = logging.getLogger(__name__)
+
+
+class Mocker:
+    def __init__(self, engine: MockEngine, relay: StreamRelay, log: MockLog) -> None:
+        self.engine = engine
+        self.relay = relay
+        self.log = log
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        if flow.response is not None:
+            return
+        try:
+            request = mock_request(raw_request(flow.request))
+            decision = self.engine.decide(request)
+            reply = encode_answer(decision.answer, request) if isinstance(decision, MockDecision) else None
+        except Exception as exc:  # the mock fails closed: the client gets an error that says why
+            logger.exception("llmproxy mock could not answer %s", flow.request.pretty_url)
+            flow.metadata[ANSWERED] = True
+            flow.response = http.Response.make(500, f"llmproxy mock could not answer: {exc}\n")
+            return
+        if isinstance(decision, MockMiss):
+            self.log.missed(request, decision)
+            flow.metadata[MOCK_MISS] = decision.explain()
+            return
+        assert reply is not None
+        self.log.answered(request, decision, reply)
+        for note in reply.notes:
+            logger.info("%s: %s", decision.source, note)
+        flow.metadata[ANSWERED] = True
+        self._send(flow, reply)
+
+    def _send(self, flow: http.HTTPFlow, reply: MockReply) -> None:
+        headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers]
+        if reply.events is None or not any(at > 0 for at, _ in reply.events):
+            body = reply.body if reply.events is None else b"".join(data for _, data in reply.events)
+            flow.response = http.Response.make(reply.status, body or b"", http.Headers(headers))
+            return
+        self.relay.serve(flow, Prepared(reply.status, _reason(reply.status), reply.headers, reply.events))
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

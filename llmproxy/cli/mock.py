@@ -1,0 +1,107 @@
+"""`llmproxy mock`: scripted answers from an expectations file, in each provider's wire format, offline."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from llmproxy.cassette.presets import PRESETS
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
+from llmproxy.errors import LlmproxyError
+
+
+class _MockGroup(click.Group):
+    """`llmproxy mock [OPTIONS] [-- CMD…]` runs the mock (the `run` subcommand); `llmproxy mock validate FILE`
+    checks a file."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in (*self.commands, "-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_MockGroup)
+def mock() -> None:
+    """Serve scripted LLM answers: `llmproxy mock --expectations FILE [-- CMD ARGS…]`.
+
+    Expectations answer first, then a cassette given with --cassette (replay's rules); nothing reaches the
+    network, and a request nothing answers gets --miss-status with the closest expectation and why it did
+    not match. `llmproxy mock validate FILE` checks a file without starting anything.
+    """
+
+
+@mock.command(context_settings={"allow_interspersed_args": False})
+@click.option(
+    "--expectations",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The expectations file (JSON; docs/mock.md).",
+)
+@click.option(
+    "--cassette",
+    "cassettes",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also answer from this cassette when no expectation matches (repeatable).",
+)
+@click.option(
+    "--preset",
+    type=click.Choice([*PRESETS, "none"]),
+    help="For the cassette: ignore what this client varies between runs (default: from the User-Agent).",
+)
+@click.option(
+    "--miss-status",
+    type=click.IntRange(100, 999),
+    default=599,
+    show_default=True,
+    help="The status of a request nothing answers.",
+)
+@click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
+@click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
+@proxy_options
+def run(
+    expectations: Path,
+    cassettes: tuple[Path, ...],
+    preset: str | None,
+    miss_status: int,
+    log: Path | None,
+    redact_field: tuple[str, ...],
+    **serving: Any,
+) -> None:
+    """Serve the expectations (what `llmproxy mock …` runs)."""
+    from llmproxy.session import mock_session
+
+    options = ServeOptions(**serving)
+    configure_logging(options.verbose)
+    try:
+        session = mock_session(
+            expectations,
+            cassettes=cassettes,
+            match=MatchOptions(preset),
+            miss_status=miss_status,
+            log=log,
+            redactor=Redactor(frozenset(redact_field)),
+        )
+        status = serve("mock", options, session)
+    except LlmproxyError as error:
+        raise click.ClickException(str(error)) from error
+    if status == 0 and session.strict_misses:
+        status = 1
+    sys.exit(status)
+
+
+@mock.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+def validate(file: Path) -> None:
+    """Check an expectations file (and the scripts it names) without starting anything."""
+    from llmproxy.mock.load import load_expectations
+
+    try:
+        expectations = load_expectations(file)
+    except LlmproxyError as error:
+        click.echo(str(error), err=True)
+        sys.exit(1)
+    click.echo(f"{file}: valid, {len(expectations.expectations)} expectations")

@@ -1,0 +1,188 @@
+"""Which scripted answer a request gets: expectations in priority order (then file order), each with its own
+state — remaining `times`, a script's cursor, a failover's count, a conversation's turn per isolation key.
+
+`decide` runs under one lock, so concurrent requests take turns in arrival order and none is skipped or
+answered twice. A request no expectation answers gets a `MockMiss` naming the closest expectation and why it
+did not match, as replay explains its misses.
+"""
+
+import re
+import threading
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+
+from llmproxy.errors import MockError
+from llmproxy.mock import spec
+from llmproxy.mock.adversarial import adversarial_answer
+from llmproxy.mock.failover import FailoverState
+from llmproxy.mock.predicates import conversation_matches, mismatches
+from llmproxy.mock.request import MockRequest
+from llmproxy.mock.script import ScriptCursor
+
+
+@dataclass(frozen=True, slots=True)
+class MockDecision:
+    answer: spec.Answer
+    source: str  # "expectation 2", "conversation 1 (session abc) turn 3", "expectation 4 script turn 2"
+    entry: int  # 1-based position in the file
+    turn: int | None = None  # the conversation or script turn (1-based) served
+
+
+@dataclass(frozen=True, slots=True)
+class MockMiss:
+    closest: str | None  # the expectation that came nearest
+    reasons: tuple[str, ...]
+
+    def explain(self) -> str:
+        if self.closest is None:
+            return "no expectation answers this request (the expectations file has none for it)"
+        return f"no expectation matched; closest: {self.closest}: " + "; ".join(self.reasons)
+
+
+class MockEngine:
+    def __init__(self, expectations: spec.ExpectationsFile) -> None:
+        """`expectations` as `load_expectations` gives them: scripts loaded."""
+        entries = [_Entry.of(number, entry) for number, entry in enumerate(expectations.expectations, 1)]
+        self._entries = sorted(entries, key=lambda entry: -entry.priority)  # stable: file order within a priority
+        self._lock = threading.Lock()
+
+    def decide(self, request: MockRequest) -> MockDecision | MockMiss:
+        with self._lock:
+            near: list[tuple[int, str, tuple[str, ...]]] = []
+            for entry in self._entries:
+                outcome = entry.take(request)
+                if isinstance(outcome, MockDecision):
+                    return outcome
+                near.append((len(outcome), entry.name, outcome))
+        if not near:
+            return MockMiss(None, ())
+        _, name, reasons = min(near, key=lambda item: item[0])
+        return MockMiss(name, reasons)
+
+
+@dataclass(slots=True)
+class _Entry:
+    number: int
+    priority: int
+    name: str
+    expectation: spec.Expectation | None = None
+    conversation: spec.ConversationSpec | None = None
+    served: int = 0
+    turns: dict[str, int] = field(default_factory=dict)  # isolation key → turns served
+    states: dict[object, ScriptCursor | FailoverState] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, number: int, entry: spec.Expectation | spec.Conversation) -> "_Entry":
+        if isinstance(entry, spec.Conversation):
+            return cls(number, entry.priority, f"conversation {number}", conversation=entry.conversation)
+        return cls(number, entry.priority, f"expectation {number}", expectation=entry)
+
+    def take(self, request: MockRequest) -> MockDecision | tuple[str, ...]:
+        """The decision if this entry answers the request (its state advanced), else why it does not."""
+        if self.expectation is not None:
+            reasons = _mismatches(self.expectation.match, request)
+            if not reasons and self.expectation.times is not None and self.served >= self.expectation.times:
+                reasons = [f"times: all {self.expectation.times} used"]
+            if reasons:
+                return tuple(reasons)
+            self.served += 1
+            answer, step = self._answer(0, self.expectation, "")
+            source = self.name if step is None else f"{self.name} {step}"
+            return MockDecision(answer, source, self.number)
+        assert self.conversation is not None
+        reasons = _mismatches(self.conversation.match, request) if self.conversation.match else []
+        if reasons:
+            return tuple(reasons)
+        key = _isolation_key(self.conversation.isolateBy, request)
+        position = self.turns.get(key, 0)
+        if position >= len(self.conversation.turns):
+            return (f"all {len(self.conversation.turns)} turns served{_session(key)}",)
+        turn = self.conversation.turns[position]
+        reasons = _mismatches(turn.match, request) if turn.match else []
+        if reasons:
+            return tuple(f"turn {position + 1}{_session(key)}: {reason}" for reason in reasons)
+        self.turns[key] = position + 1
+        answer, step = self._answer(position, turn, key)
+        source = f"{self.name}{_session(key)} turn {position + 1}" + (f" {step}" if step else "")
+        return MockDecision(answer, source, self.number, position + 1)
+
+    def _answer(self, index: int, answers: spec.Expectation | spec.Turn, key: str) -> tuple[spec.Answer, str | None]:
+        """The answer, and for stateful kinds which step of them was served."""
+        if answers.respond is not None:
+            return answers.respond, None
+        if answers.error is not None:
+            return answers.error, None
+        if answers.embedding is not None:
+            return answers.embedding, None
+        if answers.rerank is not None:
+            return answers.rerank, None
+        if answers.http is not None:
+            return answers.http, None
+        if answers.adversarial is not None:
+            return adversarial_answer(answers.adversarial), None
+        state = self.states.get((index, key))  # a failover or a script runs per conversation session
+        if answers.failover is not None:
+            if not isinstance(state, FailoverState):
+                state = self.states[(index, key)] = FailoverState(answers.failover)
+            return state.next(), None
+        if not isinstance(answers.script, spec.Script):
+            raise MockError(f"{self.name}: the script {answers.script!r} was not loaded (use load_expectations)")
+        if not isinstance(state, ScriptCursor):
+            state = self.states[(index, key)] = ScriptCursor(answers.script)
+        turn, answer = state.next()
+        return answer, "script exhausted" if turn is None else f"script turn {turn + 1}"
+
+
+def _mismatches(match: spec.Match, request: MockRequest) -> list[str]:
+    reasons = []
+    route = request.route
+    if match.provider is not None and (route is None or route.provider.value != match.provider.lower()):
+        reasons.append(f"provider: expected {match.provider}, got {route.provider.value if route else 'none'}")
+    if match.host is not None and request.host.lower() != match.host.lower():
+        reasons.append(f"host: expected {match.host}, got {request.host}")
+    if match.path is not None and not _path_matches(match.path, request.path):
+        reasons.append(f"path: expected {match.path}, got {request.path}")
+    if match.model is not None and request.model != match.model:
+        reasons.append(f"model: expected {match.model}, got {request.model}")
+    if request.conversation is None:
+        if _has_conversation_predicates(match):
+            reasons.append("conversation predicates need a chat request, and this is not one")
+    else:
+        if not conversation_matches(match, request.conversation):
+            reasons += mismatches(match, request.conversation)
+    return reasons
+
+
+def _has_conversation_predicates(match: spec.Match) -> bool:
+    return any(
+        value is not None
+        for value in (
+            match.turnIndex,
+            match.latestMessageContains,
+            match.latestMessageMatches,
+            match.latestMessageRole,
+            match.containsToolResultFor,
+        )
+    )
+
+
+def _path_matches(expected: str, path: str) -> bool:
+    return re.search(expected, path) is not None if expected.startswith("^") else expected == path
+
+
+def _isolation_key(isolation: spec.Isolation | None, request: MockRequest) -> str:
+    if isolation is None:
+        return ""
+    name = isolation.name.lower()
+    if isolation.source == "header":
+        return request.headers.get(name, "")
+    if isolation.source == "queryParameter":
+        return request.query.get(isolation.name, "")
+    cookies = SimpleCookie()
+    cookies.load(request.headers.get("cookie", ""))
+    morsel = cookies.get(isolation.name)
+    return morsel.value if morsel is not None else ""
+
+
+def _session(key: str) -> str:
+    return f" (session {key})" if key else ""

@@ -1,0 +1,82 @@
+"""The conversation predicates of a `match` (MockServer's conversation matchers), evaluated on the request
+as the provider decoders see it, so one predicate serves every provider.
+
+* `turnIndex`: completed assistant turns in the request.
+* `latestMessageContains`: subject and expected text both normalised; `latestMessageMatches`: a regular
+  expression searched in the normalised subject (normalising the pattern would corrupt it).
+* `latestMessageRole`: the latest message's role, where a message that carries only tool results counts as
+  `tool` — as MockServer reads it, and the same for Anthropic (a user message of tool_result blocks) and
+  OpenAI (a `tool` message).
+* `containsToolResultFor`: a tool result for that tool anywhere in the request.
+
+`mismatches` gives a reason per failing predicate; it is empty exactly when all of them hold.
+"""
+
+import re
+
+from llmproxy.mock.normalise import normalise
+from llmproxy.mock.spec import Match
+from llmproxy.model import Conversation, Message, Role, TextPart, ToolResultPart, name_tool_results
+
+_EXCERPT = 80
+
+
+def mismatches(match: Match, conversation: Conversation) -> list[str]:
+    reasons = []
+    if match.turnIndex is not None and conversation.assistant_turns != match.turnIndex:
+        turns = conversation.assistant_turns
+        reasons.append(
+            f"turnIndex: expected {match.turnIndex}, the request has {turns} completed assistant turn"
+            + ("" if turns == 1 else "s")
+        )
+    latest = conversation.latest
+    text = normalise(latest.text, match.normalization) if latest is not None else ""
+    if match.latestMessageContains is not None:
+        expected = normalise(match.latestMessageContains, match.normalization)
+        if expected not in text:
+            reasons.append(f"latestMessageContains: {_excerpt(expected)!r} not in {_excerpt(text)!r}")
+    if match.latestMessageMatches is not None and re.search(match.latestMessageMatches, text) is None:
+        reasons.append(f"latestMessageMatches: /{match.latestMessageMatches}/ not found in {_excerpt(text)!r}")
+    if match.latestMessageRole is not None:
+        role = latest_role(latest)
+        if role is not match.latestMessageRole:
+            reasons.append(
+                f"latestMessageRole: expected {match.latestMessageRole.value}, got {role.value if role else 'none'}"
+            )
+    if match.containsToolResultFor is not None and match.containsToolResultFor not in tool_results(conversation):
+        named = ", ".join(sorted(tool_results(conversation))) or "none"
+        reasons.append(f"containsToolResultFor: no result for {match.containsToolResultFor} (results for: {named})")
+    return reasons
+
+
+def conversation_matches(match: Match, conversation: Conversation) -> bool:
+    return not mismatches(match, conversation)
+
+
+def has_conversation_predicates(match: Match) -> bool:
+    """Whether any conversation predicate is set (normalisation alone is not a predicate)."""
+    fields = (match.turnIndex, match.latestMessageContains, match.latestMessageMatches, match.latestMessageRole)
+    return any(value is not None for value in (*fields, match.containsToolResultFor))
+
+
+def latest_role(message: Message | None) -> Role | None:
+    if message is None:
+        return None
+    if message.tool_results and not any(isinstance(part, TextPart) and part.text.strip() for part in message.parts):
+        return Role.TOOL
+    return message.role
+
+
+def tool_results(conversation: Conversation) -> set[str]:
+    """The names of the tools whose results the request carries (named from their calls where the wire sends
+    only the call id, as Chat Completions does)."""
+    return {
+        part.name
+        for message in name_tool_results(conversation.messages)
+        for part in message.parts
+        if isinstance(part, ToolResultPart) and part.name
+    }
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT else text[: _EXCERPT - 1] + "…"

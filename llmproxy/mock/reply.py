@@ -1,0 +1,183 @@
+"""A mocked answer on the wire: encoded by the codec of the API the request came in, streamed when the request
+asks for a stream (paced by the answer's physics), with provider-correct error bodies and headers.
+
+One `Respond` thus serves Anthropic, OpenAI Chat and Responses, Gemini, Bedrock, Azure and Ollama alike; what
+a wire cannot carry (reasoning on Chat Completions) it leaves out, as the real API would.
+"""
+
+import math
+from dataclasses import dataclass, replace
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+
+from llmproxy.errors import UnsupportedError
+from llmproxy.mock import spec
+from llmproxy.mock.physics import event_offsets
+from llmproxy.mock.request import MockRequest
+from llmproxy.mock.structured import schema_violation
+from llmproxy.mock.usage import declared_usage, estimate_usage
+from llmproxy.mock.vectors import embed, rerank
+from llmproxy.model import Completion, ErrorKind, Route, StopReason, ToolCall
+from llmproxy.providers.base import ChatCodec, stable_id, status_kind
+from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
+
+STRUCTURED_OUTPUT_HEADER = "x-llmproxy-structured-output-invalid"
+_JSON = ("content-type", "application/json")
+
+
+@dataclass(frozen=True, slots=True)
+class MockReply:
+    status: int
+    headers: tuple[tuple[str, str], ...]  # never content-length: the proxy frames the body
+    body: bytes | None = None  # a whole body, or
+    events: tuple[tuple[float, bytes], ...] | None = None  # a stream: (seconds from the start, framed event)
+    notes: tuple[str, ...] = ()  # what the log should say: "usage estimated", "structured output invalid: …"
+
+
+def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
+    if isinstance(answer, spec.Respond):
+        return encode_respond(answer, request)
+    if isinstance(answer, spec.ErrorReply):
+        return encode_error_reply(answer, request.route)
+    if isinstance(answer, spec.Embedding):
+        return encode_embedding(answer, request)
+    if isinstance(answer, spec.Rerank):
+        return encode_rerank(answer, request)
+    return encode_http(answer)
+
+
+def encode_http(http: spec.HttpReply) -> MockReply:
+    headers = dict(http.headers)
+    if http.json_ is not None:
+        headers.setdefault("content-type", "application/json")
+        body = orjson.dumps(http.json_)
+    else:
+        body = (http.body or "").encode()
+    return MockReply(http.status, tuple(headers.items()), body)
+
+
+def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
+    route, codec = _chat(request.route)
+    completion, notes = _completion(respond, request, route)
+    violation = schema_violation(respond.text, respond.outputSchema)
+    extra: tuple[tuple[str, str], ...] = ()
+    if violation is not None:
+        notes += (f"structured output invalid: {violation}",)
+        extra = ((STRUCTURED_OUTPUT_HEADER, violation),)
+        if respond.enforceOutputSchema:
+            reply = codec.encode_error(
+                ErrorKind.SERVER_ERROR, f"structured output does not match the schema: {violation}"
+            )
+            return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes)
+    body = _json_body(request.body)
+    if not route.streaming:
+        return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes)
+    events = codec.encode_stream(completion, body)
+    output = completion.usage.output_tokens if completion.usage else 0
+    per_event = [math.ceil(output / len(events))] * len(events) if events else []
+    offsets = event_offsets(len(events), respond.physics, per_event)
+    headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
+    return MockReply(200, headers, events=tuple(zip(offsets, events, strict=True)), notes=notes)
+
+
+def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:
+    message = error.message or f"{error.status} {_phrase(error.status)} (llmproxy mock)"
+    codec = (chat_codec(route) or embedding_codec(route) or rerank_codec(route)) if route is not None else None
+    if codec is None:
+        body = orjson.dumps({"error": {"message": message, "status": error.status}})
+        return MockReply(error.status, (_JSON, *_retry_after(error.retryAfter)), body)
+    reply = codec.encode_error(status_kind(error.status), message, retry_after=error.retryAfter)
+    return MockReply(error.status, tuple(reply.headers.items()), reply.body)
+
+
+def encode_embedding(spec_: spec.Embedding, request: MockRequest) -> MockReply:
+    codec = embedding_codec(request.route) if request.route is not None else None
+    if codec is None:
+        raise UnsupportedError(f"an embedding answer needs an embeddings request, got {_what(request.route)}")
+    asked = codec.decode_request(request.body)
+    if asked.model is None and request.route is not None:
+        asked = replace(asked, model=request.route.model)
+    if spec_.dimensions is not None:
+        asked = replace(asked, dimensions=spec_.dimensions)
+    if not spec_.deterministicFromInput:  # the same vectors whatever the input: only position and seed count
+        asked = replace(asked, inputs=tuple(f"#{position}" for position in range(len(asked.inputs))))
+    result = embed(asked, seed=spec_.seed)
+    return MockReply(200, (_JSON,), codec.encode_response(result, codec.decode_request(request.body)))
+
+
+def encode_rerank(spec_: spec.Rerank, request: MockRequest) -> MockReply:
+    codec = rerank_codec(request.route) if request.route is not None else None
+    if codec is None:
+        raise UnsupportedError(f"a rerank answer needs a rerank request, got {_what(request.route)}")
+    asked = codec.decode_request(request.body)
+    if spec_.topN is not None:
+        asked = replace(asked, top_n=spec_.topN)
+    scored = asked
+    if not spec_.deterministicFromInput:
+        scored = replace(asked, query="", documents=tuple(f"#{i}" for i in range(len(asked.documents))))
+    result = rerank(scored, seed=spec_.seed)
+    if scored is not asked:  # scores from positions, documents as asked
+        items = tuple(
+            replace(item, document=asked.documents[item.index] if item.document else None) for item in result.items
+        )
+        result = replace(result, items=items)
+    return MockReply(200, (_JSON,), codec.encode_response(result, asked))
+
+
+def _chat(route: Route | None) -> tuple[Route, ChatCodec]:
+    codec = chat_codec(route) if route is not None else None
+    if route is None or codec is None:
+        raise UnsupportedError(f"a chat answer (respond) needs a chat request, got {_what(route)}")
+    return route, codec
+
+
+def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tuple[Completion, tuple[str, ...]]:
+    turn = request.conversation.assistant_turns if request.conversation else 0
+    calls = tuple(
+        ToolCall(
+            call.id or stable_id("call_", turn, position, call.name, call.arguments),
+            call.name,
+            call.arguments if isinstance(call.arguments, dict) else {},
+            invalid_arguments=None if isinstance(call.arguments, dict) else orjson.dumps(call.arguments).decode(),
+        )
+        for position, call in enumerate(respond.toolCalls)
+    )
+    completion = Completion(
+        id=stable_id("msg_", turn, respond.text, [call.id for call in calls]),
+        model=request.model,
+        text=respond.text or "",
+        tool_calls=calls,
+        stop_reason=respond.stopReason or (StopReason.TOOL_USE if calls else StopReason.END_TURN),
+        reasoning=respond.reasoningText,
+        reasoning_signature=respond.reasoningSignature,
+    )
+    if respond.usage is not None:
+        return replace(completion, usage=declared_usage(respond.usage, route.provider)), ()
+    return replace(completion, usage=estimate_usage(request.conversation, completion)), ("usage estimated",)
+
+
+def _json_body(body: bytes) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _retry_after(seconds: float | None) -> tuple[tuple[str, str], ...]:
+    return () if seconds is None else (("retry-after", str(math.ceil(seconds))),)
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def _what(route: Route | None) -> str:
+    return (
+        f"{route.provider.value} {route.operation.value}" if route is not None else "a request that is not an LLM API"
+    )
