@@ -28,7 +28,7 @@ class Mocker:
         self.log = log
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None:
+        if flow.response is not None or flow.metadata.get(ANSWERED):
             return
         try:
             request = mock_request(raw_request(flow.request))

@@ -60,7 +60,9 @@ class Replayer:
         self._responses: dict[int, http.Response] = {}  # id(exchange) → its response, built once
 
     def request(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None or flow.request.pretty_host.lower() in self.settings.allowed_hosts:
+        if flow.response is not None or flow.metadata.get(ANSWERED):  # answered, or on its way to the relay
+            return
+        if flow.request.pretty_host.lower() in self.settings.allowed_hosts:
             return
         try:
             request, route = to_request(raw_request(flow.request), self.redactor)
