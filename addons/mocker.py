@@ -3,16 +3,19 @@ encoded in the requesting provider's format, and a paced stream goes through the
 
 A request no expectation answers goes on to the replayer behind (a cassette given with `--cassette`), which
 answers it or explains the miss; the mock's own reasons travel with the flow so the miss names both.
-Nothing reaches the network.
+Nothing reaches the network. Clients that use the relay as their base URL get the same answers there,
+without the cost of interception (`direct`).
 """
 
 import logging
+from collections.abc import Callable
 from http import HTTPStatus
 
 from mitmproxy import http
 
 from addons.flows import ANSWERED, MOCK_MISS, raw_request
 from addons.stream_relay import Prepared, StreamRelay
+from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
 from llmproxy.mock.reply import MockReply, encode_answer
@@ -21,11 +24,16 @@ from llmproxy.mock.request import mock_request
 logger = logging.getLogger(__name__)
 
 
+type Fallback = Callable[[RawRequest, str], Prepared]  # the replayer's answer to what no expectation answered
+
+
 class Mocker:
-    def __init__(self, engine: MockEngine, relay: StreamRelay, log: MockLog) -> None:
+    def __init__(self, engine: MockEngine, relay: StreamRelay, log: MockLog, fallback: Fallback) -> None:
         self.engine = engine
         self.relay = relay
         self.log = log
+        self.fallback = fallback
+        relay.direct = self.direct  # base-URL clients are answered on the relay, without the proxy
 
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None or flow.metadata.get(ANSWERED):
@@ -49,6 +57,18 @@ class Mocker:
             logger.info("%s: %s", decision.source, note)
         flow.metadata[ANSWERED] = True
         self._send(flow, reply)
+
+    def direct(self, raw: RawRequest) -> Prepared:
+        """The answer to a request a base-URL client sent to the relay: the same as through the proxy."""
+        request = mock_request(raw)
+        decision = self.engine.decide(request)
+        if isinstance(decision, MockMiss):
+            self.log.missed(request, decision)
+            return self.fallback(raw, decision.explain())
+        reply = encode_answer(decision.answer, request)
+        self.log.answered(request, decision, reply)
+        chunks = list(reply.events) if reply.events is not None else [(0.0, reply.body or b"")]
+        return Prepared(reply.status, _reason(reply.status), reply.headers, chunks)
 
     def _send(self, flow: http.HTTPFlow, reply: MockReply) -> None:
         headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers]

@@ -18,6 +18,7 @@ from mitmproxy import http
 from addons.flows import ANSWERED, MOCK_MISS, raw_request
 from addons.stream_relay import Prepared, StreamRelay
 from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.capture import RawRequest
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
 from llmproxy.cassette.model import Response as RecordedResponse
@@ -64,82 +65,101 @@ class Replayer:
             return
         if flow.request.pretty_host.lower() in self.settings.allowed_hosts:
             return
+        outcome = self._decide(raw_request(flow.request), flow.metadata.get(MOCK_MISS))
+        if outcome is None:
+            return  # new_episodes: upstream answers, the recorder keeps it
+        flow.metadata[ANSWERED] = True
+        if isinstance(outcome, Prepared):  # a miss
+            headers = http.Headers([(name.encode(), value.encode()) for name, value in outcome.headers])
+            flow.response = http.Response.make(outcome.status, b"".join(data for _, data in outcome.chunks), headers)
+            return
+        exchange, request = outcome
+        if exchange.response is not None and exchange.response.events is not None and self.settings.timing is not None:
+            self.relay.serve(flow, self._prepared(exchange, request))
+            return
+        flow.response = self._whole_response(exchange, exchange.response)
+        request_id = _jsonrpc_id(request)
+        if request_id is not None and exchange.response is not None:
+            flow.response.content = b"".join(data for _, data in self._prepared(exchange, request).chunks)
+
+    def direct(self, raw: RawRequest, mock_miss: str | None = None) -> Prepared:
+        """The answer to a request that reached the relay directly (a base-URL client of `llmproxy mock`)."""
+        outcome = self._decide(raw, mock_miss, forward=False)
+        if isinstance(outcome, Prepared):
+            return outcome
+        assert outcome is not None
+        return self._prepared(*outcome)
+
+    def _decide(
+        self, raw: RawRequest, mock_miss: str | None, *, forward: bool = True
+    ) -> tuple[Exchange, Request] | Prepared | None:
+        """The recorded exchange that answers, the miss to send, or None to let the request go upstream."""
         try:
-            request, route = to_request(raw_request(flow.request), self.redactor)
+            request, route = to_request(raw, self.redactor)
             decision = self.index.take(request, route.provider.value if route else None)
         except Exception as exc:  # strict replay fails closed: never let an unexamined request through
-            logger.exception("could not match %s", _where(flow))
-            self._answer_miss(flow, None, f"llmproxy replay could not examine the request: {exc}")
-            return
+            logger.exception("could not match %s %s://%s%s", raw.method, raw.scheme, raw.host, raw.path)
+            return self._miss(None, f"llmproxy replay could not examine the request: {exc}")
         if isinstance(decision, ReplayHit):
             with self.log.lock:
                 self.log.hits += 1
-            self._answer(flow, decision.exchange, request)
-            return
-        if self.settings.forward_misses:
-            return  # new_episodes: upstream answers, the recorder keeps it
+            return decision.exchange, request
+        if forward and self.settings.forward_misses:
+            return None
         with self.log.lock:
             self.log.misses.append(decision)
         message = decision.explain()
-        if MOCK_MISS in flow.metadata:  # llmproxy mock: no expectation answered either
-            mocked = flow.metadata[MOCK_MISS]
-            message = f"{decision.request}: {mocked}" if self.index.size == 0 else f"{mocked}\nand {message}"
+        if mock_miss is not None:  # llmproxy mock: no expectation answered either
+            message = f"{decision.request}: {mock_miss}" if self.index.size == 0 else f"{mock_miss}\nand {message}"
         logger.error("replay miss: %s", message)
-        self._answer_miss(flow, route, message)
+        return self._miss(route, message)
 
-    def _answer(self, flow: http.HTTPFlow, exchange: Exchange, request: Request) -> None:
-        flow.metadata[ANSWERED] = True
-        response = exchange.response
-        if response is None:  # the upstream failed when recording: the client got mitmproxy's 502
-            flow.response = http.Response.make(502, f"llmproxy replay: recorded upstream failure: {exchange.error}")
-            return
-        request_id = _jsonrpc_id(request)
-        if response.events is not None and self.settings.timing is not None:
-            self._relay(flow, response, request_id)
-            return
-        flow.response = self._whole_response(exchange, response)
-        if request_id is not None:
-            if response.events is None and isinstance(response.body, JsonBody):
-                flow.response.content = _with_jsonrpc_id(flow.response.content or b"", request_id)
-            elif response.events is not None:
-                flow.response.content = b"".join(
-                    _event_with_jsonrpc_id(event_bytes(event), request_id) for event in response.events
-                )
-
-    def _whole_response(self, exchange: Exchange, response: RecordedResponse) -> http.Response:
+    def _whole_response(self, exchange: Exchange, response: RecordedResponse | None) -> http.Response:
         """A copy of the exchange's response, built once: building a mitmproxy Response costs ~40 µs (every
         field type-checked), a copy ~6 µs."""
         template = self._responses.get(id(exchange))
         if template is None:
-            body = body_bytes(response.body) if response.body is not None else b""
-            if response.events is not None:  # --timing instant: all events in one body
-                body = b"".join(event_bytes(event) for event in response.events)
-            template = http.Response.make(response.status, body, _kept_headers(response))
-            template.reason = response.reason
+            if response is None:  # the upstream failed when recording: the client got mitmproxy's 502
+                template = http.Response.make(502, f"llmproxy replay: recorded upstream failure: {exchange.error}")
+            else:
+                body = body_bytes(response.body) if response.body is not None else b""
+                if response.events is not None:  # --timing instant: all events in one body
+                    body = b"".join(event_bytes(event) for event in response.events)
+                template = http.Response.make(response.status, body, _kept_headers(response))
+                template.reason = response.reason
             self._responses[id(exchange)] = template
         copied = copy.copy(template)
         copied.data = copy.copy(template.data)
         copied.data.headers = template.data.headers.copy()
         return copied
 
-    def _relay(self, flow: http.HTTPFlow, response: RecordedResponse, request_id: object | None) -> None:
-        """Sends the flow to the loopback relay, which plays the events back at their recorded offsets."""
-        events = [(event.t_ms / 1000, event_bytes(event)) for event in response.events or ()]
+    def _prepared(self, exchange: Exchange, request: Request) -> Prepared:
+        """The recorded response as the relay sends it: events at their recorded offsets (scaled by
+        --timing), a JSON-RPC answer with the id of the request it answers."""
+        response = exchange.response
+        if response is None:
+            failure = f"llmproxy replay: recorded upstream failure: {exchange.error}".encode()
+            return Prepared(502, "Bad Gateway", (("content-type", "text/plain; charset=utf-8"),), [(0.0, failure)])
+        request_id = _jsonrpc_id(request)
+        kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in _HOP_BY_HOP)
+        if response.events is None:
+            body = body_bytes(response.body) if response.body is not None else b""
+            if request_id is not None and isinstance(response.body, JsonBody):
+                body = _with_jsonrpc_id(body, request_id)
+            return Prepared(response.status, response.reason, kept, [(0.0, body)])
+        scale = self.settings.timing or 0.0
+        events = [(event.t_ms / 1000 * scale, event_bytes(event)) for event in response.events]
         if request_id is not None:
             events = [(at, _event_with_jsonrpc_id(data, request_id)) for at, data in events]
-        scale = self.settings.timing or 0.0
-        kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in _HOP_BY_HOP)
-        self.relay.serve(flow, Prepared(response.status, response.reason, kept, [(at * scale, d) for at, d in events]))
+        return Prepared(response.status, response.reason, kept, events)
 
-    def _answer_miss(self, flow: http.HTTPFlow, route: Route | None, message: str) -> None:
-        flow.metadata[ANSWERED] = True
+    def _miss(self, route: Route | None, message: str) -> Prepared:
         status = self.settings.miss_status
         codec = (chat_codec(route) or embedding_codec(route) or rerank_codec(route)) if route else None
         if codec is None:
-            flow.response = http.Response.make(status, message, {"content-type": "text/plain; charset=utf-8"})
-            return
+            return Prepared(status, "", (("content-type", "text/plain; charset=utf-8"),), [(0.0, message.encode())])
         reply = codec.encode_error(ErrorKind.INVALID_REQUEST, message)
-        flow.response = http.Response.make(status, reply.body, reply.headers)
+        return Prepared(status, "", tuple(reply.headers.items()), [(0.0, reply.body)])
 
 
 def _kept_headers(response: RecordedResponse) -> http.Headers:
@@ -178,8 +198,3 @@ def _event_with_jsonrpc_id(data: bytes, request_id: object) -> bytes:
             line = "data: " + _with_jsonrpc_id(line[6:].encode(), request_id).decode()
         lines.append(line)
     return "\n".join(lines).encode()
-
-
-def _where(flow: http.HTTPFlow) -> str:
-    request = flow.request
-    return f"{request.method} {request.scheme}://{request.pretty_host}{request.path.split('?', 1)[0]}"

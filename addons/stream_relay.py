@@ -4,19 +4,26 @@ stream is fetched from here, through the proxy, with its recorded timing.
 
 `serve` files a response under a token and points the flow at the relay with the token in a header; the
 relay answers that one request, streamed through the proxy as it comes, and forgets the token.
+
+A request without a token is a client using the relay as its base URL (`llmproxy mock`): `direct` answers
+it on the spot, without the proxy's cost of interception (about a millisecond of CPU a request).
 """
 
 import asyncio
 import itertools
 import logging
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from mitmproxy import http
 
+from llmproxy.cassette.capture import RawRequest
+
 logger = logging.getLogger(__name__)
 
 TOKEN_HEADER = "x-llmproxy-relay"
+_HOST_PORT = re.compile(r"(.*?)(?::(\d+))?")  # a Host header: name (or [v6 address]) and optional port
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +34,12 @@ class Prepared:
     chunks: Sequence[tuple[float, bytes]]  # (seconds after the request reached the relay, bytes)
 
 
+type Direct = Callable[[RawRequest], Prepared]
+
+
 class StreamRelay:
-    def __init__(self) -> None:
+    def __init__(self, direct: Direct | None = None) -> None:
+        self.direct = direct
         self._prepared: dict[str, Prepared] = {}
         self._tokens = itertools.count(1)
         self._server: asyncio.Server | None = None
@@ -57,27 +68,61 @@ class StreamRelay:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                headers = dict(_header_lines(head))
+                method, target, headers = _request_head(head)
                 length = int(headers.get("content-length", "0") or 0)
-                if length:
-                    await reader.readexactly(length)
-                prepared = self._prepared.pop(headers.get(TOKEN_HEADER, ""), None)
+                body = await reader.readexactly(length) if length else b""
+                token = headers.get(TOKEN_HEADER)
+                if token is not None:
+                    prepared = self._prepared.pop(token, None)
+                elif self.direct is not None:
+                    prepared = self._answer_directly(method, target, headers, body)
+                else:
+                    prepared = None
                 if prepared is None:
                     writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
                     await writer.drain()
                     continue
                 await self._send(prepared, writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
             pass
         finally:
             writer.close()
 
+    def _answer_directly(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Prepared:
+        assert self.direct is not None
+        host, port = _HOST_PORT.fullmatch(headers.get("host", "")).groups()  # type: ignore[union-attr]
+        raw = RawRequest(
+            method=method,
+            scheme="http",
+            host=host or "127.0.0.1",
+            port=int(port) if port else self.port,
+            path=target,
+            http_version="HTTP/1.1",
+            headers=tuple(headers.items()),
+            body=body,
+            content_encoding=headers.get("content-encoding"),
+        )
+        try:
+            return self.direct(raw)
+        except Exception as exc:  # the server keeps serving; this client learns why
+            logger.exception("llmproxy could not answer %s %s", method, target)
+            plain = (("content-type", "text/plain; charset=utf-8"),)
+            return Prepared(
+                500, "Internal Server Error", plain, [(0.0, f"llmproxy could not answer: {exc}\n".encode())]
+            )
+
     @staticmethod
     async def _send(prepared: Prepared, writer: asyncio.StreamWriter) -> None:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
         lines = [f"HTTP/1.1 {prepared.status} {prepared.reason}"]
         lines += [f"{name}: {value}" for name, value in prepared.headers]
+        if all(at <= 0 for at, _ in prepared.chunks):  # nothing to wait for: one write, framed by its length
+            body = b"".join(data for _, data in prepared.chunks)
+            lines.append(f"content-length: {len(body)}")
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+            await writer.drain()
+            return
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         lines.append("transfer-encoding: chunked")
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
         for at, chunk in prepared.chunks:
@@ -91,6 +136,11 @@ class StreamRelay:
         await writer.drain()
 
 
-def _header_lines(head: bytes) -> list[tuple[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")[1:]
-    return [(name.strip().lower(), value.strip()) for name, _, value in (line.partition(":") for line in lines) if name]
+def _request_head(head: bytes) -> tuple[str, str, dict[str, str]]:
+    """Method, target and lower-case headers of a request head."""
+    request_line, *lines = head.decode("latin-1").split("\r\n")
+    method, target, _ = [*request_line.split(" ", 2), "", ""][:3]
+    headers = {
+        name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines) if name
+    }
+    return method, target, headers

@@ -76,6 +76,7 @@ class Session:
     listeners: list[Any] = field(default_factory=list)  # addons.proxy.Listener: the forward one, then reverse ones
     summary: str = ""  # set when closed
     mock_log: "MockLog | None" = None
+    base_url: str = ""  # llmproxy mock: where clients set by base URL connect (no interception), while running
 
     @property
     def misses(self) -> list[ReplayMiss]:
@@ -186,8 +187,9 @@ def mock_session(
     replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor)
     mock_log = MockLog(redactor, log)
     relay, replayer = replay.addons
+    mocker = Mocker(engine, relay, mock_log, replayer.direct)  # type: ignore[arg-type, attr-defined]
     session = Session(
-        [relay, Mocker(engine, relay, mock_log), replayer],  # type: ignore[arg-type]
+        [relay, mocker, replayer],
         f"mocking from {expectations}" + (f", then {replay.describe}" if cassettes else ""),
         replay.mitmproxy_options,
         replayer=replay.replayer,
@@ -201,6 +203,7 @@ def running(session: Session, listening: Listening = Listening()) -> Iterator[Se
     """The proxy running `session` on its own thread; stopped and the session closed on exit (its summary
     in `session.summary`)."""
     from addons.proxy import ProxySettings, ProxyThread
+    from addons.stream_relay import StreamRelay
     from addons.upstreams import Destination, Upstreams
 
     try:
@@ -227,6 +230,10 @@ def running(session: Session, listening: Listening = Listening()) -> Iterator[Se
         session.environment = proxy_environment(proxy.url, ca.cert_path, bundle)
         session.ca_cert = ca.cert_path
         session.listeners = list(proxy.listeners)
+        relay = next((addon for addon in session.addons if isinstance(addon, StreamRelay) and addon.direct), None)
+        if relay is not None:
+            session.base_url = f"http://127.0.0.1:{relay.port}"
+            session.environment["LLMPROXY_BASE_URL"] = session.base_url
         yield session
     finally:
         proxy.stop()

@@ -89,6 +89,8 @@ def serve(name: str, options: ServeOptions, session: "Session") -> int:
     with running(session, listening) as proxy:
         reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
         click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}", err=True)
+        if proxy.base_url:
+            click.echo(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)", err=True)
         if options.command:
             status = _run_child(options.command, child_environment(os.environ, proxy.environment))
         else:

@@ -405,3 +405,25 @@ def test_azure_chat(proxy: Session) -> None:
         assert (
             "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Paris is the capital of France."
         )
+
+
+def test_base_url_clients_are_answered_on_the_relay_alike(proxy: Session) -> None:
+    """A client set by base URL reaches the mock without the proxy: the same answers, streamed or not, and the
+    same request log."""
+    import anthropic
+    import openai
+
+    assert proxy.base_url.startswith("http://127.0.0.1:")
+    with anthropic.Anthropic(api_key="k", base_url=proxy.base_url, max_retries=0) as claude:
+        answer = ask_claude(claude, "scenario:tools (direct)", stream=True)
+        assert [block.type for block in answer.content] == ["text", "tool_use"]
+        with pytest.raises(anthropic.BadRequestError, match="bad prompt"):
+            ask_claude(claude, "scenario:error (direct)", stream=False)
+    with openai.OpenAI(api_key="k", base_url=f"{proxy.base_url}/v1", max_retries=0) as gpt:
+        assert chat(gpt, "scenario:text (direct)", stream=False)[0] == "Paris is the capital of France."
+        with pytest.raises(openai.APIStatusError) as missed:
+            chat(gpt, "nothing matches this (direct)", stream=False)
+        assert missed.value.status_code == 599
+        assert "no expectation matched" in str(missed.value)
+    logged = served(proxy, "(direct)")
+    assert [entry.get("answeredBy") for entry in logged] == ["expectation 2", "expectation 5", "expectation 1", None]
