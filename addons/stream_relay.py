@@ -38,15 +38,15 @@ type Direct = Callable[[RawRequest], Prepared]
 
 
 class StreamRelay:
-    def __init__(self, direct: Direct | None = None) -> None:
+    def __init__(self, direct: Direct | None = None, port: int = 0) -> None:
         self.direct = direct
+        self.port = port  # 0: a free one, known once running
         self._prepared: dict[str, Prepared] = {}
         self._tokens = itertools.count(1)
         self._server: asyncio.Server | None = None
-        self.port = 0
 
     async def running(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def done(self) -> None:

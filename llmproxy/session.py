@@ -173,10 +173,12 @@ def mock_session(
     match: MatchOptions = DEFAULT_MATCH,
     miss_status: int = 599,
     log: Path | None = None,
+    base_url_port: int = 0,
     redactor: Redactor = DEFAULT_REDACTOR,
 ) -> Session:
     """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
-    Raises LlmproxyError (a MockError naming the field) before anything runs."""
+    Clients set by base URL connect to `session.base_url` (on `base_url_port`, default a free one). Raises
+    LlmproxyError (a MockError naming the field) before anything runs."""
     from addons.mocker import Mocker
     from llmproxy.mock.engine import MockEngine
     from llmproxy.mock.load import load_expectations
@@ -187,6 +189,7 @@ def mock_session(
     replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor)
     mock_log = MockLog(redactor, log)
     relay, replayer = replay.addons
+    relay.port = base_url_port  # type: ignore[attr-defined]
     mocker = Mocker(engine, relay, mock_log, replayer.direct)  # type: ignore[arg-type, attr-defined]
     session = Session(
         [relay, mocker, replayer],

@@ -59,6 +59,12 @@ def mock() -> None:
     show_default=True,
     help="The status of a request nothing answers.",
 )
+@click.option(
+    "--base-url-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port of the base URL for clients set by base URL, answered without interception (default: a free one).",
+)
 @click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
 @click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
 @proxy_options
@@ -67,6 +73,7 @@ def run(
     cassettes: tuple[Path, ...],
     preset: str | None,
     miss_status: int,
+    base_url_port: int,
     log: Path | None,
     redact_field: tuple[str, ...],
     **serving: Any,
@@ -83,6 +90,7 @@ def run(
             match=MatchOptions(preset),
             miss_status=miss_status,
             log=log,
+            base_url_port=base_url_port,
             redactor=Redactor(frozenset(redact_field)),
         )
         status = serve("mock", options, session)

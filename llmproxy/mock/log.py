@@ -1,5 +1,6 @@
 """What the mock received and what it answered, in order: the end-of-run summary, `--log FILE` (JSON
-lines, redacted like cassettes), and what tests assert on ("the tool's output came back in request 2").
+lines, redacted like cassettes: secrets never reach the disk), and what tests assert on ("the tool's
+output came back in request 2").
 
 Each entry carries the request's gist — provider, model, completed assistant turns, the latest message and
 the tool results it sends back — and the answer: which expectation and turn, the status, the text and tool
@@ -62,12 +63,12 @@ class MockLog:
             self._file = None
 
     def _add(self, entry: dict[str, Any]) -> None:
-        entry = self._redactor.json(entry)
+        """Entries stay in memory as they are; what goes to the file is redacted first."""
         with self._lock:
             entry = {"seq": len(self.entries) + 1, **entry}
             self.entries.append(entry)
             if self._file is not None:
-                self._file.write(orjson.dumps(entry) + b"\n")
+                self._file.write(orjson.dumps(self._redactor.json(entry)) + b"\n")
                 self._file.flush()
 
 

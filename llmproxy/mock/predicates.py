@@ -30,7 +30,9 @@ def mismatches(match: Match, conversation: Conversation) -> list[str]:
             + ("" if turns == 1 else "s")
         )
     latest = conversation.latest
-    text = normalise(latest.text, match.normalization) if latest is not None else ""
+    text = ""
+    if latest is not None and (match.latestMessageContains is not None or match.latestMessageMatches is not None):
+        text = normalise(latest.text, match.normalization)
     if match.latestMessageContains is not None:
         expected = normalise(match.latestMessageContains, match.normalization)
         if expected not in text:

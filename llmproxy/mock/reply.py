@@ -152,9 +152,10 @@ def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tu
         stop_reason=respond.stopReason or (StopReason.TOOL_USE if calls else StopReason.END_TURN),
         reasoning=respond.reasoningText,
         reasoning_signature=respond.reasoningSignature,
+        usage=declared_usage(respond.usage, route.provider) if respond.usage is not None else None,
     )
-    if respond.usage is not None:
-        return replace(completion, usage=declared_usage(respond.usage, route.provider)), ()
+    if completion.usage is not None:
+        return completion, ()
     return replace(completion, usage=estimate_usage(request.conversation, completion)), ("usage estimated",)
 
 

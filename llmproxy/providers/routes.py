@@ -283,11 +283,7 @@ def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
     if route.streaming is not None:
         return route
     flag = body.get("stream") if body is not None else None
-    default = any(
-        rule.streaming is Streaming.BODY_FLAG_DEFAULT_TRUE
-        for rule in RULES
-        if (rule.provider, rule.operation) == (route.provider, route.operation)
-    )
+    default = (route.provider, route.operation) in _STREAMING_BY_DEFAULT
     return replace(route, streaming=flag if isinstance(flag, bool) else default)
 
 
@@ -296,3 +292,9 @@ def is_provider_host(host: str) -> bool:
     lists it to win ties, but everything else a developer runs locally lives there too."""
     host = host.lower().rstrip(".").strip("[]")
     return host not in LOOPBACK_HOSTS and any(rule.serves(host) for rule in RULES)
+
+
+_STREAMING_BY_DEFAULT = frozenset(
+    (rule.provider, rule.operation) for rule in RULES if rule.streaming is Streaming.BODY_FLAG_DEFAULT_TRUE
+)
+"""APIs that stream unless the body says `"stream": false` (Ollama's native API)."""

@@ -1,6 +1,6 @@
 """The load generator: raw HTTP/1.1 keep-alive connections on asyncio, one process of its own.
 
-    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|stream
+    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|stream|small-stream
                                  --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
 
 `--proxy` sends absolute-form requests (`POST http://127.0.0.1:U/v1/messages`) to port P, as any client of
@@ -102,6 +102,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "small": payloads.small_request,
         "large": payloads.large_request,
         "stream": lambda: payloads.small_request(stream=True),
+        "small-stream": lambda: payloads.small_request(stream=True),
     }[args.body]()
     connections = [Connection(args, request_body) for _ in range(args.concurrency)]
     await asyncio.gather(*(c.open() for c in connections))
@@ -148,7 +149,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True, help="where to connect: the proxy or the upstream")
     parser.add_argument("--upstream-port", type=int, required=True)
     parser.add_argument("--proxy", action="store_true", help="send absolute-form requests, as to an HTTP proxy")
-    parser.add_argument("--body", choices=["small", "large", "stream"], required=True)
+    parser.add_argument(
+        "--body",
+        choices=["small", "large", "stream", "small-stream"],
+        required=True,
+        help="stream: timed stream events; small-stream: a streaming request measured in requests per second",
+    )
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=2.0, help="how long to send requests (not streams)")
     parser.add_argument("--streams", type=int, default=2, help="streams per connection")

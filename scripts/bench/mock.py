@@ -1,0 +1,140 @@
+"""What the mock serves (issue 6 §5): `llmproxy mock` for clients set by base URL (answered on the loopback
+relay) and for HTTPS_PROXY-style clients (through the proxy), against a minimal raw asyncio server returning a
+canned body (upstream.py: the practical limit) and against mitmproxy relaying to that server (mitmdump as a
+plain proxy: what any request through mitmproxy costs).
+
+    .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S]
+
+Every process is its own; the load generator (load.py) sends the same small Messages request again and again
+(keep-alive, concurrency 1 and 8), non-streaming and streaming (`"stream": true`; the mock's physics are zero,
+so its stream goes out at once). Rounds alternate the order of the targets; tables give medians over rounds.
+
+The peer mock servers measured when issue 6 was filed (`@copilotkit/aimock` 6.7k / 5.9k req/s,
+`@dwmkerr/mock-llm` 3.8k / 0.9k, `mockllm` 0.2–0.8k, OpenAI chat at concurrency 8) are not installed by
+setup; their figures are quoted from the issue, so compare the ratio to the raw server, measured here.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import payloads  # noqa: E402
+from proxy import BIN, Target, free_port, start, stop, wait_listening  # noqa: E402
+
+CASES = [("small", 1), ("small", 8), ("small-stream", 1), ("small-stream", 8)]
+
+
+def expectations(path: Path) -> None:
+    """One expectation that answers everything with the same text as the raw server's canned body."""
+    text = json.loads(payloads.reply())["content"][0]["text"]
+    usage = {"inputTokens": 12, "outputTokens": 8}
+    path.write_text(json.dumps({"expectations": [{"respond": {"text": text, "usage": usage}}]}))
+
+
+def start_upstream(workdir: Path, started: list[subprocess.Popen[bytes]]) -> Target:
+    log = workdir / "upstream.log"
+    argv = [sys.executable, str(BENCH / "upstream.py"), "--events", "10", "--interval-ms", "0"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log.open("wb"))
+    started.append(process)
+    assert process.stdout is not None
+    port = int(process.stdout.readline())
+    wait_listening(port, process, "upstream", log)
+    return Target("raw asyncio", port, process.pid, process, proxy=False)
+
+
+def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]]) -> tuple[Target, Target]:
+    """One `llmproxy mock` process, measured on both of its doors."""
+    file = workdir / "expectations.json"
+    expectations(file)
+    base_url_port = free_port()
+    argv = [str(BIN / "llmproxy"), "mock", "--expectations", str(file), "--port", "{port}"]
+    argv += ["--base-url-port", str(base_url_port)]
+    proxied = start("llmproxy mock (HTTPS_PROXY)", argv, workdir, started)
+    return Target("llmproxy mock (base URL)", base_url_port, proxied.pid, proxied.process, proxy=False), proxied
+
+
+def load(target: Target, upstream_port: int, body: str, concurrency: int, seconds: float) -> dict[str, Any]:
+    argv = [sys.executable, str(BENCH / "load.py"), "--port", str(target.port), "--upstream-port", str(upstream_port)]
+    argv += ["--body", body, "--concurrency", str(concurrency), "--seconds", str(seconds)]
+    argv += ["--cpu-pid", str(target.pid)] + (["--proxy"] if target.proxy else [])
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"load against {target.name} ({body}, c={concurrency}) failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    result["cpu_ms"] = result["cpu_ms"][str(target.pid)]
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--quick", action="store_true", help="one short round")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.seconds = 1, 1.0
+    started: list[subprocess.Popen[bytes]] = []
+    runs: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(scratch)
+        try:
+            upstream = start_upstream(workdir, started)
+            mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
+            relay = start("mitmdump relay", mitmdump, workdir, started)
+            direct, proxied = start_mock(workdir, started)
+            targets = [upstream, direct, proxied, relay]
+            for round_ in range(args.rounds):
+                for body, concurrency in CASES:
+                    for target in targets if round_ % 2 == 0 else targets[::-1]:
+                        result = load(target, upstream.port, body, concurrency, args.seconds)
+                        runs.setdefault(f"{body}/{concurrency}/{target.name}", []).append(result)
+                        print(
+                            f"round {round_ + 1} {body:<12} c={concurrency} {target.name:<28} "
+                            f"{result['rps']:8.0f} req/s",
+                            file=sys.stderr,
+                        )
+        finally:
+            stop(started)
+    print(report(runs, [t.name for t in targets]))
+    return 0
+
+
+def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
+    def med(key: str, field: str) -> float:
+        return statistics.median(run[field] for run in runs[key])
+
+    lines = [
+        "| body | concurrency | target | req/s | p50 ms | p99 ms | server CPU ms/req |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for body, concurrency in CASES:
+        for name in names:
+            key = f"{body}/{concurrency}/{name}"
+            lines.append(
+                f"| {body} | {concurrency} | {name} | {med(key, 'rps'):.0f} | {med(key, 'p50_ms'):.2f} | "
+                f"{med(key, 'p99_ms'):.2f} | {med(key, 'cpu_ms'):.3f} |"
+            )
+    lines += [
+        "",
+        "| body | concurrency | base URL ÷ raw server | HTTPS_PROXY ÷ mitmdump relay (≥ 1.5×) |",
+        "|---|---|---|---|",
+    ]
+    for body, concurrency in CASES:
+        rps = {name: med(f"{body}/{concurrency}/{name}", "rps") for name in names}
+        lines.append(
+            f"| {body} | {concurrency} | {rps['llmproxy mock (base URL)'] / rps['raw asyncio']:.2f} | "
+            f"{rps['llmproxy mock (HTTPS_PROXY)'] / rps['mitmdump relay']:.2f}× |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
