@@ -1,0 +1,45 @@
+"""Every expectations example in docs/mock.md is valid: for the models and for the published JSON Schema."""
+
+import re
+from pathlib import Path
+
+import jsonschema
+import orjson
+import pytest
+
+from llmproxy.mock.spec import ExpectationsFile
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCKS = re.findall(r"```json\n(.*?)```", (ROOT / "docs" / "mock.md").read_text(), re.DOTALL)
+EXAMPLES = [orjson.loads(block) for block in BLOCKS if '"seq"' not in block]  # not the request-log entry
+SCHEMA = orjson.loads((ROOT / "docs" / "mock.schema.json").read_bytes())
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"example-{i}" for i in range(len(EXAMPLES))])
+def test_a_documented_example_validates(example: dict[str, object]) -> None:
+    document = example if "expectations" in example else {"expectations": [example]}
+    ExpectationsFile.model_validate(document)
+    jsonschema.validate(document, SCHEMA)
+
+
+def test_the_docs_show_every_kind_of_answer() -> None:
+    shown = {key for example in EXAMPLES for key in _keys(example)}
+    assert {
+        "respond",
+        "error",
+        "embedding",
+        "rerank",
+        "http",
+        "script",
+        "failover",
+        "adversarial",
+        "conversation",
+    } <= shown
+
+
+def _keys(value: object) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {key for item in value.values() for key in _keys(item)}
+    if isinstance(value, list):
+        return {key for item in value for key in _keys(item)}
+    return set()
