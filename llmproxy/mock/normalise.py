@@ -19,15 +19,17 @@ _VOLATILE = re.compile(
 
 
 def normalise(text: str, options: Normalization | None) -> str:
+    """In an order that makes it idempotent: case and volatile values first, whitespace next (which may make
+    a prompt parse as JSON), the JSON form last (compact, so there is no whitespace left to collapse)."""
     options = options or Normalization()
-    if options.sortJsonKeys is not False or options.dropVolatileFields:
-        text = _json_normalised(text, options.sortJsonKeys is not False, frozenset(options.dropVolatileFields))
-    if options.dropBuiltInVolatileFields:
-        text = _VOLATILE.sub("", text)
     if options.lowercase:
         text = text.lower()
+    if options.dropBuiltInVolatileFields:
+        text = _VOLATILE.sub("", text)
     if options.collapseWhitespace is not False:
         text = _WHITESPACE.sub(" ", text).strip()
+    if options.sortJsonKeys is not False or options.dropVolatileFields:
+        text = _json_normalised(text, options.sortJsonKeys is not False, frozenset(options.dropVolatileFields))
     return text
 
 

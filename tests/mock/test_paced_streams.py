@@ -6,10 +6,13 @@ Tolerance as for replay timing (tests/replay/test_timing.py): on a connection al
 allowed, while a stream sent at once (all events within ~5 ms) or at the wrong pace (gaps of ~75 ms) fails.
 """
 
+import gc
 import itertools
 import json
 import ssl
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2 as httpx
@@ -53,6 +56,18 @@ def arrivals(proxy: Session) -> list[float]:
     return offsets
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The proxy runs in this test process, which holds every earlier test's objects: a full collection
+    there pauses it for ~100 ms. `llmproxy mock` runs in a small process of its own."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def planned() -> list[float]:
     """The offsets the physics give for this answer, in milliseconds."""
     body = orjson.dumps(REQUEST)
@@ -72,7 +87,7 @@ def test_a_stream_arrives_at_its_physics_offsets(tmp_path: Path) -> None:
     gaps = [later - earlier for earlier, later in itertools.pairwise(offsets)]
     assert len(set(gaps)) > 1  # jitter varies the gaps
 
-    with mocking(expectations, Listening(ca_directory=tmp_path / "ca")) as proxy:
+    with mocking(expectations, Listening(ca_directory=tmp_path / "ca")) as proxy, collector_paused():
         received = arrivals(proxy)
     assert len(received) == len(offsets)
     late = [abs(got - want) for got, want in zip(received, offsets, strict=True)]

@@ -103,7 +103,7 @@ options = st.builds(
     dropVolatileFields=st.lists(st.sampled_from(["a", "id", "at"]), max_size=2).map(tuple),
 )
 texts = st.text() | st.recursive(
-    st.none() | st.integers() | st.text(max_size=10),
+    st.none() | st.integers(-(2**53), 2**53) | st.text(max_size=10),
     lambda inner: st.dictionaries(st.text(max_size=5), inner),
     max_leaves=8,
 ).map(lambda value: orjson.dumps(value).decode())
