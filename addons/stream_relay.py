@@ -46,7 +46,8 @@ class StreamRelay:
         self._server: asyncio.Server | None = None
 
     async def running(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(lambda: _Connection(self), "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def done(self) -> None:
@@ -64,29 +65,12 @@ class StreamRelay:
         if flow.response is not None and TOKEN_HEADER in flow.request.headers and flow.request.port == self.port:
             flow.response.stream = True  # the timed chunks pass through as they come
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                method, target, headers = _request_head(head)
-                length = int(headers.get("content-length", "0") or 0)
-                body = await reader.readexactly(length) if length else b""
-                token = headers.get(TOKEN_HEADER)
-                if token is not None:
-                    prepared = self._prepared.pop(token, None)
-                elif self.direct is not None:
-                    prepared = self._answer_directly(method, target, headers, body)
-                else:
-                    prepared = None
-                if prepared is None:
-                    writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
-                    await writer.drain()
-                    continue
-                await self._send(prepared, writer)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Prepared | None:
+        """What a request to the relay gets: the response filed under its token, or a direct answer."""
+        token = headers.get(TOKEN_HEADER)
+        if token is not None:
+            return self._prepared.pop(token, None)
+        return self._answer_directly(method, target, headers, body) if self.direct is not None else None
 
     def _answer_directly(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Prepared:
         assert self.direct is not None
@@ -111,29 +95,68 @@ class StreamRelay:
                 500, "Internal Server Error", plain, [(0.0, f"llmproxy could not answer: {exc}\n".encode())]
             )
 
-    @staticmethod
-    async def _send(prepared: Prepared, writer: asyncio.StreamWriter) -> None:
-        lines = [f"HTTP/1.1 {prepared.status} {prepared.reason}"]
-        lines += [f"{name}: {value}" for name, value in prepared.headers]
-        if all(at <= 0 for at, _ in prepared.chunks):  # nothing to wait for: one write, framed by its length
-            body = b"".join(data for _, data in prepared.chunks)
-            lines.append(f"content-length: {len(body)}")
-            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-            await writer.drain()
-            return
+
+class _Connection(asyncio.Protocol):
+    """One client connection to the relay. A protocol rather than streams: an answer with nothing to wait for
+    is written from `data_received` at once, which costs a fraction of a stream reader and writer."""
+
+    def __init__(self, relay: StreamRelay) -> None:
+        self.relay = relay
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self._answer_waiting()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.sending is not None:
+            self.sending.cancel()
+
+    def _answer_waiting(self) -> None:
+        while self.sending is None and self.transport is not None and not self.transport.is_closing():
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            method, target, headers = _request_head(bytes(self.buffer[: end + 4]))
+            length = int(headers.get("content-length", "0") or 0)
+            if len(self.buffer) < end + 4 + length:
+                return
+            body = bytes(self.buffer[end + 4 : end + 4 + length])
+            del self.buffer[: end + 4 + length]
+            prepared = self.relay.answer(method, target, headers, body)
+            if prepared is None:
+                self.transport.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+            elif all(at <= 0 for at, _ in prepared.chunks):  # nothing to wait for: one write, framed by its length
+                body = b"".join(data for _, data in prepared.chunks)
+                self.transport.write(_head(prepared, f"content-length: {len(body)}") + body)
+            else:
+                self.sending = asyncio.ensure_future(self._send_timed(prepared))
+
+    async def _send_timed(self, prepared: Prepared) -> None:
+        assert self.transport is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        lines.append("transfer-encoding: chunked")
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        self.transport.write(_head(prepared, "transfer-encoding: chunked"))
         for at, chunk in prepared.chunks:
             delay = start + at - loop.time()
             if delay > 0:
-                await writer.drain()
                 await asyncio.sleep(delay)
             if chunk:
-                writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-        writer.write(b"0\r\n\r\n")
-        await writer.drain()
+                self.transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        self.transport.write(b"0\r\n\r\n")
+        self.sending = None
+        self._answer_waiting()
+
+
+def _head(prepared: Prepared, framing: str) -> bytes:
+    lines = [f"HTTP/1.1 {prepared.status} {prepared.reason}", *(f"{n}: {v}" for n, v in prepared.headers), framing]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 def _request_head(head: bytes) -> tuple[str, str, dict[str, str]]:

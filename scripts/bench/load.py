@@ -53,7 +53,8 @@ class Connection:
         self.warmup = self.build(payloads.small_request())
 
     def build(self, body: bytes) -> bytes:
-        target = f"http://127.0.0.1:{self.args.upstream_port}/v1/messages" if self.args.proxy else "/v1/messages"
+        path = "/v1/chat/completions" if self.args.api == "openai" else "/v1/messages"
+        target = f"http://127.0.0.1:{self.args.upstream_port}{path}" if self.args.proxy else path
         head = (
             f"POST {target} HTTP/1.1\r\nhost: 127.0.0.1:{self.args.upstream_port}\r\n"
             f"content-type: application/json\r\nanthropic-version: 2023-06-01\r\nx-api-key: {payloads.API_KEY}\r\n"
@@ -104,6 +105,8 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "stream": lambda: payloads.small_request(stream=True),
         "small-stream": lambda: payloads.small_request(stream=True),
     }[args.body]()
+    if args.api == "openai":
+        request_body = payloads.chat_request(stream=args.body == "small-stream")
     connections = [Connection(args, request_body) for _ in range(args.concurrency)]
     await asyncio.gather(*(c.open() for c in connections))
     results = Results()
@@ -155,6 +158,7 @@ def main() -> None:
         required=True,
         help="stream: timed stream events; small-stream: a streaming request measured in requests per second",
     )
+    parser.add_argument("--api", choices=["anthropic", "openai"], default="anthropic", help="small bodies only")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=2.0, help="how long to send requests (not streams)")
     parser.add_argument("--streams", type=int, default=2, help="streams per connection")

@@ -3,15 +3,16 @@ relay) and for HTTPS_PROXY-style clients (through the proxy), against a minimal 
 canned body (upstream.py: the practical limit) and against mitmproxy relaying to that server (mitmdump as a
 plain proxy: what any request through mitmproxy costs).
 
-    .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S]
+    .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S] [--peers DIR]
 
-Every process is its own; the load generator (load.py) sends the same small Messages request again and again
-(keep-alive, concurrency 1 and 8), non-streaming and streaming (`"stream": true`; the mock's physics are zero,
-so its stream goes out at once). Rounds alternate the order of the targets; tables give medians over rounds.
+Every process is its own; the load generator (load.py) sends the same small OpenAI Chat Completions request
+again and again (keep-alive, concurrency 1 and 8), non-streaming and streaming (`"stream": true`; the mock's
+physics are zero, so its stream goes out at once). Rounds alternate the order of the targets; tables give
+medians over rounds.
 
-The peer mock servers measured when issue 6 was filed (`@copilotkit/aimock` 6.7k / 5.9k req/s,
-`@dwmkerr/mock-llm` 3.8k / 0.9k, `mockllm` 0.2–0.8k, OpenAI chat at concurrency 8) are not installed by
-setup; their figures are quoted from the issue, so compare the ratio to the raw server, measured here.
+Peer mock servers join the run when `--peers DIR` names a directory where they were installed with
+`npm install @copilotkit/aimock @dwmkerr/mock-llm` (they are not dependencies of llmproxy): aimock with a
+catch-all fixture, mock-llm with its default echo rule (it always listens on port 6556).
 """
 
 import argparse
@@ -61,9 +62,28 @@ def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]]) -> tuple[T
     return Target("llmproxy mock (base URL)", base_url_port, proxied.pid, proxied.process, proxy=False), proxied
 
 
+def start_peers(peers: Path, workdir: Path, started: list[subprocess.Popen[bytes]]) -> list[Target]:
+    targets = []
+    aimock = peers / "node_modules" / ".bin" / "llmock"
+    if aimock.exists():
+        fixture = workdir / "aimock.json"
+        text = json.loads(payloads.reply())["content"][0]["text"]
+        fixture.write_text(json.dumps({"fixtures": [{"match": {}, "response": {"content": text}}]}))
+        argv = [str(aimock), "-p", "{port}", "-f", str(fixture), "--log-level", "silent"]
+        targets.append(start("aimock", argv, workdir, started, proxy=False))
+    mock_llm = peers / "node_modules" / ".bin" / "mock-llm"
+    if mock_llm.exists():
+        log = workdir / "mock-llm.log"
+        process = subprocess.Popen([str(mock_llm)], cwd=workdir, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+        started.append(process)
+        wait_listening(6556, process, "mock-llm", log)
+        targets.append(Target("mock-llm", 6556, process.pid, process, proxy=False))
+    return targets
+
+
 def load(target: Target, upstream_port: int, body: str, concurrency: int, seconds: float) -> dict[str, Any]:
     argv = [sys.executable, str(BENCH / "load.py"), "--port", str(target.port), "--upstream-port", str(upstream_port)]
-    argv += ["--body", body, "--concurrency", str(concurrency), "--seconds", str(seconds)]
+    argv += ["--body", body, "--api", "openai", "--concurrency", str(concurrency), "--seconds", str(seconds)]
     argv += ["--cpu-pid", str(target.pid)] + (["--proxy"] if target.proxy else [])
     done = subprocess.run(argv, capture_output=True, text=True)
     if done.returncode != 0:
@@ -78,6 +98,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
+    parser.add_argument("--peers", type=Path, help="where peer mock servers were installed with npm")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 1.0
@@ -90,7 +111,13 @@ def main() -> int:
             mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
             relay = start("mitmdump relay", mitmdump, workdir, started)
             direct, proxied = start_mock(workdir, started)
-            targets = [upstream, direct, proxied, relay]
+            targets = [
+                upstream,
+                direct,
+                proxied,
+                relay,
+                *(start_peers(args.peers, workdir, started) if args.peers else []),
+            ]
             for round_ in range(args.rounds):
                 for body, concurrency in CASES:
                     for target in targets if round_ % 2 == 0 else targets[::-1]:

@@ -31,6 +31,20 @@ def small_request(stream: bool = False) -> bytes:
     return json.dumps(body).encode()
 
 
+def chat_request(stream: bool = False) -> bytes:
+    """An OpenAI Chat Completions request of about the same size, for the mock comparison."""
+    body: dict[str, object] = {
+        "model": "gpt-5-mini",
+        "messages": [
+            {"role": "system", "content": "You are a concise assistant."},
+            {"role": "user", "content": "hello: write a haiku about proxies that record what they relay."},
+        ],
+    }
+    if stream:
+        body["stream"] = True
+    return json.dumps(body).encode()
+
+
 def large_request(size: int = 200_000) -> bytes:
     """A request of about `size` bytes: a coding agent's long history of tool calls and file contents."""
     source = "".join(f"def function_{i}(value: int) -> int:\n    return value * {i} + {i % 7}\n\n" for i in range(40))
