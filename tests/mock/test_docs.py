@@ -1,4 +1,5 @@
-"""Every expectations example in docs/mock.md is valid: for the models and for the published JSON Schema."""
+"""Every expectations example in docs/mock.md (and the README's) is valid: for the models and for the
+published JSON Schema."""
 
 import re
 from pathlib import Path
@@ -12,6 +13,8 @@ from llmproxy.mock.spec import ExpectationsFile
 ROOT = Path(__file__).resolve().parents[2]
 BLOCKS = re.findall(r"```json\n(.*?)```", (ROOT / "docs" / "mock.md").read_text(), re.DOTALL)
 EXAMPLES = [orjson.loads(block) for block in BLOCKS if '"seq"' not in block]  # not the request-log entry
+README = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+EXAMPLES += [orjson.loads(block) for block in README if '"expectations"' in block]
 SCHEMA = orjson.loads((ROOT / "docs" / "mock.schema.json").read_bytes())
 
 
