@@ -8,6 +8,7 @@ generic rules on any host. A rule's path pattern may capture ``(?P<model>…)``:
 in the URL (Azure, Gemini, Bedrock) fill `Route.model` from it, URL-decoded. Later providers extend `RULES`.
 """
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -253,10 +254,17 @@ def detect(
     del scheme
     host = host.lower().rstrip(".")
     bare_path = _ENCODED_COLON.sub(":", path.split("?", 1)[0]).rstrip("/") or "/"
-    header_names = {name.lower() for name in headers} if headers else set()
+    present = frozenset(name.lower() for name in headers or () if name.lower() in _TELLTALE_HEADERS)
+    return _detect(host, bare_path, method.upper(), present)
+
+
+@functools.lru_cache(maxsize=4096)
+def _detect(host: str, bare_path: str, method: str, header_names: frozenset[str]) -> Route | None:
+    """Detection proper, cached: clients send the same few host, path and header combinations again and
+    again, and walking the rules is the costliest step of handling a mocked or replayed request."""
     best: tuple[int, RouteRule, re.Match[str]] | None = None
     for rule in RULES:
-        match = rule.path.search(bare_path) if method.upper() in rule.methods else None
+        match = rule.path.search(bare_path) if method in rule.methods else None
         if match is None:
             continue
         on_host = rule.serves(host)
@@ -298,3 +306,6 @@ _STREAMING_BY_DEFAULT = frozenset(
     (rule.provider, rule.operation) for rule in RULES if rule.streaming is Streaming.BODY_FLAG_DEFAULT_TRUE
 )
 """APIs that stream unless the body says `"stream": false` (Ollama's native API)."""
+
+_TELLTALE_HEADERS = frozenset(name for rule in RULES for name in rule.headers)
+"""The only headers detection looks at."""
