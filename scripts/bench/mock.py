@@ -149,17 +149,19 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
                 f"| {body} | {concurrency} | {name} | {med(key, 'rps'):.0f} | {med(key, 'p50_ms'):.2f} | "
                 f"{med(key, 'p99_ms'):.2f} | {med(key, 'cpu_ms'):.3f} |"
             )
+    peer = "aimock" in names
     lines += [
         "",
-        "| body | concurrency | base URL ÷ raw server | HTTPS_PROXY ÷ mitmdump relay (≥ 1.5×) |",
-        "|---|---|---|---|",
+        "| body | concurrency | base URL ÷ raw server | HTTPS_PROXY ÷ mitmdump relay (≥ 1.5×) |"
+        + (" base URL ÷ aimock (> 1) |" if peer else ""),
+        "|---|---|---|---|" + ("---|" if peer else ""),
     ]
     for body, concurrency in CASES:
         rps = {name: med(f"{body}/{concurrency}/{name}", "rps") for name in names}
-        lines.append(
-            f"| {body} | {concurrency} | {rps['llmproxy mock (base URL)'] / rps['raw asyncio']:.2f} | "
-            f"{rps['llmproxy mock (HTTPS_PROXY)'] / rps['mitmdump relay']:.2f}× |"
-        )
+        base_url = rps["llmproxy mock (base URL)"]
+        line = f"| {body} | {concurrency} | {base_url / rps['raw asyncio']:.2f} | "
+        line += f"{rps['llmproxy mock (HTTPS_PROXY)'] / rps['mitmdump relay']:.2f}× |"
+        lines.append(line + (f" {base_url / rps['aimock']:.2f}× |" if peer else ""))
     return "\n".join(lines)
 
 

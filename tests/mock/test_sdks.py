@@ -273,7 +273,7 @@ def bedrock(proxy: Session) -> Iterator[Any]:
     client = boto3.client(
         "bedrock-runtime",
         region_name="us-east-1",
-        aws_access_key_id="AKIAEXAMPLEEXAMPLE00",
+        aws_access_key_id="AKIA" + "0" * 16,  # a made-up key of the right shape
         aws_secret_access_key="example-secret",
         verify=bundle(proxy),
         config=config,
