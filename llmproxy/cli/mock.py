@@ -30,6 +30,8 @@ def mock() -> None:
     Expectations answer first, then a cassette given with --cassette (replay's rules); nothing reaches the
     network, and a request nothing answers gets --miss-status with the closest expectation and why it did
     not match. `llmproxy mock validate FILE` checks a file without starting anything.
+
+    The options of the mock itself: `llmproxy mock run --help` (`run` may be left out).
     """
 
 
