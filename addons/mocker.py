@@ -19,7 +19,7 @@ from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
 from llmproxy.mock.reply import MockReply, encode_answer
-from llmproxy.mock.request import mock_request
+from llmproxy.mock.request import MockRequest, mock_request
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +52,7 @@ class Mocker:
             flow.metadata[MOCK_MISS] = decision.explain()
             return
         assert reply is not None
-        self.log.answered(request, decision, reply)
-        for note in reply.notes:
-            logger.info("%s: %s", decision.source, note)
+        self._answered(request, decision, reply)
         flow.metadata[ANSWERED] = True
         self._send(flow, reply)
 
@@ -66,9 +64,16 @@ class Mocker:
             self.log.missed(request, decision)
             return self.fallback(raw, decision.explain())
         reply = encode_answer(decision.answer, request)
-        self.log.answered(request, decision, reply)
+        self._answered(request, decision, reply)
         chunks = list(reply.events) if reply.events is not None else [(0.0, reply.body or b"")]
         return Prepared(reply.status, _reason(reply.status), reply.headers, chunks)
+
+    def _answered(self, request: MockRequest, decision: MockDecision, reply: MockReply) -> None:
+        self.log.answered(request, decision, reply)
+        for note in reply.notes:
+            logger.info("%s: %s", decision.source, note)
+        for warning in reply.warnings:
+            logger.warning("%s: %s", decision.source, warning)
 
     def _send(self, flow: http.HTTPFlow, reply: MockReply) -> None:
         headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers]

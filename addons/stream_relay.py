@@ -105,6 +105,7 @@ class _Connection(asyncio.Protocol):
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
+        self.continued = False  # "100 Continue" sent for the request being read
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -124,11 +125,22 @@ class _Connection(asyncio.Protocol):
             if end < 0:
                 return
             method, target, headers = _request_head(bytes(self.buffer[: end + 4]))
-            length = int(headers.get("content-length", "0") or 0)
-            if len(self.buffer) < end + 4 + length:
+            try:
+                request = _request_body(self.buffer, end + 4, headers)
+            except ValueError as error:  # the client learns why; the connection cannot be trusted after it
+                message = f"llmproxy: malformed request: {error}\n".encode()
+                self.transport.write(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n")
+                self.transport.write(b"content-length: %d\r\n\r\n%s" % (len(message), message))
+                self.transport.close()
                 return
-            body = bytes(self.buffer[end + 4 : end + 4 + length])
-            del self.buffer[: end + 4 + length]
+            if request is None:
+                if headers.get("expect", "").lower() == "100-continue" and not self.continued:
+                    self.continued = True  # curl waits a second for this before it sends a large body
+                    self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                return
+            body, consumed = request
+            del self.buffer[:consumed]
+            self.continued = False
             prepared = self.relay.answer(method, target, headers, body)
             if prepared is None:
                 self.transport.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
@@ -157,6 +169,42 @@ class _Connection(asyncio.Protocol):
 def _head(prepared: Prepared, framing: str) -> bytes:
     lines = [f"HTTP/1.1 {prepared.status} {prepared.reason}", *(f"{n}: {v}" for n, v in prepared.headers), framing]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _request_body(buffer: bytearray, start: int, headers: dict[str, str]) -> tuple[bytes, int] | None:
+    """The body of the request whose head ends at `start`, and where the request ends; None while incomplete.
+    ValueError when its framing is broken."""
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        return _chunked_body(buffer, start)
+    text = headers.get("content-length", "0") or "0"
+    if not text.isdigit():
+        raise ValueError(f"content-length {text!r} is not a number")
+    end = start + int(text)
+    return (bytes(buffer[start:end]), end) if len(buffer) >= end else None
+
+
+def _chunked_body(buffer: bytearray, at: int) -> tuple[bytes, int] | None:
+    """A chunked body (clients that stream their upload send one), without trailers."""
+    body = bytearray()
+    while True:
+        line_end = buffer.find(b"\r\n", at)
+        if line_end < 0:
+            return None
+        size_text = bytes(buffer[at:line_end]).split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise ValueError(f"chunk size {size_text!r} is not hexadecimal") from None
+        if size == 0:
+            trailer_end = buffer.find(b"\r\n\r\n", line_end)
+            if trailer_end < 0:
+                return None
+            return bytes(body), trailer_end + 4
+        data_end = line_end + 2 + size
+        if len(buffer) < data_end + 2:
+            return None
+        body += buffer[line_end + 2 : data_end]
+        at = data_end + 2
 
 
 def _request_head(head: bytes) -> tuple[str, str, dict[str, str]]:

@@ -35,8 +35,8 @@ class MockLog:
         entry["answeredBy"] = decision.source
         entry["status"] = reply.status
         entry.update(_answer_gist(decision.answer))
-        if reply.notes:
-            entry["notes"] = list(reply.notes)
+        if reply.notes or reply.warnings:
+            entry["notes"] = [*reply.notes, *reply.warnings]
         self._add(entry)
 
     def missed(self, request: MockRequest, miss: MockMiss) -> None:

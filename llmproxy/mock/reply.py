@@ -33,7 +33,8 @@ class MockReply:
     headers: tuple[tuple[str, str], ...]  # never content-length: the proxy frames the body
     body: bytes | None = None  # a whole body, or
     events: tuple[tuple[float, bytes], ...] | None = None  # a stream: (seconds from the start, framed event)
-    notes: tuple[str, ...] = ()  # what the log should say: "usage estimated", "structured output invalid: …"
+    notes: tuple[str, ...] = ()  # what the log should say: "usage estimated"
+    warnings: tuple[str, ...] = ()  # what the log should say and stderr show: "structured output invalid: …"
 
 
 def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
@@ -61,25 +62,27 @@ def encode_http(http: spec.HttpReply) -> MockReply:
 def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
     route, codec = _chat(request.route)
     completion, notes = _completion(respond, request, route)
-    violation = schema_violation(respond.text, respond.outputSchema)
+    schema = respond.output_schema
+    violation = schema_violation(respond.text, schema) if schema is not None else None
     extra: tuple[tuple[str, str], ...] = ()
+    warnings: tuple[str, ...] = ()
     if violation is not None:
-        notes += (f"structured output invalid: {violation}",)
+        warnings = (f"structured output invalid: {violation}",)
         extra = ((STRUCTURED_OUTPUT_HEADER, violation),)
         if respond.enforceOutputSchema:
             reply = codec.encode_error(
                 ErrorKind.SERVER_ERROR, f"structured output does not match the schema: {violation}"
             )
-            return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes)
+            return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes, warnings=warnings)
     body = _json_body(request.body)
     if not route.streaming:
-        return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes)
+        return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes, warnings=warnings)
     events = codec.encode_stream(completion, body)
     output = completion.usage.output_tokens if completion.usage else 0
     per_event = [math.ceil(output / len(events))] * len(events) if events else []
     offsets = event_offsets(len(events), respond.physics, per_event)
     headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
-    return MockReply(200, headers, events=tuple(zip(offsets, events, strict=True)), notes=notes)
+    return MockReply(200, headers, events=tuple(zip(offsets, events, strict=True)), notes=notes, warnings=warnings)
 
 
 def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from llmproxy.mock.structured import checked_schema
 from llmproxy.model import Role, StopReason
 
 type JsonValue = Any
@@ -99,6 +100,22 @@ class Respond(_Spec):
         default=None, description="JSON Schema the text should meet"
     )
     enforceOutputSchema: bool = Field(default=False, description="a non-conforming text becomes a 502")
+
+    @field_validator("outputSchema")
+    @classmethod
+    def _a_schema(cls, value: dict[str, JsonValue] | str | None) -> dict[str, JsonValue] | None:
+        return None if value is None else checked_schema(value)
+
+    @model_validator(mode="after")
+    def _enforce_needs_a_schema(self) -> Self:
+        if self.enforceOutputSchema and self.outputSchema is None:
+            raise ValueError("enforceOutputSchema needs an outputSchema")
+        return self
+
+    @property
+    def output_schema(self) -> dict[str, JsonValue] | None:
+        """The schema as an object: given as JSON text, it was parsed (and checked) when the file loaded."""
+        return self.outputSchema if isinstance(self.outputSchema, dict) else None
 
 
 class ErrorReply(_Spec):

@@ -39,6 +39,18 @@ def write(tmp_path: Path, document: object) -> Path:
             "$.expectations[0].script.turns[0].kind: Input should be 'rate_limit'",
         ),
         (
+            {"respond": {"text": "{}", "outputSchema": "{not json"}},
+            "$.expectations[0].respond.outputSchema: Value error, not JSON",
+        ),
+        (
+            {"respond": {"text": "{}", "outputSchema": {"type": "objekt"}}},
+            "$.expectations[0].respond.outputSchema: Value error, not a valid JSON Schema: $.type:",
+        ),
+        (
+            {"respond": {"text": "{}", "enforceOutputSchema": True}},
+            "$.expectations[0].respond: Value error, enforceOutputSchema needs an outputSchema",
+        ),
+        (
             {"conversation": {"turns": [{"respond": {}}, {"respond": {"physics": {"jitter": 2}}}]}},
             "$.expectations[0].conversation.turns[1].respond.physics.jitter: Input should be less than or equal to 1",
         ),

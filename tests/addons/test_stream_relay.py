@@ -1,0 +1,97 @@
+"""The loopback relay as base-URL clients meet it (`llmproxy mock`): HTTP/1.1 framing the way real clients send
+it — chunked uploads, `Expect: 100-continue`, pipelined requests — and broken framing answered with a 400 that
+says why, while the relay keeps serving."""
+
+import json
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from llmproxy.session import Listening, Session, mocking
+
+BODY = json.dumps({"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})
+HEAD = (
+    "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+    "anthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n"
+)
+
+
+@pytest.fixture(scope="module")
+def mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    directory = tmp_path_factory.mktemp("relay")
+    path = directory / "expectations.json"
+    path.write_text(json.dumps({"expectations": [{"match": {"latestMessageContains": "hi"}, "respond": {"text": "relayed"}}]}))
+    with mocking(path, Listening(ca_directory=directory / "ca")) as session:
+        yield session
+
+
+def connect(mock: Session) -> socket.socket:
+    port = int(mock.base_url.rsplit(":", 1)[1])
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def read_response(sock: socket.socket, pending: bytearray) -> tuple[int, bytes]:
+    """Status and body of the next response (framed by content-length) on the connection."""
+    while b"\r\n\r\n" not in pending:
+        pending += sock.recv(65536)
+    head, _, rest = bytes(pending).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = next(int(line.split(":", 1)[1]) for line in lines if line.lower().startswith("content-length:"))
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    pending[:] = rest[length:]
+    return int(lines[0].split()[1]), rest[:length]
+
+
+def answer_text(body: bytes) -> str:
+    return "".join(block["text"] for block in json.loads(body)["content"])
+
+
+def test_a_chunked_upload_is_read_whole(mock: Session) -> None:
+    half = len(BODY) // 2
+    chunks = f"{half:x}\r\n{BODY[:half]}\r\n{len(BODY) - half:x};ext=1\r\n{BODY[half:]}\r\n0\r\n\r\n"
+    with connect(mock) as sock:
+        sock.sendall(f"{HEAD}transfer-encoding: chunked\r\n\r\n".encode())
+        sock.sendall(chunks.encode())
+        status, body = read_response(sock, bytearray())
+    assert (status, answer_text(body)) == (200, "relayed")
+
+
+def test_expect_100_continue_gets_its_interim_answer(mock: Session) -> None:
+    with connect(mock) as sock:
+        sock.sendall(f"{HEAD}content-length: {len(BODY)}\r\nexpect: 100-continue\r\n\r\n".encode())
+        assert sock.recv(65536) == b"HTTP/1.1 100 Continue\r\n\r\n"  # before any of the body was sent
+        sock.sendall(BODY.encode())
+        status, body = read_response(sock, bytearray())
+    assert (status, answer_text(body)) == (200, "relayed")
+
+
+def test_pipelined_requests_are_answered_in_order(mock: Session) -> None:
+    request = f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}"
+    with connect(mock) as sock:
+        sock.sendall((request * 3).encode())
+        pending = bytearray()
+        answers = [read_response(sock, pending) for _ in range(3)]
+    assert answers == [answers[0]] * 3
+    assert answer_text(answers[0][1]) == "relayed"
+
+
+@pytest.mark.parametrize(
+    ("framing", "reason"),
+    [
+        ("content-length: twelve\r\n\r\n", "content-length 'twelve' is not a number"),
+        ("transfer-encoding: chunked\r\n\r\nzz\r\n", "chunk size b'zz' is not hexadecimal"),
+    ],
+)
+def test_broken_framing_gets_a_400_that_says_why_and_the_relay_serves_on(
+    mock: Session, framing: str, reason: str
+) -> None:
+    with connect(mock) as sock:
+        sock.sendall(f"{HEAD}{framing}".encode())
+        status, body = read_response(sock, bytearray())
+        assert (status, body.decode()) == (400, f"llmproxy: malformed request: {reason}\n")
+        assert sock.recv(65536) == b""  # closed: nothing after broken framing can be trusted
+    with connect(mock) as sock:
+        sock.sendall(f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}".encode())
+        assert answer_text(read_response(sock, bytearray())[1]) == "relayed"
