@@ -25,7 +25,7 @@ from llmproxy.cassette.model import Response as RecordedResponse
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.model import ErrorKind, Route
-from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
+from llmproxy.providers.registry import error_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -155,10 +155,9 @@ class Replayer:
 
     def _miss(self, route: Route | None, message: str) -> Prepared:
         status = self.settings.miss_status
-        codec = (chat_codec(route) or embedding_codec(route) or rerank_codec(route)) if route else None
-        if codec is None:
+        if route is None:
             return Prepared(status, "", (("content-type", "text/plain; charset=utf-8"),), [(0.0, message.encode())])
-        reply = codec.encode_error(ErrorKind.INVALID_REQUEST, message)
+        reply = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
         return Prepared(status, "", tuple(reply.headers.items()), [(0.0, reply.body)])
 
 

@@ -21,7 +21,7 @@ from llmproxy.mock.usage import declared_usage, estimate_usage
 from llmproxy.mock.vectors import embed, rerank
 from llmproxy.model import Completion, ErrorKind, Route, StopReason, ToolCall
 from llmproxy.providers.base import ChatCodec, stable_id, status_kind
-from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
+from llmproxy.providers.registry import chat_codec, embedding_codec, error_encoder, rerank_codec
 
 STRUCTURED_OUTPUT_HEADER = "x-llmproxy-structured-output-invalid"
 _JSON = ("content-type", "application/json")
@@ -87,11 +87,10 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
 
 def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:
     message = error.message or f"{error.status} {_phrase(error.status)} (llmproxy mock)"
-    codec = (chat_codec(route) or embedding_codec(route) or rerank_codec(route)) if route is not None else None
-    if codec is None:
+    if route is None:
         body = orjson.dumps({"error": {"message": message, "status": error.status}})
         return MockReply(error.status, (_JSON, *_retry_after(error.retryAfter)), body)
-    reply = codec.encode_error(status_kind(error.status), message, retry_after=error.retryAfter)
+    reply = error_encoder(route)(status_kind(error.status), message, retry_after=error.retryAfter)
     return MockReply(error.status, tuple(reply.headers.items()), reply.body)
 
 

@@ -3,7 +3,7 @@
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers import azure
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
-from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.base import ChatCodec, EncodeError
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
 from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
 from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
@@ -87,3 +87,19 @@ def embedding_codec(route: Route) -> EmbeddingCodec | None:
 def rerank_codec(route: Route) -> RerankCodec | None:
     """The rerank codec for this route, if it is a rerank operation."""
     return _RERANK_BY_ROUTE.get((route.provider, route.operation))
+
+
+_ALL_CODECS: list[ChatCodec | EmbeddingCodec | RerankCodec] = [
+    *RERANK_CODECS.values(),
+    *EMBEDDING_CODECS.values(),
+    *_BY_ROUTE.values(),  # a provider's chat codec last, so it wins: its errors are the ones its clients parse
+]
+_ERRORS_BY_PROVIDER: dict[Provider, EncodeError] = {codec.provider: codec.encode_error for codec in _ALL_CODECS}
+
+
+def error_encoder(route: Route) -> EncodeError:
+    """How errors are worded on this route: its own codec's way, else its provider's — a Bedrock model with no
+    codec here, or an Anthropic call that is not a chat (`/v1/models`), still gets its provider's error shape,
+    which its SDK reads."""
+    codec = chat_codec(route) or embedding_codec(route) or rerank_codec(route)
+    return codec.encode_error if codec is not None else _ERRORS_BY_PROVIDER[route.provider]
