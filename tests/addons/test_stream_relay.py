@@ -21,7 +21,8 @@ HEAD = (
 def mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     directory = tmp_path_factory.mktemp("relay")
     path = directory / "expectations.json"
-    path.write_text(json.dumps({"expectations": [{"match": {"latestMessageContains": "hi"}, "respond": {"text": "relayed"}}]}))
+    expectation = {"match": {"latestMessageContains": "hi"}, "respond": {"text": "relayed"}}
+    path.write_text(json.dumps({"expectations": [expectation]}))
     with mocking(path, Listening(ca_directory=directory / "ca")) as session:
         yield session
 

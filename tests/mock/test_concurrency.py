@@ -52,7 +52,7 @@ def test_fifty_concurrent_requests_take_each_script_turn_exactly_once(scripted: 
     with client(scripted, door) as claude, ThreadPoolExecutor(TURNS) as pool:
         texts = list(pool.map(lambda i: ask(claude, f"request {i}"), range(TURNS)))
         assert sorted(texts) == sorted(f"turn {i}" for i in range(TURNS))
-        with pytest.raises(anthropic.InternalServerError, match="the script.s 50 turns are exhausted"):
+        with pytest.raises(anthropic.InternalServerError, match="the script's 50 turns are exhausted"):
             ask(claude, "one more")
     assert scripted.mock_log is not None
     served = [entry["answeredBy"] for entry in scripted.mock_log.entries[:TURNS]]
