@@ -1,6 +1,5 @@
 """`llmproxy replay`: serve recorded exchanges, strictly and offline by default."""
 
-import gc
 import sys
 from pathlib import Path
 
@@ -112,7 +111,6 @@ def replay(
             allow_hosts=allow_host,
             redactor=Redactor(frozenset(redact_field)),
         )
-        gc.freeze()  # the cassette lives as long as this process: keep the collector from walking it per request
         status = serve("replay", options, session)
     except LlmproxyError as error:
         raise click.ClickException(str(error)) from error

@@ -1,6 +1,7 @@
 """What `record`, `replay` and `mock` share: the listener options, and running the proxy either around a
 command (`-- CMD ARGS…`) or until Ctrl-C / SIGTERM."""
 
+import gc
 import logging
 import os
 import signal
@@ -87,6 +88,9 @@ def serve(name: str, options: ServeOptions, session: "Session") -> int:
         port=options.port,
     )
     with running(session, listening) as proxy:
+        # What is loaded by now (mitmproxy, a cassette, the expectations) lives as long as the process: keep
+        # the collector from walking it again and again while requests come in.
+        gc.freeze()
         reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
         click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}", err=True)
         if proxy.base_url:

@@ -16,12 +16,28 @@ _MISSING: Final = object()
 
 
 class Node:
-    __slots__ = ("path", "value", "what")
+    """A JSON value and where it sits. The path is spelled out only when an error names it: formatting it at
+    every step was a third of decoding a long conversation."""
+
+    __slots__ = ("_parent", "_step", "value", "what")
 
     def __init__(self, value: Any, what: str, path: str = "$") -> None:
         self.value = value
         self.what = what
-        self.path = path
+        self._parent: Node | None = None
+        self._step: str | int = path  # the key or index under the parent; a root's whole path
+
+    @property
+    def path(self) -> str:
+        if self._parent is None:
+            return str(self._step)
+        step = self._step
+        return f"{self._parent.path}[{step}]" if isinstance(step, int) else f"{self._parent.path}.{step}"
+
+    def _child(self, value: Any, step: str | int) -> "Node":
+        child = Node(value, self.what)
+        child._parent, child._step = self, step
+        return child
 
     @classmethod
     def parse(cls, body: bytes | str, what: str) -> "Node":
@@ -45,7 +61,7 @@ class Node:
             raise self.fail(f"an object with {key!r}")
         else:
             value = _MISSING  # reading under an absent or null value finds nothing
-        return Node(value, self.what, f"{self.path}.{key}")
+        return self._child(value, key)
 
     def first(self, *keys: str) -> "Node":
         """The first present key among spellings (e.g. camelCase and snake_case)."""
@@ -65,7 +81,7 @@ class Node:
             return iter(())
         if not isinstance(self.value, list):
             raise self.fail("a list")
-        return (Node(v, self.what, f"{self.path}[{i}]") for i, v in enumerate(self.value))
+        return (self._child(v, i) for i, v in enumerate(self.value))
 
     # typed reads ------------------------------------------------------------------------------
     def obj(self) -> dict[str, Any]:
