@@ -9,7 +9,6 @@ without the cost of interception (`direct`).
 
 import logging
 from collections.abc import Callable
-from http import HTTPStatus
 
 from mitmproxy import http
 
@@ -18,7 +17,7 @@ from addons.stream_relay import Prepared, StreamRelay
 from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
-from llmproxy.mock.reply import MockReply, encode_answer
+from llmproxy.mock.reply import MockReply, encode_answer, reason_phrase
 from llmproxy.mock.request import MockRequest, mock_request
 
 logger = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ class Mocker:
         reply = encode_answer(decision.answer, request)
         self._answered(request, decision, reply)
         chunks = list(reply.events) if reply.events is not None else [(0.0, reply.body or b"")]
-        return Prepared(reply.status, _reason(reply.status), reply.headers, chunks)
+        return Prepared(reply.status, reason_phrase(reply.status), reply.headers, chunks)
 
     def _answered(self, request: MockRequest, decision: MockDecision, reply: MockReply) -> None:
         self.log.answered(request, decision, reply)
@@ -81,11 +80,4 @@ class Mocker:
             body = reply.body if reply.events is None else b"".join(data for _, data in reply.events)
             flow.response = http.Response.make(reply.status, body or b"", http.Headers(headers))
             return
-        self.relay.serve(flow, Prepared(reply.status, _reason(reply.status), reply.headers, reply.events))
-
-
-def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+        self.relay.serve(flow, Prepared(reply.status, reason_phrase(reply.status), reply.headers, reply.events))

@@ -26,7 +26,7 @@ TOKEN_HEADER = "x-llmproxy-relay"
 _HOST_PORT = re.compile(r"(.*?)(?::(\d+))?")  # a Host header: name (or [v6 address]) and optional port
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Prepared:
     status: int
     reason: str

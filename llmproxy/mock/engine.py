@@ -20,7 +20,7 @@ from llmproxy.mock.request import MockRequest
 from llmproxy.mock.script import ScriptCursor
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MockDecision:
     answer: spec.Answer
     source: str  # "expectation 2", "conversation 1 (session abc) turn 3", "expectation 4 script turn 2"

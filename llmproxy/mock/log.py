@@ -3,8 +3,8 @@ lines, redacted like cassettes: secrets never reach the disk), and what tests as
 output came back in request 2").
 
 Each entry carries the request's gist — provider, model, completed assistant turns, the latest message and
-the tool results it sends back — and the answer: which expectation and turn, the status, the text and tool
-calls, or why nothing matched.
+the tool results it brings back since the last assistant turn — and the answer: which expectation and turn,
+the status, the text and tool calls, or why nothing matched.
 """
 
 import threading
@@ -18,7 +18,7 @@ from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.reply import MockReply
 from llmproxy.mock.request import MockRequest
-from llmproxy.model import name_tool_results
+from llmproxy.model import Message, Role
 
 _EXCERPT = 2000  # characters of a text kept in an entry
 
@@ -65,7 +65,7 @@ class MockLog:
     def _add(self, entry: dict[str, Any]) -> None:
         """Entries stay in memory as they are; what goes to the file is redacted first."""
         with self._lock:
-            entry = {"seq": len(self.entries) + 1, **entry}
+            entry["seq"] = len(self.entries) + 1
             self.entries.append(entry)
             if self._file is not None:
                 self._file.write(orjson.dumps(self._redactor.json(entry)) + b"\n")
@@ -73,7 +73,7 @@ class MockLog:
 
 
 def _request_gist(request: MockRequest) -> dict[str, Any]:
-    entry: dict[str, Any] = {"host": request.host, "path": request.path}
+    entry: dict[str, Any] = {"seq": 0, "host": request.host, "path": request.path}  # seq first, numbered in `_add`
     if request.route is not None:
         entry["provider"] = request.route.provider.value
         entry["operation"] = request.route.operation.value
@@ -87,12 +87,21 @@ def _request_gist(request: MockRequest) -> dict[str, Any]:
         if latest is not None:
             entry["latestRole"] = latest.role.value
             entry["latestText"] = latest.text[:_EXCERPT]
-        results = [part for message in name_tool_results(conversation.messages) for part in message.tool_results]
+        results = [part for message in _since_last_answer(conversation.messages) for part in message.tool_results]
         if results:
             entry["toolResults"] = [
                 {"name": part.name, "callId": part.tool_call_id, "text": part.text[:_EXCERPT]} for part in results
             ]
     return entry
+
+
+def _since_last_answer(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The messages after the last assistant turn: what this request brings back (tool results named by the
+    decoder). Earlier results were logged with the requests that brought them."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role is Role.ASSISTANT:
+            return messages[index + 1 :]
+    return messages
 
 
 def _answer_gist(answer: spec.Answer) -> dict[str, Any]:

@@ -5,10 +5,10 @@ One `Respond` thus serves Anthropic, OpenAI Chat and Responses, Gemini, Bedrock,
 a wire cannot carry (reasoning on Chat Completions) it leaves out, as the real API would.
 """
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from http import HTTPStatus
-from typing import Any
 
 import orjson
 
@@ -27,7 +27,7 @@ STRUCTURED_OUTPUT_HEADER = "x-llmproxy-structured-output-invalid"
 _JSON = ("content-type", "application/json")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MockReply:
     status: int
     headers: tuple[tuple[str, str], ...]  # never content-length: the proxy frames the body
@@ -74,7 +74,7 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
                 ErrorKind.SERVER_ERROR, f"structured output does not match the schema: {violation}"
             )
             return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes, warnings=warnings)
-    body = _json_body(request.body)
+    body = request.json if isinstance(request.json, dict) else None
     if not route.streaming:
         return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes, warnings=warnings)
     events = codec.encode_stream(completion, body)
@@ -86,7 +86,7 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
 
 
 def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:
-    message = error.message or f"{error.status} {_phrase(error.status)} (llmproxy mock)"
+    message = error.message or f"{error.status} {reason_phrase(error.status) or 'Error'} (llmproxy mock)"
     if route is None:
         body = orjson.dumps({"error": {"message": message, "status": error.status}})
         return MockReply(error.status, (_JSON, *_retry_after(error.retryAfter)), body)
@@ -147,7 +147,7 @@ def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tu
         for position, call in enumerate(respond.toolCalls)
     )
     completion = Completion(
-        id=stable_id("msg_", turn, respond.text, [call.id for call in calls]),
+        id=_message_id(turn, respond.text, tuple(call.id for call in calls)),
         model=request.model,
         text=respond.text or "",
         tool_calls=calls,
@@ -161,23 +161,24 @@ def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tu
     return replace(completion, usage=estimate_usage(request.conversation, completion)), ("usage estimated",)
 
 
-def _json_body(body: bytes) -> dict[str, Any] | None:
-    try:
-        value = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+@functools.lru_cache(maxsize=4096)
+def _message_id(turn: int, text: str | None, call_ids: tuple[str, ...]) -> str:
+    """The answer's id: the same answer at the same turn gets the same id (hashing it anew per request was
+    a twentieth of a mocked request's cost)."""
+    return stable_id("msg_", turn, text, list(call_ids))
 
 
 def _retry_after(seconds: float | None) -> tuple[tuple[str, str], ...]:
     return () if seconds is None else (("retry-after", str(math.ceil(seconds))),)
 
 
-def _phrase(status: int) -> str:
+@functools.cache
+def reason_phrase(status: int) -> str:
+    """The standard phrase for a status ("Too Many Requests"); empty for a status HTTP does not name."""
     try:
         return HTTPStatus(status).phrase
     except ValueError:
-        return "Error"
+        return ""
 
 
 def _what(route: Route | None) -> str:

@@ -14,10 +14,11 @@ from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MockRequest:
     """`headers` keys are lower case; `conversation` is the decoded chat request (None when the request is
-    not a chat request or does not decode); `body` the raw body the answer's encoding may read."""
+    not a chat request or does not decode); `body` the raw body and `json` the same parsed, for the answer's
+    encoding."""
 
     route: Route | None
     host: str
@@ -27,6 +28,7 @@ class MockRequest:
     conversation: Conversation | None = None
     model: str | None = None
     body: bytes = b""
+    json: Any = None  # the body parsed, once: None when it is not JSON
 
 
 def mock_request(raw: RawRequest) -> MockRequest:
@@ -53,10 +55,11 @@ def mock_request(raw: RawRequest) -> MockRequest:
         host=raw.host,
         path=parts.path,
         headers=headers,
-        query=dict(parse_qsl(parts.query)),
+        query=dict(parse_qsl(parts.query)) if parts.query else {},
         conversation=conversation,
         model=model,
         body=raw.body,
+        json=parsed,
     )
 
 

@@ -9,6 +9,7 @@ Absent usage is estimated from the request and the answer: about four bytes a to
 framing per message — an estimate, marked as one.
 """
 
+import functools
 import math
 
 import orjson
@@ -21,6 +22,7 @@ _UNCACHED_INPUT = frozenset({Provider.ANTHROPIC, Provider.BEDROCK})
 _PER_MESSAGE = 4  # role and separators, as chat formats frame each message
 
 
+@functools.lru_cache(maxsize=1024)
 def declared_usage(usage: spec.Usage, provider: Provider | None) -> Usage:
     cached = usage.cachedInputTokens + usage.cacheCreationTokens if provider in _UNCACHED_INPUT else 0
     return Usage(

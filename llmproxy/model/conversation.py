@@ -76,16 +76,18 @@ class Conversation:
 
 
 def name_tool_results(messages: tuple[Message, ...]) -> tuple[Message, ...]:
-    """Fill `ToolResultPart.name` from the earlier call with the same id, for wires that send only the id."""
+    """Fill `ToolResultPart.name` from the earlier call with the same id, for wires that send only the id.
+    Messages with nothing to fill are kept as they are."""
     names: dict[str, str] = {}
-    named: list[Message] = []
-    for message in messages:
-        parts: list[ContentPart] = []
-        for part in message.parts:
+    named = list(messages)
+    for index, message in enumerate(messages):
+        parts: list[ContentPart] | None = None
+        for position, part in enumerate(message.parts):
             if isinstance(part, ToolCall):
                 names[part.id] = part.name
             elif isinstance(part, ToolResultPart) and part.name is None and part.tool_call_id in names:
-                part = replace(part, name=names[part.tool_call_id])
-            parts.append(part)
-        named.append(Message(message.role, tuple(parts)))
+                parts = parts or list(message.parts)
+                parts[position] = replace(part, name=names[part.tool_call_id])
+        if parts is not None:
+            named[index] = Message(message.role, tuple(parts))
     return tuple(named)

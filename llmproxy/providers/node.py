@@ -16,16 +16,16 @@ _MISSING: Final = object()
 
 
 class Node:
-    """A JSON value and where it sits. The path is spelled out only when an error names it: formatting it at
-    every step was a third of decoding a long conversation."""
+    """A JSON value and where it sits. The path is spelled out only when an error names it, not at every step
+    of every decode (a mock or a replay decodes each request it answers)."""
 
     __slots__ = ("_parent", "_step", "value", "what")
 
-    def __init__(self, value: Any, what: str, path: str = "$") -> None:
+    def __init__(self, value: Any, what: str, path: str | int = "$", parent: "Node | None" = None) -> None:
         self.value = value
         self.what = what
-        self._parent: Node | None = None
-        self._step: str | int = path  # the key or index under the parent; a root's whole path
+        self._parent = parent
+        self._step = path  # under a parent, the key or index; a root: its whole path
 
     @property
     def path(self) -> str:
@@ -33,11 +33,6 @@ class Node:
             return str(self._step)
         step = self._step
         return f"{self._parent.path}[{step}]" if isinstance(step, int) else f"{self._parent.path}.{step}"
-
-    def _child(self, value: Any, step: str | int) -> "Node":
-        child = Node(value, self.what)
-        child._parent, child._step = self, step
-        return child
 
     @classmethod
     def parse(cls, body: bytes | str, what: str) -> "Node":
@@ -61,7 +56,7 @@ class Node:
             raise self.fail(f"an object with {key!r}")
         else:
             value = _MISSING  # reading under an absent or null value finds nothing
-        return self._child(value, key)
+        return Node(value, self.what, key, self)
 
     def first(self, *keys: str) -> "Node":
         """The first present key among spellings (e.g. camelCase and snake_case)."""
@@ -81,7 +76,7 @@ class Node:
             return iter(())
         if not isinstance(self.value, list):
             raise self.fail("a list")
-        return (self._child(v, i) for i, v in enumerate(self.value))
+        return (Node(v, self.what, i, self) for i, v in enumerate(self.value))
 
     # typed reads ------------------------------------------------------------------------------
     def obj(self) -> dict[str, Any]:

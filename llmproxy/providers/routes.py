@@ -291,8 +291,15 @@ def with_body(route: Route, body: Mapping[str, Any] | None) -> Route:
     if route.streaming is not None:
         return route
     flag = body.get("stream") if body is not None else None
+    return _settled(route, flag if isinstance(flag, bool) else None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _settled(route: Route, flag: bool | None) -> Route:
+    """The route with `streaming` decided (few distinct routes: building one per request cost more than
+    deciding)."""
     default = (route.provider, route.operation) in _STREAMING_BY_DEFAULT
-    return replace(route, streaming=flag if isinstance(flag, bool) else default)
+    return replace(route, streaming=flag if flag is not None else default)
 
 
 def is_provider_host(host: str) -> bool:

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from llmproxy.framing.sse import SseDecoder, SseEvent, encode_event
+from llmproxy.framing.sse import SseDecoder, SseEvent, encode_json_event
 from llmproxy.model import Completion, ProviderError, StopReason, ToolCall
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.errors import error_object, read_error
@@ -20,7 +20,7 @@ from llmproxy.providers.anthropic.wire import (
     visible_usage,
     wire_usage,
 )
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, dump_json, split_deltas
+from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, split_deltas
 from llmproxy.providers.node import Node
 
 WHAT: Final = "anthropic stream"
@@ -146,7 +146,7 @@ def encode_stream(
     completion: Completion, request: JsonObject | None = None, *, delta_chars: int = DEFAULT_DELTA_CHARS
 ) -> list[bytes]:
     payloads = stream_events(completion, request, delta_chars=delta_chars)
-    return [encode_event(dump_json(payload).decode(), payload["type"]) for payload in payloads]
+    return [encode_json_event(payload, payload["type"]) for payload in payloads]
 
 
 def stream_events(

@@ -8,13 +8,12 @@ keyed by `index`, with id and name from their first delta) and keeps whatever ar
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from llmproxy.framing.sse import SseDecoder, encode_event
+from llmproxy.framing.sse import SseDecoder, encode_event, encode_json_event
 from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.base import (
     DEFAULT_DELTA_CHARS,
     JsonObject,
     dump_arguments,
-    dump_json,
     parse_arguments,
     split_deltas,
 )
@@ -190,4 +189,4 @@ def _include_usage(request: JsonObject | None) -> bool:
 
 
 def _event(body: JsonObject) -> bytes:
-    return encode_event(dump_json(body).decode())
+    return encode_json_event(body)

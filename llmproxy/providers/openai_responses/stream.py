@@ -8,9 +8,9 @@ helper insists on.
 
 from typing import Any
 
-from llmproxy.framing.sse import encode_event
+from llmproxy.framing.sse import encode_json_event
 from llmproxy.model import Completion
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_json, split_deltas
+from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, split_deltas
 from llmproxy.providers.openai_responses.encode import message_item, output_items, response_object, text_part
 
 _FINAL_EVENTS = {"completed": "response.completed", "incomplete": "response.incomplete", "failed": "response.failed"}
@@ -24,7 +24,7 @@ class _Events:
 
     def add(self, type_: str, **fields: Any) -> None:
         payload = {"type": type_, "sequence_number": len(self.frames), **fields}
-        self.frames.append(encode_event(dump_json(payload).decode(), event=type_))
+        self.frames.append(encode_json_event(payload, event=type_))
 
 
 def encode_stream(
