@@ -78,10 +78,12 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
     if not route.streaming:
         return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes, warnings=warnings)
     events = codec.encode_stream(completion, body)
+    headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
+    if respond.physics is None:  # nothing to wait for: the whole stream goes out in one write
+        return MockReply(200, headers, b"".join(events), notes=notes, warnings=warnings)
     output = completion.usage.output_tokens if completion.usage else 0
     per_event = [math.ceil(output / len(events))] * len(events) if events else []
     offsets = event_offsets(len(events), respond.physics, per_event)
-    headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
     return MockReply(200, headers, events=tuple(zip(offsets, events, strict=True)), notes=notes, warnings=warnings)
 
 

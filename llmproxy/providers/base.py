@@ -5,6 +5,7 @@ bytes out, and streams are lists of wire events (each element one event, already
 need to know a provider's framing: the replay relay and the mock send the elements one by one.
 """
 
+import functools
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -108,9 +109,11 @@ class ChatCodec:
     stream_media_type: str = "text/event-stream"
 
 
-def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> tuple[str, ...]:
     """Cut text into stream deltas of at most `size` characters, preferring to cut after whitespace.
-    Joining the pieces gives `text` back; empty text gives no pieces."""
+    Joining the pieces gives `text` back; empty text gives no pieces. Remembered: a mock or a replay
+    streams the same answers again and again."""
     if size < 1:
         raise ValueError("delta size must be at least 1")
     pieces: list[str] = []
@@ -123,7 +126,7 @@ def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> list[str]:
                 end = cut + 1
         pieces.append(text[start:end])
         start = end
-    return pieces
+    return tuple(pieces)
 
 
 def stable_id(prefix: str, *parts: object) -> str:

@@ -20,8 +20,8 @@ def test_split_data_url(url: str, expected: tuple[str | None, str] | None) -> No
 
 
 def test_split_deltas_cuts_after_whitespace_and_joins_back() -> None:
-    assert split_deltas("hello brave new world", 8) == ["hello ", "brave ", "new ", "world"]
-    assert split_deltas("abcdefghij", 4) == ["abcd", "efgh", "ij"]
-    assert split_deltas("", 4) == []
+    assert split_deltas("hello brave new world", 8) == ("hello ", "brave ", "new ", "world")
+    assert split_deltas("abcdefghij", 4) == ("abcd", "efgh", "ij")
+    assert split_deltas("", 4) == ()
     with pytest.raises(ValueError, match="at least 1"):
         split_deltas("x", 0)

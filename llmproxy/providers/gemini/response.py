@@ -21,8 +21,8 @@ def part_groups(completion: Completion, delta_chars: int | None = None) -> list[
     The thought signature rides where Gemini puts it: on the first function call, else on the last part,
     else on an empty text part of its own."""
 
-    def pieces(text: str) -> list[str]:
-        return split_deltas(text, delta_chars) if delta_chars is not None else [text] if text else []
+    def pieces(text: str) -> tuple[str, ...]:
+        return split_deltas(text, delta_chars) if delta_chars is not None else (text,) if text else ()
 
     groups: list[list[JsonObject]] = [[{"text": p, "thought": True}] for p in pieces(completion.reasoning or "")]
     groups.extend([{"text": p}] for p in pieces(completion.text))
