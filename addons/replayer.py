@@ -48,7 +48,7 @@ class ReplaySettings:
     miss_status: int = 599
     timing: float | None = 1.0  # scale of the recorded offsets; None: everything at once
     forward_misses: bool = False  # record mode new_episodes: a miss goes upstream (and is recorded)
-    allowed_hosts: Collection[str] = ()  # reach the network even in strict mode
+    allowed_hosts: Collection[str] = ()  # what the cassette does not answer for them reaches the network
 
 
 class Replayer:
@@ -63,11 +63,12 @@ class Replayer:
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None or flow.metadata.get(ANSWERED):  # answered, or on its way to the relay
             return
-        if flow.request.pretty_host.lower() in self.settings.allowed_hosts:
-            return
-        outcome = self._decide(raw_request(flow.request), flow.metadata.get(MOCK_MISS))
+        allowed = flow.request.pretty_host.lower() in self.settings.allowed_hosts
+        outcome = self._decide(
+            raw_request(flow.request), flow.metadata.get(MOCK_MISS), let_through=allowed or self.settings.forward_misses
+        )
         if outcome is None:
-            return  # new_episodes: upstream answers, the recorder keeps it
+            return  # upstream answers: a host allowed out, or new_episodes (the recorder keeps the answer)
         flow.metadata[ANSWERED] = True
         if isinstance(outcome, Prepared):  # a miss
             headers = http.Headers([(name.encode(), value.encode()) for name, value in outcome.headers])
@@ -84,16 +85,16 @@ class Replayer:
 
     def direct(self, raw: RawRequest, mock_miss: str | None = None) -> Prepared:
         """The answer to a request that reached the relay directly (a base-URL client of `llmproxy mock`)."""
-        outcome = self._decide(raw, mock_miss, forward=False)
+        outcome = self._decide(raw, mock_miss, let_through=False)
         if isinstance(outcome, Prepared):
             return outcome
         assert outcome is not None
         return self._prepared(*outcome)
 
     def _decide(
-        self, raw: RawRequest, mock_miss: str | None, *, forward: bool = True
+        self, raw: RawRequest, mock_miss: str | None, *, let_through: bool
     ) -> tuple[Exchange, Request] | Prepared | None:
-        """The recorded exchange that answers, the miss to send, or None to let the request go upstream."""
+        """The recorded exchange that answers, the miss to send, or None when a miss may go upstream."""
         try:
             request, route = to_request(raw, self.redactor)
             decision = self.index.take(request, route.provider.value if route else None)
@@ -104,7 +105,7 @@ class Replayer:
             with self.log.lock:
                 self.log.hits += 1
             return decision.exchange, request
-        if forward and self.settings.forward_misses:
+        if let_through:
             return None
         with self.log.lock:
             self.log.misses.append(decision)
