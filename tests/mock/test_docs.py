@@ -8,6 +8,7 @@ import jsonschema
 import orjson
 import pytest
 
+from llmproxy.mock import spec
 from llmproxy.mock.spec import ExpectationsFile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,3 +47,14 @@ def _keys(value: object) -> set[str]:
     if isinstance(value, list):
         return {key for item in value for key in _keys(item)}
     return set()
+
+
+def test_the_docs_show_every_field_in_an_example() -> None:
+    fields = {
+        field.alias or name
+        for model in vars(spec).values()
+        if isinstance(model, type) and issubclass(model, spec._Spec)
+        for name, field in model.model_fields.items()
+    }
+    shown = {key for example in EXAMPLES for key in _keys(example)}
+    assert sorted(fields - shown) == []
