@@ -23,9 +23,17 @@ from llmproxy.model import Message, Role
 _EXCERPT = 2000  # characters of a text kept in an entry
 
 
+KEPT = 10_000  # entries kept in memory: a stress run of millions of requests must not grow without bound
+SHOWN = 100  # requests listed in the end-of-run summary
+
+
 class MockLog:
+    """The whole log goes to `--log FILE`; memory keeps the latest `KEPT` entries (at least) and the counts."""
+
     def __init__(self, redactor: Redactor, path: Path | None = None) -> None:
         self.entries: list[dict[str, Any]] = []
+        self.count = 0  # requests logged
+        self.missed_count = 0
         self._redactor = redactor
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = path.open("ab") if path is not None else None
@@ -49,9 +57,12 @@ class MockLog:
         return [entry for entry in self.entries if "miss" in entry]
 
     def summary(self) -> str:
-        """One line per request: what came in and what answered it."""
-        lines = [f"mock answered {len(self.entries) - len(self.misses)} of {len(self.entries)} requests"]
-        for entry in self.entries:
+        """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it."""
+        lines = [f"mock answered {self.count - self.missed_count} of {self.count} requests"]
+        if self.count > SHOWN:
+            where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
+            lines.append(f"  … {self.count - SHOWN} earlier requests not listed ({where})")
+        for entry in self.entries[-SHOWN:]:
             what = f"{entry.get('provider') or entry['host']} {entry.get('model') or ''}".rstrip()
             outcome = entry.get("answeredBy") or "no expectation matched"
             lines.append(f"  {entry['seq']}. {what} (turn index {entry.get('turnIndex', '-')}): {outcome}")
@@ -65,8 +76,12 @@ class MockLog:
     def _add(self, entry: dict[str, Any]) -> None:
         """Entries stay in memory as they are; what goes to the file is redacted first."""
         with self._lock:
-            entry["seq"] = len(self.entries) + 1
+            self.count += 1
+            self.missed_count += "miss" in entry
+            entry["seq"] = self.count
             self.entries.append(entry)
+            if len(self.entries) > 2 * KEPT:  # trimmed in batches: one copy per KEPT requests
+                del self.entries[:KEPT]
             if self._file is not None:
                 self._file.write(orjson.dumps(self._redactor.json(entry)) + b"\n")
                 self._file.flush()
