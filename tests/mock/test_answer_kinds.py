@@ -4,7 +4,6 @@ when enforced; every catalog answer arrives as written, in Anthropic's and OpenA
 
 import json
 import logging
-import ssl
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +12,8 @@ import pytest
 from llmproxy.mock.adversarial import CATALOG
 from llmproxy.mock.reply import STRUCTURED_OUTPUT_HEADER
 from llmproxy.mock.spec import Adversarial
-from llmproxy.session import Listening, Session, mocking
+from llmproxy.session import Session
+from tests.mock.sdk_clients import anthropic_client, openai_client, serving
 
 SCHEMA = {"type": "object", "required": ["city", "celsius"], "properties": {"celsius": {"type": "number"}}}
 EXPECTATIONS: dict[str, Any] = {
@@ -37,30 +37,18 @@ EXPECTATIONS: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    directory = tmp_path_factory.mktemp("answers")
-    path = directory / "expectations.json"
-    path.write_text(json.dumps(EXPECTATIONS))
-    with mocking(path, Listening(ca_directory=directory / "ca")) as session:
-        yield session
+    yield from serving(tmp_path_factory, EXPECTATIONS)
 
 
 @pytest.fixture(scope="module")
 def claude(proxy: Session) -> Iterator[Any]:
-    import anthropic
-
-    trust = ssl.create_default_context(cafile=proxy.environment["SSL_CERT_FILE"])
-    http = anthropic.DefaultHttpxClient(proxy=proxy.url, verify=trust)
-    with anthropic.Anthropic(api_key="sk-ant-test", http_client=http, max_retries=0) as client:
+    with anthropic_client(proxy) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
 def gpt(proxy: Session) -> Iterator[Any]:
-    import openai
-
-    trust = ssl.create_default_context(cafile=proxy.environment["SSL_CERT_FILE"])
-    http = openai.DefaultHttpxClient(proxy=proxy.url, verify=trust)
-    with openai.OpenAI(api_key="sk-test", http_client=http, max_retries=0) as client:
+    with openai_client(proxy) as client:
         yield client
 
 

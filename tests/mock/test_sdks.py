@@ -6,13 +6,13 @@ failover per provider so each SDK meets its own failures.
 """
 
 import json
-import ssl
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from llmproxy.session import Listening, Session, mocking
+from llmproxy.session import Session
+from tests.mock.sdk_clients import anthropic_client, azure_client, bedrock_client, openai_client, serving, trusting
 
 SIGNATURE = "c2lnbmVkIGJ5IGxsbXByb3h5"  # base64: Gemini's thought signatures are bytes
 FAILOVER_PROVIDERS = ("anthropic", "openai", "gemini", "bedrock", "ollama")
@@ -52,20 +52,7 @@ EXPECTATIONS: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    directory = tmp_path_factory.mktemp("mock")
-    path = directory / "expectations.json"
-    path.write_text(json.dumps(EXPECTATIONS))
-    with mocking(path, Listening(ca_directory=directory / "ca")) as session:
-        yield session
-
-
-def bundle(proxy: Session) -> str:
-    return proxy.environment["SSL_CERT_FILE"]
-
-
-def trusting(proxy: Session) -> ssl.SSLContext:
-    """TLS that trusts llmproxy's CA, for the httpx-based SDKs."""
-    return ssl.create_default_context(cafile=bundle(proxy))
+    yield from serving(tmp_path_factory, EXPECTATIONS)
 
 
 def served(proxy: Session, word: str) -> list[dict[str, Any]]:
@@ -78,10 +65,7 @@ def served(proxy: Session, word: str) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def claude(proxy: Session) -> Iterator[Any]:
-    import anthropic
-
-    http = anthropic.DefaultHttpxClient(proxy=proxy.url, verify=trusting(proxy))
-    with anthropic.Anthropic(api_key="sk-ant-test", http_client=http, max_retries=2) as client:
+    with anthropic_client(proxy, retries=2) as client:
         yield client
 
 
@@ -131,10 +115,7 @@ def test_anthropic_retries_through_failover(claude: Any, proxy: Session) -> None
 
 @pytest.fixture(scope="module")
 def gpt(proxy: Session) -> Iterator[Any]:
-    import openai
-
-    http = openai.DefaultHttpxClient(proxy=proxy.url, verify=trusting(proxy))
-    with openai.OpenAI(api_key="sk-test", http_client=http, max_retries=2) as client:
+    with openai_client(proxy, retries=2) as client:
         yield client
 
 
@@ -266,20 +247,8 @@ def test_gemini_retries_through_failover(gemini: Any, proxy: Session) -> None:
 
 @pytest.fixture(scope="module")
 def bedrock(proxy: Session) -> Iterator[Any]:
-    import boto3
-    from botocore.config import Config
-
-    config = Config(proxies={"https": proxy.url}, retries={"mode": "standard", "total_max_attempts": 3})
-    client = boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        aws_access_key_id="AKIA" + "0" * 16,  # a made-up key of the right shape
-        aws_secret_access_key="example-secret",
-        verify=bundle(proxy),
-        config=config,
-    )
-    yield client
-    client.close()
+    with bedrock_client(proxy, attempts=3) as client:
+        yield client
 
 
 def converse(bedrock: Any, word: str, *, stream: bool) -> tuple[str, list[dict[str, Any]], str, dict[str, Any]]:
@@ -386,16 +355,7 @@ def test_ollama_failover(llama: Any) -> None:
 
 
 def test_azure_chat(proxy: Session) -> None:
-    import openai
-
-    http = openai.DefaultHttpxClient(proxy=proxy.url, verify=trusting(proxy))
-    with openai.AzureOpenAI(
-        azure_endpoint="https://example-resource.openai.azure.com",
-        api_key="azure-key",
-        api_version="2024-10-21",
-        http_client=http,
-        max_retries=0,
-    ) as azure:
+    with azure_client(proxy) as azure:
         tools = [{"role": "user", "content": "scenario:tools"}]
         done = azure.chat.completions.create(model="gpt-4o-deploy", messages=tools)
         call = done.choices[0].message.tool_calls[0]

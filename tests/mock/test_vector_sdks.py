@@ -10,7 +10,6 @@ for the expectation that answered.
 import base64
 import json
 import math
-import ssl
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from llmproxy.session import Listening, Session, mocking
+from llmproxy.session import Session
+from tests.mock.sdk_clients import azure_client, bedrock_client, bundle, openai_client, serving, trusting
 
 type Vectors = Sequence[Sequence[float]]
 type Embed = Callable[[list[str]], Vectors]
@@ -69,20 +69,7 @@ def answered_by(name: str) -> str:
 
 @pytest.fixture(scope="module")
 def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
-    directory = tmp_path_factory.mktemp("mock")
-    path = directory / "expectations.json"
-    path.write_text(json.dumps({"expectations": list(EXPECTATIONS.values())}))
-    with mocking(path, Listening(ca_directory=directory / "ca")) as session:
-        yield session
-
-
-def bundle(proxy: Session) -> str:
-    return proxy.environment["SSL_CERT_FILE"]
-
-
-def trusting(proxy: Session) -> ssl.SSLContext:
-    """TLS that trusts llmproxy's CA, for the httpx-based SDKs."""
-    return ssl.create_default_context(cafile=bundle(proxy))
+    yield from serving(tmp_path_factory, {"expectations": list(EXPECTATIONS.values())})
 
 
 @contextmanager
@@ -127,10 +114,7 @@ def assert_ranked(ranked: Sequence[tuple[int, float]], count: int) -> None:
 
 @pytest.fixture(scope="module")
 def gpt(proxy: Session) -> Iterator[Any]:
-    import openai
-
-    http = openai.DefaultHttpxClient(proxy=proxy.url, verify=trusting(proxy))
-    with openai.OpenAI(api_key="sk-test", http_client=http, max_retries=0) as client:
+    with openai_client(proxy) as client:
         yield client
 
 
@@ -186,16 +170,7 @@ def test_openai_error(gpt: Any, proxy: Session) -> None:
 
 @pytest.fixture(scope="module")
 def azure(proxy: Session) -> Iterator[Any]:
-    import openai
-
-    http = openai.DefaultHttpxClient(proxy=proxy.url, verify=trusting(proxy))
-    with openai.AzureOpenAI(
-        azure_endpoint="https://llmproxy-test.openai.azure.com",
-        api_key="azure-key",
-        api_version="2024-10-21",
-        http_client=http,
-        max_retries=0,
-    ) as client:
+    with azure_client(proxy) as client:
         yield client
 
 
@@ -285,20 +260,8 @@ def test_ollama_error(llama: Any, proxy: Session) -> None:
 
 @pytest.fixture(scope="module")
 def bedrock(proxy: Session) -> Iterator[Any]:
-    import boto3
-    from botocore.config import Config
-
-    config = Config(proxies={"https": proxy.url}, retries={"mode": "standard", "total_max_attempts": 1})
-    client = boto3.client(
-        "bedrock-runtime",
-        region_name="us-east-1",
-        aws_access_key_id="AKIA" + "0" * 16,  # a made-up key of the right shape
-        aws_secret_access_key="example-secret",
-        verify=bundle(proxy),
-        config=config,
-    )
-    yield client
-    client.close()
+    with bedrock_client(proxy) as client:
+        yield client
 
 
 def invoke(bedrock: Any, model: str, body: dict[str, Any]) -> dict[str, Any]:
