@@ -48,15 +48,16 @@ class MockEngine:
 
     def decide(self, request: MockRequest) -> MockDecision | MockMiss:
         with self._lock:
-            near: list[tuple[int, str, tuple[str, ...]]] = []
+            near: list[tuple[int, int, str, tuple[str, ...]]] = []
             for entry in self._entries:
                 outcome = entry.take(request)
                 if isinstance(outcome, MockDecision):
                     return outcome
-                near.append((len(outcome), entry.name, outcome))
+                near.append((len(outcome), -entry.predicates, entry.name, outcome))
         if not near:
             return MockMiss(None, ())
-        _, name, reasons = min(near, key=lambda item: item[0])
+        # closest: the fewest predicates failed, then the most held (the most specific to this request)
+        *_, name, reasons = min(near, key=lambda item: item[:2])
         return MockMiss(name, reasons)
 
 
@@ -70,12 +71,17 @@ class _Entry:
     served: int = 0
     turns: dict[str, int] = field(default_factory=dict)  # isolation key → turns served
     states: dict[object, ScriptCursor | FailoverState] = field(default_factory=dict)
+    predicates: int = 0  # how many its match sets: ties between near misses go to the more specific
 
     @classmethod
     def of(cls, number: int, entry: spec.Expectation | spec.Conversation) -> "_Entry":
         if isinstance(entry, spec.Conversation):
-            return cls(number, entry.priority, f"conversation {number}", conversation=entry.conversation)
-        return cls(number, entry.priority, f"expectation {number}", expectation=entry)
+            conversation = entry.conversation
+            name = f"conversation {number}"
+            return cls(
+                number, entry.priority, name, conversation=conversation, predicates=_predicate_count(conversation.match)
+            )
+        return cls(number, entry.priority, f"expectation {number}", entry, predicates=_predicate_count(entry.match))
 
     def take(self, request: MockRequest) -> MockDecision | tuple[str, ...]:
         """The decision if this entry answers the request (its state advanced), else why it does not."""
@@ -131,6 +137,11 @@ class _Entry:
             state = self.states[(index, key)] = ScriptCursor(answers.script)
         turn, answer = state.next()
         return answer, "script exhausted" if turn is None else f"script turn {turn + 1}"
+
+
+def _predicate_count(match: spec.Match | None) -> int:
+    """How many predicates a match sets."""
+    return 0 if match is None else sum(value is not None for name, value in match if name != "normalization")
 
 
 def _mismatches(match: spec.Match, request: MockRequest) -> list[str]:

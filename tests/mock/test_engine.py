@@ -92,6 +92,16 @@ def test_a_miss_names_the_closest_expectation_and_why() -> None:
     assert miss.explain().startswith("no expectation matched; closest: expectation 2: turnIndex")
 
 
+def test_of_equally_near_expectations_the_miss_names_the_more_specific() -> None:
+    mock = engine(
+        {"match": {"model": "claude-opus-4-1"}, "respond": {"text": "a"}},
+        {"match": {"provider": "anthropic", "path": "/v1/complete"}, "respond": {"text": "b"}},
+    )
+    miss = mock.decide(anthropic(HELLO))
+    assert isinstance(miss, MockMiss)
+    assert (miss.closest, miss.reasons) == ("expectation 2", ("path: expected /v1/complete, got /v1/messages",))
+
+
 def test_path_and_host_and_model() -> None:
     mock = engine(
         {"match": {"path": "^/v1/(chat|responses)"}, "respond": {"text": "openai path"}},
