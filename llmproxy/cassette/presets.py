@@ -115,13 +115,19 @@ PRESETS: Mapping[str, Preset] = {
         ),
         Preset(
             "gemini-cli",
-            re.compile(r"GeminiCLI/"),
+            re.compile(r"^GeminiCLI(?:-\w+)?/"),  # GeminiCLI/0.61.0/…, or GeminiCLI-tui/… from its terminal UI
             drop=(jsonpath.parse("$.user_prompt_id"), jsonpath.parse("$.request.session_id")),
             anchors=(
                 re.compile(r"Workspace Directories:\*\*\n  - (\S+)"),
                 re.compile(r"(/[^\s`'\"]*?)/\.gemini/"),
             ),
-            rewrites=(_DATE, _LONG_DATE, _UUID),
+            rewrites=(
+                _DATE,
+                _LONG_DATE,
+                _UUID,
+                # what its shell tool adds to a command's output: the process group it ran in
+                (re.compile(r"\bProcess Group PGID: \d+"), "Process Group PGID: <volatile>"),
+            ),
         ),
     )
 }

@@ -130,6 +130,8 @@ def test_presets_match_the_same_session_run_elsewhere_another_day(fixture: str, 
         ("claude-cli/2.1.197 (external, sdk-cli)", "claude-code"),
         ("codex_exec/0.169.0 (Ubuntu 24.4.0; x86_64) xterm", "codex"),
         ("GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64)", "gemini-cli"),
+        # what the real Gemini CLI 0.61.0 sent through the proxy with `-p` (tests/e2e/test_replay_gemini.py)
+        ("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal) google-api-nodejs-client/10.9.0", "gemini-cli"),
         ("Anthropic/Python 2.12.0", None),
     ],
 )
