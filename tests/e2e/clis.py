@@ -10,6 +10,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
 from llmproxy.providers.routes import detect, with_body
+from tests.certs import make_test_ca
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL_TEXT = "The command printed llmproxy-ok."
@@ -179,6 +181,44 @@ class ScriptedServer:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def cli_env(root: Path, **variables: str) -> dict[str, str]:
+    """A bare environment in a fresh `root/home` (and a `root/work` to run in): nothing tells the CLI about
+    the proxy but what llmproxy injects; the llmproxy CA is shared by the runs under one test."""
+    (root / "home").mkdir(parents=True)
+    (root / "work").mkdir()
+    base = {"PATH": os.environ["PATH"], "HOME": str(root / "home"), "LANG": "C.UTF-8"}
+    return base | {"LLMPROXY_HOME": str(root.parent / "llmproxy")} | variables
+
+
+def record_scripted(
+    cli: Cli, tmp_path: Path, host: str, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], Path, ScriptedServer]:
+    """`llmproxy record` around the CLI talking to `host`, mapped to a scripted HTTPS upstream (stopped
+    afterwards): the run, the cassette, and the upstream with the bodies it received."""
+    upstream_ca = make_test_ca(tmp_path, (host,))
+    upstream = ScriptedServer(cli.turns, cli.canned, tls=upstream_ca.server_context)
+    cassette = tmp_path / f"{cli.name}.json"
+    mapping = ("--map", f"{host}={upstream.url}", "--upstream-ca", str(upstream_ca.cert_path))
+    try:
+        recorded = around(cli, tmp_path / "record", env, "record", "--cassette", str(cassette), *mapping)
+    finally:
+        upstream.close()
+    return recorded, cassette, upstream
+
+
+def around(cli: Cli, root: Path, env: dict[str, str], *llmproxy: str) -> subprocess.CompletedProcess[str]:
+    """`llmproxy ARGS… -- CLI …` run in `root/work` with `env` (the CLI must be installed)."""
+    assert cli.binary is not None
+    return subprocess.run(
+        [sys.executable, "-m", "llmproxy", *llmproxy, "--", cli.binary, *cli.argv],
+        cwd=root / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def run_session(cli: Cli, binary: str) -> Session:

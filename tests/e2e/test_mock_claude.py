@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.clis import CLAUDE, FINAL_TEXT
-from tests.e2e.test_replay_claude import claude_env, run
+from tests.e2e.clis import CLAUDE, FINAL_TEXT, around
+from tests.e2e.test_replay_claude import claude_env
 
 BASH = {"command": "echo llmproxy-ok", "description": "Print a marker"}
 EXPECTATIONS = {
@@ -39,7 +39,7 @@ def test_claude_code_runs_a_mocked_tool_loop(tmp_path: Path) -> None:
     expectations, log = tmp_path / "expectations.json", tmp_path / "mock.jsonl"
     expectations.write_text(json.dumps(EXPECTATIONS))
     env = claude_env(tmp_path / "run", "sk-ant-api03-" + secrets.token_urlsafe(60))
-    done = run(tmp_path / "run", env, "mock", "--expectations", str(expectations), "--log", str(log))
+    done = around(CLAUDE, tmp_path / "run", env, "mock", "--expectations", str(expectations), "--log", str(log))
     assert done.returncode == 0, done.stderr[-3000:]
     assert FINAL_TEXT in done.stdout
 

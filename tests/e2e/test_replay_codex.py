@@ -2,16 +2,12 @@
 upstream), then replayed offline from another directory and home: the codex preset, chosen from its
 User-Agent, ignores the session ids, prompt-cache key, working directory and CODEX_HOME it varies."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from llmproxy.cassette.store import load_cassette
-from tests.certs import make_test_ca
-from tests.e2e.clis import CODEX, FINAL_TEXT, ScriptedServer
+from tests.e2e.clis import CODEX, FINAL_TEXT, around, cli_env, record_scripted
 
 CONFIG = (
     'model = "gpt-5-codex"\nmodel_provider = "openai-proxied"\n[model_providers.openai-proxied]\n'
@@ -21,43 +17,16 @@ CONFIG = (
 
 
 def codex_env(root: Path) -> dict[str, str]:
-    (root / "home").mkdir(parents=True)
-    (root / "work").mkdir()
+    env = cli_env(root, CODEX_HOME=str(root / "home"), OPENAI_API_KEY="sk-proj-" + "x" * 40)
     (root / "home" / "config.toml").write_text(CONFIG)
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(root / "home"),
-        "CODEX_HOME": str(root / "home"),
-        "LANG": "C.UTF-8",
-        "LLMPROXY_HOME": str(root.parent / "llmproxy"),
-        "OPENAI_API_KEY": "sk-proj-" + "x" * 40,
-    }
-
-
-def run(root: Path, *llmproxy: str) -> subprocess.CompletedProcess[str]:
-    assert CODEX.binary is not None
-    return subprocess.run(
-        [sys.executable, "-m", "llmproxy", *llmproxy, "--", CODEX.binary, *CODEX.argv],
-        cwd=root / "work",
-        env=codex_env(root),
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    return env
 
 
 @pytest.mark.e2e
 def test_codex_session_replays_offline_from_elsewhere(tmp_path: Path) -> None:
     if CODEX.binary is None:
         pytest.skip("codex is not installed: scripts/setup.sh installs it from package.json (needs npm)")
-    upstream_ca = make_test_ca(tmp_path, ("api.openai.com",))
-    upstream = ScriptedServer(CODEX.turns, tls=upstream_ca.server_context)
-    cassette = tmp_path / "codex.json"
-    try:
-        mapping = ("--map", f"api.openai.com={upstream.url}", "--upstream-ca", str(upstream_ca.cert_path))
-        recorded = run(tmp_path / "record", "record", "--cassette", str(cassette), *mapping)
-    finally:
-        upstream.close()
+    recorded, cassette, _ = record_scripted(CODEX, tmp_path, "api.openai.com", codex_env(tmp_path / "record"))
     assert recorded.returncode == 0, recorded.stderr[-3000:]
     assert FINAL_TEXT in recorded.stdout
     exchanges = load_cassette(cassette).exchanges
@@ -66,7 +35,8 @@ def test_codex_session_replays_offline_from_elsewhere(tmp_path: Path) -> None:
     # Codex also asks GitHub for plugins and sends metrics (different every run) to ab.chatgpt.com: not LLM
     # traffic to replay; let them try the (absent) network, as docs/replay.md advises
     allowed = ("--allow-host", "api.github.com", "--allow-host", "ab.chatgpt.com")
-    replayed = run(tmp_path / "replay", "replay", "--cassette", str(cassette), *allowed)
+    root = tmp_path / "replay"
+    replayed = around(CODEX, root, codex_env(root), "replay", "--cassette", str(cassette), *allowed)
     assert replayed.returncode == 0, replayed.stderr[-3000:]
     assert FINAL_TEXT in replayed.stdout
     assert "0 missed" in replayed.stderr
