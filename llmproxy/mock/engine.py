@@ -15,7 +15,7 @@ from llmproxy.errors import MockError
 from llmproxy.mock import spec
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.failover import FailoverState
-from llmproxy.mock.predicates import conversation_matches, mismatches
+from llmproxy.mock.predicates import has_conversation_predicates, mismatches
 from llmproxy.mock.request import MockRequest
 from llmproxy.mock.script import ScriptCursor
 
@@ -155,26 +155,13 @@ def _mismatches(match: spec.Match, request: MockRequest) -> list[str]:
         reasons.append(f"path: expected {match.path}, got {request.path}")
     if match.model is not None and request.model != match.model:
         reasons.append(f"model: expected {match.model}, got {request.model}")
-    if request.conversation is None:
-        if _has_conversation_predicates(match):
+    if has_conversation_predicates(match):  # only these need the request decoded
+        conversation = request.conversation
+        if conversation is None:
             reasons.append("conversation predicates need a chat request, and this is not one")
-    else:
-        if not conversation_matches(match, request.conversation):
-            reasons += mismatches(match, request.conversation)
+        else:
+            reasons += mismatches(match, conversation)
     return reasons
-
-
-def _has_conversation_predicates(match: spec.Match) -> bool:
-    return any(
-        value is not None
-        for value in (
-            match.turnIndex,
-            match.latestMessageContains,
-            match.latestMessageMatches,
-            match.latestMessageRole,
-            match.containsToolResultFor,
-        )
-    )
 
 
 def _path_matches(expected: str, path: str) -> bool:

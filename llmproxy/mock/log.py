@@ -8,6 +8,8 @@ the status, the text and tool calls, or why nothing matched.
 """
 
 import threading
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -17,44 +19,53 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.reply import MockReply
-from llmproxy.mock.request import MockRequest
-from llmproxy.model import Message, Role
+from llmproxy.mock.request import ChatBody, MockRequest
+from llmproxy.model import Conversation, Message, Role
 
 _EXCERPT = 2000  # characters of a text kept in an entry
 
 
 KEPT = 10_000  # entries kept in memory: a stress run of millions of requests must not grow without bound
 SHOWN = 100  # requests listed in the end-of-run summary
+UNREAD_BYTES = 16 * 1024 * 1024  # request bodies held for entries not read yet; past this, the oldest are read
 
 
 class MockLog:
-    """The whole log goes to `--log FILE`; memory keeps the latest `KEPT` entries (at least) and the counts."""
+    """The whole log goes to `--log FILE`; memory keeps the latest `KEPT` entries (at least) and the counts.
+
+    An entry's conversation details (the latest message, the tool results) need the request decoded, which
+    costs more than the rest of an answer: in memory they are read when the entry is, from the request body
+    kept until then, so a run that never looks at them never pays. `--log FILE` reads every entry at once."""
 
     def __init__(self, redactor: Redactor, path: Path | None = None) -> None:
-        self.entries: list[dict[str, Any]] = []
         self.count = 0  # requests logged
         self.missed_count = 0
+        self._logged: list[_Logged] = []
+        self._unread: deque[_Logged] = deque()  # entries holding a body, oldest first (some read since)
+        self._unread_bytes = 0
         self._redactor = redactor
         self._lock = threading.Lock()
         self._file: IO[bytes] | None = path.open("ab") if path is not None else None
 
     def answered(self, request: MockRequest, decision: MockDecision, reply: MockReply) -> None:
-        entry = _request_gist(request)
-        entry["answeredBy"] = decision.source
-        entry["status"] = reply.status
-        entry.update(_answer_gist(decision.answer))
+        outcome: dict[str, Any] = {"answeredBy": decision.source, "status": reply.status}
+        outcome.update(_answer_gist(decision.answer))
         if reply.notes or reply.warnings:
-            entry["notes"] = [*reply.notes, *reply.warnings]
-        self._add(entry)
+            outcome["notes"] = [*reply.notes, *reply.warnings]
+        self._add(request, outcome)
 
     def missed(self, request: MockRequest, miss: MockMiss) -> None:
-        entry = _request_gist(request)
-        entry["miss"] = miss.explain()
-        self._add(entry)
+        self._add(request, {"miss": miss.explain()})
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [logged.read() for logged in self._logged]
 
     @property
     def misses(self) -> list[dict[str, Any]]:
-        return [entry for entry in self.entries if "miss" in entry]
+        with self._lock:
+            return [logged.read() for logged in self._logged if "miss" in logged.outcome]
 
     def summary(self) -> str:
         """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it."""
@@ -62,10 +73,11 @@ class MockLog:
         if self.count > SHOWN:
             where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
             lines.append(f"  … {self.count - SHOWN} earlier requests not listed ({where})")
-        for entry in self.entries[-SHOWN:]:
-            what = f"{entry.get('provider') or entry['host']} {entry.get('model') or ''}".rstrip()
-            outcome = entry.get("answeredBy") or "no expectation matched"
-            lines.append(f"  {entry['seq']}. {what} (turn index {entry.get('turnIndex', '-')}): {outcome}")
+        for logged in self._logged[-SHOWN:]:
+            head, outcome = logged.head, logged.outcome
+            what = f"{head.get('provider') or head['host']} {head.get('model') or ''}".rstrip()
+            answered = outcome.get("answeredBy") or "no expectation matched"
+            lines.append(f"  {head['seq']}. {what} (turn index {head.get('turnIndex', '-')}): {answered}")
         return "\n".join(lines)
 
     def close(self) -> None:
@@ -73,40 +85,82 @@ class MockLog:
             self._file.close()
             self._file = None
 
-    def _add(self, entry: dict[str, Any]) -> None:
+    def _add(self, request: MockRequest, outcome: dict[str, Any]) -> None:
         """Entries stay in memory as they are; what goes to the file is redacted first."""
         with self._lock:
             self.count += 1
-            self.missed_count += "miss" in entry
-            entry["seq"] = self.count
-            self.entries.append(entry)
-            if len(self.entries) > 2 * KEPT:  # trimmed in batches: one copy per KEPT requests
-                del self.entries[:KEPT]
+            self.missed_count += "miss" in outcome
+            logged = _Logged(_request_gist(request, self.count), outcome, request.chat)
+            self._logged.append(logged)
+            if len(self._logged) > 2 * KEPT:  # trimmed in batches: one copy per KEPT requests
+                for old in self._logged[:KEPT]:
+                    self._unread_bytes -= old.forget()
+                del self._logged[:KEPT]
+                while self._unread and self._unread[0].chat is None:
+                    self._unread.popleft()
             if self._file is not None:
-                self._file.write(orjson.dumps(self._redactor.json(entry)) + b"\n")
+                self._file.write(orjson.dumps(self._redactor.json(logged.read())) + b"\n")
                 self._file.flush()
+            elif logged.chat is not None:
+                self._unread.append(logged)
+                self._unread_bytes += len(logged.chat.body)
+                while self._unread_bytes > UNREAD_BYTES:  # the oldest bodies go: their entries are read now
+                    self._unread_bytes -= self._unread.popleft().read_details()
 
 
-def _request_gist(request: MockRequest) -> dict[str, Any]:
-    entry: dict[str, Any] = {"seq": 0, "host": request.host, "path": request.path}  # seq first, numbered in `_add`
+@dataclass(slots=True)
+class _Logged:
+    """An entry: what came in (`head`), what answered it (`outcome`), and until its conversation details are
+    read, the chat body they come from."""
+
+    head: dict[str, Any]
+    outcome: dict[str, Any]
+    chat: ChatBody | None
+
+    def read(self) -> dict[str, Any]:
+        self.read_details()
+        return {**self.head, **self.outcome}
+
+    def read_details(self) -> int:
+        """Add the conversation details to the entry; the bytes of body it no longer holds."""
+        if self.chat is None:
+            return 0
+        self.head.update(_conversation_gist(self.chat.conversation))
+        return self.forget()
+
+    def forget(self) -> int:
+        """Let the body go unread (the entry is trimmed away); the bytes it held."""
+        held = len(self.chat.body) if self.chat is not None else 0
+        self.chat = None
+        return held
+
+
+def _request_gist(request: MockRequest, seq: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"seq": seq, "host": request.host, "path": request.path}
     if request.route is not None:
         entry["provider"] = request.route.provider.value
         entry["operation"] = request.route.operation.value
         entry["stream"] = bool(request.route.streaming)
     if request.model:
         entry["model"] = request.model
-    conversation = request.conversation
-    if conversation is not None:
-        entry["turnIndex"] = conversation.assistant_turns
-        latest = conversation.latest
-        if latest is not None:
-            entry["latestRole"] = latest.role.value
-            entry["latestText"] = latest.text[:_EXCERPT]
-        results = [part for message in _since_last_answer(conversation.messages) for part in message.tool_results]
-        if results:
-            entry["toolResults"] = [
-                {"name": part.name, "callId": part.tool_call_id, "text": part.text[:_EXCERPT]} for part in results
-            ]
+    if request.chat is not None:
+        entry["turnIndex"] = request.chat.turn
+    return entry
+
+
+def _conversation_gist(conversation: Conversation | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if conversation is None:
+        return entry
+    latest = conversation.latest
+    if latest is not None:
+        entry["latestRole"] = latest.role.value
+        entry["latestText"] = latest.text[:_EXCERPT]
+    results = [part for message in _since_last_answer(conversation.messages) for part in message.tool_results]
+    if results:
+        entry["toolResults"] = [
+            {"name": part.name, "callId": part.tool_call_id, "text": part.text[:_EXCERPT]} for part in results
+        ]
     return entry
 
 

@@ -51,10 +51,6 @@ def mismatches(match: Match, conversation: Conversation) -> list[str]:
     return reasons
 
 
-def conversation_matches(match: Match, conversation: Conversation) -> bool:
-    return not mismatches(match, conversation)
-
-
 def has_conversation_predicates(match: Match) -> bool:
     """Whether any conversation predicate is set (normalisation alone is not a predicate)."""
     fields = (match.turnIndex, match.latestMessageContains, match.latestMessageMatches, match.latestMessageRole)

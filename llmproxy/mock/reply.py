@@ -138,7 +138,7 @@ def _chat(route: Route | None) -> tuple[Route, ChatCodec]:
 
 
 def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tuple[Completion, tuple[str, ...]]:
-    turn = request.conversation.assistant_turns if request.conversation else 0
+    turn = request.turn
     calls = tuple(
         ToolCall(
             call.id or stable_id("call_", turn, position, call.name, call.arguments),

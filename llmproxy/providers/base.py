@@ -76,6 +76,11 @@ class ChatCodec:
     decode_request: Callable[[bytes], Conversation]
     """The request body as a Conversation. Raises `ParseError` on anything that is not this format."""
 
+    assistant_turns: Callable[[Any], int]
+    """Completed assistant turns in a parsed request body, counted without decoding it: for a body that
+    decodes, `decode_request(body).assistant_turns`; anything else counts what it can and never raises. The
+    mock's answer ids need the turn on every request, and a decode costs several times the whole answer."""
+
     decode_response: Callable[[bytes], Completion]
     """A non-streaming response body as a Completion. Raises `ParseError`."""
 
@@ -127,6 +132,15 @@ def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> tuple[str, ...]:
         pieces.append(text[start:end])
         start = end
     return tuple(pieces)
+
+
+def role_count(body: Any, key: str, role: str) -> int:
+    """How many of the objects listed under `key` in a parsed request body have this `role` (the turn count of
+    APIs with one wire message per turn); a body of another shape counts nothing."""
+    items = body.get(key) if isinstance(body, dict) else None
+    if not isinstance(items, list):
+        return 0
+    return sum(1 for item in items if isinstance(item, dict) and item.get("role") == role)
 
 
 def stable_id(prefix: str, *parts: object) -> str:

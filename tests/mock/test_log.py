@@ -1,16 +1,20 @@
 """The request log under load: memory keeps the latest entries and the counts, the summary lists the latest
 requests and says where the rest are, and `--log FILE` keeps every entry."""
 
+import json
+import tracemalloc
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 
+from llmproxy.cassette.capture import RawRequest
 from llmproxy.cassette.redact import Redactor
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
-from llmproxy.mock.log import KEPT, SHOWN, MockLog
+from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
 from llmproxy.mock.reply import MockReply
-from llmproxy.mock.request import MockRequest
+from llmproxy.mock.request import MockRequest, mock_request
 
 REQUEST = MockRequest(route=None, host="api.example.com", path="/v1/things")
 ANSWERED = MockDecision(spec.Respond(text="ok"), "expectation 1", 1)
@@ -53,3 +57,63 @@ def test_a_short_run_lists_every_request() -> None:
         "  2. api.example.com (turn index -): no expectation matched",
     ]
     assert [entry["seq"] for entry in log.misses] == [2]
+
+
+def chat_request(text: str, *, decodes: list[int] | None = None) -> MockRequest:
+    """An OpenAI chat request with one tool result since the assistant's call; `decodes` counts its decodes."""
+    messages = [
+        {"role": "user", "content": "list files"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": text},
+    ]
+    # json, not orjson: tracemalloc counts 16 MB for the 1 MB bytes orjson gives
+    body = json.dumps({"model": "gpt-5-mini", "messages": messages}).encode()
+    headers = (("host", "api.openai.com"), ("content-type", "application/json"))
+    raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", headers, body, None)
+    request = mock_request(raw)
+    if decodes is not None and request.chat is not None:
+        decode = request.chat.codec.decode_request
+        request.chat.codec = replace(request.chat.codec, decode_request=lambda b: decodes.append(1) or decode(b))
+    return request
+
+
+def test_details_are_read_from_the_request_when_the_entry_is() -> None:
+    log = MockLog(Redactor())
+    decodes: list[int] = []
+    for _ in range(3 * KEPT):
+        log.answered(chat_request("a.txt b.txt", decodes=decodes), ANSWERED, REPLY)
+    assert "turn index 1" in log.summary().splitlines()[-1]
+    assert decodes == []  # the summary needs no decode, nor does a run that reads nothing
+
+    entry = log.entries[-1]
+    assert len(decodes) == len(log.entries) <= 2 * KEPT  # entries trimmed away were never decoded
+    assert (entry["turnIndex"], entry["latestRole"]) == (1, "tool")
+    assert entry["toolResults"] == [{"name": "ls", "callId": "c1", "text": "a.txt b.txt"}]
+    assert list(entry)[:9] == [
+        "seq",
+        "host",
+        "path",
+        "provider",
+        "operation",
+        "stream",
+        "model",
+        "turnIndex",
+        "latestRole",
+    ]
+
+
+def test_request_bodies_held_for_unread_entries_stay_within_their_budget() -> None:
+    log = MockLog(Redactor())
+    big = "x" * (1024 * 1024)
+    tracemalloc.start()
+    try:
+        for _ in range(3 * UNREAD_BYTES // len(big)):
+            log.answered(chat_request(big), ANSWERED, REPLY)
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < UNREAD_BYTES + 16 * len(big)  # the bodies within budget, and the entries' 2,000-character excerpts
+    assert all(entry["toolResults"][0]["text"] == big[:2000] for entry in log.entries)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from llmproxy.mock.normalise import normalise
-from llmproxy.mock.predicates import conversation_matches, mismatches
+from llmproxy.mock.predicates import mismatches
 from llmproxy.mock.spec import Match, Normalization
 from llmproxy.model import Conversation
 from llmproxy.providers.registry import chat_codec
@@ -58,11 +58,9 @@ def test_the_same_predicates_hold_for_both_providers(provider: str, messages: li
         Match(latestMessageMatches=r"^a\.txt b"),
     ]
     for match in holds:
-        assert conversation_matches(match, after_tool), match
-        assert not conversation_matches(match, first), match
-    assert conversation_matches(
-        Match(turnIndex=0, latestMessageRole="user", latestMessageContains="List the FILES"), first
-    )
+        assert not mismatches(match, after_tool), match
+        assert mismatches(match, first), match
+    assert not mismatches(Match(turnIndex=0, latestMessageRole="user", latestMessageContains="List the FILES"), first)
 
 
 def test_a_mismatch_says_which_predicate_and_what_was_found() -> None:
@@ -81,8 +79,8 @@ def test_a_mismatch_says_which_predicate_and_what_was_found() -> None:
 
 def test_contains_normalises_both_sides_matches_only_the_subject() -> None:
     first = conversation("anthropic", ANTHROPIC[:1])
-    assert conversation_matches(Match(latestMessageContains="List    the"), first)  # whitespace collapsed both sides
-    assert not conversation_matches(Match(latestMessageMatches="List    the"), first)  # the pattern is kept as written
+    assert not mismatches(Match(latestMessageContains="List    the"), first)  # whitespace collapsed both sides
+    assert mismatches(Match(latestMessageMatches="List    the"), first)  # the pattern is kept as written
 
 
 def test_normalisation_defaults_and_flags() -> None:

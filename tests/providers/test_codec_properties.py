@@ -307,3 +307,37 @@ def test_arbitrary_event_sequences_raise_only_parse_error(name: str, data: st.Da
     events = data.draw(st.lists(event, max_size=8))
     codec = CHAT_CODECS[name]
     only_parse_errors(codec.decode_stream, [*(_frame(codec, e) for e in events), trailer])
+
+
+# -- turn counting without a decode -------------------------------------------------------------------
+
+
+def agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
+    """`assistant_turns` gives what the decode gives for a body that decodes, and never raises."""
+    counted = codec.assistant_turns(document)
+    try:
+        decoded = codec.decode_request(dump(document))
+    except ParseError:
+        assert isinstance(counted, int)
+        return
+    assert counted == decoded.assistant_turns, dump(document)[:2000]
+
+
+@CODECS
+def test_assistant_turns_of_real_requests_and_every_edit_agree_with_the_decode(name: str) -> None:
+    codec = CHAT_CODECS[name]
+    for document in REQUESTS[name] + CAPTURED[name]:
+        agrees_with_the_decode(codec, document)
+    for document in REQUESTS[name]:
+        for _path, edited in every_edit(document):
+            agrees_with_the_decode(codec, edited)
+
+
+@CODECS
+@given(data=st.data())
+def test_assistant_turns_of_corrupted_or_arbitrary_requests_agree_with_the_decode(
+    name: str, data: st.DataObject
+) -> None:
+    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
+    agrees_with_the_decode(CHAT_CODECS[name], request)
+    agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))

@@ -9,6 +9,7 @@ MESSAGES = ChatCodec(
     provider=Provider.ANTHROPIC,
     operation=Operation.MESSAGES,
     decode_request=request.decode_request,
+    assistant_turns=request.assistant_turns,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,

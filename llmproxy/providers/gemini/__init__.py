@@ -16,6 +16,7 @@ GENERATE = ChatCodec(
     provider=Provider.GEMINI,
     operation=Operation.GENERATE_CONTENT,
     decode_request=request.decode_request,
+    assistant_turns=request.assistant_turns,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,

@@ -5,7 +5,7 @@ it in its own body and passes it in. Whether the answer streams is the URL's bus
 (`:streamGenerateContent`), so `Conversation.stream` stays False here and the route says.
 """
 
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
@@ -24,6 +24,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
+from llmproxy.providers.base import role_count
 from llmproxy.providers.gemini.wire import decode_call, get, snake
 from llmproxy.providers.node import Node
 
@@ -165,3 +166,7 @@ def _tools(node: Node) -> list[ToolDefinition]:
 def _function(node: Node) -> ToolDefinition:
     schema = node.first("parametersJsonSchema", "parameters_json_schema", "parameters")
     return ToolDefinition(node["name"].string(), node["description"].opt_string(), schema.opt_obj())
+
+
+def assistant_turns(body: Any) -> int:
+    return role_count(body, "contents", "model")

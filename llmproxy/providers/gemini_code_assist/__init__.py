@@ -12,6 +12,7 @@ CODE_ASSIST = ChatCodec(
     provider=Provider.GEMINI_CODE_ASSIST,
     operation=Operation.GENERATE_CONTENT,
     decode_request=envelope.decode_request,
+    assistant_turns=envelope.assistant_turns,
     decode_response=envelope.decode_response,
     decode_stream=envelope.decode_stream,
     encode_response=envelope.encode_response,

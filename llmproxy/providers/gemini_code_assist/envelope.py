@@ -9,12 +9,13 @@ Everything inside the envelopes is the Gemini codec's, reused as is; errors are 
 """
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 from llmproxy.model import Completion, Conversation
 from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_json
 from llmproxy.providers.gemini.assemble import Assembly
 from llmproxy.providers.gemini.count_tokens import read_count_request
+from llmproxy.providers.gemini.request import assistant_turns as gemini_turns
 from llmproxy.providers.gemini.request import read_request
 from llmproxy.providers.gemini.response import body_object, read_response
 from llmproxy.providers.gemini.stream import frame, read_stream, stream_objects
@@ -71,3 +72,8 @@ def encode_stream(
 
 def decode_stream(chunks: Iterable[bytes]) -> Completion:
     return read_stream(chunks, WHAT_STREAM, _unwrap)
+
+
+def assistant_turns(body: Any) -> int:
+    """The turns of the Gemini request inside the envelope."""
+    return gemini_turns(body.get("request") if isinstance(body, dict) else None)

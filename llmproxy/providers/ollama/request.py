@@ -2,7 +2,7 @@
 prompt). Both stream unless `"stream": false`, cap the answer with `options.num_predict` and ask for
 thinking with `think` (true, or "low" / "medium" / "high")."""
 
-from typing import Final
+from typing import Any, Final
 
 from llmproxy.model import (
     ContentPart,
@@ -17,6 +17,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
+from llmproxy.providers.base import role_count
 from llmproxy.providers.node import Node
 from llmproxy.providers.ollama import wire
 
@@ -108,3 +109,12 @@ def _tool(node: Node) -> ToolDefinition:
         parameters=function["parameters"].opt_obj(),
         kind=node["type"].opt_string() or "function",
     )
+
+
+def chat_turns(body: Any) -> int:
+    return role_count(body, "messages", "assistant")
+
+
+def generate_turns(body: Any) -> int:
+    """A generate request is one prompt: no assistant turn (an earlier answer's `context` is opaque)."""
+    return 0

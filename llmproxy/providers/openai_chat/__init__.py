@@ -14,6 +14,7 @@ CHAT = ChatCodec(
     provider=Provider.OPENAI,
     operation=Operation.CHAT_COMPLETIONS,
     decode_request=request.decode_request,
+    assistant_turns=request.assistant_turns,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,

@@ -9,7 +9,7 @@ from llmproxy.providers import openai_errors
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.openai_responses.encode import encode_response, visible
 from llmproxy.providers.openai_responses.reassemble import decode_stream
-from llmproxy.providers.openai_responses.request import decode_request
+from llmproxy.providers.openai_responses.request import assistant_turns, decode_request
 from llmproxy.providers.openai_responses.response import decode_response
 from llmproxy.providers.openai_responses.stream import encode_stream
 
@@ -17,6 +17,7 @@ RESPONSES = ChatCodec(
     provider=Provider.OPENAI,
     operation=Operation.RESPONSES,
     decode_request=decode_request,
+    assistant_turns=assistant_turns,
     decode_response=decode_response,
     decode_stream=decode_stream,
     encode_response=encode_response,

@@ -6,6 +6,8 @@ items are folded into one ASSISTANT message and consecutive outputs into one TOO
 counts once in `Conversation.assistant_turns` whatever the client's item layout.
 """
 
+from typing import Any
+
 from llmproxy.model import (
     ContentPart,
     Conversation,
@@ -78,8 +80,37 @@ def _item(item: Node) -> tuple[Role, tuple[ContentPart, ...]]:
     if type_ == "reasoning":
         return Role.ASSISTANT, (_reasoning(item),)
     # custom_tool_call, local_shell_call, web_search_call… and their outputs: no neutral meaning.
-    role = Role.TOOL if type_.endswith("_output") or type_ == "mcp_approval_response" else Role.ASSISTANT
-    return role, (OtherPart(type_, item.obj()),)
+    return _side(type_), (OtherPart(type_, item.obj()),)
+
+
+def _side(type_: str) -> Role:
+    """Whose an item that is not a `message` is: outputs answer the assistant's calls; calls, reasoning and
+    server-side tool calls are the assistant's."""
+    return Role.TOOL if type_.endswith("_output") or type_ == "mcp_approval_response" else Role.ASSISTANT
+
+
+def assistant_turns(body: Any) -> int:
+    """Runs of assistant-side items, each of which `decode_request` folds into one assistant message."""
+    items = body.get("input") if isinstance(body, dict) else None
+    if not isinstance(items, list):
+        return 0
+    turns, previous = 0, None
+    for item in items:
+        role = _role_of(item)
+        turns += role is Role.ASSISTANT and previous is not Role.ASSISTANT
+        previous = role
+    return turns
+
+
+def _role_of(item: Any) -> Role | None:
+    """The role of a raw input item, None for what is not one."""
+    type_ = (item.get("type") or "message") if isinstance(item, dict) else None
+    if not isinstance(type_, str):
+        return None
+    if type_ != "message":
+        return _side(type_)
+    role = item.get("role")
+    return _ROLES.get(role) if isinstance(role, str) else None
 
 
 def _reasoning(item: Node) -> ReasoningPart:
