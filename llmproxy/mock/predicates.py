@@ -53,8 +53,13 @@ def mismatches(match: Match, conversation: Conversation) -> list[str]:
 
 def has_conversation_predicates(match: Match) -> bool:
     """Whether any conversation predicate is set (normalisation alone is not a predicate)."""
-    fields = (match.turnIndex, match.latestMessageContains, match.latestMessageMatches, match.latestMessageRole)
-    return any(value is not None for value in (*fields, match.containsToolResultFor))
+    return not (
+        match.turnIndex is None
+        and match.latestMessageContains is None
+        and match.latestMessageMatches is None
+        and match.latestMessageRole is None
+        and match.containsToolResultFor is None
+    )
 
 
 def latest_role(message: Message | None) -> Role | None:
