@@ -8,7 +8,7 @@ import orjson
 
 from llmproxy.mock.spec import Normalization
 
-_WHITESPACE = re.compile(r"\s+")
+_DEFAULTS = Normalization()
 _VOLATILE = re.compile(
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"  # ISO-8601 timestamps
     r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"  # UUIDs
@@ -21,13 +21,13 @@ _VOLATILE = re.compile(
 def normalise(text: str, options: Normalization | None) -> str:
     """In an order that makes it idempotent: case and volatile values first, whitespace next (which may make
     a prompt parse as JSON), the JSON form last (compact, so there is no whitespace left to collapse)."""
-    options = options or Normalization()
+    options = options or _DEFAULTS
     if options.lowercase:
         text = text.lower()
     if options.dropBuiltInVolatileFields:
         text = _VOLATILE.sub("", text)
     if options.collapseWhitespace is not False:
-        text = _WHITESPACE.sub(" ", text).strip()
+        text = " ".join(text.split())  # runs of whitespace (str.isspace, as regular expressions' \s) to one space
     if options.sortJsonKeys is not False or options.dropVolatileFields:
         text = _json_normalised(text, options.sortJsonKeys is not False, frozenset(options.dropVolatileFields))
     return text

@@ -13,6 +13,10 @@ medians over rounds.
 Peer mock servers join the run when `--peers DIR` names a directory where they were installed with
 `npm install @copilotkit/aimock @dwmkerr/mock-llm` (they are not dependencies of llmproxy): aimock with a
 catch-all fixture, mock-llm with its default echo rule (it always listens on port 6556).
+
+The "matching" targets answer only requests whose latest message contains a word of the prompt: a second
+`llmproxy mock` (base URL) whose expectation has `latestMessageContains`, so every request is decoded into a
+conversation, and with `--peers` aimock with a `userMessage` fixture.
 """
 
 import argparse
@@ -31,13 +35,14 @@ import payloads  # noqa: E402
 from proxy import BIN, Target, free_port, start, stop, wait_listening  # noqa: E402
 
 CASES = [("small", 1), ("small", 8), ("small-stream", 1), ("small-stream", 8)]
+WORD = "haiku"  # in the latest message of the benchmark's request (payloads.chat_request)
 
 
-def expectations(path: Path) -> None:
-    """One expectation that answers everything with the same text as the raw server's canned body."""
+def expectations(path: Path, match: dict[str, str]) -> None:
+    """One expectation that answers what `match` matches with the same text as the raw server's canned body."""
     text = json.loads(payloads.reply())["content"][0]["text"]
     usage = {"inputTokens": 12, "outputTokens": 8}
-    path.write_text(json.dumps({"expectations": [{"respond": {"text": text, "usage": usage}}]}))
+    path.write_text(json.dumps({"expectations": [{"match": match, "respond": {"text": text, "usage": usage}}]}))
 
 
 def start_upstream(workdir: Path, started: list[subprocess.Popen[bytes]]) -> Target:
@@ -51,26 +56,29 @@ def start_upstream(workdir: Path, started: list[subprocess.Popen[bytes]]) -> Tar
     return Target("raw asyncio", port, process.pid, process, proxy=False)
 
 
-def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]]) -> tuple[Target, Target]:
+def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]], match: dict[str, str]) -> tuple[Target, Target]:
     """One `llmproxy mock` process, measured on both of its doors."""
-    file = workdir / "expectations.json"
-    expectations(file)
+    kind = " matching" if match else ""
+    file = workdir / f"expectations{kind.strip()}.json"
+    expectations(file, match)
     base_url_port = free_port()
     argv = [str(BIN / "llmproxy"), "mock", "--expectations", str(file), "--port", "{port}"]
     argv += ["--base-url-port", str(base_url_port)]
-    proxied = start("llmproxy mock (HTTPS_PROXY)", argv, workdir, started)
-    return Target("llmproxy mock (base URL)", base_url_port, proxied.pid, proxied.process, proxy=False), proxied
+    proxied = start(f"llmproxy mock{kind} (HTTPS_PROXY)", argv, workdir, started)
+    direct = Target(f"llmproxy mock{kind} (base URL)", base_url_port, proxied.pid, proxied.process, proxy=False)
+    return direct, proxied
 
 
 def start_peers(peers: Path, workdir: Path, started: list[subprocess.Popen[bytes]]) -> list[Target]:
     targets = []
     aimock = peers / "node_modules" / ".bin" / "llmock"
-    if aimock.exists():
-        fixture = workdir / "aimock.json"
-        text = json.loads(payloads.reply())["content"][0]["text"]
-        fixture.write_text(json.dumps({"fixtures": [{"match": {}, "response": {"content": text}}]}))
-        argv = [str(aimock), "-p", "{port}", "-f", str(fixture), "--log-level", "silent"]
-        targets.append(start("aimock", argv, workdir, started, proxy=False))
+    text = json.loads(payloads.reply())["content"][0]["text"]
+    for name, match in (("aimock", {}), ("aimock matching", {"userMessage": WORD})):
+        if aimock.exists():
+            fixture = workdir / f"{name.replace(' ', '-')}.json"
+            fixture.write_text(json.dumps({"fixtures": [{"match": match, "response": {"content": text}}]}))
+            argv = [str(aimock), "-p", "{port}", "-f", str(fixture), "--log-level", "silent"]
+            targets.append(start(name, argv, workdir, started, proxy=False))
     mock_llm = peers / "node_modules" / ".bin" / "mock-llm"
     if mock_llm.exists():
         log = workdir / "mock-llm.log"
@@ -110,12 +118,14 @@ def main() -> int:
             upstream = start_upstream(workdir, started)
             mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
             relay = start("mitmdump relay", mitmdump, workdir, started)
-            direct, proxied = start_mock(workdir, started)
+            direct, proxied = start_mock(workdir, started, {})
+            matching, _ = start_mock(workdir, started, {"latestMessageContains": WORD})
             targets = [
                 upstream,
                 direct,
                 proxied,
                 relay,
+                matching,
                 *(start_peers(args.peers, workdir, started) if args.peers else []),
             ]
             for round_ in range(args.rounds):
@@ -124,7 +134,7 @@ def main() -> int:
                         result = load(target, upstream.port, body, concurrency, args.seconds)
                         runs.setdefault(f"{body}/{concurrency}/{target.name}", []).append(result)
                         print(
-                            f"round {round_ + 1} {body:<12} c={concurrency} {target.name:<28} "
+                            f"round {round_ + 1} {body:<12} c={concurrency} {target.name:<34} "
                             f"{result['rps']:8.0f} req/s",
                             file=sys.stderr,
                         )
@@ -153,15 +163,18 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
     lines += [
         "",
         "| body | concurrency | base URL ÷ raw server | HTTPS_PROXY ÷ mitmdump relay (≥ 1.5×) |"
-        + (" base URL ÷ aimock (> 1) |" if peer else ""),
-        "|---|---|---|---|" + ("---|" if peer else ""),
+        + (" base URL ÷ aimock (> 1) | matching: base URL ÷ aimock |" if peer else ""),
+        "|---|---|---|---|" + ("---|---|" if peer else ""),
     ]
     for body, concurrency in CASES:
         rps = {name: med(f"{body}/{concurrency}/{name}", "rps") for name in names}
         base_url = rps["llmproxy mock (base URL)"]
         line = f"| {body} | {concurrency} | {base_url / rps['raw asyncio']:.2f} | "
         line += f"{rps['llmproxy mock (HTTPS_PROXY)'] / rps['mitmdump relay']:.2f}× |"
-        lines.append(line + (f" {base_url / rps['aimock']:.2f}× |" if peer else ""))
+        if peer:
+            line += f" {base_url / rps['aimock']:.2f}× |"
+            line += f" {rps['llmproxy mock matching (base URL)'] / rps['aimock matching']:.2f}× |"
+        lines.append(line)
     return "\n".join(lines)
 
 
