@@ -34,13 +34,8 @@ def encode_event(data: str, event: str | None = None) -> bytes:
 def encode_json_event(value: object, event: str | None = None) -> bytes:
     """An event whose data is a JSON value: JSON text has no raw newline, so it is one `data:` line as it is
     (the hot path of every streamed answer llmproxy writes)."""
-    return encode_json_text(orjson.dumps(value), event)
-
-
-def encode_json_text(text: bytes, event: str | None = None) -> bytes:
-    """An event whose data is serialised JSON (one line, as orjson writes it)."""
     head = b"event: %s\n" % event.encode() if event is not None else b""
-    return b"%sdata: %s\n\n" % (head, text)
+    return b"%sdata: %s\n\n" % (head, orjson.dumps(value))
 
 
 def encode_comment(text: str = "") -> bytes:

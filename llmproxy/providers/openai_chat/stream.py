@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from llmproxy.framing.sse import SseDecoder, encode_event, encode_json_event, encode_json_text
+from llmproxy.framing.sse import SseDecoder, encode_event, encode_json_event
 from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.base import (
     DEFAULT_DELTA_CHARS,
@@ -54,14 +54,13 @@ def encode_stream(
         "system_fingerprint": None,
     }
 
-    # Every chunk is the same object around its delta and finish reason: serialised once, they are spliced in
-    # (a chunk's JSON built and dumped whole was most of the cost of a streamed answer).
-    before = orjson.dumps(base)[:-1] + b',"choices":[{"index":0,"delta":'
-    after = b'}],"usage":null}' if with_usage else b"}]}"
+    # Every chunk is the same event around its delta and finish reason: framed and serialised once, they are
+    # spliced in (a chunk's JSON built and dumped whole was most of the cost of a streamed answer).
+    before = b"data: " + orjson.dumps(base)[:-1] + b',"choices":[{"index":0,"delta":'
+    after = (b'}],"usage":null}' if with_usage else b"}]}") + b"\n\n"
 
     def chunk(delta: JsonObject, finish: str | None = None) -> bytes:
-        finished = b',"logprobs":null,"finish_reason":%s' % orjson.dumps(finish)
-        return encode_json_text(b"%s%s%s%s" % (before, orjson.dumps(delta), finished, after))
+        return b'%s%s,"logprobs":null,"finish_reason":%s%s' % (before, orjson.dumps(delta), orjson.dumps(finish), after)
 
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
     refused = completion.stop_reason is StopReason.REFUSAL
