@@ -19,8 +19,9 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.reply import MockReply
-from llmproxy.mock.request import ChatBody, MockRequest
+from llmproxy.mock.request import MockRequest, decode_conversation
 from llmproxy.model import Conversation, Message, Role
+from llmproxy.providers.base import ChatCodec
 
 _EXCERPT = 2000  # characters of a text kept in an entry
 
@@ -90,20 +91,24 @@ class MockLog:
         with self._lock:
             self.count += 1
             self.missed_count += "miss" in outcome
-            logged = _Logged(_request_gist(request, self.count), outcome, request.chat)
+            logged = _Logged(_request_gist(request, self.count), outcome)
+            if request.decoded or self._file is not None:
+                logged.head.update(_conversation_gist(request.conversation))
+            elif request.codec is not None:  # read when the entry is: the body is kept, not the parsed JSON
+                logged.unread = (request.codec, request.body)
             self._logged.append(logged)
             if len(self._logged) > 2 * KEPT:  # trimmed in batches: one copy per KEPT requests
                 for old in self._logged[:KEPT]:
                     self._unread_bytes -= old.forget()
                 del self._logged[:KEPT]
-                while self._unread and self._unread[0].chat is None:
+                while self._unread and self._unread[0].unread is None:
                     self._unread.popleft()
             if self._file is not None:
                 self._file.write(orjson.dumps(self._redactor.json(logged.read())) + b"\n")
                 self._file.flush()
-            elif logged.chat is not None:
+            elif logged.unread is not None:
                 self._unread.append(logged)
-                self._unread_bytes += len(logged.chat.body)
+                self._unread_bytes += len(request.body)
                 while self._unread_bytes > UNREAD_BYTES:  # the oldest bodies go: their entries are read now
                     self._unread_bytes -= self._unread.popleft().read_details()
 
@@ -111,11 +116,11 @@ class MockLog:
 @dataclass(slots=True)
 class _Logged:
     """An entry: what came in (`head`), what answered it (`outcome`), and until its conversation details are
-    read, the chat body they come from."""
+    read, the chat request body they come from."""
 
     head: dict[str, Any]
     outcome: dict[str, Any]
-    chat: ChatBody | None
+    unread: tuple[ChatCodec, bytes] | None = None
 
     def read(self) -> dict[str, Any]:
         self.read_details()
@@ -123,15 +128,15 @@ class _Logged:
 
     def read_details(self) -> int:
         """Add the conversation details to the entry; the bytes of body it no longer holds."""
-        if self.chat is None:
+        if self.unread is None:
             return 0
-        self.head.update(_conversation_gist(self.chat.conversation))
+        self.head.update(_conversation_gist(decode_conversation(*self.unread)))
         return self.forget()
 
     def forget(self) -> int:
         """Let the body go unread (the entry is trimmed away); the bytes it held."""
-        held = len(self.chat.body) if self.chat is not None else 0
-        self.chat = None
+        held = len(self.unread[1]) if self.unread is not None else 0
+        self.unread = None
         return held
 
 
@@ -143,8 +148,8 @@ def _request_gist(request: MockRequest, seq: int) -> dict[str, Any]:
         entry["stream"] = bool(request.route.streaming)
     if request.model:
         entry["model"] = request.model
-    if request.chat is not None:
-        entry["turnIndex"] = request.chat.turn
+    if request.codec is not None:
+        entry["turnIndex"] = request.turn
     return entry
 
 

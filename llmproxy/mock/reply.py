@@ -100,7 +100,7 @@ def encode_embedding(spec_: spec.Embedding, request: MockRequest) -> MockReply:
     codec = embedding_codec(request.route) if request.route is not None else None
     if codec is None:
         raise UnsupportedError(f"an embedding answer needs an embeddings request, got {_what(request.route)}")
-    asked = codec.decode_request(request.body)
+    asked = original = codec.decode_request(request.body)
     if asked.model is None and request.route is not None:
         asked = replace(asked, model=request.route.model)
     if spec_.dimensions is not None:
@@ -108,7 +108,7 @@ def encode_embedding(spec_: spec.Embedding, request: MockRequest) -> MockReply:
     if not spec_.deterministicFromInput:  # the same vectors whatever the input: only position and seed count
         asked = replace(asked, inputs=tuple(f"#{position}" for position in range(len(asked.inputs))))
     result = embed(asked, seed=spec_.seed)
-    return MockReply(200, (_JSON,), codec.encode_response(result, codec.decode_request(request.body)))
+    return MockReply(200, (_JSON,), codec.encode_response(result, original))
 
 
 def encode_rerank(spec_: spec.Rerank, request: MockRequest) -> MockReply:

@@ -11,42 +11,18 @@ import orjson
 from llmproxy.cassette.capture import RawRequest
 from llmproxy.model import Conversation, Route
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
 
 _NOT_YET: Final = object()
 
 
-class ChatBody:
-    """The body of a request to a chat API. Its completed assistant turns are counted at once: every answer's
-    ids need them. Its conversation is decoded on first use: only conversation predicates, usage estimates
-    and the log's details read it, and a decode costs more than all the rest of an answer."""
-
-    __slots__ = ("_conversation", "body", "codec", "turn")
-
-    def __init__(self, codec: ChatCodec, body: bytes, parsed: Any) -> None:
-        self.codec = codec
-        self.body = body
-        self.turn = codec.assistant_turns(parsed)
-        self._conversation: Any = _NOT_YET
-
-    @property
-    def conversation(self) -> Conversation | None:
-        """None when the body does not decode: a request that does not decode is simply not a conversation,
-        and predicates that need one say so in the miss."""
-        if self._conversation is _NOT_YET:
-            try:
-                self._conversation = self.codec.decode_request(self.body)
-            except Exception:
-                self._conversation = None
-        conversation: Conversation | None = self._conversation
-        return conversation
-
-
 @dataclass(slots=True)
 class MockRequest:
     """`headers` keys are lower case; `body` the raw body and `json` the same parsed (None when it is not
-    JSON); `chat` the body of a chat request (None for anything else)."""
+    JSON); `codec` the chat API the request speaks (None for anything else) and `turn` its completed assistant
+    turns, counted without a decode: every answer's ids need them."""
 
     route: Route | None
     host: str
@@ -56,16 +32,23 @@ class MockRequest:
     model: str | None = None
     body: bytes = b""
     json: Any = None
-    chat: ChatBody | None = None
+    codec: ChatCodec | None = None
+    turn: int = 0
+    _conversation: Any = field(default=_NOT_YET, repr=False)
 
     @property
     def conversation(self) -> Conversation | None:
-        return self.chat.conversation if self.chat is not None else None
+        """The decoded chat request, decoded on first use: only conversation predicates, usage estimates and
+        the log's details read it, and a decode costs more than all the rest of an answer."""
+        if self._conversation is _NOT_YET:
+            self._conversation = decode_conversation(self.codec, Parsed(self.json) if self.json is not None else None)
+        conversation: Conversation | None = self._conversation
+        return conversation
 
     @property
-    def turn(self) -> int:
-        """Completed assistant turns (0 for what is not a chat request)."""
-        return self.chat.turn if self.chat is not None else 0
+    def decoded(self) -> bool:
+        """Whether `conversation` has been read (and costs nothing more)."""
+        return self._conversation is not _NOT_YET
 
 
 def mock_request(raw: RawRequest) -> MockRequest:
@@ -87,8 +70,20 @@ def mock_request(raw: RawRequest) -> MockRequest:
         model=asked if isinstance(asked, str) else route.model if route is not None else None,
         body=raw.body,
         json=parsed,
-        chat=ChatBody(codec, raw.body, parsed) if codec is not None else None,
+        codec=codec,
+        turn=codec.assistant_turns(parsed) if codec is not None else 0,
     )
+
+
+def decode_conversation(codec: ChatCodec | None, body: bytes | Parsed | None) -> Conversation | None:
+    """Decoding failures are not errors here: a request that does not decode is simply not a conversation,
+    and predicates that need one say so in the miss."""
+    if codec is None or body is None:
+        return None
+    try:
+        return codec.decode_request(body)
+    except Exception:
+        return None
 
 
 def _json(body: bytes) -> Any:

@@ -23,6 +23,7 @@ from llmproxy.model import (
     ProviderError,
     ToolCall,
 )
+from llmproxy.providers.node import Parsed
 
 type JsonObject = dict[str, Any]
 
@@ -73,8 +74,9 @@ class ChatCodec:
     provider: Provider
     operation: Operation
 
-    decode_request: Callable[[bytes], Conversation]
-    """The request body as a Conversation. Raises `ParseError` on anything that is not this format."""
+    decode_request: Callable[[bytes | Parsed], Conversation]
+    """The request body (or its JSON, already parsed) as a Conversation. Raises `ParseError` on anything that
+    is not this format."""
 
     assistant_turns: Callable[[Any], int]
     """Completed assistant turns in a parsed request body, counted without decoding it: for a body that

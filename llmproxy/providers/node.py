@@ -6,6 +6,7 @@ instead of a KeyError or TypeError from deep inside a codec.
 """
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -13,6 +14,14 @@ import orjson
 from llmproxy.errors import ParseError
 
 _MISSING: Final = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A JSON document its caller has already parsed: decoding it need not parse the body again (half the
+    cost of decoding a coding agent's request)."""
+
+    value: Any
 
 
 class Node:
@@ -35,8 +44,10 @@ class Node:
         return f"{self._parent.path}[{step}]" if isinstance(step, int) else f"{self._parent.path}.{step}"
 
     @classmethod
-    def parse(cls, body: bytes | str, what: str) -> "Node":
+    def parse(cls, body: bytes | str | Parsed, what: str) -> "Node":
         """Parse a JSON document; invalid JSON raises `ParseError`."""
+        if isinstance(body, Parsed):
+            return cls(body.value, what)
         try:
             return cls(orjson.loads(body), what)
         except orjson.JSONDecodeError as exc:

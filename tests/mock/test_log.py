@@ -74,9 +74,9 @@ def chat_request(text: str, *, decodes: list[int] | None = None) -> MockRequest:
     headers = (("host", "api.openai.com"), ("content-type", "application/json"))
     raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", headers, body, None)
     request = mock_request(raw)
-    if decodes is not None and request.chat is not None:
-        decode = request.chat.codec.decode_request
-        request.chat.codec = replace(request.chat.codec, decode_request=lambda b: decodes.append(1) or decode(b))
+    if decodes is not None and request.codec is not None:
+        decode = request.codec.decode_request
+        request.codec = replace(request.codec, decode_request=lambda b: decodes.append(1) or decode(b))
     return request
 
 

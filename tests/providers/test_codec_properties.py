@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,8 +26,9 @@ from hypothesis import strategies as st
 from llmproxy.errors import ParseError
 from llmproxy.framing import eventstream, ndjson
 from llmproxy.framing.sse import decode_all, encode_event
-from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason
+from llmproxy.model import Completion, Conversation, ErrorKind, ProviderError, StopReason
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.golden.cases import CASES
 from tests.providers.strategies import (
@@ -313,14 +315,24 @@ def test_arbitrary_event_sequences_raise_only_parse_error(name: str, data: st.Da
 
 
 def agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
-    """`assistant_turns` gives what the decode gives for a body that decodes, and never raises."""
-    counted = codec.assistant_turns(document)
+    """`assistant_turns` gives what the decode gives for a body that decodes, and never raises; the body
+    decodes the same, or fails with the same message, from its bytes and from its JSON parsed by the caller."""
+    body = dump(document)
+    parsed = orjson.loads(body)
+    counted = codec.assistant_turns(parsed)
+    outcomes = [_decoded(codec, body), _decoded(codec, Parsed(parsed))]
+    assert outcomes[0] == outcomes[1], body[:2000]
+    assert isinstance(counted, int)
+    if isinstance(outcomes[0], Conversation):
+        assert counted == outcomes[0].assistant_turns, body[:2000]
+
+
+def _decoded(codec: ChatCodec, body: bytes | Parsed) -> Conversation | str:
+    """The conversation, or the `ParseError`'s message."""
     try:
-        decoded = codec.decode_request(dump(document))
-    except ParseError:
-        assert isinstance(counted, int)
-        return
-    assert counted == decoded.assistant_turns, dump(document)[:2000]
+        return codec.decode_request(body)
+    except ParseError as error:
+        return str(error)
 
 
 @CODECS

@@ -19,14 +19,14 @@ from llmproxy.model import (
 )
 from llmproxy.providers.anthropic.wire import decode_cache_control, tool_arguments
 from llmproxy.providers.base import role_count
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "anthropic request"
 _ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
 _REASONING_MODES: Final = frozenset({"enabled", "adaptive"})
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT)
     root.obj()
     if not root["messages"].is_list():

@@ -28,7 +28,7 @@ from llmproxy.model import (
 )
 from llmproxy.providers.anthropic.wire import tool_arguments
 from llmproxy.providers.base import dump_json, role_count
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "bedrock converse request"
 _ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT}
@@ -46,7 +46,7 @@ DOCUMENT_TYPES: Final = {
 _CACHEABLE: Final = (TextPart, ImagePart, DocumentPart, ToolCall, ToolResultPart)
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT)
     root.obj()
     if not root["messages"].is_list():

@@ -26,7 +26,7 @@ from llmproxy.model import (
 )
 from llmproxy.providers.base import role_count
 from llmproxy.providers.gemini.wire import decode_call, get, snake
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "gemini request"
 _ROLES: Final = {"user": Role.USER, "model": Role.ASSISTANT, "function": Role.TOOL, "system": Role.SYSTEM}
@@ -38,7 +38,7 @@ _ANNOTATIONS: Final = frozenset(
 )
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     return read_request(Node.parse(body, WHAT), None)
 
 

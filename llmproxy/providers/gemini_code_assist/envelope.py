@@ -19,14 +19,14 @@ from llmproxy.providers.gemini.request import assistant_turns as gemini_turns
 from llmproxy.providers.gemini.request import read_request
 from llmproxy.providers.gemini.response import body_object, read_response
 from llmproxy.providers.gemini.stream import frame, read_stream, stream_objects
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT_REQUEST: Final = "code assist request"
 WHAT_RESPONSE: Final = "code assist response"
 WHAT_STREAM: Final = "code assist stream"
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT_REQUEST)
     root.obj()
     return read_request(root["request"], root["model"].opt_string())

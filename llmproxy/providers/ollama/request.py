@@ -18,7 +18,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.base import role_count
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.ollama import wire
 
 WHAT_CHAT: Final = "ollama chat request"
@@ -26,7 +26,7 @@ WHAT_GENERATE: Final = "ollama generate request"
 _ROLES: Final = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT, "tool": Role.TOOL}
 
 
-def decode_chat_request(body: bytes) -> Conversation:
+def decode_chat_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT_CHAT)
     root.obj()
     stream, limit, think = _settings(root)
@@ -40,7 +40,7 @@ def decode_chat_request(body: bytes) -> Conversation:
     )
 
 
-def decode_generate_request(body: bytes) -> Conversation:
+def decode_generate_request(body: bytes | Parsed) -> Conversation:
     """The prompt and its images are one user message; `suffix` (fill-in-the-middle) and `context` (the token
     ids of an earlier answer) have no neutral meaning and are kept whole in it."""
     root = Node.parse(body, WHAT_GENERATE)

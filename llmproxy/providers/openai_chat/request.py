@@ -22,7 +22,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.base import parse_arguments, role_count, split_data_url
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_chat.mapping import decode_tool_call
 
 WHAT = "openai chat request"
@@ -37,7 +37,7 @@ _ROLES = {
 }
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT)
     root.obj()
     tools = [_tool(tool) for tool in root["tools"].items()]

@@ -24,7 +24,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.base import parse_arguments, split_data_url
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT = "openai responses request"
 
@@ -32,7 +32,7 @@ _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM,
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text", "summary_text", "reasoning_text"})
 
 
-def decode_request(body: bytes) -> Conversation:
+def decode_request(body: bytes | Parsed) -> Conversation:
     root = Node.parse(body, WHAT)
     root.obj()
     instructions = root["instructions"].opt_string()
