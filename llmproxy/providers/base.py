@@ -145,6 +145,12 @@ def role_count(body: Any, key: str, role: str) -> int:
     return sum(1 for item in items if isinstance(item, dict) and item.get("role") == role)
 
 
+def assistant_messages(body: Any) -> int:
+    """The turns of APIs that send one `assistant` message per turn in `messages` (Anthropic, Chat Completions,
+    Bedrock Converse, Ollama chat)."""
+    return role_count(body, "messages", "assistant")
+
+
 def stable_id(prefix: str, *parts: object) -> str:
     """A deterministic id for encoders that must invent one (same content, same id; no clock, no rng)."""
     digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:24]

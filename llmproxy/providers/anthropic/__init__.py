@@ -3,13 +3,13 @@
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.anthropic import errors, request, response, stream
 from llmproxy.providers.anthropic.visible import visible
-from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.base import ChatCodec, assistant_messages
 
 MESSAGES = ChatCodec(
     provider=Provider.ANTHROPIC,
     operation=Operation.MESSAGES,
     decode_request=request.decode_request,
-    assistant_turns=request.assistant_turns,
+    assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,

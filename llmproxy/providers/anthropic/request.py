@@ -1,6 +1,6 @@
 """Decoding an Anthropic Messages request body (as SDKs and Claude Code send it) into a Conversation."""
 
-from typing import Any, Final
+from typing import Final
 
 from llmproxy.model import (
     ContentPart,
@@ -18,7 +18,6 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.anthropic.wire import decode_cache_control, tool_arguments
-from llmproxy.providers.base import role_count
 from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "anthropic request"
@@ -159,7 +158,3 @@ def _tool(node: Node) -> ToolDefinition:
         kind="function" if kind in (None, "custom") else kind,
         cache_control=decode_cache_control(node["cache_control"]),
     )
-
-
-def assistant_turns(body: Any) -> int:
-    return role_count(body, "messages", "assistant")

@@ -4,7 +4,7 @@
 from llmproxy.framing.eventstream import MEDIA_TYPE
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.anthropic import request as anthropic_request
-from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.bedrock import errors, invoke, models, request, response, stream
 from llmproxy.providers.bedrock.signing import SIGV4_HEADERS, VOLATILE_HEADERS
 from llmproxy.providers.bedrock.visible import visible
@@ -13,7 +13,7 @@ CONVERSE = ChatCodec(
     provider=Provider.BEDROCK,
     operation=Operation.CONVERSE,
     decode_request=request.decode_request,
-    assistant_turns=request.assistant_turns,
+    assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,
@@ -29,7 +29,7 @@ INVOKE_ANTHROPIC = ChatCodec(
     provider=Provider.BEDROCK,
     operation=Operation.INVOKE,
     decode_request=anthropic_request.decode_request,  # the Messages body; model and stream are in the URL
-    assistant_turns=anthropic_request.assistant_turns,
+    assistant_turns=assistant_messages,
     decode_response=invoke.decode_response,
     decode_stream=invoke.decode_stream,
     encode_response=invoke.encode_response,

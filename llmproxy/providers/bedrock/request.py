@@ -7,7 +7,7 @@ after the block before it, so it becomes that part's `cache_control`. The model 
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Final
+from typing import Final
 
 from llmproxy.model import (
     AudioPart,
@@ -27,7 +27,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.anthropic.wire import tool_arguments
-from llmproxy.providers.base import dump_json, role_count
+from llmproxy.providers.base import dump_json
 from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "bedrock converse request"
@@ -173,7 +173,3 @@ def _tools(node: Node) -> tuple[ToolDefinition, ...]:
         elif kind == "systemTool":
             tools.append(ToolDefinition(value["name"].string(), kind="systemTool"))
     return tuple(tools)
-
-
-def assistant_turns(body: Any) -> int:
-    return role_count(body, "messages", "assistant")

@@ -5,7 +5,7 @@ Ollama's OpenAI-compatible `/v1/…` endpoints are served by the OpenAI codecs.
 
 from llmproxy.framing import ndjson
 from llmproxy.model import Operation, Provider
-from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.ollama import errors, request, response, stream
 from llmproxy.providers.ollama.visible import visible_chat, visible_generate
 
@@ -13,7 +13,7 @@ CHAT = ChatCodec(
     provider=Provider.OLLAMA,
     operation=Operation.CHAT,
     decode_request=request.decode_chat_request,
-    assistant_turns=request.chat_turns,
+    assistant_turns=assistant_messages,
     decode_response=response.decode_chat,
     decode_stream=stream.decode_chat,
     encode_response=response.encode_chat,

@@ -17,7 +17,6 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import role_count
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.ollama import wire
 
@@ -109,10 +108,6 @@ def _tool(node: Node) -> ToolDefinition:
         parameters=function["parameters"].opt_obj(),
         kind=node["type"].opt_string() or "function",
     )
-
-
-def chat_turns(body: Any) -> int:
-    return role_count(body, "messages", "assistant")
 
 
 def generate_turns(body: Any) -> int:

@@ -6,7 +6,7 @@ request, the `chat.completion` body, the chunk stream, and what of a Completion 
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers import openai_errors
-from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.openai_chat import request, response, stream
 from llmproxy.providers.openai_chat.visible import visible
 
@@ -14,7 +14,7 @@ CHAT = ChatCodec(
     provider=Provider.OPENAI,
     operation=Operation.CHAT_COMPLETIONS,
     decode_request=request.decode_request,
-    assistant_turns=request.assistant_turns,
+    assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,

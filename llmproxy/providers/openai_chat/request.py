@@ -4,8 +4,6 @@ System and developer messages stay in the message list, where the client put the
 TOOL messages holding a ToolResultPart, named after the call they answer.
 """
 
-from typing import Any
-
 from llmproxy.model import (
     AudioPart,
     ContentPart,
@@ -21,7 +19,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import parse_arguments, role_count, split_data_url
+from llmproxy.providers.base import parse_arguments, split_data_url
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_chat.mapping import decode_tool_call
 
@@ -128,7 +126,3 @@ def _function(node: Node) -> ToolDefinition:
     return ToolDefinition(
         node["name"].string(), node["description"].opt_string(), node["parameters"].opt_obj(), "function"
     )
-
-
-def assistant_turns(body: Any) -> int:
-    return role_count(body, "messages", "assistant")
