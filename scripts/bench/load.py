@@ -1,14 +1,14 @@
 """The load generator: raw HTTP/1.1 keep-alive connections on asyncio, one process of its own.
 
-    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|stream|small-stream
-                                 --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
+    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|sized|stream|small-stream
+                                 [--request-bytes B] --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
 
 `--proxy` sends absolute-form requests (`POST http://127.0.0.1:U/v1/messages`) to port P, as any client of
 a plain-http proxy does; without it the requests go straight to the upstream. Each connection warms up
 with a few requests first. Prints one JSON object: requests per second and latency percentiles, or for
 streams the per-event delay (arrival − the send time the upstream stamped in the event) and the time to
-first event; plus the CPU milliseconds each `--cpu-pid` process spent per request (or per stream event)
-while measuring.
+first event; `sent`, every request sent, warm-up included; plus the CPU milliseconds each `--cpu-pid`
+process spent per request (or per stream event) while measuring.
 """
 
 import argparse
@@ -42,6 +42,7 @@ class Results:
     delays: list[float] = field(default_factory=list)  # seconds per stream event, send → arrival
     first_events: list[float] = field(default_factory=list)  # seconds from request to first event
     events: int = 0
+    sent: int = 0  # every request, warm-up included
 
 
 class Connection:
@@ -62,14 +63,17 @@ class Connection:
         )
         return head.encode() + body
 
-    async def open(self) -> None:
+    async def open(self, results: Results) -> None:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.args.port)
         for _ in range(WARMUP_REQUESTS if self.args.body != "stream" else 2):
             await self.exchange(self.warmup if self.args.body == "stream" else self.request, None)
+            results.sent += 1
 
     async def exchange(self, request: bytes, results: Results | None) -> None:
         """Send one request and read the whole answer; with `results`, note what it measured."""
         start, wall = time.perf_counter(), time.time()
+        if results is not None:
+            results.sent += 1
         self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 200"):
@@ -102,14 +106,15 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     request_body = {
         "small": payloads.small_request,
         "large": payloads.large_request,
+        "sized": lambda: payloads.sized_request(args.request_bytes),
         "stream": lambda: payloads.small_request(stream=True),
         "small-stream": lambda: payloads.small_request(stream=True),
     }[args.body]()
     if args.api == "openai":
         request_body = payloads.chat_request(stream=args.body == "small-stream")
     connections = [Connection(args, request_body) for _ in range(args.concurrency)]
-    await asyncio.gather(*(c.open() for c in connections))
     results = Results()
+    await asyncio.gather(*(c.open(results) for c in connections))
     before = {pid: cpu_ms(pid) for pid in args.cpu_pid}
     start = time.perf_counter()
     deadline = start + args.seconds
@@ -139,6 +144,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         }
     return {
         "requests": len(results.latencies),
+        "sent": results.sent,
         "request_bytes": len(request_body),
         "rps": len(results.latencies) / elapsed,
         "p50_ms": percentile(results.latencies, 0.5) * 1000,
@@ -154,10 +160,11 @@ def main() -> None:
     parser.add_argument("--proxy", action="store_true", help="send absolute-form requests, as to an HTTP proxy")
     parser.add_argument(
         "--body",
-        choices=["small", "large", "stream", "small-stream"],
+        choices=["small", "large", "sized", "stream", "small-stream"],
         required=True,
         help="stream: timed stream events; small-stream: a streaming request measured in requests per second",
     )
+    parser.add_argument("--request-bytes", type=int, default=1000, help="the size of a `sized` request body")
     parser.add_argument("--api", choices=["anthropic", "openai"], default="anthropic", help="small bodies only")
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=2.0, help="how long to send requests (not streams)")

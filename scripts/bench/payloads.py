@@ -88,17 +88,41 @@ def large_request(size: int = 200_000) -> bytes:
     return json.dumps(body).encode()
 
 
-def reply() -> bytes:
-    """A complete, non-streamed Messages answer."""
+def sized_request(size: int) -> bytes:
+    """A request of about `size` bytes: one user turn padded with prose below 10 KB, an agent's history above."""
+    if size >= 10_000:
+        return large_request(size)
+    body = json.loads(small_request())
+    body["messages"][0]["content"] += " " + _prose(size - len(small_request()))
+    return json.dumps(body).encode()
+
+
+def _prose(size: int) -> str:
+    """About `size` characters of an assistant's explanation, with code and numbers in it, as answers have."""
+    sentence = (
+        "The function at line {i} returns value * {i} + {m}; calling it with 42 gives {r}, which the test "
+        "in tests/test_module_{i}.py checks before the refactor keeps it.\n"
+    )
+    text, length, i = [], 0, 0
+    while length < size:
+        text.append(sentence.format(i=i, m=i % 7, r=42 * i + i % 7))
+        length += len(text[-1])
+        i += 1
+    return "".join(text)[: max(0, size)]
+
+
+def reply(size: int = 0) -> bytes:
+    """A complete, non-streamed Messages answer; with `size`, its text makes it about that many bytes."""
+    text = "Bytes pass through;\nthe tape keeps every word;\nnothing waits for it."
+    if size:
+        text = _prose(size - 300)
     return json.dumps(
         {
             "id": "msg_bench_01",
             "type": "message",
             "role": "assistant",
             "model": MODEL,
-            "content": [
-                {"type": "text", "text": "Bytes pass through;\nthe tape keeps every word;\nnothing waits for it."}
-            ],
+            "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
             "usage": {"input_tokens": 25, "output_tokens": 21},

@@ -1,11 +1,12 @@
 """A fast fake Anthropic upstream on 127.0.0.1, run as a process of its own so it shares no GIL with the
 proxy or the client.
 
-    python scripts/bench/upstream.py [--events N] [--interval-ms MS]
+    python scripts/bench/upstream.py [--events N] [--interval-ms MS] [--reply-bytes B]
 
 Prints its port on stdout, then serves HTTP/1.1 keep-alive until killed: POST /v1/messages answers a small
-JSON message, or, when the body asks for `"stream": true`, an SSE stream of N content_block_delta events
-MS apart, each its own chunk (chunked encoding) and stamped with the time it was sent.
+JSON message (about B bytes with `--reply-bytes`), or, when the body asks for `"stream": true`, an SSE
+stream of N content_block_delta events MS apart, each its own chunk (chunked encoding) and stamped with the
+time it was sent.
 """
 
 import argparse
@@ -13,11 +14,12 @@ import asyncio
 
 import payloads
 
-REPLY = payloads.reply()
-JSON_HEAD = (
-    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nrequest-id: req_bench\r\n"
-    b"content-length: %d\r\n\r\n" % len(REPLY)
-)
+
+def json_answer(reply: bytes) -> bytes:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nrequest-id: req_bench\r\ncontent-length: %d\r\n\r\n"
+    return head % len(reply) + reply
+
+
 STREAM_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
     b"request-id: req_bench\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -31,8 +33,8 @@ def chunk(data: bytes) -> bytes:
 class Server(asyncio.Protocol):
     """One client connection: parse requests as bytes arrive, answer each in order."""
 
-    def __init__(self, events: int, interval: float) -> None:
-        self.events, self.interval = events, interval
+    def __init__(self, events: int, interval: float, answer: bytes) -> None:
+        self.events, self.interval, self.answer = events, interval, answer
         self.buffer = bytearray()
         self.streaming = False
 
@@ -62,7 +64,7 @@ class Server(asyncio.Protocol):
                 self.streaming = True
                 asyncio.get_running_loop().create_task(self.stream())
             else:
-                self.transport.write(JSON_HEAD + REPLY)
+                self.transport.write(self.answer)
 
     async def stream(self) -> None:
         loop = asyncio.get_running_loop()
@@ -82,9 +84,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--interval-ms", type=float, default=5.0)
+    parser.add_argument("--reply-bytes", type=int, default=0, help="the size of the JSON answer (default: small)")
     args = parser.parse_args()
+    answer = json_answer(payloads.reply(args.reply_bytes))
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: Server(args.events, args.interval_ms / 1000), "127.0.0.1", 0, backlog=256)
+    server = await loop.create_server(
+        lambda: Server(args.events, args.interval_ms / 1000, answer), "127.0.0.1", 0, backlog=256
+    )
     print(server.sockets[0].getsockname()[1], flush=True)
     await server.serve_forever()
 
