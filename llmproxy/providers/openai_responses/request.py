@@ -30,6 +30,8 @@ WHAT = "openai responses request"
 
 _ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "developer": Role.DEVELOPER}
 _TEXT_PARTS = frozenset({"input_text", "output_text", "text", "summary_text", "reasoning_text"})
+# output items the model produces besides its calls (`*_call`): the assistant's, whatever role they name
+_MODEL_ITEMS = frozenset({"reasoning", "compaction", "mcp_list_tools", "mcp_approval_request", "program"})
 
 
 def decode_request(body: bytes | Parsed) -> Conversation:
@@ -40,7 +42,7 @@ def decode_request(body: bytes | Parsed) -> Conversation:
         model=root["model"].opt_string(),
         messages=name_tool_results(_messages(root["input"])),
         system=(TextPart(instructions),) if instructions else (),
-        tools=tuple(definition for tool in root["tools"].items() for definition in _tools(tool)),
+        tools=(*_defined(root["tools"]), *_added_tools(root["input"])),
         stream=root["stream"].boolean(),
         max_output_tokens=root["max_output_tokens"].integer() if root["max_output_tokens"].present else None,
         reasoning_requested=root["reasoning"].present,
@@ -80,13 +82,21 @@ def _item(item: Node) -> tuple[Role, tuple[ContentPart, ...]]:
     if type_ == "reasoning":
         return Role.ASSISTANT, (_reasoning(item),)
     # custom_tool_call, local_shell_call, web_search_call… and their outputs: no neutral meaning.
-    return _side(type_), (OtherPart(type_, item.obj()),)
+    return _side(type_, item["role"].value), (OtherPart(type_, item.obj()),)
 
 
-def _side(type_: str) -> Role:
-    """Whose an item that is not a `message` is: outputs answer the assistant's calls; calls, reasoning and
-    server-side tool calls are the assistant's."""
-    return Role.TOOL if type_.endswith("_output") or type_ == "mcp_approval_response" else Role.ASSISTANT
+def _side(type_: str, role: object) -> Role:
+    """Whose an item that is not a `message` is: outputs answer the assistant's calls, and what the model
+    produces — its calls (`*_call`), reasoning, compactions, MCP listings and approval requests — is the
+    assistant's. Anything else is context the client adds: the role it names (Codex's `additional_tools`
+    items are the developer's), else the developer's (Codex's `configuration_update`, an `item_reference`);
+    never an assistant turn."""
+    if type_.endswith("_output") or type_ == "mcp_approval_response":
+        return Role.TOOL
+    if type_.endswith("_call") or type_ in _MODEL_ITEMS:
+        return Role.ASSISTANT
+    named = _ROLES.get(role) if isinstance(role, str) else None
+    return named or Role.DEVELOPER
 
 
 def assistant_turns(body: Any) -> int:
@@ -108,7 +118,7 @@ def _role_of(item: Any) -> Role | None:
     if not isinstance(type_, str):
         return None
     if type_ != "message":
-        return _side(type_)
+        return _side(type_, item.get("role"))
     role = item.get("role")
     return _ROLES.get(role) if isinstance(role, str) else None
 
@@ -162,6 +172,23 @@ def _data_url(value: str | None) -> tuple[str | None, str | None, str | None]:
     if "://" in value:
         return None, None, value
     return None, value, None
+
+
+def _defined(tools: Node) -> tuple[ToolDefinition, ...]:
+    return tuple(definition for tool in tools.items() for definition in _tools(tool))
+
+
+def _added_tools(input_: Node) -> tuple[ToolDefinition, ...]:
+    """Tools offered in the input: Codex CLI talking to OpenAI itself sends its tools as an `additional_tools`
+    item rather than in `tools`."""
+    if not input_.is_list():
+        return ()
+    return tuple(
+        definition
+        for item in input_.items()
+        if item["type"].opt_string() == "additional_tools"
+        for definition in _defined(item["tools"])
+    )
 
 
 def _tools(tool: Node) -> tuple[ToolDefinition, ...]:

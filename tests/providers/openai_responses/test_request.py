@@ -208,3 +208,31 @@ def test_file_url_and_bare_base64_file_data() -> None:
 def test_bad_shapes_name_the_path(body: object, where: str) -> None:
     with pytest.raises(ParseError, match=rf"openai responses request: {re.escape(where)}"):
         RESPONSES.decode_request(json.dumps(body).encode())
+
+
+def test_only_what_the_model_produced_counts_as_an_assistant_turn() -> None:
+    """Items the client adds (Codex's `additional_tools` and `configuration_update`, an `item_reference`) are
+    context, not assistant turns; calls, reasoning and compactions are the model's whatever role they name."""
+    body = {
+        "model": "m",
+        "input": [
+            {"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": "f"}]},
+            {"type": "configuration_update", "model": "gpt-6"},
+            {"type": "item_reference", "id": "msg_1"},
+            {"role": "user", "content": "go"},
+            {"type": "compaction", "encrypted_content": "x"},
+            {"type": "user_shell_call", "role": "user", "action": {}},
+            {"type": "user_shell_call_output", "output": "ok"},
+        ],
+    }
+    conversation = RESPONSES.decode_request(json.dumps(body).encode())
+    assert [m.role for m in conversation.messages] == [
+        Role.DEVELOPER,
+        Role.DEVELOPER,
+        Role.DEVELOPER,
+        Role.USER,
+        Role.ASSISTANT,  # the compaction and the call, one turn
+        Role.TOOL,
+    ]
+    assert conversation.assistant_turns == RESPONSES.assistant_turns(body) == 1
+    assert [t.name for t in conversation.tools] == ["f"]  # offered in the input, as Codex does
