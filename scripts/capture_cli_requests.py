@@ -1,9 +1,11 @@
 """Regenerate tests/fixtures/captured/: the request bodies real coding CLIs send in a tool loop.
 
-    .venv/bin/python scripts/capture_cli_requests.py claude codex gemini
+    .venv/bin/python scripts/capture_cli_requests.py claude codex codex-websocket gemini
 
 Each CLI (installed from package.json by scripts/setup.sh) runs a scripted session against llmproxy's
-encodings on a loopback server (tests/e2e/clis.py). Only bodies are kept — headers carry keys.
+encodings on a loopback server (tests/e2e/clis.py). Only bodies are kept — headers carry keys. Codex CLI in
+its default configuration (`codex-websocket`) sends WebSocket messages: each is kept as sent, the warm-up
+(`generate: false`) first, as `codex-websocket-VERSION-messageN.json`.
 """
 
 import argparse
@@ -32,9 +34,10 @@ def main() -> int:
             print(f"{name} did not finish the scripted session:\n{session.process.stderr[-3000:]}", file=sys.stderr)
             return 1
         args.out.mkdir(parents=True, exist_ok=True)
-        for number, body in enumerate(session.bodies, 1):
-            target = args.out / f"{name}-{session.version}-turn{number}.json"
-            record = {"cli": name, "version": session.version, "body": body}
+        kept, kind = (session.messages, "message") if cli.websocket else (session.bodies, "turn")
+        for number, body in enumerate(kept, 1):
+            target = args.out / f"{name}-{session.version}-{kind}{number}.json"
+            record = {"cli": cli.name, "version": session.version, "body": body}
             target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
             print(f"wrote {target}")
     return 0

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
 from llmproxy.providers.routes import detect, with_body
 from tests.certs import make_test_ca
+from tests.e2e.websocket_upstream import serve_websocket
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL_TEXT = "The command printed llmproxy-ok."
@@ -47,6 +48,11 @@ class Cli:
     turns: list[Completion]
     argv: list[str]
     canned: dict[str, bytes] = field(default_factory=dict)  # other paths the CLI calls: JSON answered as is
+    websocket: bool = False  # its model traffic goes over WebSocket (Codex CLI's default configuration)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}-websocket" if self.websocket else self.name
 
     @property
     def binary(self) -> str | None:
@@ -92,7 +98,9 @@ GEMINI = Cli(
         "/v1internal:fetchAdminControls": b"{}",
     },
 )
-CLIS = {cli.name: cli for cli in (CLAUDE, CODEX, GEMINI)}
+# Codex CLI as installed: the built-in OpenAI provider, which talks to `/v1/responses` over WebSocket
+CODEX_WEBSOCKET = replace(CODEX, websocket=True)
+CLIS = {cli.label: cli for cli in (CLAUDE, CODEX, CODEX_WEBSOCKET, GEMINI)}
 
 
 @dataclass
@@ -101,7 +109,8 @@ class Session:
 
     version: str
     process: subprocess.CompletedProcess[str]
-    bodies: list[dict[str, Any]] = field(default_factory=list)
+    bodies: list[dict[str, Any]] = field(default_factory=list)  # the requests that took a turn
+    messages: list[dict[str, Any]] = field(default_factory=list)  # every WebSocket message, warm-ups included
 
 
 class ScriptedServer:
@@ -115,13 +124,30 @@ class ScriptedServer:
         canned = canned or {}
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.messages: list[dict[str, Any]] = []  # what came over WebSocket connections, warm-ups included
         server = self
+
+        def next_turn(body: dict[str, Any], path: str) -> Completion | None:
+            if len(server.bodies) >= len(turns):
+                return None
+            server.bodies.append(body)
+            server.paths.append(path)
+            return turns[len(server.bodies) - 1]
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if self.headers.get("upgrade", "").lower() == "websocket":
+                    lines = [self.requestline, *(f"{name}: {value}" for name, value in self.headers.items())]
+                    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+                    serve_websocket(self.connection, head, lambda body: next_turn(body, self.path), server.messages)
+                    self.close_connection = True
+                    return
+                self.do_POST()
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -130,15 +156,13 @@ class ScriptedServer:
                     return
                 route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
                 codec = chat_codec(route) if route is not None else None
-                if codec is None or route is None or len(server.bodies) >= len(turns):
+                request = json.loads(body) if codec is not None else None
+                completion = next_turn(request, self.path) if codec is not None else None
+                if codec is None or route is None or completion is None:
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return
-                request = json.loads(body)
-                completion = turns[len(server.bodies)]
-                server.bodies.append(request)
-                server.paths.append(self.path)
                 if with_body(route, request).streaming:
                     self.send_response(200)
                     self.send_header("content-type", codec.stream_media_type)
@@ -157,8 +181,6 @@ class ScriptedServer:
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
-
-            do_GET = do_POST
 
         self.connections = 0  # accepted TCP connections, TLS handshake or not
 
@@ -242,6 +264,10 @@ def run_session(cli: Cli, binary: str) -> Session:
                     "GOOGLE_CLOUD_ACCESS_TOKEN": "test-token-not-secret",
                     "GEMINI_CLI_TRUST_WORKSPACE": "true",
                 }
+            elif cli.websocket:  # its own configuration file, as a user has it: only the base URL changed
+                Path(home, ".codex").mkdir()
+                Path(home, ".codex", "config.toml").write_text(f'openai_base_url = "{server.url}/v1"\n')
+                env |= {"OPENAI_API_KEY": "test-key-not-secret"}
             else:
                 Path(home, "config.toml").write_text(
                     'model = "gpt-5-codex"\nmodel_provider = "scripted"\n[model_providers.scripted]\n'
@@ -253,6 +279,6 @@ def run_session(cli: Cli, binary: str) -> Session:
             process = subprocess.run(
                 [binary, *cli.argv], cwd=workdir, env=env, capture_output=True, text=True, timeout=180
             )
-        return Session(version, process, list(server.bodies))
+        return Session(version, process, list(server.bodies), list(server.messages))
     finally:
         server.close()

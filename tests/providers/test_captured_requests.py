@@ -95,6 +95,29 @@ def test_codex_tool_result_turn() -> None:
     assert "llmproxy-ok" in result.text
 
 
+def test_codex_websocket_first_turn() -> None:
+    """Codex CLI talking to OpenAI itself (over WebSocket) sends its tools as an `additional_tools` input item
+    with the developer's role: context, not an assistant turn, and its tools are the request's tools."""
+    body = load("codex-websocket-0.169.0-message2.json")
+    conversation = decode("openai-responses", body)
+    assert [item["type"] for item in body["input"]][:2] == ["additional_tools", "message"]
+    assert [m.role for m in conversation.messages] == [Role.DEVELOPER] * 5 + [Role.USER] * 2
+    assert conversation.assistant_turns == 0
+    assert CHAT_CODECS["openai-responses"].assistant_turns(body) == 0
+    assert conversation.messages[-1].text == "Run `echo llmproxy-ok`, then tell me what it printed."
+    assert {"exec", "wait", "spawn_agent"} <= {t.name for t in conversation.tools}
+
+
+def test_codex_websocket_tool_result_carries_only_the_new_item() -> None:
+    """On one WebSocket, Codex sends only what is new since the response it names (`previous_response_id`)."""
+    body = load("codex-websocket-0.169.0-message3.json")
+    assert body["previous_response_id"].startswith("resp_")
+    conversation = decode("openai-responses", body)
+    (message,) = conversation.messages
+    assert message.role is Role.TOOL
+    assert "llmproxy-ok" in message.tool_results[0].text
+
+
 SHELL_NOTE = "Print a marker"
 
 
@@ -138,5 +161,6 @@ CODECS = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini":
 @pytest.mark.parametrize("name", sorted(p.name for p in CAPTURED.glob("*.json")))
 def test_every_capture_decodes(name: str) -> None:
     codec = CODECS[name.split("-")[0]]
-    conversation = decode(codec, load(name))
-    assert conversation.messages
+    body = load(name)
+    conversation = decode(codec, body)
+    assert conversation.messages or body.get("generate") is False  # Codex's warm-up asks for nothing
