@@ -102,12 +102,19 @@ PRESETS: Mapping[str, Preset] = {
         Preset(
             "codex",
             re.compile(r"^codex"),
-            drop=(jsonpath.parse("$.prompt_cache_key"), jsonpath.parse("$.client_metadata")),
+            drop=(
+                jsonpath.parse("$.prompt_cache_key"),
+                jsonpath.parse("$.client_metadata"),
+                # when each input item was made (a float: no rewrite reaches it)
+                jsonpath.parse("$.input[*].internal_chat_message_metadata_passthrough.create_time"),
+            ),
             anchors=(re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"(/[^\s`'\"]*?)/skills/")),
             rewrites=(
                 _DATE,
                 _LONG_DATE,
                 _UUID,
+                # the machine it runs on, in its environment context: another laptop or CI runner must still match
+                (re.compile(r"<(shell|timezone)>[^<]*</\1>"), r"<\1><volatile></\1>"),
                 # what Codex adds to a command's output: a random chunk id and how long it ran
                 (re.compile(r"\bChunk ID: [0-9a-f]+"), "Chunk ID: <volatile>"),
                 (re.compile(r"\bWall time: [0-9.]+ seconds"), "Wall time: <volatile>"),

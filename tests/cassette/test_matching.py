@@ -124,6 +124,25 @@ def test_presets_match_the_same_session_run_elsewhere_another_day(fixture: str, 
     )
 
 
+def test_codex_preset_matches_its_websocket_request_from_another_machine() -> None:
+    """Codex CLI talking to OpenAI itself (over WebSocket) stamps every input item with when it was made, and
+    says which shell and time zone it runs in: none of that may keep a cassette from matching elsewhere."""
+    body = captured_body("codex-websocket-0.169.0-message2.json")
+    text = json.dumps(body)
+    cwd = re.findall(r"<cwd>([^<]+)</cwd>", text)[0]
+    moved = text.replace(cwd, "/home/someone/project").replace("Etc/UTC", "Europe/Paris")
+    variant = json.loads(moved.replace("<shell>bash</shell>", "<shell>zsh</shell>"))
+    stamped = [item["internal_chat_message_metadata_passthrough"] for item in variant["input"][1:]]
+    for metadata in stamped:
+        metadata["create_time"] += 3600.25
+    url, codex = "wss://api.openai.com/v1/responses", PRESETS["codex"]
+    ours, theirs = RequestView.of(req(body, url), "openai", codex), RequestView.of(req(variant, url), "openai", codex)
+    assert ours.key == theirs.key, differences(ours, theirs)
+    unnormalised = RequestView.of(req(variant, url), "openai", None)
+    found = {d.path for d in differences(RequestView.of(req(body, url), "openai", None), unnormalised, limit=50)}
+    assert "$.input[1].internal_chat_message_metadata_passthrough.create_time" in found
+
+
 @pytest.mark.parametrize(
     ("user_agent", "preset"),
     [
