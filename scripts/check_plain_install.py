@@ -1,0 +1,62 @@
+"""Install llmproxy as a user does — `pip install .`, no extras — into a fresh virtualenv, then import every
+module of `llmproxy` and `addons` and run every command's `--help` with the installed `llmproxy` script, from a
+directory where the source checkout is not importable. CI runs it (.ci/run): the test suite installs the
+`dev` extra, which would hide an import only a dev dependency provides.
+
+    python scripts/check_plain_install.py            # a temporary virtualenv, removed afterwards
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+INSIDE = r"""
+import importlib, pkgutil, subprocess, sys, warnings
+from pathlib import Path
+
+warnings.simplefilter("ignore", DeprecationWarning)  # mitmproxy's dependencies, as in tests/mitm.py
+import addons, llmproxy
+for package in (llmproxy, addons):
+    assert not Path(package.__file__).is_relative_to(sys.argv[1]), f"imported from the checkout: {package.__file__}"
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if module.name != "llmproxy.__main__":
+            importlib.import_module(module.name)
+from llmproxy.cli import main
+
+def paths(command, prefix):
+    yield prefix
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from paths(sub, [*prefix, name])
+
+script = Path(sys.executable).with_name("llmproxy")
+commands = list(paths(main, []))
+for path in commands:
+    run = subprocess.run([str(script), *path, "--help"], capture_output=True, text=True)
+    assert run.returncode == 0 and "Usage:" in run.stdout, (path, run.stdout, run.stderr)
+names = ", ".join(" ".join(path) or "llmproxy" for path in commands)
+print(f"imported every module; --help of {len(commands)} commands: {names}")
+"""
+
+
+def main() -> int:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="llmproxy-plain-") as temp:
+        venv = Path(temp) / "venv"
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+        python = venv / "bin" / "python"
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, str(ROOT)], check=True)
+        environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+        run = subprocess.run([str(python), "-c", INSIDE, str(ROOT)], cwd=temp, env=environment)
+    print(f"plain install checked in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return run.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

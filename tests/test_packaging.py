@@ -1,0 +1,59 @@
+"""llmproxy installs as a user installs it: every module it imports at run time comes from the standard
+library, from llmproxy itself, or from a distribution `pyproject.toml` declares in `dependencies` (not only in
+the `dev` extra, which CI installs and users do not). `.ci/run` also installs it without extras into a fresh
+virtualenv and runs every command's --help (scripts/check_plain_install.py)."""
+
+import ast
+import importlib.metadata
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OWN = {"llmproxy", "addons"}
+
+
+def imported_modules() -> dict[str, set[str]]:
+    """Top-level modules imported by llmproxy/ and addons/, with the files importing each."""
+    found: dict[str, set[str]] = {}
+    for package in OWN:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                names: list[str] = []
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                for name in names:
+                    found.setdefault(name.partition(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_dependencies() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {normalise(re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0]) for requirement in project["dependencies"]}
+
+
+def test_every_third_party_import_is_a_declared_runtime_dependency() -> None:
+    distributions = importlib.metadata.packages_distributions()
+    declared = declared_dependencies()
+    undeclared = {}
+    for module, files in imported_modules().items():
+        if module in OWN or module in sys.stdlib_module_names:
+            continue
+        providers = {normalise(name) for name in distributions.get(module, [])}
+        if not providers & declared:
+            undeclared[module] = (sorted(providers), sorted(files))
+    assert undeclared == {}, f"imported but not in [project] dependencies: {undeclared}"
+
+
+def test_the_check_sees_an_undeclared_import() -> None:
+    """The check above is not vacuous: it finds the third-party modules llmproxy really imports."""
+    modules = imported_modules()
+    assert {"mitmproxy", "orjson", "pydantic", "click"} <= modules.keys()
+    assert "zstandard" in modules  # decoded bodies: the case a plain install once missed
