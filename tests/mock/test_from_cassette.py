@@ -69,7 +69,7 @@ def test_the_claude_code_loop_is_one_conversation_matched_by_turn_and_tool_resul
     conversion = convert(load_cassette(ROOT / "cassettes" / "claude-code-tool-loop.json"))
     (entry,) = conversion.expectations.expectations
     assert isinstance(entry, Conversation)
-    assert entry.conversation.match == Match(provider="anthropic", path="/v1/messages", model="claude-opus-4-8")
+    assert entry.conversation.match == Match(provider="anthropic", path="/v1/messages", model="claude-opus-5-5")
     first, second = entry.conversation.turns
     assert first.match == Match(turnIndex=0)  # the latest message is Claude Code's system reminder
     assert first.respond == Respond(
