@@ -37,10 +37,12 @@ class Operation(StrEnum):
 class Route:
     """The result of detection. `streaming` is None until the body has been seen, when the body decides.
     `model` is set when the URL names it (Gemini, Bedrock, Azure deployments); `version` when the URL's API
-    version changes the wire format and the body does not say which (Cohere `/v1/embed` and `/v2/embed`)."""
+    version changes the wire format and the body does not say which (Cohere `/v1/embed` and `/v2/embed`).
+    `websocket`: the API spoken over a WebSocket (Responses' `response.create` messages), which streams."""
 
     provider: Provider
     operation: Operation
     streaming: bool | None = None
     model: str | None = None
     version: str | None = None
+    websocket: bool = False

@@ -24,8 +24,10 @@ from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
 from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
 from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
 from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
+from llmproxy.providers.openai_responses.websocket import RESPONSES_OVER_WEBSOCKET, RESPONSES_WEBSOCKET
 from llmproxy.providers.rerank import COHERE_RERANK, VOYAGE_RERANK
 from llmproxy.providers.vectors import EmbeddingCodec, RerankCodec
+from llmproxy.providers.websocket import WebSocketCodec
 
 CHAT_CODECS: dict[str, ChatCodec] = {
     "anthropic-messages": ANTHROPIC_MESSAGES,
@@ -47,10 +49,28 @@ no names of their own."""
 
 
 def chat_codec(route: Route) -> ChatCodec | None:
-    """The chat codec that reads and writes this route's bodies, if it is a chat operation."""
+    """The chat codec that reads and writes this route's bodies, if it is a chat operation (over a WebSocket:
+    the requests read whole, and a stream's events as messages)."""
+    if route.websocket:
+        return _OVER_WEBSOCKET.get((route.provider, route.operation))
     if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
         return bedrock_invoke_codec(route.model)  # an invoke body is the model family's own format
     return _BY_ROUTE.get((route.provider, route.operation))
+
+
+WEBSOCKET_CODECS: dict[tuple[Provider, Operation], WebSocketCodec] = {
+    (codec.provider, codec.operation): codec for codec in (RESPONSES_WEBSOCKET,)
+}
+_OVER_WEBSOCKET: dict[tuple[Provider, Operation], ChatCodec] = {
+    (codec.provider, codec.operation): codec for codec in (RESPONSES_OVER_WEBSOCKET,)
+}
+
+
+def websocket_codec(route: Route | None) -> WebSocketCodec | None:
+    """How a WebSocket route's API speaks in messages (llmproxy.providers.websocket), if llmproxy knows it."""
+    if route is None or not route.websocket:
+        return None
+    return WEBSOCKET_CODECS.get((route.provider, route.operation))
 
 
 EMBEDDING_CODECS: dict[str, EmbeddingCodec] = {

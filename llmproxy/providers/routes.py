@@ -5,7 +5,9 @@ gateways (``https://gw.example/anthropic/v1/messages``) are recognised on any ho
 and headers only that provider sends, break ties where two APIs share a path (``/v1/models``). A rule
 marked `distinct` has a path no other API uses (Azure's ``/openai/deployments/{d}/…``), so it beats the
 generic rules on any host. A rule's path pattern may capture ``(?P<model>…)``: APIs that name the model
-in the URL (Azure, Gemini, Bedrock) fill `Route.model` from it, URL-decoded. Later providers extend `RULES`.
+in the URL (Azure, Gemini, Bedrock) fill `Route.model` from it, URL-decoded. A WebSocket upgrade (a GET with
+``Upgrade: websocket``) matches only rules marked `websocket`: the APIs llmproxy can read message by message.
+Later providers extend `RULES`.
 """
 
 import functools
@@ -40,6 +42,7 @@ class RouteRule:
     headers: tuple[str, ...] = field(default=())  # headers that single this provider out on other hosts
     distinct: bool = False  # the path alone names this provider: it beats generic rules on any host
     host_pattern: re.Pattern[str] | None = None  # for hosts named by region or endpoint (Bedrock)
+    websocket: bool = False  # also spoken over a WebSocket at the same path (llmproxy.providers.websocket)
 
     def serves(self, host: str) -> bool:
         if self.host_pattern is not None and self.host_pattern.search(host):
@@ -108,6 +111,7 @@ RULES: list[RouteRule] = [
         re.compile(r"(/v1|/backend-api/codex)/responses$"),
         Streaming.BODY_FLAG,
         hosts=OPENAI_HOSTS + CODEX_HOSTS,
+        websocket=True,  # Codex CLI's default transport (reference/codex-websocket.md)
     ),
     RouteRule(Provider.OPENAI, Operation.EMBEDDINGS, re.compile(r"/v1/embeddings$"), hosts=OPENAI_HOSTS),
     RouteRule(
@@ -249,22 +253,30 @@ def detect(
     matches, one that serves `host` wins, then one that is `distinct` or whose tell-tale headers are present,
     then the first in `RULES`. `scheme` does not change the answer today (local servers speak plain http); it
     is part of the signature so rules can use it. A rule whose path names the model (a `model` group) sets
-    `Route.model`, URL-decoded.
+    `Route.model`, URL-decoded. A WebSocket upgrade gets a `websocket` route, which always streams.
     """
     del scheme
     host = host.lower().rstrip(".")
     bare_path = _ENCODED_COLON.sub(":", path.split("?", 1)[0]).rstrip("/") or "/"
     present = frozenset(name.lower() for name in headers or () if name.lower() in _TELLTALE_HEADERS)
-    return _detect(host, bare_path, method.upper(), present)
+    return _detect(host, bare_path, method.upper(), present, is_websocket_upgrade(method, headers))
+
+
+def is_websocket_upgrade(method: str, headers: Mapping[str, str] | None) -> bool:
+    """Whether a request asks to become a WebSocket (RFC 6455: a GET with ``Upgrade: websocket``)."""
+    if method.upper() != "GET" or not headers:
+        return False
+    return any(name.lower() == "upgrade" and value.strip().lower() == "websocket" for name, value in headers.items())
 
 
 @functools.lru_cache(maxsize=4096)
-def _detect(host: str, bare_path: str, method: str, header_names: frozenset[str]) -> Route | None:
+def _detect(host: str, bare_path: str, method: str, header_names: frozenset[str], websocket: bool) -> Route | None:
     """Detection proper, cached: clients send the same few host, path and header combinations again and
     again, and walking the rules is the costliest step of handling a mocked or replayed request."""
     best: tuple[int, RouteRule, re.Match[str]] | None = None
     for rule in RULES:
-        match = rule.path.search(bare_path) if method in rule.methods else None
+        allowed = rule.websocket if websocket else method in rule.methods
+        match = rule.path.search(bare_path) if allowed else None
         if match is None:
             continue
         on_host = rule.serves(host)
@@ -276,10 +288,10 @@ def _detect(host: str, bare_path: str, method: str, header_names: frozenset[str]
     if best is None:
         return None
     _, rule, match = best
-    streaming = {Streaming.NEVER: False, Streaming.ALWAYS: True}.get(rule.streaming)
+    streaming = True if websocket else {Streaming.NEVER: False, Streaming.ALWAYS: True}.get(rule.streaming)
     groups = match.groupdict()
     model = unquote(groups["model"]) if groups.get("model") else None
-    return Route(rule.provider, rule.operation, streaming, model, groups.get("version"))
+    return Route(rule.provider, rule.operation, streaming, model, groups.get("version"), websocket)
 
 
 _ENCODED_COLON = re.compile("%3a", re.IGNORECASE)

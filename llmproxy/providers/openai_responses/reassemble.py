@@ -111,6 +111,15 @@ class _Reassembler:
         return completion_from(Node({**snapshot, "status": "in_progress"}, WHAT), output, self.error)
 
 
+def decode_messages(messages: Iterable[bytes]) -> Completion:
+    """The same events received as WebSocket messages, one event each (no SSE framing)."""
+    reassembler = _Reassembler()
+    for message in messages:
+        if not reassembler.feed(message.decode("utf-8", "replace")):
+            break
+    return reassembler.completion()
+
+
 def decode_stream(chunks: Iterable[bytes]) -> Completion:
     decoder = SseDecoder()
     reassembler = _Reassembler()

@@ -17,19 +17,28 @@ _FINAL_EVENTS = {"completed": "response.completed", "incomplete": "response.inco
 
 
 class _Events:
-    """Numbers and frames events as they are added."""
+    """Numbers events as they are added."""
 
     def __init__(self) -> None:
-        self.frames: list[bytes] = []
+        self.payloads: list[JsonObject] = []
 
     def add(self, type_: str, **fields: Any) -> None:
-        payload = {"type": type_, "sequence_number": len(self.frames), **fields}
-        self.frames.append(encode_json_event(payload, event=type_))
+        self.payloads.append({"type": type_, "sequence_number": len(self.payloads), **fields})
 
 
 def encode_stream(
     completion: Completion, request: JsonObject | None = None, *, delta_chars: int = DEFAULT_DELTA_CHARS
 ) -> list[bytes]:
+    return [
+        encode_json_event(payload, event=payload["type"])
+        for payload in stream_events(completion, request, delta_chars=delta_chars)
+    ]
+
+
+def stream_events(
+    completion: Completion, request: JsonObject | None = None, *, delta_chars: int = DEFAULT_DELTA_CHARS
+) -> list[JsonObject]:
+    """The events' JSON, unframed: an SSE stream frames each as an event, a WebSocket sends each as a message."""
     events = _Events()
     snapshot = response_object(completion, request, in_progress=True)
     events.add("response.created", response=snapshot)
@@ -44,7 +53,7 @@ def encode_stream(
             _function_call(events, index, item, delta_chars)
     final = response_object(completion, request)
     events.add(_FINAL_EVENTS[final["status"]], response=final)
-    return events.frames
+    return events.payloads
 
 
 def _reasoning(events: _Events, index: int, item: JsonObject, delta_chars: int) -> None:
