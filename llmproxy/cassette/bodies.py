@@ -3,7 +3,8 @@
 A body is stored as parsed JSON when it is JSON (keys in the order sent, so a given client's bodies read
 the same every time; whitespace is not kept), as text when it is UTF-8, else as base64. A stream event is
 stored parsed only when re-encoding gives back its exact bytes, so `event_bytes` always returns the
-(redacted) bytes that were on the wire; otherwise verbatim, as text or base64.
+(redacted) bytes that were on the wire; otherwise verbatim, as text or base64. A WebSocket message is one event
+(`store_message`): parsed when it is exactly compact JSON, else verbatim; a binary message always as base64.
 """
 
 import base64
@@ -21,6 +22,7 @@ from llmproxy.cassette.model import (
     Event,
     JsonBody,
     JsonLineEvent,
+    MessageEvent,
     SseEvent,
     TextBody,
     TextEvent,
@@ -93,9 +95,33 @@ def store_event(event: RawEvent, content_type: str, redactor: Redactor) -> Event
     return Base64Event(t_ms=t_ms, base64=base64.b64encode(data).decode("ascii"))
 
 
+def store_message(event: RawEvent, redactor: Redactor) -> Event:
+    """A WebSocket message: a text message that is exactly compact JSON parsed, another verbatim, a binary
+    message as base64 (`is_binary_message` tells them apart again)."""
+    t_ms = round(event.t_ms, 3)
+    data = redactor.data(event.data)
+    if event.binary:
+        return Base64Event(t_ms=t_ms, base64=base64.b64encode(data).decode("ascii"))
+    if data.startswith((b"{", b"[")):
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if orjson.dumps(value) == data:
+                return MessageEvent(t_ms=t_ms, message=redactor.json(value))
+    return TextEvent(t_ms=t_ms, text=data.decode("utf-8", "replace"))
+
+
+def is_binary_message(event: Event) -> bool:
+    return isinstance(event, Base64Event)
+
+
 def event_bytes(event: Event) -> bytes:
     if isinstance(event, SseEvent):
         return _encode_sse(event.event, event.data)
+    if isinstance(event, MessageEvent):
+        return orjson.dumps(event.message)
     if isinstance(event, JsonLineEvent):
         return orjson.dumps(event.json_) + b"\n"
     if isinstance(event, TextEvent):

@@ -1,7 +1,9 @@
 """What the recording addon hands over: one exchange as it crossed the wire, raw and unredacted.
 
 Bodies are content-decoded (gzip, br… undone); the original encoding is kept so the cassette can note it.
-A streamed response carries its events, each one complete wire event with its arrival time.
+A streamed response carries its events, each one complete wire event with its arrival time. An exchange made
+of WebSocket messages (`RawExchange.websocket`) has the connection's upgrade request with the message that
+asked as its body, and the upgrade's answer with the messages that answered as its events.
 """
 
 from dataclasses import dataclass
@@ -25,11 +27,12 @@ class RawRequest:
 class RawEvent:
     t_ms: float  # offset from the request start
     data: bytes  # one complete wire event: an SSE event with its blank line, an NDJSON line, an event-stream message
+    binary: bool = False  # a binary WebSocket message (a text message, or any other event, is not)
 
-    def __reduce__(self) -> tuple[type["RawEvent"], tuple[float, bytes]]:
-        """Pickled as its two values: a stream's events cross to the writer process by the hundred, and the
+    def __reduce__(self) -> tuple[type["RawEvent"], tuple[float, bytes, bool]]:
+        """Pickled as its values: a stream's events cross to the writer process by the hundred, and the
         generic dataclass pickling (`fields()` per event) costs several times more."""
-        return RawEvent, (self.t_ms, self.data)
+        return RawEvent, (self.t_ms, self.data, self.binary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +55,4 @@ class RawExchange:
     ttfb_ms: float | None
     total_ms: float | None
     notes: tuple[str, ...] = ()  # what the recorder noticed, e.g. `StreamCapture.warning`; kept in the cassette
+    websocket: int | None = None  # the WebSocket connection it was on: the same number, the same connection

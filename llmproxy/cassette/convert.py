@@ -9,34 +9,51 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from llmproxy.cassette.bodies import is_json_type, store_body, store_event, store_verbatim
+from llmproxy.cassette.bodies import is_json_type, store_body, store_event, store_message, store_verbatim
 from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse
 from llmproxy.cassette.history import HistoryIndex
-from llmproxy.cassette.model import Body, Exchange, Extends, JsonBody, Request, Response, Timings, build, header_lines
+from llmproxy.cassette.model import (
+    Body,
+    Exchange,
+    Extends,
+    JsonBody,
+    Request,
+    Response,
+    Timings,
+    WebSocket,
+    build,
+    header_lines,
+)
 from llmproxy.cassette.redact import Redactor
 from llmproxy.model import Route
 from llmproxy.providers.routes import detect, with_body
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def url(request: RawRequest, redactor: Redactor) -> str:
-    port = "" if _DEFAULT_PORTS.get(request.scheme) == request.port else f":{request.port}"
+    port = "" if DEFAULT_PORTS.get(request.scheme) == request.port else f":{request.port}"
     host = f"[{request.host}]" if ":" in request.host else request.host
     return f"{request.scheme}://{host}{port}{redactor.path(request.path)}"
 
 
 def to_exchange(
-    raw: RawExchange, exchange_id: int, redactor: Redactor, history: HistoryIndex | None = None
+    raw: RawExchange,
+    exchange_id: int,
+    redactor: Redactor,
+    history: HistoryIndex | None = None,
+    connection: int | None = None,
 ) -> Exchange:
     """`history`: the cassette's index; a request body whose history extends an earlier one is stored
-    shortened, with the reference that restores it."""
+    shortened, with the reference that restores it. `connection`: for an exchange of WebSocket messages, the
+    id of the first exchange on its connection (its own id for the first)."""
     notes = list(raw.notes)
     request, route = _request(raw.request, redactor, notes, history, exchange_id)
     parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
-    response = _response(raw.response, redactor, route is not None, notes) if raw.response else None
+    messages = raw.websocket is not None
+    response = _response(raw.response, redactor, route is not None, notes, messages) if raw.response else None
     streaming = route.streaming if route is not None else None
     return build(
         Exchange,
@@ -45,6 +62,7 @@ def to_exchange(
         operation=route.operation.value if route else None,
         model=_model(route, parsed),
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
+        websocket=build(WebSocket, connection=connection or exchange_id) if messages else None,
         request=request,
         response=response,
         error=raw.error,
@@ -91,7 +109,8 @@ def _request(
     return request, route
 
 
-def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str]) -> Response:
+def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str], messages: bool) -> Response:
+    """`messages`: the events are WebSocket messages."""
     headers = {name.lower(): value for name, value in raw.headers}
     content_type = headers.get("content-type", "")
     events = None
@@ -99,7 +118,8 @@ def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str])
         events = []
         for event in raw.events:
             try:
-                events.append(store_event(event, content_type, redactor))
+                stored = store_message(event, redactor) if messages else store_event(event, content_type, redactor)
+                events.append(stored)
             except Exception as exc:  # never lose an event: keep its bytes
                 logger.warning("could not convert a stream event: %s", exc)
                 notes.append(f"response event {len(events)}: could not be converted ({exc}): stored verbatim")

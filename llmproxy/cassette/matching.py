@@ -17,6 +17,7 @@ import orjson
 
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.bodies import body_bytes
+from llmproxy.cassette.convert import DEFAULT_PORTS
 from llmproxy.cassette.model import JsonBody, Request
 from llmproxy.cassette.presets import Preset
 
@@ -46,7 +47,7 @@ class RequestView:
     ) -> "RequestView":
         """`provider` picks the built-in volatile fields; `preset` the client's; `ignore` the user's."""
         url = urlsplit(request.url)
-        default = {"http": 80, "https": 443}.get(url.scheme)
+        default = DEFAULT_PORTS.get(url.scheme)
         host = (url.hostname or "").lower() + (f":{url.port}" if url.port and url.port != default else "")
         query = tuple(
             sorted((k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k not in VOLATILE_QUERY)

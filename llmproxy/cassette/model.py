@@ -68,7 +68,14 @@ class Base64Event(_Model):
     base64: str
 
 
-type Event = SseEvent | JsonLineEvent | TextEvent | Base64Event
+class MessageEvent(_Model):
+    """A WebSocket text message shown parsed: exactly the compact JSON of `message`."""
+
+    t_ms: float
+    message: Any
+
+
+type Event = SseEvent | JsonLineEvent | TextEvent | Base64Event | MessageEvent
 
 
 class Extends(_Model):
@@ -100,6 +107,13 @@ class Response(_Model):
     content_encoding: str | None = None
 
 
+class WebSocket(_Model):
+    """An exchange of WebSocket messages: its request is the connection's upgrade request with the message that
+    asked as its body; its response, the upgrade's answer with the messages that answered as events."""
+
+    connection: int = Field(ge=1, description="the id of the first exchange on the same connection")
+
+
 class Timings(_Model):
     started_at: datetime
     ttfb_ms: float | None = None
@@ -112,6 +126,7 @@ class Exchange(_Model):
     operation: str | None = None
     model: str | None = None
     streaming: bool = False
+    websocket: WebSocket | None = None
     request: Request
     response: Response | None = None
     error: str | None = Field(None, description="the upstream or connection failure, when there is no response")

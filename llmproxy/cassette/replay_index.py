@@ -3,7 +3,8 @@
 Recorded exchanges are grouped by their `RequestView` key. Identical requests are served in recorded order;
 when a key's exchanges run out, `repeat-last` serves its last one again and `error` is a miss. A miss names
 the closest recorded request and the paths where the received one differs. What was never served is
-`unused`, for the end-of-run summary.
+`unused`, for the end-of-run summary. A request that came over a WebSocket is matched read whole
+(`cassette/websocket.py`): the request it stands for, whether or not the client sent all of it.
 """
 
 import threading
@@ -17,6 +18,7 @@ from llmproxy.cassette.matching import Difference, RequestView, closest, differe
 from llmproxy.cassette.model import Exchange, Request, header_pairs
 from llmproxy.cassette.presets import PRESETS, Preset, preset_for
 from llmproxy.cassette.store import gc_paused
+from llmproxy.cassette.websocket import matched_requests
 
 
 class OnExhausted(StrEnum):
@@ -61,7 +63,8 @@ class ReplayIndex:
         self.options = options
         self._exchanges = list(exchanges)
         with gc_paused():
-            self._views = [self.view(e.request, e.provider) for e in self._exchanges]
+            requests = matched_requests(self._exchanges)  # WebSocket messages read whole
+            self._views = [self.view(r, e.provider) for e, r in zip(self._exchanges, requests, strict=True)]
         self._queues: dict[bytes, deque[int]] = {}
         for position, view in enumerate(self._views):
             self._queues.setdefault(view.key, deque()).append(position)

@@ -47,12 +47,15 @@ class RecordSummary:
     streamed: int = 0
     failed: int = 0  # no response: the upstream or the connection failed
     error_statuses: int = 0  # answered with a status ≥ 400
+    websocket: int = 0  # exchanges of WebSocket messages
 
     def __str__(self) -> str:
         if not self.exchanges:
             return f"recorded no exchanges to {self.path}"
         providers = ", ".join(f"{name} {count}" for name, count in sorted(self.by_provider.items()))
         parts = [providers, f"{self.streamed} streamed, {self.exchanges - self.streamed} not"]
+        if self.websocket:
+            parts.append(f"{self.websocket} over WebSocket")
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.error_statuses:
@@ -66,6 +69,7 @@ class RecordSummary:
         self.streamed += exchange.streaming
         self.failed += exchange.response is None
         self.error_statuses += exchange.response is not None and exchange.response.status >= 400
+        self.websocket += exchange.websocket is not None
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -121,6 +125,7 @@ class CassetteWriter:
             if isinstance(exchange.request.body, JsonBody):
                 self._index.observe(exchange.id, exchange.request.body.json_)
         self._next_id = max((exchange.id for exchange in existing), default=0) + 1
+        self._connections: dict[int, int] = {}  # a recording's WebSocket connection → its first exchange's id
         self._journal = journal
         self._summary = RecordSummary(path)
         self._queue: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
@@ -197,8 +202,9 @@ class CassetteWriter:
     def _record(self, raw: RawExchange) -> None:
         exchange_id = self._next_id
         self._next_id += 1
+        connection = None if raw.websocket is None else self._connections.setdefault(raw.websocket, exchange_id)
         try:
-            exchange = to_exchange(raw, exchange_id, self._redactor, self._index)
+            exchange = to_exchange(raw, exchange_id, self._redactor, self._index, connection)
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
