@@ -112,10 +112,16 @@ def record_session(
 ) -> Session:
     """Record every LLM exchange into `cassette` (appending). Raises CassetteError before anything runs."""
     from addons.recorder import Recorder
+    from addons.websocket_recorder import WebSocketRecorder
 
     writer = WriterProcess.open(Path(cassette), redactor)
-    recorder = Recorder(RecordScope.of(record_hosts, record_all), writer)
-    return Session([recorder], f"recording to {cassette}", closers=[lambda: str(writer.close())])
+    scope = RecordScope.of(record_hosts, record_all)
+    sockets = WebSocketRecorder(scope, writer)
+
+    def close() -> str:
+        return "\n".join(line for line in (str(writer.close()), sockets.report()) if line)
+
+    return Session([Recorder(scope, writer), sockets], f"recording to {cassette}", closers=[close])
 
 
 def replay_session(
