@@ -5,12 +5,14 @@ from datetime import UTC, datetime
 from mitmproxy import http
 
 from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.cassette.decoding import decode_body
 
 ANSWERED = "llmproxy.answered"  # flow.metadata key: answered by llmproxy (replay, mock), not by the upstream
 MOCK_MISS = "llmproxy.mock_miss"  # flow.metadata key: why no expectation answered, for the replayer's miss
 
 
 def raw_request(request: http.Request) -> RawRequest:
+    body, undecodable = decode_body(request.raw_content or b"", request.headers.get("content-encoding"))
     return RawRequest(
         method=request.method,
         scheme=request.scheme,
@@ -19,20 +21,28 @@ def raw_request(request: http.Request) -> RawRequest:
         path=request.path,
         http_version=request.http_version,
         headers=tuple(request.headers.items(multi=True)),
-        body=request.get_content(strict=False) or b"",
+        body=body,
         content_encoding=request.headers.get("content-encoding"),
+        undecodable=undecodable,
     )
 
 
-def raw_response(response: http.Response, events: tuple[RawEvent, ...] | None) -> RawResponse:
+def raw_response(
+    response: http.Response, events: tuple[RawEvent, ...] | None, undecodable: str | None = None
+) -> RawResponse:
+    """`undecodable`: why a stream's events are still encoded (`StreamCapture.undecodable`)."""
+    body: bytes | None = None
+    if events is None:
+        body, undecodable = decode_body(response.raw_content or b"", response.headers.get("content-encoding"))
     return RawResponse(
         status=response.status_code,
         reason=response.reason,
         http_version=response.http_version,
         headers=tuple(response.headers.items(multi=True)),
-        body=None if events is not None else response.get_content(strict=False) or b"",
+        body=body,
         events=events,
         content_encoding=response.headers.get("content-encoding"),
+        undecodable=undecodable,
     )
 
 
@@ -42,6 +52,7 @@ def raw_exchange(
     events: tuple[RawEvent, ...] | None,
     error: str | None,
     notes: tuple[str, ...] = (),
+    undecodable: str | None = None,
 ) -> RawExchange:
     """The exchange as it ended. `request` was captured before any addon rewrote where it goes."""
     start = flow.request.timestamp_start
@@ -50,7 +61,7 @@ def raw_exchange(
     end = (response.timestamp_end if response is not None else None) or (flow.error.timestamp if flow.error else None)
     return RawExchange(
         request=request,
-        response=raw_response(response, events) if response is not None else None,
+        response=raw_response(response, events, undecodable) if response is not None else None,
         error=error,
         started_at=datetime.fromtimestamp(start, UTC),
         ttfb_ms=_ms(first_byte - start) if first_byte else None,

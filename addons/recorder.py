@@ -92,7 +92,8 @@ class Recorder:
             notes = (capture.warning,) if capture is not None and capture.warning else ()
             for note in notes:
                 logger.warning("%s: %s", _where(flow), note)
-            self.writer.add(raw_exchange(flow, recording.request, events, error, notes))
+            undecodable = capture.undecodable if capture is not None else None
+            self.writer.add(raw_exchange(flow, recording.request, events, error, notes, undecodable))
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record %s", _where(flow))
 

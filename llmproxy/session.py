@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from llmproxy import redacted_logs
 from llmproxy.ca import ensure_ca
 from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.model import Exchange
@@ -103,7 +104,7 @@ class Session:
             lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
         lines += [close() for close in self.closers]
         self.closers.clear()
-        self.summary = "\n".join(lines)
+        self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
         return self.summary
 
 
@@ -215,6 +216,7 @@ def running(session: Session, listening: Listening = Listening()) -> Iterator[Se
     from addons.stream_relay import StreamRelay
     from addons.upstreams import Destination, Upstreams
 
+    redacted_logs.install()
     try:
         ca = ensure_ca(listening.ca_directory)
         bundle = ca.write_bundle(ca.directory / "bundle.pem")

@@ -1,10 +1,10 @@
-"""Bytes ⇄ stored bodies and stream events, redacted on the way in.
+"""Bytes ⇄ stored bodies, redacted on the way in, and stored stream events back to bytes.
 
 A body is stored as parsed JSON when it is JSON (keys in the order sent, so a given client's bodies read
 the same every time; whitespace is not kept), as text when it is UTF-8, else as base64. A stream event is
-stored parsed only when re-encoding gives back its exact bytes, so `event_bytes` always returns the
-(redacted) bytes that were on the wire; otherwise verbatim, as text or base64. A WebSocket message is one event
-(`store_message`): parsed when it is exactly compact JSON, else verbatim; a binary message always as base64.
+stored parsed only when re-encoding gives back its exact bytes (`stream_redact`), so `event_bytes` returns
+the (redacted) bytes that were on the wire. A WebSocket message is one event (`store_message`): parsed when
+it is exactly compact JSON, else verbatim; a binary message always as base64.
 """
 
 import base64
@@ -28,7 +28,6 @@ from llmproxy.cassette.model import (
     TextEvent,
 )
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.stream_capture import Framing, framing
 
 
 def is_json_type(content_type: str | None) -> bool:
@@ -77,24 +76,6 @@ def body_bytes(body: Body) -> bytes:
     return _b64(body.base64)
 
 
-def store_event(event: RawEvent, content_type: str, redactor: Redactor) -> Event:
-    t_ms = round(event.t_ms, 3)
-    data = redactor.data(event.data)
-    kind = framing(content_type)
-    if kind is not Framing.EVENTSTREAM:
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            pass
-        else:
-            if kind is Framing.SSE:
-                return _sse(t_ms, text, redactor) or TextEvent(t_ms=t_ms, text=text)
-            if kind is Framing.LINES:
-                return _json_line(t_ms, data, redactor) or TextEvent(t_ms=t_ms, text=text)
-            return TextEvent(t_ms=t_ms, text=text)
-    return Base64Event(t_ms=t_ms, base64=base64.b64encode(data).decode("ascii"))
-
-
 def store_message(event: RawEvent, redactor: Redactor) -> Event:
     """A WebSocket message: a text message that is exactly compact JSON parsed, another verbatim, a binary
     message as base64 (`is_binary_message` tells them apart again)."""
@@ -119,7 +100,7 @@ def is_binary_message(event: Event) -> bool:
 
 def event_bytes(event: Event) -> bytes:
     if isinstance(event, SseEvent):
-        return _encode_sse(event.event, event.data)
+        return encode_sse(event.event, event.data)
     if isinstance(event, MessageEvent):
         return orjson.dumps(event.message)
     if isinstance(event, JsonLineEvent):
@@ -129,44 +110,10 @@ def event_bytes(event: Event) -> bytes:
     return _b64(event.base64)
 
 
-def _sse(t_ms: float, text: str, redactor: Redactor) -> SseEvent | None:
-    name: str | None = None
-    rest = text
-    if rest.startswith("event: "):
-        line, newline, rest = rest.partition("\n")
-        if not newline:
-            return None
-        name = line[7:]
-    if not (rest.startswith("data: {") or rest.startswith("data: [")):
-        return None
-    try:
-        value = orjson.loads(rest[6:])
-    except orjson.JSONDecodeError:
-        return None
-    if _encode_sse(name, value).decode() != text:
-        return None
-    return (
-        SseEvent(t_ms=t_ms, event=name, data=redactor.json(value))
-        if name is not None
-        else SseEvent(t_ms=t_ms, data=redactor.json(value))
-    )
-
-
-def _encode_sse(name: str | None, value: Any) -> bytes:
+def encode_sse(name: str | None, value: Any) -> bytes:
+    """An SSE event as `SseEvent` stores it: ``event: NAME`` when named, one compact ``data:`` line."""
     head = b"event: " + name.encode() + b"\n" if name is not None else b""
     return head + b"data: " + orjson.dumps(value) + b"\n\n"
-
-
-def _json_line(t_ms: float, data: bytes, redactor: Redactor) -> JsonLineEvent | None:
-    if not data.startswith((b"{", b"[")):
-        return None
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    if orjson.dumps(value) + b"\n" != data:
-        return None
-    return JsonLineEvent(t_ms=t_ms, json=redactor.json(value))
 
 
 def _b64(text: str) -> bytes:

@@ -1,6 +1,8 @@
 """What the recording addon hands over: one exchange as it crossed the wire, raw and unredacted.
 
-Bodies are content-decoded (gzip, br… undone); the original encoding is kept so the cassette can note it.
+Bodies are content-decoded (gzip, br, stacked encodings… undone); the original encoding is kept so the
+cassette can note it. A body (or a stream) that could not be decoded comes as it was on the wire, with
+`undecodable` saying why: the cassette then stores it marked as such, and `cassette check` fails on it.
 A streamed response carries its events, each one complete wire event with its arrival time. An exchange made
 of WebSocket messages (`RawExchange.websocket`) has the connection's upgrade request with the message that
 asked as its body, and the upgrade's answer with the messages that answered as its events.
@@ -21,6 +23,7 @@ class RawRequest:
     headers: tuple[tuple[str, str], ...]  # in wire order, duplicates kept
     body: bytes  # content-decoded
     content_encoding: str | None  # the original encoding, if the body was encoded on the wire
+    undecodable: str | None = None  # why `body` is still encoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,7 @@ class RawResponse:
     body: bytes | None  # content-decoded; None when streamed
     events: tuple[RawEvent, ...] | None  # when streamed
     content_encoding: str | None
+    undecodable: str | None = None  # why `body` or `events` are still encoded
 
 
 @dataclass(frozen=True, slots=True)

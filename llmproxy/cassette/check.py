@@ -1,19 +1,35 @@
-"""`llmproxy cassette check`: find anything secret-looking left in files meant to be committed.
+"""`llmproxy cassette check`: find anything secret left in files meant to be committed.
 
-Any file is scanned: a JSON document is walked so findings name a JSON path, a JSON-lines file (a journal)
-line by line, anything else as text (bytes that are not UTF-8 are read as Latin-1). A finding is a
-key-shaped string that is not a placeholder, or a secret header (``["authorization", "…"]`` pairs or
-``"authorization: …"`` lines) whose value is not redacted. Secrets are shown masked.
+The check redacts each file again, as recording would, and reports every place where that would change
+something: it knows exactly the kinds the redactor knows, from the same catalogue. A cassette or a journal
+is redacted exchange by exchange as the recorder stores one: headers by name, the URL's query, bodies by
+type (base64 ones decoded first), stream events joined per content block, tool call or choice (so a key
+split across deltas is found) with Bedrock's base64 chunks decoded. A body or stream stored "not
+decodable" is a finding too: its content was never scanned. Any other JSON document is redacted as JSON
+(secret fields at any depth, secrets in every string, ``"name: value"`` header lines and ``[name, value]``
+pairs); anything else line by line as text. Secrets are shown masked.
 """
 
+import base64
+import binascii
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
+from llmproxy.cassette.bodies import event_bytes
+from llmproxy.cassette.capture import RawEvent
+from llmproxy.cassette.model import Event, dump, header_pairs
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_redact import store_events
+
+_KIND = re.compile(r"<redacted:([a-z0-9\-]{1,32}):[0-9a-f]{8}>")
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +43,16 @@ class Finding:
         return f"{self.file}:{self.where}: {self.kind}: {self.masked}"
 
 
-def check_file(path: Path) -> list[Finding]:
+def check_file(path: Path, redactor: Redactor | None = None) -> list[Finding]:
     """Findings in one file. Raises OSError when it cannot be read."""
+    redactor = redactor or Redactor()
     data = path.read_bytes()
     try:
-        return [Finding(path, where, kind, masked) for where, kind, masked in _walk(orjson.loads(data), "$")]
+        document = orjson.loads(data)
     except orjson.JSONDecodeError:
         pass
+    else:
+        return [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
     try:
         text = data.decode()
     except UnicodeDecodeError:
@@ -41,38 +60,142 @@ def check_file(path: Path) -> list[Finding]:
     findings = []
     for number, line in enumerate(text.splitlines(), start=1):
         try:
-            found = list(_walk(orjson.loads(line), f"line {number}: $"))
+            found = list(_document(orjson.loads(line), f"line {number}: $", redactor))
         except orjson.JSONDecodeError:
-            found = [(f"line {number}", kind, masked) for kind, masked in _scan(line)]
+            found = list(_diff(line, _header_line(redactor.text(line), redactor), f"line {number}"))
         findings += [Finding(path, where, kind, masked) for where, kind, masked in found]
     return findings
 
 
-def _walk(value: Any, where: str) -> Iterator[tuple[str, str, str]]:
-    if isinstance(value, str):
-        yield from ((where, kind, masked) for kind, masked in _scan(value))
-    elif isinstance(value, list):
-        if len(value) == 2 and all(isinstance(v, str) for v in value):
-            yield from ((f"{where}[1]", kind, masked) for kind, masked in _secret_header(value[0], value[1]))
-        for index, item in enumerate(value):
-            yield from _walk(item, f"{where}[{index}]")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from ((where, kind, masked) for kind, masked in _scan(key))
-            yield from _walk(item, f"{where}.{key}")
+def _document(value: Any, where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
+    if isinstance(value, dict) and isinstance(value.get("exchanges"), list) and "llmproxy_cassette" in value:
+        for index, exchange in enumerate(value["exchanges"]):
+            yield from _exchange(exchange, f"{where}.exchanges[{index}]", redactor)
+    elif isinstance(value, dict) and isinstance(value.get("request"), dict) and "id" in value:  # a journal line
+        yield from _exchange(value, where, redactor)
+    else:
+        yield from _diff(value, _loose(redactor.json(value), redactor), where)
 
 
-def _scan(text: str) -> Iterator[tuple[str, str]]:
-    for found in secrets.find(text):
-        yield found.kind, secrets.mask(found.secret)
-    name, colon, value = text.partition(": ")
-    if colon and "\n" not in text:
-        yield from _secret_header(name, value)
-
-
-def _secret_header(name: str, value: str) -> Iterator[tuple[str, str]]:
-    lowered = name.lower()
-    if lowered not in secrets.SECRET_HEADERS or not value or secrets.PLACEHOLDER.search(value):
+def _exchange(stored: Any, where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
+    if not isinstance(stored, dict):
+        yield from _diff(stored, _loose(redactor.json(stored), redactor), where)
         return
-    if not any(True for _ in secrets.find(value)):  # a key-shaped value is reported once, by its kind
-        yield f"header {lowered}", secrets.mask(value)
+    for key, value in stored.items():
+        here = f"{where}.{key}"
+        if key in ("request", "response") and isinstance(value, dict):
+            yield from _part(value, here, redactor)
+        else:
+            yield from _diff(value, redactor.json(value), here)
+
+
+def _part(part: dict[str, Any], where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
+    headers = part.get("headers")
+    lines = headers if isinstance(headers, list) and all(isinstance(h, str) for h in headers) else None
+    content_type = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-type"), "")
+    for key, value in part.items():
+        here = f"{where}.{key}"
+        if key == "headers" and lines is not None:
+            redacted: Any = [_header_line(line, redactor, strict=False) for line in lines]
+        elif key == "url" and isinstance(value, str):
+            redacted = _url(value, redactor)
+        elif key == "body" and isinstance(value, dict):
+            if value.get("not_decodable"):
+                yield here, "not decodable", str(value["not_decodable"])
+                continue
+            redacted = _body(value, redactor)
+        elif key == "events" and isinstance(value, list):
+            undecodable = [e for e in value if isinstance(e, dict) and e.get("not_decodable")]
+            if undecodable:
+                yield here, "not decodable", str(undecodable[0]["not_decodable"])
+                continue
+            redacted = _events(value, content_type, redactor)
+        else:
+            redacted = redactor.json(value)
+        yield from _diff(value, redacted, here)
+
+
+def _url(url: str, redactor: Redactor) -> str:
+    scheme, slashes, rest = url.partition("://")
+    if not slashes:
+        return redactor.path(url)
+    host, slash, path = rest.partition("/")
+    return f"{scheme}://{redactor.text(host)}{redactor.path(slash + path)}"
+
+
+def _body(body: dict[str, Any], redactor: Redactor) -> Any:
+    if "json" in body:
+        return {**body, "json": redactor.json(body["json"])}
+    if isinstance(body.get("text"), str):
+        return {**body, "text": redactor.text(body["text"])}
+    if isinstance(body.get("base64"), str):
+        try:
+            data = base64.b64decode(body["base64"], validate=True)
+        except binascii.Error:
+            return body
+        return {**body, "base64": base64.b64encode(redactor.data(data)).decode("ascii")}
+    return redactor.json(body)
+
+
+def _events(stored: list[Any], content_type: str, redactor: Redactor) -> Any:
+    """The events redacted again as the recorder redacts a stream: joined, not one by one."""
+    try:
+        events = _EVENTS.validate_python(stored)
+        raw = [RawEvent(event.t_ms, event_bytes(event)) for event in events]
+    except (ValidationError, ValueError):
+        return redactor.json(stored)
+    return [dump(event) for event in store_events(raw, content_type, redactor)]
+
+
+def _loose(value: Any, redactor: Redactor) -> Any:
+    """Header lines and [name, value] pairs in a document that is not a cassette, redacted as headers."""
+    if isinstance(value, str):
+        return _header_line(value, redactor)
+    if isinstance(value, list):
+        if len(value) == 2 and all(isinstance(item, str) for item in value) and secrets.is_secret_header(value[0]):
+            return [value[0], redactor.header(value[0], value[1])] if value[1] else value
+        return [_loose(item, redactor) for item in value]
+    if isinstance(value, dict):
+        return {key: _loose(item, redactor) for key, item in value.items()}
+    return value
+
+
+def _header_line(text: str, redactor: Redactor, strict: bool = True) -> str:
+    """A ``name: value`` line redacted as a header; in text (`strict`), only a secret header's line is taken
+    for one, and the rest is left to the text rules."""
+    name, colon, value = text.partition(": ")
+    if not colon or not value:
+        return text
+    if strict and ("\n" in text or " " in name or not secrets.is_secret_header(name)):
+        return text
+    return f"{name}: {redactor.header(name, value)}"
+
+
+def _diff(old: Any, new: Any, where: str) -> Iterator[tuple[str, str, str]]:
+    """Where redacting changed something: the kind of each new placeholder, and the old value masked."""
+    if isinstance(old, dict) and isinstance(new, dict) and len(old) == len(new):
+        for (old_key, old_value), (new_key, new_value) in zip(old.items(), new.items(), strict=True):
+            if old_key != new_key:
+                yield from _changed(old_key, new_key, where)
+            yield from _diff(old_value, new_value, f"{where}.{old_key}")
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (old_item, new_item) in enumerate(zip(old, new, strict=True)):
+            yield from _diff(old_item, new_item, f"{where}[{index}]")
+    elif old != new:
+        yield from _changed(old, new, where)
+
+
+def _changed(old: Any, new: Any, where: str) -> Iterator[tuple[str, str, str]]:
+    old_text = old if isinstance(old, str) else orjson.dumps(old).decode()
+    new_text = new if isinstance(new, str) else orjson.dumps(new).decode()
+    known = set(_KIND.findall(old_text))
+    kinds = [kind for kind in _KIND.findall(new_text) if kind not in known] or ["secret"]
+    found = list(secrets.find(old_text))
+    if len(found) == len(kinds):
+        yield from ((where, found.kind, secrets.mask(found.secret)) for found in found)
+        return
+    start = next((i for i, (a, b) in enumerate(zip(old_text, new_text, strict=False)) if a != b), 0)
+    end = next((i for i, (a, b) in enumerate(zip(old_text[::-1], new_text[::-1], strict=False)) if a != b), 0)
+    middle = old_text[start : len(old_text) - end] or old_text
+    for kind in dict.fromkeys(kinds):
+        yield where, kind, secrets.mask(middle)

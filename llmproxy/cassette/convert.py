@@ -5,14 +5,16 @@ stored verbatim with a note, and a part that fails to convert for any other reas
 with a note, so one odd exchange never costs the others.
 """
 
+import base64
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from llmproxy.cassette.bodies import is_json_type, store_body, store_event, store_message, store_verbatim
+from llmproxy.cassette.bodies import is_json_type, store_body, store_message, store_verbatim
 from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse
 from llmproxy.cassette.history import HistoryIndex
 from llmproxy.cassette.model import (
+    Base64Body,
     Body,
     Exchange,
     Extends,
@@ -25,6 +27,7 @@ from llmproxy.cassette.model import (
     header_lines,
 )
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_redact import store_events
 from llmproxy.model import Route
 from llmproxy.providers.routes import detect, with_body
 
@@ -92,7 +95,9 @@ def _request(
         stored, extends = history.share(exchange_id, value)
         return stored
 
-    body = _body(raw.body, headers.get("content-type"), redactor, route is not None, "request", notes, share)
+    body = _body(
+        raw.body, headers.get("content-type"), redactor, route is not None, "request", notes, share, raw.undecodable
+    )
     if route is not None:
         parsed = body.json_ if isinstance(body, JsonBody) else None
         route = with_body(route, parsed if isinstance(parsed, dict) else None)
@@ -115,16 +120,20 @@ def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str],
     content_type = headers.get("content-type", "")
     events = None
     if raw.events is not None:
-        events = []
-        for event in raw.events:
-            try:
-                stored = store_message(event, redactor) if messages else store_event(event, content_type, redactor)
-                events.append(stored)
-            except Exception as exc:  # never lose an event: keep its bytes
-                logger.warning("could not convert a stream event: %s", exc)
-                notes.append(f"response event {len(events)}: could not be converted ({exc}): stored verbatim")
-                events.append(store_event(event, "application/octet-stream", redactor))
-    body = _body(raw.body, content_type, redactor, api, "response", notes) if raw.body is not None else None
+        if raw.undecodable:
+            notes.append(f"response stream not decodable ({raw.undecodable}): stored as it arrived, never scanned")
+        try:
+            events = store_events(raw.events, content_type, redactor, raw.undecodable, messages=messages)
+        except Exception as exc:  # never lose an event: keep their bytes
+            logger.warning("could not convert a stream: %s", exc)
+            notes.append(f"response events could not be converted ({exc}): stored verbatim")
+            if messages:
+                events = [store_message(event, redactor) for event in raw.events]
+            else:
+                events = store_events(raw.events, "application/octet-stream", redactor)
+    body = None
+    if raw.body is not None:
+        body = _body(raw.body, content_type, redactor, api, "response", notes, undecodable=raw.undecodable)
     return build(
         Response,
         status=raw.status,
@@ -145,9 +154,14 @@ def _body(
     where: str,
     notes: list[str],
     shape: Callable[[Any], Any] | None = None,
+    undecodable: str | None = None,
 ) -> Body | None:
     if not data:
         return None
+    if undecodable:  # still content-encoded: whatever it says was never seen, so it is marked as such
+        logger.warning("%s body not decodable (%s): stored as it arrived", where, undecodable)
+        notes.append(f"{where} body not decodable ({undecodable}): stored as it arrived, never scanned")
+        return Base64Body(base64=base64.b64encode(redactor.data(data)).decode("ascii"), not_decodable=undecodable)
     try:
         expect_json = api or is_json_type(content_type)
         body, note = store_body(data, content_type, redactor, expect_json=expect_json, shape=shape)

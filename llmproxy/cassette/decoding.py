@@ -1,8 +1,9 @@
-"""Incremental content decoding (``Content-Encoding``) for streams that must be captured as they pass.
+"""Content decoding (``Content-Encoding``): incremental for streams captured as they pass, whole for bodies.
 
 One decoder per stream; `decode` takes wire chunks as they arrive and returns whatever decoded bytes they
-complete, `flush` the rest at the end. Errors are the codec libraries' own; `StreamCapture` turns them into
-a warning and keeps the raw bytes.
+complete, `flush` the rest at the end. Stacked encodings (``deflate, gzip``: deflated, then gzipped) are
+undone last one first. Errors are the codec libraries' own; `StreamCapture` turns them into a warning and
+keeps the raw bytes, and `decode_body` into the reason the body is stored as not decodable.
 """
 
 import zlib
@@ -64,15 +65,50 @@ class _Zstd:
         return b""
 
 
+class _Stacked:
+    """Several encodings: each decoder's output is the next one's input."""
+
+    def __init__(self, decoders: list[Decoder]) -> None:
+        self._decoders = decoders
+
+    def decode(self, chunk: bytes) -> bytes:
+        for decoder in self._decoders:
+            chunk = decoder.decode(chunk)
+        return chunk
+
+    def flush(self) -> bytes:
+        data = b""
+        for decoder in self._decoders:
+            data = decoder.decode(data) + decoder.flush() if data else decoder.flush()
+        return data
+
+
 def decoder_for(content_encoding: str | None) -> Decoder | None:
-    """The decoder for an encoding; None for no encoding. Raises ValueError for one llmproxy cannot undo."""
-    encoding = (content_encoding or "").strip().lower()
-    if encoding in ("", "identity"):
+    """The decoder for an encoding, or a list of them; None for no encoding. Raises ValueError for one
+    llmproxy cannot undo."""
+    names = [name.strip().lower() for name in (content_encoding or "").split(",")]
+    decoders = [_one(name, content_encoding) for name in reversed(names) if name not in ("", "identity")]
+    if not decoders:
         return None
+    return decoders[0] if len(decoders) == 1 else _Stacked(decoders)
+
+
+def decode_body(data: bytes, content_encoding: str | None) -> tuple[bytes, str | None]:
+    """A whole body decoded, and None; or, when it cannot be, the bytes as they are and why."""
+    try:
+        decoder = decoder_for(content_encoding)
+        if decoder is None:
+            return data, None
+        return decoder.decode(data) + decoder.flush(), None
+    except Exception as exc:  # any codec's error (zlib.error, brotli.error, zstd errors, ValueError)
+        return data, f"{content_encoding}: {exc}"
+
+
+def _one(encoding: str, header: str | None) -> Decoder:
     if encoding in ("gzip", "x-gzip", "deflate"):
         return _Zlib(gzip=encoding != "deflate")
     if encoding == "br":
         return _Brotli()
     if encoding == "zstd":
         return _Zstd()
-    raise ValueError(f"unsupported content-encoding {content_encoding!r}")
+    raise ValueError(f"unsupported content-encoding {header!r}")

@@ -34,6 +34,11 @@ class Base64Body(_Model):
     """A body that is not UTF-8 text."""
 
     base64: str
+    not_decodable: str | None = Field(
+        default=None,
+        description="why its content-encoding could not be undone: stored as on the wire, so its content was "
+        "never scanned for secrets (`cassette check` fails on it)",
+    )
 
 
 type Body = JsonBody | TextBody | Base64Body
@@ -66,6 +71,9 @@ class Base64Event(_Model):
 
     t_ms: float
     base64: str
+    not_decodable: str | None = Field(
+        default=None, description="why the stream's content-encoding could not be undone: a raw chunk, never scanned"
+    )
 
 
 class MessageEvent(_Model):

@@ -2,17 +2,20 @@
 
 What goes (see `secrets` for the lists and the placeholder form):
 
-* secret headers (``authorization``, ``x-api-key``, cookies, AWS session tokens, account ids…): the whole
-  value, keeping an auth scheme word (``Bearer <redacted:sk-ant:…>``);
-* secret query keys (``key``, ``api_key``, ``sig``, ``X-Amz-Signature``…): the value;
-* JSON fields named as secrets (defaults such as ``api_key``/``password``, plus ``--redact-field NAME``):
-  string and number values;
-* key-shaped strings anywhere else: header values, paths, JSON strings and keys, text, stream events.
+* secret headers (``authorization``, ``x-api-key``, cookies, AWS session tokens, account ids, any name
+  with ``token``, ``secret``, ``auth``… in it): the whole value, keeping an auth scheme word
+  (``Bearer <redacted:sk-ant:…>``);
+* secret query keys (``key``, ``sig``, ``X-Amz-Signature``, and every secret field name): the value;
+* JSON fields named as secrets (``api_key``, ``password``, ``token``, ``client_secret``… at any depth, plus
+  ``--redact-field NAME``): string and number values; a ``token`` beside a ``logprob`` is a sampled token,
+  not a credential, and stays;
+* every secret of the catalogue anywhere else: header values, paths, JSON strings and keys, text.
 
 Every method is idempotent, so replay can redact an incoming request with the same `Redactor` and compare
 it with the cassette's redacted form.
 """
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from typing import Any
 import orjson
 
 from llmproxy.cassette import secrets
+from llmproxy.cassette.secrets import Scanner
 
 _SCHEME = re.compile(r"(?i)(bearer|basic|token|digest|aws4-hmac-sha256|negotiate)(\s+)(.+)", re.DOTALL)
 
@@ -41,7 +45,7 @@ class Redactor:
     def header(self, name: str, value: str) -> str:
         if not self.enabled:
             return value
-        if name.lower() not in secrets.SECRET_HEADERS:
+        if not secrets.is_secret_header(name):
             return secrets.replace_all(value)
         scheme = _SCHEME.fullmatch(value)
         if scheme:
@@ -68,10 +72,12 @@ class Redactor:
         if not self.enabled:
             return value
         try:
-            keys = secrets.may_contain(orjson.dumps(value).decode())
-        except (TypeError, orjson.JSONEncodeError):  # not JSON orjson writes (e.g. a huge int): check each string
-            keys = True
-        return self._json(value, keys)
+            # one scan of the document's text: a secret field's name, or any secret in a string, shows there
+            if not _scanner(self.fields).suspect(orjson.dumps(value).decode()):
+                return value
+        except (TypeError, orjson.JSONEncodeError):  # not JSON orjson writes (e.g. a huge int): walk it all
+            pass
+        return self._json(value)
 
     def text(self, text: str) -> str:
         if not self.enabled:
@@ -88,29 +94,32 @@ class Redactor:
         except UnicodeDecodeError:
             return self.text(data.decode("latin-1")).encode("latin-1")
 
-    def _json(self, value: Any, keys: bool) -> Any:
-        """`keys`: whether key-shaped strings may be present (else only named fields are looked for)."""
+    def _json(self, value: Any) -> Any:
         if isinstance(value, str):
-            return secrets.replace_all(value) if keys else value
+            return secrets.replace_all(value)
         if isinstance(value, list):
-            return [self._json(item, keys) for item in value]
+            return [self._json(item) for item in value]
         if isinstance(value, dict):
-            return {(secrets.replace_all(k) if keys else k): self._field(k, v, keys) for k, v in value.items()}
+            sampled = "logprob" in value  # {"token": "Hello", "logprob": -0.1}: a sampled token
+            return {secrets.replace_all(k): self._field(k, v, sampled) for k, v in value.items()}
         return value
 
-    def _field(self, name: str, value: Any, keys: bool) -> Any:
-        key = secrets.field_key(name)
-        if key not in secrets.SECRET_FIELDS and key not in self.fields:
-            return self._json(value, keys)
+    def _field(self, name: str, value: Any, sampled: bool) -> Any:
+        if not self.secret_field(name) or (sampled and name == "token"):
+            return self._json(value)
         if isinstance(value, str) and value:
             return self._whole(value, name)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._whole(str(value), name)
-        return self._json(value, keys)
+        return self._json(value)
+
+    def secret_field(self, name: str) -> bool:
+        """Whether a JSON field (or query key) of this name holds a secret, whatever its value looks like."""
+        key = secrets.field_key(name)
+        return key in secrets.SECRET_FIELDS or key in self.fields
 
     def _secret_query_key(self, key: str) -> bool:
-        lowered = key.lower()
-        return lowered in secrets.SECRET_QUERY_KEYS or secrets.field_key(lowered) in self.fields
+        return key.lower() in secrets.SECRET_QUERY_KEYS or self.secret_field(key)
 
     @staticmethod
     def _whole(secret: str, name: str) -> str:
@@ -118,3 +127,10 @@ class Redactor:
         if secrets.PLACEHOLDER.fullmatch(secret):
             return secret
         return secrets.placeholder(secret, secrets.kind_of(secret) or secrets.label(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _scanner(fields: frozenset[str]) -> Scanner:
+    """The catalogue, plus the last four letters of each extra field name as a marker: however the name is
+    written (``userEmail``, ``USER_EMAIL``), they are there, and tell `json` to walk the document."""
+    return Scanner(markers=[field[-4:] for field in fields]) if fields else secrets.DEFAULT

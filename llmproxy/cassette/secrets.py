@@ -1,114 +1,202 @@
-"""What a secret looks like: key-shaped strings, secret headers and query keys, and the placeholders that
-replace them. Shared by the redactor (which replaces) and `cassette check` (which only reports).
+"""Finding secrets in text with the catalogue's rules, and the placeholders that replace them. Shared by the
+redactor (which replaces), `cassette check` (which reports) and the log filter.
 
 A placeholder is ``<redacted:KIND:HASH>``: KIND a short, non-secret label (``sk-ant``, ``jwt``, a header
 name), HASH the first 8 hex digits of the secret's SHA-256. The same secret always gives the same
 placeholder, in every file and run, so replay can match on the redacted form; 32 bits of a hash reveal
-nothing usable about a high-entropy key. No pattern below matches a placeholder, so redacting twice
-changes nothing.
+nothing usable about a high-entropy key. No rule matches a placeholder, so redacting twice changes nothing.
+
+Speed (issue 15 §9): one Aho-Corasick pass (the Rust `aho-corasick` crate, through `ahocorasick_rs`) finds
+every keyword in the lower-cased text; only where one is found does a rule's regular expression run, once,
+anchored where its match must start. Text without a keyword, nearly all LLM traffic, costs that one pass
+(several hundred MB/s; scripts/bench/redaction.py). The keywords are kept under 64 so the crate uses its
+SIMD prefilter.
 """
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+import ahocorasick_rs
+
+from llmproxy.cassette.catalogue import (
+    RULES,
+    SECRET_FIELDS,
+    SECRET_HEADER_WORDS,
+    SECRET_HEADERS,
+    SECRET_QUERY_KEYS,
+    Rule,
+)
+
+__all__ = [
+    "PLACEHOLDER",
+    "SECRET_FIELDS",
+    "SECRET_HEADERS",
+    "SECRET_QUERY_KEYS",
+    "Found",
+    "Scanner",
+    "field_key",
+    "find",
+    "is_secret_header",
+    "kind_of",
+    "label",
+    "mask",
+    "may_contain",
+    "placeholder",
+    "replace_all",
+]
+
 PLACEHOLDER = re.compile(r"<redacted:[a-z0-9\-]{1,32}:[0-9a-f]{8}>")
+_SECRET_GROUPS = ("s", "s2", "s3")
 
-# (kind, pattern): distinctive prefixes match anywhere; generic ones must not follow a letter or digit
-# (``task-…`` is not an OpenAI key) unless that letter ends a JSON escape such as ``\n``.
-_NOT_IN_WORD = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
-KEY_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("sk-ant", r"sk-ant-[A-Za-z0-9_\-]{20,}"),
-    ("sk", _NOT_IN_WORD + r"sk-[A-Za-z0-9_\-]{20,}"),
-    ("sess", _NOT_IN_WORD + r"sess-[A-Za-z0-9]{20,}"),
-    ("google", r"AIza[0-9A-Za-z_\-]{35,}"),
-    ("google-oauth", r"ya29\.[0-9A-Za-z_\-]{20,}"),
-    ("aws-key-id", _NOT_IN_WORD + r"(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
-    ("github", r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-)
-# secrets recognised by what precedes them; the prefix is kept, the token replaced
-_TOKEN = r"[A-Za-z0-9_\-\.=:/+~]"
-CONTEXT_PATTERNS: tuple[tuple[str, str, str], ...] = (
-    ("bearer", r"\b(?i:bearer)\s+", rf"(?={_TOKEN}*\d){_TOKEN}{{16,}}"),
-    (
-        "aws-secret",
-        r"(?i:aws_secret_access_key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?",
-        r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])",
-    ),
-)
 
-# Every pattern above contains one of these literals, and JSON escaping never splits printable ASCII, so
-# a JSON document whose text holds none of them holds no key-shaped string anywhere (one scan, not one per string).
-_TRIGGERS = re.compile(r"sk-|sess-|AIza|ya29\.|AKIA|ASIA|gh[pousr]_|github_pat_|eyJ|(?i:bearer|secret)")
+@dataclass(frozen=True, slots=True)
+class Found:
+    kind: str
+    start: int  # of the secret itself (a kept context such as "Bearer " excluded)
+    end: int
+    secret: str
 
-_NAMES = [f"k{i}" for i in range(len(KEY_PATTERNS))]
-_ANY = re.compile(
-    "|".join(f"(?P<{name}>{pattern})" for name, (_, pattern) in zip(_NAMES, KEY_PATTERNS, strict=True))
-    + "|"
-    + "|".join(f"(?P<p{i}>{prefix})(?P<t{i}>{token})" for i, (_, prefix, token) in enumerate(CONTEXT_PATTERNS))
-)
-_KIND_OF_GROUP = {name: kind for name, (kind, _) in zip(_NAMES, KEY_PATTERNS, strict=True)}
-_FULL = [(kind, re.compile(pattern)) for kind, pattern in KEY_PATTERNS]
 
-SECRET_HEADERS = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "x-api-key",
-        "api-key",
-        "x-goog-api-key",
-        "ocp-apim-subscription-key",
-        "cookie",
-        "set-cookie",
-        "x-amz-security-token",
-        "openai-organization",
-        "openai-project",
-        "chatgpt-account-id",
-        "anthropic-organization-id",
-        "x-goog-user-project",
-    }
-)
-SECRET_QUERY_KEYS = frozenset(
-    {
-        "key",
-        "api_key",
-        "api-key",
-        "apikey",
-        "sig",
-        "signature",
-        "token",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "client_secret",
-        "password",
-        "code",
-        "x-amz-signature",
-        "x-amz-credential",
-        "x-amz-security-token",
-    }
-)
-# JSON fields whose string values are secrets whatever they look like (compared without case, "_", "-")
-SECRET_FIELDS = frozenset(
-    {
-        "apikey",
-        "secretaccesskey",
-        "awssecretaccesskey",
-        "sessiontoken",
-        "awssessiontoken",
-        "accesstoken",
-        "refreshtoken",
-        "idtoken",
-        "clientsecret",
-        "password",
-    }
-)
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    priority: int
+    rule: Rule
+    regex: re.Pattern[str]
+    groups: tuple[str, ...]  # the secret's groups this rule has
+    named: bool  # its kind comes from the name it matched (group ``n``)
+
+
+class Scanner:
+    """The rules compiled into one keyword automaton. `markers`: extra keywords that match no rule but make
+    `suspect` true (the redactor's own field names, which only a JSON walk can judge)."""
+
+    def __init__(self, rules: Iterable[Rule] = RULES, markers: Iterable[str] = ()) -> None:
+        by_keyword: dict[str, list[_Compiled]] = {}
+        for priority, rule in enumerate(rules):
+            regex = rule.regex
+            groups = tuple(group for group in _SECRET_GROUPS if group in regex.groupindex)
+            compiled = _Compiled(priority, rule, regex, groups, "n" in regex.groupindex)
+            for keyword in rule.keywords:
+                by_keyword.setdefault(keyword, []).append(compiled)
+        extra = sorted({marker.lower() for marker in markers if marker} - set(by_keyword))
+        keywords = [*by_keyword, *extra]
+        self._candidates = [by_keyword.get(keyword, []) for keyword in keywords]
+        self._first_marker = len(by_keyword)
+        self._automaton = ahocorasick_rs.AhoCorasick(keywords)
+
+    def find(self, text: str) -> Iterator[Found]:
+        """Every secret in `text`, left to right, without overlaps."""
+        return self._found(text, self._hits(text))
+
+    def suspect(self, text: str) -> bool:
+        """Whether `text` holds a secret, or one of the markers (worth a closer look)."""
+        hits = self._hits(text)
+        if any(index >= self._first_marker for index, _, _ in hits):
+            return True
+        return next(self._found(text, hits), None) is not None
+
+    def kind_of(self, secret: str) -> str | None:
+        """The kind of a whole string that is a key of a known shape (not found by its context)."""
+        found = next(self.find(secret), None)
+        if found is not None and found.start == 0 and found.end == len(secret) and found.kind in _SHAPES:
+            return found.kind
+        return None
+
+    def replace_all(self, text: str) -> str:
+        """`text` with every secret replaced by its placeholder."""
+        parts: list[str] = []
+        last = 0
+        for found in self.find(text):
+            parts.append(text[last : found.start])
+            parts.append(placeholder(found.secret, found.kind))
+            last = found.end
+        if not parts:
+            return text
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def _hits(self, text: str) -> list[tuple[int, int, int]]:
+        return self._automaton.find_matches_as_indexes(_lower(text), overlapping=True) if text else []
+
+    def _found(self, text: str, hits: list[tuple[int, int, int]]) -> Iterator[Found]:
+        if not hits:
+            return
+        starts = sorted(
+            (start - compiled.rule.back, compiled.priority, compiled)
+            for index, start, _ in hits
+            for compiled in self._candidates[index]
+            if start >= compiled.rule.back
+        )
+        done = 0
+        inside = _placeholders(text)
+        for start, _, compiled in starts:
+            if start < done or (inside and any(a <= start < b for a, b in inside)):
+                continue
+            match = compiled.regex.match(text, start)
+            if match is None:
+                continue
+            group = next((group for group in compiled.groups if match[group] is not None), None)
+            secret = match[group] if group else match[0]
+            if "<redacted:" in secret or (compiled.rule.verify is not None and not compiled.rule.verify(secret)):
+                continue
+            kind = label(match["n"]) if compiled.named else compiled.rule.kind
+            if group:  # found by its context: a key of a known shape still says what it is
+                kind = self.kind_of(secret) or kind
+            yield Found(kind, match.start(group or 0), match.end(group or 0), secret)
+            done = match.end()
+
+
+def _placeholders(text: str) -> list[tuple[int, int]]:
+    """Where placeholders are: nothing inside one is a secret (``<redacted:x-api-key:0011aabb>``)."""
+    if "<redacted:" not in text:
+        return []
+    return [match.span() for match in PLACEHOLDER.finditer(text)]
+
+
+def _lower(text: str) -> str:
+    """Lower case, the same length (only U+0130 grows when lowered), so positions stay valid."""
+    lowered = text.lower()
+    return lowered if len(lowered) == len(text) else text.replace("\u0130", "I").lower()
+
+
+_SHAPES = frozenset(rule.kind for rule in RULES if "(?P<" not in rule.pattern)
+DEFAULT = Scanner()
+
+
+def find(text: str) -> Iterator[Found]:
+    return DEFAULT.find(text)
+
+
+def replace_all(text: str) -> str:
+    return DEFAULT.replace_all(text)
+
+
+def may_contain(text: str) -> bool:
+    """Whether `text` holds a secret of any kind."""
+    return DEFAULT.suspect(text)
+
+
+def kind_of(secret: str) -> str | None:
+    return DEFAULT.kind_of(secret)
 
 
 def field_key(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "")
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a header's value is secret by its name alone (a name with a secret word in it counts)."""
+    lowered = name.lower()
+    if lowered in SECRET_HEADERS:
+        return True
+    return _HEADER_NAME.fullmatch(lowered) is not None and not SECRET_HEADER_WORDS.isdisjoint(
+        re.split(r"[-_]", lowered)
+    )
+
+
+_HEADER_NAME = re.compile(r"[a-z0-9_\-]+")
 
 
 def label(name: str) -> str:
@@ -116,55 +204,9 @@ def label(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:32] or "secret"
 
 
-def kind_of(secret: str) -> str | None:
-    """The kind of key a whole string is, if it is one."""
-    return next((kind for kind, pattern in _FULL if pattern.fullmatch(secret)), None)
-
-
-def may_contain(text: str) -> bool:
-    """False when `text` (or the JSON text of a document) certainly holds no key-shaped string."""
-    return _TRIGGERS.search(text) is not None
-
-
 def placeholder(secret: str, kind: str) -> str:
     digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"<redacted:{kind}:{digest}>"
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    kind: str
-    start: int  # of the secret itself (a kept prefix such as "Bearer " excluded)
-    end: int
-    secret: str
-
-
-def find(text: str) -> Iterator[Found]:
-    """Every key-shaped string in `text`, left to right, without overlaps."""
-    for match in _ANY.finditer(text):
-        group = match.lastgroup or ""
-        if group.startswith("t"):  # a context pattern: the token after its prefix
-            index = int(group[1:])
-            token = match.group(group)
-            yield Found(kind_of(token) or CONTEXT_PATTERNS[index][0], match.start(group), match.end(), token)
-        else:
-            yield Found(_KIND_OF_GROUP[group], match.start(), match.end(), match.group())
-
-
-def replace_all(text: str) -> str:
-    """`text` with every key-shaped string replaced by its placeholder."""
-    if not text:
-        return text
-    parts: list[str] = []
-    last = 0
-    for found in find(text):
-        parts.append(text[last : found.start])
-        parts.append(placeholder(found.secret, found.kind))
-        last = found.end
-    if not parts:
-        return text
-    parts.append(text[last:])
-    return "".join(parts)
 
 
 def mask(secret: str) -> str:

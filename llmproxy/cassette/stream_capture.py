@@ -12,7 +12,8 @@ linear in the stream. Boundaries by media type:
 
 The events depend only on the bytes, never on how they were split (except for unknown types, which have
 no boundaries to find). An event gets the time of the chunk that completed it. Nothing here raises: bytes
-that cannot be decoded make the capture fall back to the raw chunks as they arrived, with a `warning`.
+that cannot be decoded make the capture fall back to the raw chunks as they arrived, with a `warning` and
+the reason in `undecodable` (the cassette marks such events, and `cassette check` fails on them).
 """
 
 from enum import Enum, auto
@@ -59,6 +60,7 @@ class StreamCapture:
         "_raw",
         "_scan",
         "_start",
+        "undecodable",
         "warning",
     )
 
@@ -77,11 +79,13 @@ class StreamCapture:
         self._events: list[RawEvent] = []
         self._last_ms = 0.0
         self.warning: str | None = None
+        self.undecodable: str | None = None
         self._decoder: Decoder | None = None
         try:
             self._decoder = decoder_for(content_encoding)
         except ValueError as exc:
             self.warning = f"{exc}: recorded the stream as it arrived, still encoded"
+            self.undecodable = str(exc)
         # the raw chunks of an encoded stream, to fall back on if decoding fails halfway
         self._raw: list[RawEvent] | None = [] if self._decoder is not None or self.warning else None
 
@@ -121,6 +125,7 @@ class StreamCapture:
 
     def _fail(self, exc: Exception) -> None:
         self.warning = f"could not decode the stream's content-encoding ({exc}): recorded it as it arrived"
+        self.undecodable = f"content-encoding: {exc}"
 
     def _cut(self, data: bytes, t_ms: float) -> None:
         if not data:

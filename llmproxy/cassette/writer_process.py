@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import llmproxy
+from llmproxy import redacted_logs
 from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
@@ -111,6 +112,7 @@ def _serve(requests: Connection, replies: Connection) -> None:
     path, redactor, log_level = requests.recv()
     with contextlib.suppress(OSError, AttributeError):  # lower priority: the traffic first, the cassette after
         os.nice(10)
+    redacted_logs.install()
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
     try:
         writer = CassetteWriter.open(path, redactor)

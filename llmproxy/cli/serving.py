@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from llmproxy import redacted_logs
 from llmproxy.environment import child_environment, export_lines
 from llmproxy.errors import LlmproxyError
 
@@ -71,6 +72,8 @@ class ServeOptions:
 
 
 def configure_logging(verbose: int) -> None:
+    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`)."""
+    redacted_logs.install()
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="llmproxy: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
 

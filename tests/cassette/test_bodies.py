@@ -2,13 +2,30 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmproxy.cassette.bodies import body_bytes, event_bytes, store_body, store_event
+from llmproxy.cassette.bodies import body_bytes, event_bytes, store_body
 from llmproxy.cassette.capture import RawEvent
-from llmproxy.cassette.model import Base64Body, Base64Event, JsonBody, JsonLineEvent, SseEvent, TextBody, TextEvent
+from llmproxy.cassette.model import (
+    Base64Body,
+    Base64Event,
+    Event,
+    JsonBody,
+    JsonLineEvent,
+    SseEvent,
+    TextBody,
+    TextEvent,
+)
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_redact import store_events
 from tests.cassette.factory import ANTHROPIC_KEY, eventstream_message
 
 REDACTOR = Redactor()
+
+
+def store_event(event: RawEvent, content_type: str, redactor: Redactor) -> Event:
+    (stored,) = store_events([event], content_type, redactor)
+    return stored
+
+
 TYPES = ["text/event-stream", "application/x-ndjson", "application/vnd.amazon.eventstream", "text/plain"]
 
 

@@ -7,6 +7,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.cli import main
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response
+from tests.secret_corpus import FIELDS, SHAPES, field_values
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -36,9 +37,9 @@ def test_secrets_are_reported_with_their_json_path_masked(tmp_path: Path) -> Non
     code, output = check(path)
     assert code == 1
     assert output.splitlines() == [
-        f"{path}:$.exchanges[0].request.headers[0]: header authorization: Beare…(17 chars)",
+        f"{path}:$.exchanges[0].request.headers[0]: authorization: tes…(10 chars)",
         f"{path}:$.exchanges[1].notes[0]: github: ghp_A1…(40 chars)",
-        f"{path}:$.exchanges[1].pair[1]: header cookie: a…(3 chars)",
+        f"{path}:$.exchanges[1].pair[1]: cookie: a…(3 chars)",
         "3 secret-looking values found",
     ]
     assert GITHUB_TOKEN not in output
@@ -61,3 +62,83 @@ def test_unreadable_files_exit_2(tmp_path: Path) -> None:
     code, output = check(clean, tmp_path / "missing.json")
     assert code == 2
     assert "missing.json: cannot read: No such file or directory" in output
+
+
+def cassette(*exchanges: dict[str, object]) -> bytes:
+    started = {"timings": {"started_at": "2026-05-01T12:00:00Z"}}
+    listed = [{"id": n, **started, **e} for n, e in enumerate(exchanges, start=1)]
+    return orjson.dumps({"llmproxy_cassette": 1, "exchanges": listed})
+
+
+def test_everything_the_recorder_redacts_by_name_is_found(tmp_path: Path) -> None:
+    """Fields, query keys and headers secret by their name alone (no shape): what recording redacts."""
+    path = tmp_path / "c.json"
+    request_part = {
+        "method": "POST",
+        "url": "https://api.example.com/v1/x?access_token=abc123def&api_key=plainletters&units=metric",
+        "http_version": "HTTP/1.1",
+        "headers": ["x-auth-token: opaque-value", "content-type: application/json"],
+        "body": {"json": FIELDS},
+    }
+    path.write_bytes(cassette({"request": request_part}))
+    code, output = check(path)
+    assert code == 1
+    assert output.count("\n") - 1 == len(field_values()) + 3  # the fields, two query keys, a header
+    for where in ("request.url", "request.headers[0]", "request.body.json.config.nested.api_key"):
+        assert f"$.exchanges[0].{where}:" in output
+    assert all(value not in output for value in field_values().values())
+
+
+def test_a_key_split_across_stream_events_is_found(tmp_path: Path) -> None:
+    key = SHAPES["github"]
+    pieces = ["my key: ", key[:9], key[9:20], key[20:], "."]
+    events = [
+        {
+            "t_ms": i,
+            "event": "content_block_delta",
+            "data": {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}},
+        }
+        for i, p in enumerate(pieces)
+    ]
+    response_part = {
+        "status": 200,
+        "reason": "OK",
+        "http_version": "HTTP/1.1",
+        "headers": ["content-type: text/event-stream"],
+        "events": events,
+    }
+    path = tmp_path / "c.json"
+    path.write_bytes(
+        cassette(
+            {
+                "request": {"method": "POST", "url": "https://h/", "http_version": "1.1", "headers": []},
+                "response": response_part,
+            }
+        )
+    )
+    code, output = check(path)
+    assert code == 1
+    assert "$.exchanges[0].response.events[1].data.delta.text: github:" in output
+    assert key[9:20] not in output
+
+
+def test_a_body_not_decodable_fails_the_check(tmp_path: Path) -> None:
+    response_part = {
+        "status": 200,
+        "reason": "OK",
+        "http_version": "HTTP/1.1",
+        "headers": ["content-encoding: gzip"],
+        "body": {"base64": "AAEC", "not_decodable": "gzip: incorrect header check"},
+    }
+    path = tmp_path / "c.json"
+    path.write_bytes(
+        cassette(
+            {
+                "request": {"method": "GET", "url": "https://h/", "http_version": "1.1", "headers": []},
+                "response": response_part,
+            }
+        )
+    )
+    code, output = check(path)
+    assert code == 1
+    assert "$.exchanges[0].response.body: not decodable: gzip: incorrect header check" in output

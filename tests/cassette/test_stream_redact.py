@@ -1,0 +1,235 @@
+"""A secret a model streams is split across events: redaction joins the pieces first (issue 15 §1).
+
+Every provider's streaming shape, split at any points: no piece of the secret survives in any event, the
+stored stream still decodes with the provider's own codec, and it reassembles to the redacted text.
+"""
+
+import base64
+import itertools
+import json
+from collections.abc import Callable
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from llmproxy.cassette.bodies import event_bytes
+from llmproxy.cassette.capture import RawEvent
+from llmproxy.cassette.model import Event
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_redact import store_events
+from llmproxy.framing.eventstream import encode_event
+from llmproxy.providers.registry import CHAT_CODECS
+from tests.secret_corpus import CONTEXTS, SHAPES
+
+REDACTOR = Redactor()
+PLANTED = sorted({*SHAPES.values(), *(text for text, _ in CONTEXTS.values())})
+SECRETS = sorted({*SHAPES.values(), *(secret for _, secret in CONTEXTS.values())})
+
+
+def sse(name: str | None, value: object, spaced: bool = False) -> bytes:
+    # spaced as Google sends it: not the compact form the cassette can show parsed
+    data = json.dumps(value, ensure_ascii=False) if spaced else orjson.dumps(value).decode()
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+def delta(index: int, kind: str, field: str, piece: str) -> bytes:
+    event = {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}}
+    return sse("content_block_delta", event)
+
+
+def anthropic(pieces: list[str]) -> list[bytes]:
+    start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": []}}
+    block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    deltas = [
+        sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}},
+        )
+        for p in pieces
+    ]
+    stop = [
+        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        sse(
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}},
+        ),
+        sse("message_stop", {"type": "message_stop"}),
+    ]
+    return [sse("message_start", start), sse("content_block_start", block), *deltas, *stop]
+
+
+def openai_chat(pieces: list[str]) -> list[bytes]:
+    def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return sse(None, {"id": "c", "object": "chat.completion.chunk", "model": "gpt", "choices": [choice]})
+
+    return [chunk({"role": "assistant", "content": ""}), *(chunk({"content": p}) for p in pieces), chunk({}, "stop")]
+
+
+def responses(pieces: list[str]) -> list[bytes]:
+    def event(kind: str, **fields: object) -> bytes:
+        return sse(kind, {"type": kind, **fields})
+
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    text = "".join(pieces)
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
+    done = {**item, "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    response = {"id": "resp_1", "object": "response", "status": "completed", "model": "gpt", "output": [done]}
+    return [
+        event("response.created", response={**response, "status": "in_progress", "output": []}),
+        event("response.output_item.added", output_index=0, item={**item, "content": []}),
+        *(event("response.output_text.delta", **where, delta=p) for p in pieces),
+        event("response.output_text.done", **where, text=text),
+        event("response.output_item.done", output_index=0, item=done),
+        event("response.completed", response=response),
+    ]
+
+
+def gemini(pieces: list[str]) -> list[bytes]:
+    def chunk(text: str, last: bool = False) -> bytes:
+        candidate: dict[str, object] = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+        if last:
+            candidate["finishReason"] = "STOP"
+        return sse(None, {"candidates": [candidate], "modelVersion": "gemini"}, spaced=True).replace(b"\n", b"\r\n")
+
+    return [chunk(p, last=i == len(pieces) - 1) for i, p in enumerate(pieces)]
+
+
+def converse(pieces: list[str]) -> list[bytes]:
+    def message(kind: str, payload: dict[str, object]) -> bytes:
+        headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
+        return encode_event(headers, orjson.dumps({**payload, "p": "abcdef"}))
+
+    return [
+        message("messageStart", {"role": "assistant"}),
+        *(message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": p}}) for p in pieces),
+        message("contentBlockStop", {"contentBlockIndex": 0}),
+        message("messageStop", {"stopReason": "end_turn"}),
+    ]
+
+
+def invoke(pieces: list[str]) -> list[bytes]:
+    """Bedrock InvokeModelWithResponseStream: each Anthropic event as base64 JSON inside a chunk."""
+    headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    return [
+        encode_event(headers, orjson.dumps({"bytes": base64.b64encode(event.split(b"data: ", 1)[1].strip()).decode()}))
+        for event in anthropic(pieces)
+    ]
+
+
+def ollama(pieces: list[str]) -> list[bytes]:
+    lines = [{"model": "m", "message": {"role": "assistant", "content": p}, "done": False} for p in pieces]
+    lines.append({"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"})
+    return [orjson.dumps(line) + b"\n" for line in lines]
+
+
+Builder = Callable[[list[str]], list[bytes]]
+STREAMS: dict[str, tuple[Builder, str, str]] = {  # name → (builder, content type, codec)
+    "anthropic": (anthropic, "text/event-stream", "anthropic-messages"),
+    "openai-chat": (openai_chat, "text/event-stream", "openai-chat"),
+    "openai-responses": (responses, "text/event-stream", "openai-responses"),
+    "gemini": (gemini, "text/event-stream", "gemini-generate"),
+    "bedrock-converse": (converse, "application/vnd.amazon.eventstream", "bedrock-converse"),
+    "bedrock-invoke": (invoke, "application/vnd.amazon.eventstream", "bedrock-invoke-anthropic"),
+    "ollama": (ollama, "application/x-ndjson", "ollama-chat"),
+}
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({cut % (len(text) + 1) for cut in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in itertools.pairwise(points)] or [""]
+
+
+def stored(name: str, pieces: list[str]) -> tuple[list[Event], str]:
+    build, content_type, codec = STREAMS[name]
+    events = store_events([RawEvent(i, data) for i, data in enumerate(build(pieces))], content_type, REDACTOR)
+    completion = CHAT_CODECS[codec].decode_stream(event_bytes(event) for event in events)
+    return events, completion.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(STREAMS)),
+    secret=st.sampled_from(PLANTED),
+    before=st.text(alphabet="abc .,\n", max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+)
+def test_a_secret_split_at_any_points_never_survives(name: str, secret: str, before: str, cuts: list[int]) -> None:
+    text = f"{before} {secret} and more"
+    events, reassembled = stored(name, split(text, cuts))
+    dumped = orjson.dumps([event.model_dump(by_alias=True) for event in events]).decode()
+    secrets_in = [s for s in SECRETS if s in text]
+    assert all(s not in dumped and s not in reassembled for s in secrets_in)
+    assert all(s not in event_bytes(e).decode("latin-1") for s in secrets_in for e in events)
+    assert reassembled == REDACTOR.text(text)
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+def test_every_event_holding_a_piece_changes_and_one_holds_the_placeholder(name: str) -> None:
+    key = SHAPES["sk-ant"]
+    pieces = ["My key is ", key[:14], key[14:30], key[30:], " — keep it."]
+    events, reassembled = stored(name, pieces)
+    placeholder = REDACTOR.text(key)
+    assert reassembled == f"My key is {placeholder} — keep it."
+    texts = [event_bytes(event) for event in events]
+    with_placeholder = [
+        i for i, data in enumerate(texts) if placeholder.encode() in data or _in_chunk(data, placeholder)
+    ]
+    assert with_placeholder  # the delta where it starts (and, in Responses, the events that repeat the text)
+    assert all(key[:14].encode() not in data and key[30:].encode() not in data for data in texts)
+    assert all(key[14:30] not in data.decode("latin-1") for data in texts)
+
+
+def _in_chunk(data: bytes, text: str) -> bool:
+    """Whether a Bedrock chunk's base64 JSON holds the text."""
+    start = data.find(b'{"bytes":"')
+    if start < 0:
+        return False
+    chunk = orjson.loads(data[start : data.rfind(b"}") + 1])["bytes"]
+    return text in base64.b64decode(chunk).decode()
+
+
+def test_tool_arguments_and_thinking_are_joined_per_block() -> None:
+    password = "s3cr" + "et-Passw0rd-xyz"
+    arguments = f'{{"user": "admin", "password": "{password}"}}'
+
+    def block(index: int, kind: str, field: str, text: str) -> list[bytes]:
+        return [
+            sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: p}},
+            )
+            for p in split(text, [7, 19, 30, 33])
+        ]
+
+    key = SHAPES["github"]
+    events = [
+        *block(0, "thinking_delta", "thinking", f"the user pasted {key} earlier"),
+        *block(1, "input_json_delta", "partial_json", arguments),
+    ]
+    stored_events = store_events([RawEvent(0, e) for e in events], "text/event-stream", REDACTOR)
+    dumped = b"".join(event_bytes(e) for e in stored_events)
+    for fragment in (key[:10], key[-10:], password[:6], password[-6:]):
+        assert fragment.encode() not in dumped
+    joined = "".join(
+        orjson.loads(event_bytes(e).split(b"data: ")[1])["delta"]["partial_json"] for e in stored_events[-5:]
+    )
+    assert orjson.loads(joined)["password"].startswith("<redacted:password:")
+
+
+def test_a_chat_tool_call_split_across_chunks_is_redacted_per_call() -> None:
+    key = SHAPES["stripe"]
+    arguments = orjson.dumps({"api": key}).decode()
+
+    def chunk(index: int, piece: str) -> bytes:
+        call = {"index": index, "function": {"arguments": piece}}
+        return sse(None, {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+
+    pieces = split(arguments, [3, 12, 20, 41])
+    events = [chunk(0, p) for p in pieces] + [chunk(1, p) for p in pieces]
+    stored_events = store_events([RawEvent(0, e) for e in events], "text/event-stream", REDACTOR)
+    completion = CHAT_CODECS["openai-chat"].decode_stream(event_bytes(e) for e in stored_events)
+    assert [call.arguments for call in completion.tool_calls] == [{"api": REDACTOR.text(key)}] * 2

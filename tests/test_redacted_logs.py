@@ -1,0 +1,42 @@
+"""No secret in a log line: llmproxy's records are redacted when they are made (issue 15 §8)."""
+
+import logging
+
+import pytest
+
+from llmproxy import redacted_logs
+from tests.secret_corpus import QUERIES, SHAPES
+
+
+@pytest.fixture(autouse=True)
+def installed() -> None:
+    redacted_logs.install()
+
+
+def test_messages_arguments_and_tracebacks_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    key, token = SHAPES["google"], QUERIES["access_token"]
+    url = f"https://generativelanguage.googleapis.com/v1beta/models/g:generateContent?key={key}&access_token={token}"
+    logger = logging.getLogger("llmproxy.some.module")
+    with caplog.at_level(logging.INFO):
+        logger.warning("could not answer %s", url)
+        try:
+            raise ValueError(f"upstream refused {url}")
+        except ValueError:
+            logging.getLogger("addons.mocker").exception("llmproxy mock could not answer %s", url)
+    text = caplog.text + "".join(record.exc_text or "" for record in caplog.records)
+    assert key not in text
+    assert token not in text
+    assert "g:generateContent?key=<redacted:" in text
+    assert "ValueError: upstream refused" in text
+
+
+def test_other_loggers_are_left_alone(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("someone.else").warning("key %s", SHAPES["github"])
+    assert SHAPES["github"] in caplog.text
+
+
+def test_install_is_idempotent() -> None:
+    factory = logging.getLogRecordFactory()
+    redacted_logs.install()
+    assert logging.getLogRecordFactory() is factory
