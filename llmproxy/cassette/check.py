@@ -22,7 +22,7 @@ import orjson
 from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
-from llmproxy.cassette.bodies import event_bytes
+from llmproxy.cassette.bodies import event_bytes, is_binary_message
 from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
@@ -84,12 +84,13 @@ def _exchange(stored: Any, where: str, redactor: Redactor) -> Iterator[tuple[str
     for key, value in stored.items():
         here = f"{where}.{key}"
         if key in ("request", "response") and isinstance(value, dict):
-            yield from _part(value, here, redactor)
+            yield from _part(value, here, redactor, messages="websocket" in stored)
         else:
             yield from _diff(value, redactor.json(value), here)
 
 
-def _part(part: dict[str, Any], where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
+def _part(part: dict[str, Any], where: str, redactor: Redactor, messages: bool) -> Iterator[tuple[str, str, str]]:
+    """`messages`: the events are WebSocket messages."""
     headers = part.get("headers")
     lines = headers if isinstance(headers, list) and all(isinstance(h, str) for h in headers) else None
     content_type = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-type"), "")
@@ -109,7 +110,7 @@ def _part(part: dict[str, Any], where: str, redactor: Redactor) -> Iterator[tupl
             if undecodable:
                 yield here, "not decodable", str(undecodable[0]["not_decodable"])
                 continue
-            redacted = _events(value, content_type, redactor)
+            redacted = _events(value, content_type, redactor, messages)
         else:
             redacted = redactor.json(value)
         yield from _diff(value, redacted, here)
@@ -137,14 +138,14 @@ def _body(body: dict[str, Any], redactor: Redactor) -> Any:
     return redactor.json(body)
 
 
-def _events(stored: list[Any], content_type: str, redactor: Redactor) -> Any:
+def _events(stored: list[Any], content_type: str, redactor: Redactor, messages: bool) -> Any:
     """The events redacted again as the recorder redacts a stream: joined, not one by one."""
     try:
         events = _EVENTS.validate_python(stored)
-        raw = [RawEvent(event.t_ms, event_bytes(event)) for event in events]
+        raw = [RawEvent(e.t_ms, event_bytes(e), messages and is_binary_message(e)) for e in events]
     except (ValidationError, ValueError):
         return redactor.json(stored)
-    return [dump(event) for event in store_events(raw, content_type, redactor)]
+    return [dump(event) for event in store_events(raw, content_type, redactor, messages=messages)]
 
 
 def _loose(value: Any, redactor: Redactor) -> Any:

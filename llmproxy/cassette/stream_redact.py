@@ -4,11 +4,11 @@ A model that streams a key never sends it whole: it arrives split across ``text_
 ``input_json_delta``, Chat Completions ``delta.content`` or tool-call ``arguments``, Responses ``*.delta``,
 Gemini ``parts``, Bedrock ``contentBlockDelta`` or Ollama ``message`` events, so no single event holds it.
 Here each event is parsed (an SSE ``data:`` line, an NDJSON line, a WebSocket message, an AWS event-stream
-message and the base64 chunk inside a Bedrock InvokeModel stream), the text it carries is found by its shape (`deltas`) and joined
-per channel (one content block, one tool call's arguments, one choice), and the secrets of the joined text
-are replaced: the placeholder goes where a secret starts and every other piece of it is removed, so every
-event that held a piece changes, and the pieces still join to the redacted text. Everything else in an
-event is redacted as any JSON document is.
+message and the base64 chunk inside a Bedrock InvokeModel stream), the text it carries is found by its
+shape (`deltas`) and joined per channel (one content block, one tool call's arguments, one choice), and the
+secrets of the joined text are replaced: the placeholder goes where a secret starts and every other piece
+of it is removed, so every event that held a piece changes, and the pieces still join to the redacted text.
+Everything else in an event is redacted as any JSON document is.
 
 The codecs' stream decoders reassemble a completion but forget which event held which piece, which is what
 the redaction must rewrite; the shapes here are the same wire fields they read.
