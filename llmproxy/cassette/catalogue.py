@@ -2,12 +2,13 @@
 the log filter and everything printed use these rules and nothing else, so they agree by construction.
 
 A rule is a shape found in text: its `kind` (the placeholder's label), the `keywords` one of which every
-match contains (lower case; found case-insensitively by one multi-pattern scan, as gitleaks does, so text
-holding none of them costs one pass), where the match starts relative to a keyword (`back` characters
-before it), and the regular expression that confirms it there. A group named ``s`` marks the secret when
-the match also holds a context worth keeping (``Bearer ``, ``password=``; ``s2``, ``s3`` for alternatives);
-otherwise the whole match is. A group named ``n`` names the kind (a field name: ``password``, ``token``).
-The shapes follow the public rule sets of gitleaks and trufflehog, checked against the providers' formats.
+match contains (lower case, three characters at least; found case-insensitively by a multi-pattern scan,
+as gitleaks does, so text holding none of them costs one pass), where the match starts relative to a
+keyword (`back` characters before it), and the regular expression that confirms it there. A group named
+``s`` marks the secret when the match also holds a context worth keeping (``Bearer ``, ``password=``;
+``s2``, ``s3`` for alternatives); otherwise the whole match is. A group named ``n`` names the kind (a field
+name: ``password``, ``token``). The shapes follow the public rule sets of gitleaks and trufflehog, checked
+against the providers' formats.
 
 Besides shapes in text: header names whose values are secret whatever they look like, query keys, and
 JSON field names (compared without case, ``_`` or ``-``).
@@ -73,9 +74,9 @@ _VALUE = (
 
 RULES: tuple[Rule, ...] = (
     # AI providers
-    Rule("sk-ant", ("sk",), r"sk-ant-[A-Za-z0-9_\-]{20,}"),
-    Rule("openrouter", ("sk",), r"sk-or-v1-[0-9a-f]{64}"),
-    Rule("sk", ("sk",), _B + r"sk-[A-Za-z0-9_\-]{20,}"),
+    Rule("sk-ant", ("sk-",), r"sk-ant-[A-Za-z0-9_\-]{20,}"),
+    Rule("openrouter", ("sk-",), r"sk-or-v1-[0-9a-f]{64}"),
+    Rule("sk", ("sk-",), _B + r"sk-[A-Za-z0-9_\-]{20,}"),
     Rule("sess", ("sess-",), _B + r"sess-[A-Za-z0-9]{20,}"),
     Rule("google", ("aiza",), r"AIza[0-9A-Za-z_\-]{35,}"),
     Rule("google-oauth", ("ya29.",), r"ya29\.[0-9A-Za-z_\-]{20,}"),
@@ -94,10 +95,15 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("azure-storage-key", ("key=",), r"(?i:accountkey)=(?P<s>[A-Za-z0-9+/]{20,}={0,2})", back=7),
     Rule("azure-connection-string", ("key=",), r"(?i:sharedaccesskey)=(?P<s>[A-Za-z0-9+/]{20,}={0,2})", back=12),
-    Rule("azure-ad-client-secret", ("q~",), r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}", back=4),
+    Rule(
+        "azure-ad-client-secret",
+        tuple(f"{digit}q~" for digit in range(10)),
+        r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}",
+        back=3,
+    ),
     Rule("databricks", ("dapi",), _B + r"dapi[0-9a-f]{32}(?:-\d)?"),
     Rule("digitalocean", ("_v1_",), _B + r"do[opr]_v1_[0-9a-f]{64}", back=3),
-    Rule("vault", ("hv",), _B + r"hv[sb]\.[A-Za-z0-9_\-]{24,}"),
+    Rule("vault", ("hvs.", "hvb."), _B + r"hv[sb]\.[A-Za-z0-9_\-]{24,}"),
     Rule("doppler", ("dp.pt.",), r"dp\.pt\.[A-Za-z0-9]{40,}"),
     Rule("pulumi", ("pul-",), _B + r"pul-[0-9a-f]{40}"),
     Rule("planetscale", ("pscale_",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-=.]{32,}"),
@@ -120,9 +126,9 @@ RULES: tuple[Rule, ...] = (
         ("hooks.slack.com",),
         r"hooks\.slack\.com/(?P<s>(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,})",
     ),
-    Rule("stripe", ("sk", "rk_"), _B + r"[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,}"),
+    Rule("stripe", ("sk_", "rk_"), _B + r"[sr]k_(?:live|test|prod)_[A-Za-z0-9]{10,}"),
     Rule("stripe-webhook", ("whsec_",), r"whsec_[A-Za-z0-9+/=]{24,}"),
-    Rule("twilio", ("sk",), _B + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"),
+    Rule("twilio", tuple(f"sk{h}" for h in "0123456789abcdef"), _B + r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"),
     Rule("sendgrid", ("sg.",), r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}"),
     Rule("shopify", ("shp",), r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"),
     Rule("notion", ("ntn_",), _B + r"ntn_[0-9]{11}[A-Za-z0-9]{35}"),

@@ -73,7 +73,7 @@ class Redactor:
             return value
         try:
             # one scan of the document's text: a secret field's name, or any secret in a string, shows there
-            if not _scanner(self.fields).suspect(orjson.dumps(value).decode()):
+            if not _scanner(self.fields).suspect(orjson.dumps(value)):
                 return value
         except (TypeError, orjson.JSONEncodeError):  # not JSON orjson writes (e.g. a huge int): walk it all
             pass

@@ -6,11 +6,11 @@ name), HASH the first 8 hex digits of the secret's SHA-256. The same secret alwa
 placeholder, in every file and run, so replay can match on the redacted form; 32 bits of a hash reveal
 nothing usable about a high-entropy key. No rule matches a placeholder, so redacting twice changes nothing.
 
-Speed (issue 15 §9): one Aho-Corasick pass (the Rust `aho-corasick` crate, through `ahocorasick_rs`) finds
-every keyword in the lower-cased text; only where one is found does a rule's regular expression run, once,
-anchored where its match must start. Text without a keyword, nearly all LLM traffic, costs that one pass
-(several hundred MB/s; scripts/bench/redaction.py). The keywords are kept under 64 so the crate uses its
-SIMD prefilter.
+Speed (issue 15 §9): Aho-Corasick passes (the Rust `aho-corasick` crate, through `ahocorasick_rs`) find
+every keyword in the lower-cased text's UTF-8; only where one is found does a rule's regular expression
+run, once, anchored where its match must start. Text without a keyword, nearly all LLM traffic, costs
+those passes: the crate's SIMD prefilter (Teddy) keeps each at GB/s while it holds at most 64 keywords of
+three characters or more, so the keywords are split into automata of 64 (scripts/bench/redaction.py).
 """
 
 import hashlib
@@ -84,15 +84,27 @@ class Scanner:
         keywords = [*by_keyword, *extra]
         self._candidates = [by_keyword.get(keyword, []) for keyword in keywords]
         self._first_marker = len(by_keyword)
-        self._automaton = ahocorasick_rs.AhoCorasick(keywords)
+        leftmost = ahocorasick_rs.MatchKind.LeftmostFirst  # the kind that uses the SIMD prefilter
+        self._automata = [
+            (first, ahocorasick_rs.BytesAhoCorasick([k.encode() for k in keywords[first : first + 64]], leftmost))
+            for first in range(0, len(keywords), 64)
+        ]
 
     def find(self, text: str) -> Iterator[Found]:
         """Every secret in `text`, left to right, without overlaps."""
         return self._found(text, self._hits(text))
 
-    def suspect(self, text: str) -> bool:
-        """Whether `text` holds a secret, or one of the markers (worth a closer look)."""
-        hits = self._hits(text)
+    def suspect(self, text: str | bytes) -> bool:
+        """Whether `text` (or UTF-8 bytes) holds a secret, or one of the markers (worth a closer look)."""
+        if isinstance(text, bytes):
+            data = text.lower()
+            hits = self._scan(data)
+            if not hits:
+                return False
+            text = text.decode("utf-8", "surrogatepass")
+            hits = _characters(hits, data) if len(data) != len(text) else hits
+        else:
+            hits = self._hits(text)
         if any(index >= self._first_marker for index, _, _ in hits):
             return True
         return next(self._found(text, hits), None) is not None
@@ -118,7 +130,19 @@ class Scanner:
         return "".join(parts)
 
     def _hits(self, text: str) -> list[tuple[int, int, int]]:
-        return self._automaton.find_matches_as_indexes(_lower(text), overlapping=True) if text else []
+        """(keyword index, start, end) of every keyword, positions in `text`."""
+        if not text:
+            return []
+        data = text.encode("utf-8", "surrogatepass").lower()  # ASCII letters only: the same length
+        hits = self._scan(data)
+        return _characters(hits, data) if hits and len(data) != len(text) else hits
+
+    def _scan(self, data: bytes) -> list[tuple[int, int, int]]:
+        return [
+            (first + index, start, end)
+            for first, automaton in self._automata
+            for index, start, end in automaton.find_matches_as_indexes(data)
+        ]
 
     def _found(self, text: str, hits: list[tuple[int, int, int]]) -> Iterator[Found]:
         if not hits:
@@ -130,9 +154,8 @@ class Scanner:
             if start >= compiled.rule.back
         )
         done = 0
-        inside = _placeholders(text)
         for start, _, compiled in starts:
-            if start < done or (inside and any(a <= start < b for a, b in inside)):
+            if start < done or _in_placeholder(text, start):
                 continue
             match = compiled.regex.match(text, start)
             if match is None:
@@ -148,17 +171,23 @@ class Scanner:
             done = match.end()
 
 
-def _placeholders(text: str) -> list[tuple[int, int]]:
-    """Where placeholders are: nothing inside one is a secret (``<redacted:x-api-key:0011aabb>``)."""
-    if "<redacted:" not in text:
-        return []
-    return [match.span() for match in PLACEHOLDER.finditer(text)]
+def _in_placeholder(text: str, at: int) -> bool:
+    """Whether `at` is inside a placeholder: nothing there is a secret (``<redacted:x-api-key:0011aabb>``)."""
+    opening = text.rfind("<redacted:", max(0, at - 52), at + 1)
+    if opening < 0:
+        return False
+    match = PLACEHOLDER.match(text, opening)
+    return match is not None and at < match.end()
 
 
-def _lower(text: str) -> str:
-    """Lower case, the same length (only U+0130 grows when lowered), so positions stay valid."""
-    lowered = text.lower()
-    return lowered if len(lowered) == len(text) else text.replace("\u0130", "I").lower()
+def _characters(hits: list[tuple[int, int, int]], data: bytes) -> list[tuple[int, int, int]]:
+    """Hits at byte offsets of UTF-8 `data`, at character offsets (keywords are ASCII: one byte a character)."""
+    converted, byte, char = [], 0, 0
+    for index, start, end in sorted(hits, key=lambda hit: hit[1]):
+        char += len(data[byte:start].decode("utf-8", "surrogatepass"))
+        byte = start
+        converted.append((index, char, char + end - start))
+    return converted
 
 
 _SHAPES = frozenset(rule.kind for rule in RULES if "(?P<" not in rule.pattern)
