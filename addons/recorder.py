@@ -2,11 +2,14 @@
 
 A stream is handed to the client chunk by chunk as it arrives; the tap only notes each chunk and its time
 for the core's `StreamCapture`. Everything the recorder does is observation: it never changes what the
-client receives, and its own failures are logged, not raised into the flow (fail open).
+client receives, and its own failures are logged, not raised into the flow (fail open). When the writer is
+behind, the hook that hands an exchange over returns what to await (back-pressure: that flow waits, the
+event loop does not).
 """
 
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,7 +35,10 @@ class _Recording:
 
 
 class Sink(Protocol):
-    """Where finished exchanges go: a `CassetteWriter`, or the `WriterProcess` that runs one."""
+    """Where finished exchanges go: a `CassetteWriter`, or the `WriterProcess` that runs one. `put` returns
+    None once queued, or an awaitable while the queue is full."""
+
+    def put(self, exchange: RawExchange) -> Awaitable[None] | None: ...
 
     def add(self, exchange: RawExchange) -> None: ...
 
@@ -75,16 +81,16 @@ class Recorder:
 
         response.stream = tap
 
-    def response(self, flow: http.HTTPFlow) -> None:
-        self._finish(flow, None)
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._finish(flow, None)
 
-    def error(self, flow: http.HTTPFlow) -> None:
-        self._finish(flow, flow.error.msg if flow.error else "unknown error")
+    def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._finish(flow, flow.error.msg if flow.error else "unknown error")
 
-    def _finish(self, flow: http.HTTPFlow, error: str | None) -> None:
+    def _finish(self, flow: http.HTTPFlow, error: str | None) -> Awaitable[None] | None:
         recording: _Recording | None = flow.metadata.get(_KEY)
         if recording is None or recording.finished or recording.request is None or flow.websocket is not None:
-            return
+            return None
         recording.finished = True
         try:
             capture = recording.capture
@@ -93,9 +99,10 @@ class Recorder:
             for note in notes:
                 logger.warning("%s: %s", _where(flow), note)
             undecodable = capture.undecodable if capture is not None else None
-            self.writer.add(raw_exchange(flow, recording.request, events, error, notes, undecodable))
+            return self.writer.put(raw_exchange(flow, recording.request, events, error, notes, undecodable))
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record %s", _where(flow))
+            return None
 
 
 def _where(flow: http.HTTPFlow) -> str:

@@ -60,3 +60,12 @@ class RawExchange:
     total_ms: float | None
     notes: tuple[str, ...] = ()  # what the recorder noticed, e.g. `StreamCapture.warning`; kept in the cassette
     websocket: int | None = None  # the WebSocket connection it was on: the same number, the same connection
+
+
+def wire_size(exchange: RawExchange) -> int:
+    """About how many bytes an exchange holds (its bodies and events), for bounding what waits for the writer."""
+    response = exchange.response
+    size = 1024 + len(exchange.request.body)
+    if response is not None:
+        size += len(response.body or b"") + sum(len(event.data) for event in response.events or ())
+    return size

@@ -9,6 +9,7 @@ already has were merged before (the recorder died between replacing the cassette
 
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,52 @@ def encode_cassette(exchanges: list[dict[str, Any]]) -> bytes:
     return orjson.dumps({"llmproxy_cassette": VERSION, "exchanges": exchanges}, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+class PendingCassette:
+    """The cassette being written beside the old one, exchange by exchange as they are recorded, so memory
+    holds none of them and closing costs no re-encoding: `commit` ends it and replaces the old file
+    atomically. The bytes are exactly `encode_cassette`'s."""
+
+    def __init__(self, path: Path, exchanges: Iterable[dict[str, Any]] = ()) -> None:
+        """Raises OSError when the file cannot be created or written."""
+        self.path = path
+        self._temp = _temp(path)
+        self._handle = self._temp.open("wb")
+        self._count = 0
+        self._handle.write(b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION)
+        for exchange in exchanges:
+            self.append(exchange)
+
+    def append(self, exchange: dict[str, Any]) -> None:
+        """Raises OSError (a full disk): the exchange is then still in the journal."""
+        text = orjson.dumps(exchange, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
+        self._handle.write((b",\n    " if self._count else b"\n    ") + text)
+        self._count += 1
+
+    def commit(self) -> None:
+        """Finish the file, make it durable and put it in place. Raises CassetteError."""
+        try:
+            self._handle.write(b"\n  ]\n}\n" if self._count else b"]\n}\n")
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            os.replace(self._temp, self.path)
+        except OSError as exc:
+            self.abort()
+            raise CassetteError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        _fsync_dir(self.path.parent)
+
+    def abort(self) -> None:
+        self._handle.close()
+        self._temp.unlink(missing_ok=True)
+
+
+def _temp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old file or the new one, never a mix."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp = _temp(path)
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:

@@ -1,23 +1,23 @@
 """Recording into a cassette: `CassetteWriter` (durable as it goes, atomic at the end) and `load_cassette`.
 
-`add` only queues the captured exchange (`llmproxy record` runs the writer in a process of its own:
-`writer_process.py`). One background thread redacts and converts it, shares its history with earlier
-requests, and appends it to the journal (write + flush: a killed process keeps it). `close` drains the
-queue and replaces the cassette atomically with everything recorded, then deletes the journal. Recording
-into an existing cassette appends to it.
+`add` only queues the captured exchange for a background thread (`llmproxy record` runs the writer in a
+process of its own, `writer_process.py`, which calls `write` itself). Each exchange is redacted and
+converted, shares its history with earlier requests, and is appended to the journal (write + flush: a
+killed process keeps it) and to the new cassette being written beside the old one (`PendingCassette`), so
+no exchange stays in memory. `close` finishes the new cassette and puts it in place atomically, then deletes
+the journal. Recording into an existing cassette appends to it.
 """
 
 import contextlib
 import gc
 import logging
-import os
 import queue
 import threading
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import orjson
 
@@ -28,7 +28,14 @@ except ImportError:  # pragma: no cover - Windows
 
 from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.convert import to_exchange, url
-from llmproxy.cassette.files import JOURNAL_HEADER, encode_cassette, journal_path, read_exchanges, write_atomic
+from llmproxy.cassette.files import (
+    JOURNAL_HEADER,
+    PendingCassette,
+    encode_cassette,
+    journal_path,
+    read_exchanges,
+    write_atomic,
+)
 from llmproxy.cassette.history import HistoryIndex, inflate
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
 from llmproxy.cassette.redact import Redactor
@@ -115,11 +122,14 @@ def _locked(journal: Path) -> bool:
 
 
 class CassetteWriter:
-    def __init__(self, path: Path, redactor: Redactor, existing: list[Exchange], journal: BinaryIO) -> None:
+    def __init__(
+        self, path: Path, redactor: Redactor, existing: list[Exchange], journal: BinaryIO, pending: PendingCassette
+    ) -> None:
         """Use `open`."""
         self.path = path
         self._redactor = redactor
-        self._stored: list[dict[str, Any]] = [dump(exchange) for exchange in existing]
+        self._pending = pending
+        self._lost = False  # an exchange could not be written to `pending`
         self._index = HistoryIndex()
         for exchange in inflate(existing):
             if isinstance(exchange.request.body, JsonBody):
@@ -169,7 +179,13 @@ class CassetteWriter:
             raise CassetteError(f"cannot record to {path}: another recording is writing {journal}") from None
         except OSError as exc:
             raise CassetteError(f"cannot record to {path}: cannot create {journal}: {exc.strerror or exc}") from None
-        return cls(path, redactor, existing, handle)
+        try:
+            pending = PendingCassette(path, (dump(exchange) for exchange in existing))
+        except OSError as exc:
+            handle.close()
+            journal.unlink(missing_ok=True)
+            raise CassetteError(f"cannot record to {path}: {exc.strerror or exc}") from None
+        return cls(path, redactor, existing, handle, pending)
 
     def add(self, exchange: RawExchange) -> None:
         """Queue a finished exchange; returns at once (the proxy's event loop must not wait on disk)."""
@@ -177,27 +193,34 @@ class CassetteWriter:
             raise CassetteError(f"{self.path}: the recording is closed")
         self._queue.put(exchange)
 
+    def put(self, exchange: RawExchange) -> None:
+        """`add`, as the recorder hands exchanges over (in-process, the queue has no bound to wait for)."""
+        self.add(exchange)
+
+    def write(self, exchange: RawExchange) -> None:
+        """Record an exchange now, on the caller's thread (the writer process: its pipe is the queue)."""
+        try:
+            self._record(exchange)
+        except Exception:  # one exchange never costs the others
+            logger.exception("%s: could not record an exchange", self.path)
+
     def close(self) -> RecordSummary:
-        """Finish every queued exchange, write the cassette atomically and delete the journal."""
+        """Finish every queued exchange, put the new cassette in place atomically and delete the journal."""
         if not self._closed:
             self._closed = True
             self._queue.put(None)
             self._thread.join()
-            try:
-                self._journal.flush()
-                os.fsync(self._journal.fileno())
-            finally:
-                self._journal.close()
-            write_atomic(self.path, encode_cassette(self._stored))
+            self._journal.close()
+            if self._lost:  # an exchange the new cassette lacks is still in the journal: keep that instead
+                self._pending.abort()
+                raise CassetteError(f"{self.path}: could not be written whole; {self._journal.name} holds everything")
+            self._pending.commit()
             journal_path(self.path).unlink(missing_ok=True)
         return self._summary
 
     def _run(self) -> None:
         while (raw := self._queue.get()) is not None:
-            try:
-                self._record(raw)
-            except Exception:  # the thread outlives any one exchange
-                logger.exception("%s: could not record an exchange", self.path)
+            self.write(raw)
 
     def _record(self, raw: RawExchange) -> None:
         exchange_id = self._next_id
@@ -209,13 +232,17 @@ class CassetteWriter:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
         stored = dump(exchange)
-        self._stored.append(stored)
         self._summary.count(exchange)
         try:
             self._journal.write(orjson.dumps(stored) + b"\n")
             self._journal.flush()
-        except OSError as exc:  # still in memory: written with the cassette at close
+        except OSError as exc:  # still written to the new cassette
             logger.error("%s: could not append to the journal: %s", self.path, exc)
+        try:
+            self._pending.append(stored)
+        except OSError as exc:  # still in the journal, which the next recording or replay reads
+            self._lost = True
+            logger.error("%s: could not write the exchange to the new cassette: %s", self.path, exc)
 
     def _bare(self, raw: RawExchange, exchange_id: int, exc: Exception) -> Exchange:
         request = raw.request

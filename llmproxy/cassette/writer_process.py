@@ -15,16 +15,17 @@ records in-process.
 import contextlib
 import logging
 import os
-import queue
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import llmproxy
 from llmproxy import redacted_logs
-from llmproxy.cassette.capture import RawExchange
+from llmproxy.cassette.capture import RawExchange, wire_size
+from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.errors import CassetteError
@@ -32,8 +33,11 @@ from llmproxy.errors import CassetteError
 logger = logging.getLogger(__name__)
 
 
+QUEUE_BYTES = 16 * 1024 * 1024  # exchanges waiting for the writer, past which the proxy slows its clients
+
+
 class WriterProcess:
-    """`open`, `add`, `close`: the same contract as `CassetteWriter`."""
+    """`open`, `put` (or `add`), `close`: the same contract as `CassetteWriter`, with a bounded queue."""
 
     def __init__(
         self, path: Path, process: subprocess.Popen[bytes], to_child: Connection, from_child: Connection
@@ -45,7 +49,11 @@ class WriterProcess:
         self._replies = from_child
         self._closed = False
         # pickling and writing a 200 KB exchange to the pipe must not hold up the proxy's event loop
-        self._queue: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+        self._queue: Handover[RawExchange] = Handover(
+            QUEUE_BYTES,
+            wire_size,
+            f"{path}: the cassette writer is behind; slowing the clients until it catches up (nothing is dropped)",
+        )
         self._sender = threading.Thread(target=self._send_all, name="llmproxy-cassette-sender", daemon=True)
         self._sender.start()
 
@@ -77,16 +85,23 @@ class WriterProcess:
             raise CassetteError(ready)
         return cls(Path(path), process, sender, replies)
 
-    def add(self, exchange: RawExchange) -> None:
-        """Queue a finished exchange for the child; returns at once."""
+    def put(self, exchange: RawExchange) -> Awaitable[None] | None:
+        """Queue a finished exchange for the child: None when it is queued, or, while the queue is full, an
+        awaitable to await before the flow goes on (back-pressure; see `Handover`)."""
         if self._closed:
             raise CassetteError(f"{self.path}: the recording is closed")
-        self._queue.put(exchange)
+        return self._queue.put(exchange)
+
+    def add(self, exchange: RawExchange) -> None:
+        """Queue a finished exchange whatever the queue holds; returns at once."""
+        if self._closed:
+            raise CassetteError(f"{self.path}: the recording is closed")
+        self._queue.add(exchange)
 
     def close(self) -> RecordSummary:
         """Let the child finish every exchange and write the cassette; its summary."""
         self._closed = True
-        self._queue.put(None)
+        self._queue.add(None)
         self._sender.join()
         try:
             summary: RecordSummary = self._replies.recv()
@@ -99,12 +114,18 @@ class WriterProcess:
         return summary
 
     def _send_all(self) -> None:
-        while (exchange := self._queue.get()) is not None:
+        while True:
+            exchange, size = self._queue.get()
+            if exchange is None:
+                break
             try:
                 self._pipe.send(exchange)
             except OSError as exc:  # the child is gone: nothing more can be recorded
                 logger.error("%s: the writer process is gone (%s): exchanges are no longer recorded", self.path, exc)
+                self._queue.limit = 1 << 62  # never make a client wait for it
+                self._queue.sent(size)
                 return
+            self._queue.sent(size)
         self._pipe.send(None)
 
 
@@ -129,7 +150,7 @@ def _serve(requests: Connection, replies: Connection) -> None:
             break
         if exchange is None:
             break
-        writer.add(exchange)
+        writer.write(exchange)  # here, not queued: the pipe fills while this is busy, so the proxy waits
     summary = writer.close()
     if parent_gone:
         logger.warning("the recording process ended without closing the cassette: %s", summary)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.capture import RawEvent, RawExchange
-from llmproxy.cassette.files import journal_path
+from llmproxy.cassette.files import PendingCassette, encode_cassette, journal_path
 from llmproxy.cassette.model import JsonBody, TextBody, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
@@ -279,3 +279,12 @@ def _wait_for_lines(path: Path, lines: int) -> None:
             return
         time.sleep(0.01)
     raise AssertionError(f"{path} never reached {lines} lines")
+
+
+def test_the_cassette_written_as_it_goes_is_byte_for_byte_the_encoded_one(tmp_path: Path) -> None:
+    exchanges = [{"id": 1, "a": [1, {"b": "x\ny"}], "c": {}}, {"id": 2, "e": [], "f": "é"}]
+    for count in (0, 1, 2):
+        pending = PendingCassette(tmp_path / f"c{count}.json", exchanges[:count])
+        pending.commit()
+        assert (tmp_path / f"c{count}.json").read_bytes() == encode_cassette(exchanges[:count])
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
