@@ -12,7 +12,6 @@ The child is `python -m llmproxy.cassette.writer_process` talking over two pipes
 records in-process.
 """
 
-import contextlib
 import logging
 import os
 import subprocess
@@ -131,8 +130,6 @@ class WriterProcess:
 
 def _serve(requests: Connection, replies: Connection) -> None:
     path, redactor, log_level = requests.recv()
-    with contextlib.suppress(OSError, AttributeError):  # lower priority: the traffic first, the cassette after
-        os.nice(10)
     redacted_logs.install()
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
     try:
