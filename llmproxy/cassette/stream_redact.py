@@ -34,6 +34,7 @@ from llmproxy.framing.eventstream import EventMessage, EventStreamDecoder, Heade
 
 type Path = tuple[str | int, ...]
 type Channel = tuple[Hashable, ...]
+_WHOLE: Path = ()  # the piece is the whole event (chunks of a stream of unknown shape)
 
 
 @dataclass(slots=True)
@@ -141,6 +142,8 @@ def _joined(parsed: list[_Parsed]) -> dict[int, dict[Path, str]]:
     """Per event, the final text of each piece it carries: the channel's redacted text, cut where it was."""
     channels: dict[Channel, list[tuple[int, Path, str]]] = {}
     for index, event in enumerate(parsed):
+        if event.framing is Framing.CHUNKS and event.text is not None:  # a stream of unknown shape: one text
+            channels.setdefault(("chunks",), []).append((index, _WHOLE, event.text))
         for channel, path, piece in deltas(event.doc):
             channels.setdefault(channel, []).append((index, path, piece))
     finals: dict[int, dict[Path, str]] = {}
@@ -261,7 +264,7 @@ def _store(event: _Parsed, finals: dict[Path, str], redactor: Redactor) -> Event
     if event.text is None:
         return Base64Event(t_ms=t_ms, base64=_b64(redactor.data(event.data)))
     if event.doc is None:
-        return TextEvent(t_ms=t_ms, text=redactor.text(event.text))
+        return TextEvent(t_ms=t_ms, text=finals.get(_WHOLE, redactor.text(event.text)))
     if event.framing is None:
         if event.exact:
             return MessageEvent(t_ms=t_ms, message=doc)
