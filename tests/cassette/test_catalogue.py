@@ -1,6 +1,7 @@
 """The secret catalogue: every kind is found where it appears, with its own label, and nothing else is."""
 
 import re
+from pathlib import Path
 
 import orjson
 import pytest
@@ -90,3 +91,9 @@ def test_the_whole_corpus_text_is_redacted_and_redacting_again_changes_nothing()
     assert [key for key in SHAPES.values() if key in once] == []
     assert REDACTOR.text(once) == once
     assert list(secrets.find(once)) == []
+
+
+def test_the_security_model_lists_every_kind_of_the_catalogue() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "security.md").read_text()
+    kinds = {rule.kind for rule in RULES} - {"field"}  # a field's kind is its word: password, token…
+    assert sorted(kind for kind in kinds if f"`{kind}`" not in page) == []
