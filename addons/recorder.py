@@ -51,7 +51,7 @@ class Recorder:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         request = flow.request
         host = request.pretty_host
-        route = detect(host, request.path, request.headers, method=request.method)
+        route = detect(host, request.path, request.headers, method=request.method, port=request.port)
         if route is None and not self.scope.covers(host):
             return
         flow.metadata[_KEY] = _Recording(streaming_route=route is not None and route.streaming is True)

@@ -47,7 +47,7 @@ class WebSocketRecorder:
             return
         port = "" if DEFAULT_PORTS.get(raw.scheme) == raw.port else f":{raw.port}"
         where = f"{raw.scheme}://{raw.host}{port}{raw.path.split('?', 1)[0]}"  # no query: it may hold a key
-        route = detect(raw.host, raw.path, dict(raw.headers), method=raw.method)
+        route = detect(raw.host, raw.path, dict(raw.headers), method=raw.method, port=raw.port)
         codec = websocket_codec(route)
         if codec is None:
             if route is not None or self.scope.covers(raw.host):

@@ -29,6 +29,7 @@ from llmproxy.cassette.store import load_cassette
 from llmproxy.cassette.writer_process import WriterProcess
 from llmproxy.environment import proxy_environment
 from llmproxy.errors import LlmproxyError
+from llmproxy.providers import declared
 from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class Session:
     summary: str = ""  # set when closed
     mock_log: "MockLog | None" = None
     base_url: str = ""  # llmproxy mock: where clients set by base URL connect (no interception), while running
+    routes: tuple[declared.Declaration, ...] = ()  # `--route`: known to detection while the session runs
 
     @property
     def misses(self) -> list[ReplayMiss]:
@@ -109,20 +111,27 @@ class Session:
 
 
 def record_session(
-    cassette: Path, *, record_hosts: Sequence[str] = (), record_all: bool = False, redactor: Redactor = DEFAULT_REDACTOR
+    cassette: Path,
+    *,
+    record_hosts: Sequence[str] = (),
+    record_all: bool = False,
+    redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
 ) -> Session:
-    """Record every LLM exchange into `cassette` (appending). Raises CassetteError before anything runs."""
+    """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
+    (`--route`). Raises LlmproxyError (CassetteError) before anything runs."""
     from addons.recorder import Recorder
     from addons.websocket_recorder import WebSocketRecorder
 
-    writer = WriterProcess.open(Path(cassette), redactor)
+    declarations = declared.parse_all(routes)
+    writer = WriterProcess.open(Path(cassette), redactor, declarations)
     scope = RecordScope.of(record_hosts, record_all)
     sockets = WebSocketRecorder(scope, writer)
 
     def close() -> str:
         return "\n".join(line for line in (str(writer.close()), sockets.report()) if line)
 
-    return Session([Recorder(scope, writer), sockets], f"recording to {cassette}", closers=[close])
+    return Session([Recorder(scope, writer), sockets], f"recording to {cassette}", closers=[close], routes=declarations)
 
 
 def replay_session(
@@ -134,9 +143,11 @@ def replay_session(
     miss_status: int = 599,
     allow_hosts: Sequence[str] = (),
     redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
 ) -> Session:
     """Serve `cassettes` (new recordings go to the first). `timing`: a scale of the recorded stream
     offsets, or None for everything at once. Raises LlmproxyError before anything runs."""
+    declarations = declared.parse_all(routes)
     from addons.replayer import Replayer, ReplaySettings
     from addons.stream_relay import StreamRelay
 
@@ -151,7 +162,7 @@ def replay_session(
         journal_path(first).unlink(missing_ok=True)
         mode = RecordMode.ALL
     if mode is RecordMode.ALL:
-        session = record_session(first, redactor=redactor)
+        session = record_session(first, redactor=redactor, routes=routes)
         session.describe = f"{mode.value} mode, {session.describe}"
         return session
     if mode is RecordMode.NONE and (missing := [str(path) for path in paths if not _exists(path)]):
@@ -163,13 +174,20 @@ def replay_session(
     replayer = Replayer(ReplayIndex(exchanges, match), settings, redactor, relay)
     served = ", ".join(map(str, paths))
     if not forward:  # strict and offline: not even a TLS handshake upstream to learn a certificate
-        return Session([relay, replayer], f"none mode, replaying {served}", {"upstream_cert": False}, replayer=replayer)
-    recording = record_session(first, redactor=redactor)
+        return Session(
+            [relay, replayer],
+            f"none mode, replaying {served}",
+            {"upstream_cert": False},
+            replayer=replayer,
+            routes=declarations,
+        )
+    recording = record_session(first, redactor=redactor, routes=routes)
     return Session(
         [relay, replayer, *recording.addons],
         f"new_episodes mode, replaying {served}",
         closers=recording.closers,
         replayer=replayer,
+        routes=declarations,
     )
 
 
@@ -182,6 +200,7 @@ def mock_session(
     log: Path | None = None,
     base_url_port: int = 0,
     redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
 ) -> Session:
     """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
     Clients set by base URL connect to `session.base_url` (on `base_url_port`, default a free one). Raises
@@ -193,7 +212,7 @@ def mock_session(
 
     expectations = Path(expectations)
     engine = MockEngine(load_expectations(expectations))
-    replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor)
+    replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor, routes=routes)
     mock_log = MockLog(redactor, log)
     relay, replayer = replay.addons
     relay.port = base_url_port  # type: ignore[attr-defined]
@@ -204,6 +223,7 @@ def mock_session(
         replay.mitmproxy_options,
         replayer=replay.replayer,
         mock_log=mock_log,
+        routes=replay.routes,
     )
     return session
 
@@ -211,7 +231,12 @@ def mock_session(
 @contextmanager
 def running(session: Session, listening: Listening = Listening()) -> Iterator[Session]:
     """The proxy running `session` on its own thread; stopped and the session closed on exit (its summary
-    in `session.summary`)."""
+    in `session.summary`). The session's declared routes hold while it runs."""
+    with declared.declared(session.routes):
+        yield from _run(session, listening)
+
+
+def _run(session: Session, listening: Listening) -> Iterator[Session]:
     from addons.proxy import ProxySettings, ProxyThread
     from addons.stream_relay import StreamRelay
     from addons.upstreams import Destination, Upstreams

@@ -63,6 +63,7 @@ def to_exchange(
         id=exchange_id,
         provider=route.provider.value if route else None,
         operation=route.operation.value if route else None,
+        vendor=route.vendor if route else None,
         model=_model(route, parsed),
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
         websocket=build(WebSocket, connection=connection or exchange_id) if messages else None,
@@ -84,7 +85,7 @@ def _request(
     raw: RawRequest, redactor: Redactor, notes: list[str], history: HistoryIndex | None, exchange_id: int
 ) -> tuple[Request, Route | None]:
     headers = {name.lower(): value for name, value in raw.headers}
-    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme)
+    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
     extends: Extends | None = None
 
     def share(value: Any) -> Any:

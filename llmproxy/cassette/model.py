@@ -130,8 +130,11 @@ class Timings(_Model):
 
 class Exchange(_Model):
     id: int = Field(ge=1, description="unique in the cassette, increasing in file order")
-    provider: str | None = None
+    provider: str | None = Field(None, description="the API spoken: anthropic, openai, gemini, bedrock, …")
     operation: str | None = None
+    vendor: str | None = Field(
+        None, description="who served it when that is not the API's owner (deepseek on OpenAI's API); prices follow it"
+    )
     model: str | None = None
     streaming: bool = False
     websocket: WebSocket | None = None

@@ -28,6 +28,7 @@ from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.errors import CassetteError
+from llmproxy.providers.declared import Declaration, declared
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +58,10 @@ class WriterProcess:
         self._sender.start()
 
     @classmethod
-    def open(cls, path: Path, redactor: Redactor) -> "WriterProcess":
+    def open(cls, path: Path, redactor: Redactor, routes: tuple[Declaration, ...] = ()) -> "WriterProcess":
         """Start the child and wait until it holds the cassette. Raises CassetteError as `CassetteWriter.open`
-        does, before anything is recorded."""
+        does, before anything is recorded. `routes`: the session's declared routes, which name the API and
+        vendor of what is recorded there."""
         child_in, to_child = os.pipe()
         from_child, child_out = os.pipe()
         source = str(Path(llmproxy.__file__).resolve().parents[1])  # importable even from a source checkout
@@ -73,7 +75,7 @@ class WriterProcess:
         os.close(child_out)
         _widen(to_child)
         sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
-        sender.send((Path(path), redactor, logging.getLogger().getEffectiveLevel()))
+        sender.send((Path(path), redactor, logging.getLogger().getEffectiveLevel(), routes))
         try:
             ready = replies.recv()
         except EOFError:
@@ -129,7 +131,12 @@ class WriterProcess:
 
 
 def _serve(requests: Connection, replies: Connection) -> None:
-    path, redactor, log_level = requests.recv()
+    path, redactor, log_level, routes = requests.recv()
+    with declared(routes):
+        _write(path, redactor, log_level, requests, replies)
+
+
+def _write(path: Path, redactor: Redactor, log_level: int, requests: Connection, replies: Connection) -> None:
     redacted_logs.install()
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
     try:

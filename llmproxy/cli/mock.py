@@ -94,6 +94,7 @@ def run(
             log=log,
             base_url_port=base_url_port,
             redactor=Redactor(frozenset(redact_field)),
+            routes=options.routes,
         )
         status = serve("mock", options, session)
     except LlmproxyError as error:

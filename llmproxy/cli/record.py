@@ -34,7 +34,11 @@ def record(
     configure_logging(options.verbose)  # before the writer process starts: it logs at the same level
     try:
         session = record_session(
-            cassette, record_hosts=record_host, record_all=record_all, redactor=Redactor(frozenset(redact_field))
+            cassette,
+            record_hosts=record_host,
+            record_all=record_all,
+            redactor=Redactor(frozenset(redact_field)),
+            routes=options.routes,
         )
         status = serve("record", options, session)
     except LlmproxyError as error:

@@ -110,6 +110,7 @@ def replay(
             miss_status=miss_status,
             allow_hosts=allow_host,
             redactor=Redactor(frozenset(redact_field)),
+            routes=options.routes,
         )
         status = serve("replay", options, session)
     except LlmproxyError as error:

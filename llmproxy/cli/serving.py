@@ -50,6 +50,14 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Path(exists=True, dir_okay=False, path_type=Path),
             help="Also trust this CA for upstream servers (verification stays on).",
         ),
+        click.option(
+            "--route",
+            "routes",
+            multiple=True,
+            metavar="HOST=CODEC|VENDOR",
+            help="Treat HOST[:PORT][/PATH] as this codec's API (a private gateway: openai-chat, anthropic-messages…,"
+            " CODEC@VENDOR to name who serves it) or as a compatible VENDOR's host (deepseek…). Repeatable.",
+        ),
         click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
         click.option("-v", "--verbose", count=True, help="More log output (-vv for debug)."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
@@ -66,6 +74,7 @@ class ServeOptions:
     reverse: tuple[str, ...]
     mapping: tuple[str, ...]
     upstream_ca: Path | None
+    routes: tuple[str, ...]
     print_env: bool
     verbose: int
     command: tuple[str, ...]

@@ -110,7 +110,7 @@ def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
     url = urlsplit(request.url)
     headers = {name.lower(): value for name, value in header_pairs(request.headers)}
     path = url.path + (f"?{url.query}" if url.query else "")
-    route = detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme)
+    route = detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme, port=url.port)
     codec = chat_codec(route) if route is not None else None
     if route is None or codec is None:
         skipped["not a chat API"] += 1

@@ -54,7 +54,7 @@ class MockRequest:
 def mock_request(raw: RawRequest) -> MockRequest:
     headers = {name.lower(): value for name, value in raw.headers}
     parts = urlsplit(raw.path)
-    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme)
+    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
     parsed = _json(raw.body)
     codec = None
     if route is not None:

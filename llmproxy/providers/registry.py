@@ -123,3 +123,12 @@ def error_encoder(route: Route) -> EncodeError:
     which its SDK reads."""
     codec = chat_codec(route) or embedding_codec(route) or rerank_codec(route)
     return codec.encode_error if codec is not None else _ERRORS_BY_PROVIDER[route.provider]
+
+
+def named_codec(name: str) -> ChatCodec | EmbeddingCodec | RerankCodec | None:
+    """A codec by the name files and the CLI use (`--route HOST=openai-chat`)."""
+    return CHAT_CODECS.get(name) or EMBEDDING_CODECS.get(name) or RERANK_CODECS.get(name)
+
+
+def codec_names() -> list[str]:
+    return [*CHAT_CODECS, *EMBEDDING_CODECS, *RERANK_CODECS]

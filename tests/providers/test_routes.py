@@ -39,7 +39,9 @@ CONVERSE, INVOKE = Operation.CONVERSE, Operation.INVOKE
 def test_detect(
     host: str, path: str, method: str, headers: dict[str, str], expected: tuple[Provider, Operation, bool | None]
 ) -> None:
-    assert detect(host, path, headers, method=method) == Route(*expected)
+    route = detect(host, path, headers, method=method)
+    assert route is not None
+    assert (route.provider, route.operation, route.streaming) == expected
 
 
 @pytest.mark.parametrize(
@@ -114,7 +116,7 @@ def test_bedrock_hosts(host: str) -> None:
 
 
 def test_bedrock_paths_need_an_operation_and_a_model() -> None:
-    for path in ["/model//converse", "/model/x/converse/extra", "/model/x/count-tokens", "/models/x/converse"]:
+    for path in ["/model//converse", "/model/x/converse/extra", "/model/x/tokens", "/models/x/converse"]:
         assert detect("bedrock-runtime.us-east-1.amazonaws.com", path) is None, path
     assert detect("bedrock-runtime.us-east-1.amazonaws.com", "/model/x/converse", method="GET") is None
 
@@ -184,10 +186,10 @@ def test_detect_azure(host: str, path: str, headers: dict[str, str], expected: t
         ("ollama.com", "/api/chat", Route(OLL, Operation.CHAT)),
         ("gpu-box.lan", "/api/chat", Route(OLL, Operation.CHAT)),
         ("gw.example.com", "/ollama/api/generate/", Route(OLL, Operation.GENERATE)),
-        # Ollama's OpenAI-compatible API is OpenAI's, on Ollama's hosts too
+        # Ollama's OpenAI-compatible API is OpenAI's, on Ollama's hosts too (served by Ollama: the vendor)
         ("127.0.0.1", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
         ("localhost", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
-        ("ollama.com", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS)),
+        ("ollama.com", "/v1/chat/completions", Route(OAI, Operation.CHAT_COMPLETIONS, vendor="ollama")),
         ("localhost", "/v1/responses", Route(OAI, Operation.RESPONSES)),
         ("localhost", "/v1/embeddings", Route(OAI, Operation.EMBEDDINGS, False)),
     ],

@@ -105,7 +105,21 @@ def azure_session() -> dict[str, str]:
     return {"first": first.choices[0].message.content or "", "second": second}
 
 
+def compatible_session() -> dict[str, str]:
+    """DeepSeek's OpenAI-compatible API (no /v1 prefix, as its docs give the base URL), then a private
+    gateway at a path of its own that speaks Chat Completions (declared with --route)."""
+    import httpx
+    import openai
+
+    client = openai.OpenAI(api_key=SECRET, base_url="https://api.deepseek.com", max_retries=0)
+    first = client.responses.create(model="deepseek-v4-flash", input=QUESTION)
+    body = {"model": "corp-large", "messages": [{"role": "user", "content": QUESTION}]}
+    answer = httpx.post("https://llm.corp.example/llm/generate", json=body, headers={"authorization": SECRET}).json()
+    return {"first": first.output_text, "second": answer["choices"][0]["message"]["content"]}
+
+
 SESSIONS = {
+    "compatible": compatible_session,
     "anthropic": anthropic_session,
     "openai": openai_session,
     "gemini": gemini_session,

@@ -64,6 +64,32 @@ def test_openai_sdk_streams_and_responses_are_recorded(world: World) -> None:
     assert "api_key=<redacted:" in chat.request.url
 
 
+def test_compatible_vendors_and_declared_gateways_are_named(world: World) -> None:
+    """A vendor's host is recognised without /v1 and named in the cassette; a gateway's own path is
+    recognised as the API --route declares, named as the vendor it gives."""
+    run = subprocess.run(
+        [
+            *world.record_args("--route", "llm.corp.example/llm=openai-chat@corp"),
+            "--",
+            sys.executable,
+            str(CLIENTS),
+            "compatible",
+        ],
+        env=world.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"first": turns(1)[0].text, "second": turns(1)[0].text}
+    deepseek, gateway = load_cassette(world.cassette).exchanges
+    assert (deepseek.provider, deepseek.operation, deepseek.vendor) == ("openai", "responses", "deepseek")
+    assert deepseek.request.url == "https://api.deepseek.com/responses"
+    assert (gateway.provider, gateway.operation, gateway.vendor) == ("openai", "chat_completions", "corp")
+    assert gateway.model == "corp-large"
+    assert "openai 2" in run.stderr.splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     ("client", "provider", "operation"),
     [

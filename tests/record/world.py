@@ -14,6 +14,7 @@ import pytest
 
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.model import Completion, StopReason, Usage
+from llmproxy.providers.registry import CHAT_CODECS
 from tests.certs import make_test_ca
 from tests.e2e.clis import ScriptedServer
 
@@ -88,13 +89,20 @@ HOSTS = (
     "bedrock-runtime.us-east-1.amazonaws.com",
     "ollama.com",
     "llmproxy-test.openai.azure.com",
+    "api.deepseek.com",
+    "llm.corp.example",  # a private gateway (`--route`)
 )
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
     upstream_ca = make_test_ca(tmp_path, HOSTS)
-    upstream = ScriptedServer(turns(8), tls=upstream_ca.server_context)
+    # paths only the declared or compatible host makes an LLM API (the upstream sees its own Host): canned
+    canned = {
+        "/llm/generate": CHAT_CODECS["openai-chat"].encode_response(turns(1)[0]),
+        "/responses": CHAT_CODECS["openai-responses"].encode_response(turns(1)[0]),
+    }
+    upstream = ScriptedServer(turns(8), canned, tls=upstream_ca.server_context)
     # shaped like a real Anthropic key, and never a real one
     yield World(tmp_path, upstream, upstream_ca.cert_path, "sk-ant-api03-" + secrets.token_urlsafe(60))
     upstream.close()
