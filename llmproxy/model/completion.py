@@ -27,6 +27,8 @@ class Usage:
       these three separately; OpenAI's `prompt_tokens` already includes `cached_tokens`).
     * `output_tokens` includes reasoning tokens (Gemini reports thoughts apart; they are added in).
     * `estimated` marks counts llmproxy computed itself rather than read off the wire.
+    * `cache_write_1h_tokens` is the part of `cache_write_tokens` written with a one-hour lifetime
+      (Anthropic's `cache_creation.ephemeral_1h_input_tokens`), priced above the default five minutes.
     """
 
     input_tokens: int = 0
@@ -35,6 +37,7 @@ class Usage:
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
     estimated: bool = False
+    cache_write_1h_tokens: int = 0
 
     @property
     def uncached_input_tokens(self) -> int:

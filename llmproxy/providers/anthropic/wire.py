@@ -69,6 +69,9 @@ def read_counters(usage: Node, into: dict[str, int]) -> None:
     thinking = usage["output_tokens_details"]["thinking_tokens"]
     if thinking.present:
         into["thinking_tokens"] = thinking.integer()
+    hour = usage["cache_creation"]["ephemeral_1h_input_tokens"]
+    if hour.present:
+        into["cache_write_1h_tokens"] = hour.integer()
 
 
 def neutral_usage(counters: dict[str, int]) -> Usage:
@@ -81,6 +84,7 @@ def neutral_usage(counters: dict[str, int]) -> Usage:
         cache_read_tokens=read,
         cache_write_tokens=write,
         reasoning_tokens=counters.get("thinking_tokens", 0),
+        cache_write_1h_tokens=min(counters.get("cache_write_1h_tokens", 0), write),
     )
 
 
@@ -95,6 +99,12 @@ def wire_usage(usage: Usage, *, output_tokens: int | None = None) -> JsonObject:
     }
     if usage.reasoning_tokens and output_tokens is None:
         wire["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    if usage.cache_write_1h_tokens:  # the split by lifetime, sent only when some writes last an hour
+        hour = min(usage.cache_write_1h_tokens, usage.cache_write_tokens)
+        wire["cache_creation"] = {
+            "ephemeral_5m_input_tokens": usage.cache_write_tokens - hour,
+            "ephemeral_1h_input_tokens": hour,
+        }
     return wire
 
 
@@ -107,6 +117,7 @@ def visible_usage(usage: Usage | None) -> Usage:
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
         reasoning_tokens=usage.reasoning_tokens,
+        cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens),
     )
 
 
