@@ -1,0 +1,175 @@
+"""`PriceBook`: what a call cost, by the user's prices first, then by the `genai-prices` library's.
+
+Token accounting follows llmproxy's neutral `Usage`, which the codecs fill the same way for every provider:
+`input_tokens` is the whole prompt *including* cache reads and writes (Anthropic reports them apart from
+its `input_tokens`; its codec adds them in; OpenAI's `prompt_tokens` and Gemini's `promptTokenCount`
+already hold them). `genai-prices` counts the same way, so each token is priced once, at its own rate:
+uncached input, cache read, cache write (5-minute, and Anthropic's dearer 1-hour writes apart), output.
+
+The vendor is who bills the call: named by the caller (a cassette's vendor), else found from the URL
+(`api.deepseek.com` is DeepSeek even though it speaks OpenAI's API), else the API family's own vendor.
+Prices are those in force on the call's date, long-context tiers included (the library's rules).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from importlib.metadata import version
+from typing import Final
+from urllib.parse import urlsplit
+
+import genai_prices
+from genai_prices import types as gp
+from genai_prices.data_snapshot import get_snapshot
+
+from llmproxy.model import Provider, Usage
+from llmproxy.pricing.overrides import PriceRule
+
+_VENDOR_OF_PROVIDER: Final[dict[Provider, str]] = {
+    Provider.ANTHROPIC: "anthropic",
+    Provider.OPENAI: "openai",
+    Provider.AZURE: "azure",
+    Provider.BEDROCK: "aws",
+    Provider.GEMINI: "google",
+    Provider.GEMINI_CODE_ASSIST: "google",
+    Provider.COHERE: "cohere",
+    Provider.VOYAGE: "voyageai",
+}
+"""The vendor that bills an API family's own hosts. Ollama has none: a local model has no list price."""
+
+_PLAN_BILLED: Final = {
+    "chatgpt.com": "Codex on a ChatGPT plan is billed by the plan: priced as the same model on the API",
+    "cloudcode-pa.googleapis.com": "Gemini Code Assist is billed by the plan: priced as the same model on the API",
+}
+"""Hosts whose traffic is not billed per token: the figure is what the same calls would cost on the API."""
+
+
+def library_version() -> str:
+    return f"genai-prices {version('genai-prices')}"
+
+
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """A call's cost in USD. `estimated`: the token counts were not reported by the provider, or the route is
+    not billed per token (`note` says which); list prices are never an invoice, which the docs say once."""
+
+    usd: Decimal
+    input_usd: Decimal
+    output_usd: Decimal
+    vendor: str
+    model: str  # the priced model's id (a dated snapshot is priced as its model)
+    basis: str  # where the price came from: the library and its version, or the prices file
+    estimated: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unpriced:
+    """No price is known: the call is left out of every total and listed as unpriced, never counted as $0."""
+
+    reason: str
+    vendor: str | None = None
+    model: str | None = None
+
+
+class PriceBook:
+    """Prices calls. `rules` (from `--prices FILE`) win over the library where they match."""
+
+    def __init__(self, rules: Sequence[PriceRule] = ()) -> None:
+        self.rules = tuple(rules)
+        self._library = library_version()
+        self._models: dict[tuple[str | None, str], tuple[str, gp.ModelInfo] | None] = {}
+
+    def cost(
+        self,
+        usage: Usage,
+        model: str | None,
+        *,
+        at: datetime,
+        vendor: str | None = None,
+        url: str | None = None,
+        provider: Provider | None = None,
+    ) -> Priced | Unpriced:
+        """What `usage` on `model` cost at instant `at`."""
+        if not model:
+            return Unpriced("the model is not known")
+        vendor = self.vendor(vendor, url, provider)
+        host = (urlsplit(url).hostname or "") if url else ""
+        note = _PLAN_BILLED.get(host)
+        estimated = usage.estimated or note is not None
+        if usage.estimated:
+            note = "token counts estimated by llmproxy (the provider reported none)"
+        rule = self._rule(vendor, model, at)
+        if rule is not None:
+            price = rule.price.calc_price(_library_usage(usage))
+            return Priced(
+                price["total_price"],
+                price["input_price"],
+                price["output_price"],
+                rule.vendor or vendor or "",
+                model,
+                f"prices file: {rule.describe()}",
+                estimated,
+                note,
+            )
+        if vendor is None:
+            return Unpriced(
+                f"no vendor bills {model!r} here (a local model?): add its price with --prices", None, model
+            )
+        found = self._find(vendor, model)
+        if found is None:
+            return Unpriced(f"{self._library} has no price for {vendor} {model!r}: add it with --prices", vendor, model)
+        vendor_id, info = found
+        price = info.get_prices(at).calc_price(_library_usage(usage))
+        return Priced(
+            price["total_price"],
+            price["input_price"],
+            price["output_price"],
+            vendor_id,
+            info.id,
+            self._library,
+            estimated,
+            note,
+        )
+
+    def vendor(self, vendor: str | None, url: str | None, provider: Provider | None) -> str | None:
+        """Who bills the call: the vendor named, else the one whose API the URL is, else the API family's."""
+        if vendor:
+            return vendor.lower()
+        if url:
+            try:
+                return get_snapshot().find_provider(None, None, url).id
+            except LookupError:
+                pass
+        return _VENDOR_OF_PROVIDER.get(provider) if provider is not None else None
+
+    def _rule(self, vendor: str | None, model: str, at: datetime) -> PriceRule | None:
+        """The user's rule for this model in force at `at`: the one that started last wins."""
+        chosen: PriceRule | None = None
+        for rule in self.rules:
+            if rule.applies(vendor, model, at) and (chosen is None or rule.since_key() >= chosen.since_key()):
+                chosen = rule
+        return chosen
+
+    def _find(self, vendor: str, model: str) -> tuple[str, gp.ModelInfo] | None:
+        key = (vendor, model)
+        if key not in self._models:
+            try:
+                provider, info = get_snapshot().find_provider_model(model, None, vendor, None)
+                self._models[key] = (provider.id, info)
+            except LookupError:
+                self._models[key] = None
+        return self._models[key]
+
+
+def _library_usage(usage: Usage) -> genai_prices.Usage:
+    """The library's usage: the same accounting (input includes cache reads and writes), and the one-hour
+    writes named apart so they get their own price where the model has one."""
+    return genai_prices.Usage(
+        input_tokens=max(usage.input_tokens, usage.cache_read_tokens + usage.cache_write_tokens),
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens or None,
+        cache_write_tokens=usage.cache_write_tokens or None,
+        cache_write_1h_tokens=min(usage.cache_write_1h_tokens, usage.cache_write_tokens) or None,
+    )

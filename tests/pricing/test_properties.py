@@ -1,0 +1,102 @@
+"""Properties of pricing: costs add up across calls, and each provider's cached tokens are priced once."""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from llmproxy.model import Provider, Usage
+from llmproxy.pricing import PriceBook, Priced
+from llmproxy.providers.registry import CHAT_CODECS
+
+AT = datetime(2026, 6, 1, tzinfo=UTC)
+BOOK = PriceBook()
+MTOK = Decimal(10**6)
+counts = st.integers(min_value=0, max_value=150_000)  # below the long-context tiers, where prices are linear
+
+
+def _usd(usage: Usage, model: str, provider: Provider) -> Decimal:
+    cost = BOOK.cost(usage, model, at=AT, provider=provider)
+    assert isinstance(cost, Priced)
+    return cost.usd
+
+
+@given(st.lists(st.tuples(counts, counts, counts, counts), min_size=1, max_size=8))
+def test_costs_are_additive_across_calls(calls: list[tuple[int, int, int, int]]) -> None:
+    usages = [Usage(u + r + w, o, cache_read_tokens=r, cache_write_tokens=w) for u, r, w, o in calls]
+    total = Usage(
+        sum(u.input_tokens for u in usages),
+        sum(u.output_tokens for u in usages),
+        cache_read_tokens=sum(u.cache_read_tokens for u in usages),
+        cache_write_tokens=sum(u.cache_write_tokens for u in usages),
+    )
+    model = "claude-haiku-4-5"
+    assert sum(_usd(u, model, Provider.ANTHROPIC) for u in usages) == _usd(total, model, Provider.ANTHROPIC)
+
+
+@given(uncached=counts, read=counts, write=counts, output=counts)
+def test_anthropic_counts_cache_tokens_apart_from_input(uncached: int, read: int, write: int, output: int) -> None:
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [],
+        "stop_reason": "end_turn",
+        "usage": {
+            "input_tokens": uncached,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+            "output_tokens": output,
+        },
+    }
+    usage = CHAT_CODECS["anthropic-messages"].decode_response(orjson.dumps(body)).usage
+    assert usage is not None
+    assert usage.input_tokens == uncached + read + write  # added in once, never twice
+    expected = (uncached * 1 + read * Decimal("0.1") + write * Decimal("1.25") + output * 5) / MTOK
+    assert _usd(usage, "claude-haiku-4-5", Provider.ANTHROPIC) == expected
+    assert usage.cache_read_tokens <= usage.input_tokens  # a hit ratio never above 100%
+
+
+@given(prompt=counts, data=st.data(), output=counts)
+def test_openai_counts_cached_tokens_inside_prompt_tokens(prompt: int, data: st.DataObject, output: int) -> None:
+    cached = data.draw(st.integers(min_value=0, max_value=prompt))
+    body = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": output,
+            "total_tokens": prompt + output,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
+    }
+    usage = CHAT_CODECS["openai-chat"].decode_response(orjson.dumps(body)).usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.cache_read_tokens) == (prompt, cached)
+    expected = ((prompt - cached) * Decimal("0.15") + cached * Decimal("0.075") + output * Decimal("0.6")) / MTOK
+    assert _usd(usage, "gpt-4o-mini", Provider.OPENAI) == expected
+
+
+@given(prompt=counts, data=st.data(), output=counts)
+def test_gemini_counts_cached_content_inside_the_prompt(prompt: int, data: st.DataObject, output: int) -> None:
+    cached = data.draw(st.integers(min_value=0, max_value=prompt))
+    body = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}],
+        "usageMetadata": {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": output,
+            "cachedContentTokenCount": cached,
+            "totalTokenCount": prompt + output,
+        },
+    }
+    usage = CHAT_CODECS["gemini-generate"].decode_response(orjson.dumps(body)).usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.cache_read_tokens) == (prompt, cached)
+    expected = ((prompt - cached) * Decimal("0.3") + cached * Decimal("0.03") + output * Decimal("2.5")) / MTOK
+    assert _usd(usage, "gemini-2.5-flash", Provider.GEMINI) == expected
