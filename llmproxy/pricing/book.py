@@ -80,6 +80,7 @@ class PriceBook:
         self.rules = tuple(rules)
         self._library = library_version()
         self._models: dict[tuple[str | None, str], tuple[str, gp.ModelInfo] | None] = {}
+        self._rate_cache: dict[tuple[int, int], _Rates] = {}  # the library's prices are kept alive by its snapshot
 
     def cost(
         self,
@@ -121,11 +122,11 @@ class PriceBook:
         if found is None:
             return Unpriced(f"{self._library} has no price for {vendor} {model!r}: add it with --prices", vendor, model)
         vendor_id, info = found
-        price = info.get_prices(at).calc_price(_library_usage(usage))
+        input_usd, output_usd = self._rates(info.get_prices(at), usage).price(usage)
         return Priced(
-            price["total_price"],
-            price["input_price"],
-            price["output_price"],
+            input_usd + output_usd,
+            input_usd,
+            output_usd,
             vendor_id,
             info.id,
             self._library,
@@ -152,6 +153,15 @@ class PriceBook:
                 chosen = rule
         return chosen
 
+    def _rates(self, price: gp.ModelPrice, usage: Usage) -> "_Rates":
+        """The per-token rates of `price` for a call of this many input tokens (its long-context tier)."""
+        tier = sum(1 for start in _tier_starts(price) if usage.input_tokens > start)
+        key = (id(price), tier)
+        rates = self._rate_cache.get(key)
+        if rates is None:
+            rates = self._rate_cache[key] = _Rates.of(price, max(usage.input_tokens, 1))
+        return rates
+
     def _find(self, vendor: str, model: str) -> tuple[str, gp.ModelInfo] | None:
         key = (vendor, model)
         if key not in self._models:
@@ -161,6 +171,51 @@ class PriceBook:
             except LookupError:
                 self._models[key] = None
         return self._models[key]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rates:
+    """USD per token of each kind, as the library prices them at one tier: asking the library once per model,
+    date and tier, then multiplying, gives its figures exactly (its arithmetic is linear within a tier) at a
+    fraction of the cost of asking it for every call."""
+
+    uncached: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+    cache_write_1h: Decimal
+    output: Decimal
+
+    @classmethod
+    def of(cls, price: gp.ModelPrice, tokens: int) -> "_Rates":
+        """Rates measured with `tokens` input tokens (a count in the tier to price)."""
+
+        def per_token(**counts: int) -> Decimal:
+            return price.calc_price(genai_prices.Usage(input_tokens=tokens, **counts))["total_price"] / tokens
+
+        base = per_token()
+        return cls(
+            uncached=base,
+            cache_read=per_token(cache_read_tokens=tokens),
+            cache_write=per_token(cache_write_tokens=tokens),
+            cache_write_1h=per_token(cache_write_tokens=tokens, cache_write_1h_tokens=tokens),
+            output=per_token(output_tokens=tokens) - base,
+        )
+
+    def price(self, usage: Usage) -> tuple[Decimal, Decimal]:
+        """(input, output) USD of a usage, each token once at its own rate."""
+        read, write = usage.cache_read_tokens, usage.cache_write_tokens
+        hour = min(usage.cache_write_1h_tokens, write)
+        uncached = max(0, usage.input_tokens - read - write)
+        spent = uncached * self.uncached + read * self.cache_read + (write - hour) * self.cache_write
+        return spent + hour * self.cache_write_1h, usage.output_tokens * self.output
+
+
+def _tier_starts(price: gp.ModelPrice) -> list[int]:
+    starts: set[int] = set()
+    for value in vars(price).values():
+        if isinstance(value, gp.TieredPrices):
+            starts.update(tier.start for tier in value.tiers)
+    return sorted(starts)
 
 
 def _library_usage(usage: Usage) -> genai_prices.Usage:

@@ -3,6 +3,7 @@
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import genai_prices
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
@@ -100,3 +101,47 @@ def test_gemini_counts_cached_content_inside_the_prompt(prompt: int, data: st.Da
     assert (usage.input_tokens, usage.cache_read_tokens) == (prompt, cached)
     expected = ((prompt - cached) * Decimal("0.3") + cached * Decimal("0.03") + output * Decimal("2.5")) / MTOK
     assert _usd(usage, "gemini-2.5-flash", Provider.GEMINI) == expected
+
+
+@given(
+    uncached=st.integers(0, 300_000),
+    read=st.integers(0, 300_000),
+    write=st.integers(0, 50_000),
+    data=st.data(),
+    output=st.integers(0, 50_000),
+    model=st.sampled_from(
+        [
+            ("claude-sonnet-4-5", Provider.ANTHROPIC),
+            ("claude-opus-4-8", Provider.ANTHROPIC),
+            ("gpt-5.5", Provider.OPENAI),
+            ("gemini-2.5-pro", Provider.GEMINI),
+        ]
+    ),
+)
+def test_every_figure_is_the_librarys_own_across_tiers(
+    uncached: int, read: int, write: int, data: st.DataObject, output: int, model: tuple[str, Provider]
+) -> None:
+    """Above and below the long-context tiers, with 1-hour cache writes."""
+    name, provider = model
+    hour = data.draw(st.integers(0, write))
+    usage = Usage(
+        uncached + read + write, output, cache_read_tokens=read, cache_write_tokens=write, cache_write_1h_tokens=hour
+    )
+    library = genai_prices.calc_price(
+        genai_prices.Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=output,
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            cache_write_1h_tokens=hour,
+        ),
+        name,
+        genai_request_timestamp=AT,
+    )
+    ours = BOOK.cost(usage, name, at=AT, provider=provider)
+    assert isinstance(ours, Priced)
+    assert (ours.usd, ours.input_usd, ours.output_usd) == (
+        library.total_price,
+        library.input_price,
+        library.output_price,
+    )
