@@ -5,7 +5,9 @@ clients talking to a local stand-in for api.anthropic.com (so no key and no netw
 
 * `cassettes/quickstart.json`: scripts/quickstart.py (the official Anthropic SDK, streaming) — the README's
   first command replays it;
-* `cassettes/claude-code-tool-loop.json`: Claude Code (from package.json) running a Bash tool loop.
+* `cassettes/claude-code-tool-loop.json`: Claude Code (from package.json) running a Bash tool loop;
+* `cassettes/codex-tool-loop.json`: the Codex CLI (from package.json) running a shell tool loop over the
+  Responses API (api.openai.com mapped to a local stand-in).
 """
 
 import os
@@ -19,7 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.model import Completion, StopReason, Usage  # noqa: E402
 from tests.certs import make_test_ca  # noqa: E402
-from tests.e2e.clis import CLAUDE, ScriptedServer  # noqa: E402
+from tests.e2e.clis import CLAUDE, CODEX, ScriptedServer, record_scripted  # noqa: E402
+from tests.e2e.test_replay_codex import codex_env  # noqa: E402
 
 ANSWER = (
     "It lets you record real LLM exchanges once, then replay them offline in CI: tests run free, fast and "
@@ -69,6 +72,16 @@ def main() -> int:
         work.mkdir()
         claude_env = env | {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
         record(out / "claude-code-tool-loop.json", CLAUDE.turns, [CLAUDE.binary, *CLAUDE.argv], claude_env, work)
+    if CODEX.binary is None:
+        print("codex is not installed (scripts/setup.sh installs it): skipped its cassette", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        recorded, cassette, _ = record_scripted(CODEX, root, "api.openai.com", codex_env(root / "record"))
+        if recorded.returncode != 0:
+            print(recorded.stderr[-3000:], file=sys.stderr)
+            return 1
+        (out / "codex-tool-loop.json").write_bytes(cassette.read_bytes())
     return 0
 
 
