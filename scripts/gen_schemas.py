@@ -1,5 +1,6 @@
-"""Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1)
-and docs/mock.schema.json (the `llmproxy mock` expectations file).
+"""Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1),
+docs/mock.schema.json (the `llmproxy mock` expectations file) and docs/report.schema.json (`llmproxy report
+--format json`, schema v1).
 
     .venv/bin/python scripts/gen_schemas.py
 
@@ -15,12 +16,14 @@ from pydantic import BaseModel
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from llmproxy.analysis.report import Report  # noqa: E402
 from llmproxy.cassette.model import Cassette  # noqa: E402
 from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
 
 SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     ROOT / "docs" / "cassette.schema.json": (Cassette, "llmproxy cassette, format version 1"),
     ROOT / "docs" / "mock.schema.json": (ExpectationsFile, "llmproxy mock expectations file"),
+    ROOT / "docs" / "report.schema.json": (Report, "llmproxy report, schema version 1"),
 }
 
 

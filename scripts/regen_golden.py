@@ -4,7 +4,8 @@
 
 Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and the stream, byte-exact, in the
 codec's framing: <case>.sse, .ndjson, or .eventstream for AWS event-stream codecs; for embedding and rerank
-codecs, the answer to each case of tests/golden/vector_cases.py. Review the diff before committing: a golden
+codecs, the answer to each case of tests/golden/vector_cases.py; and every report renderer's output for the
+cassettes in tests/analysis/golden.py (tests/golden/report/). Review the diff before committing: a golden
 change is a wire-format change.
 """
 
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from llmproxy.providers.registry import CHAT_CODECS, EMBEDDING_CODECS, RERANK_CODECS  # noqa: E402
+from tests.analysis.golden import regenerate as regenerate_reports  # noqa: E402
 from tests.golden.cases import CASES, stream_suffix  # noqa: E402
 from tests.golden.vector_cases import EMBEDDING_CASES, RERANK_CASES  # noqa: E402
 
@@ -40,6 +42,7 @@ def main() -> None:
             RERANK_CODECS[ranking.codec].encode_response(ranking.result, ranking.decoded),
         )
     print(f"embeddings and rerank: {len(EMBEDDING_CASES) + len(RERANK_CASES)} cases")
+    print(f"reports: {regenerate_reports()} files")
 
 
 def _write(path: Path, body: bytes) -> None:

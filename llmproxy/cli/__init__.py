@@ -12,6 +12,7 @@ from llmproxy.cli.cassette import cassette
 from llmproxy.cli.mock import mock
 from llmproxy.cli.record import record
 from llmproxy.cli.replay import replay
+from llmproxy.cli.report import report
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,3 +29,4 @@ main.add_command(cassette)
 main.add_command(mock)
 main.add_command(record)
 main.add_command(replay)
+main.add_command(report)

@@ -1,0 +1,231 @@
+"""One report row per recorded chat call: what it sent, what came back, what it cost.
+
+A call keeps only what the signals need — counts, sizes and fingerprints — never the conversation itself,
+so a report's memory grows with the number of calls, not with the history each one re-sent.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+import orjson
+
+from llmproxy.analysis.decode import Decoded
+from llmproxy.mock.usage import estimate_usage, tokens
+from llmproxy.model import Conversation, Message, Provider, Role, TextPart, ToolCall, ToolDefinition, Usage
+from llmproxy.pricing import PriceBook, Priced, Unpriced
+
+LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
+_BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    id: str
+    name: str
+    arguments: str  # compact JSON, as the model sent it
+    fingerprint: str
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A piece of context the request carried: a tool result, or a large text block."""
+
+    fingerprint: str
+    tokens: int
+    position: int  # its index in the request's history (system blocks: -1)
+    name: str | None = None  # the tool, for a tool result
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """What a request with a shared history inherits from the earlier request it extends."""
+
+    history_tokens: int = 0  # the estimated size of the shared history
+    system: str = ""  # the system messages at the head of the shared history (OpenAI's "system" role)
+    digest: str = ""  # the whole history's digest (`HistoryDigests`): equal histories, equal digests
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    source: str  # the file it came from
+    exchange_id: int
+    session: str
+    conversation: str  # the conversation it continues (the first exchange's id, as "file#id")
+    started_at: datetime
+    provider: Provider
+    vendor: str | None
+    host: str
+    path: str
+    url: str
+    model: str | None
+    status: int | None
+    error: str | None
+    usage: Usage  # zero counts when the call failed; `estimated` when llmproxy had to estimate them
+    cost: Priced | Unpriced
+    latency_ms: float | None
+    ttfb_ms: float | None
+    tool_calls: tuple[ToolUse, ...]
+    finish_reason: str | None
+    message_count: int  # history items in the request, shared ones included
+    system_fingerprint: str | None
+    system_tokens: int
+    defined_tools: tuple[str, ...]
+    defined_tool_tokens: int
+    tool_results: tuple[Block, ...]  # the results this request brings back for the first time
+    large_blocks: tuple[Block, ...]  # system or new history blocks of at least LARGE_BLOCK_TOKENS
+    shape: str  # path, model, tools, system and the whole history: equal shapes ask the same thing
+    output_text: str  # the answer's text (structured-output checks read it)
+    history_tokens: int  # estimated tokens of the whole history the request sent
+    head_system: str  # the system messages its history starts with (inherited by requests that extend it)
+    scale: float  # reported input tokens / estimated prompt tokens, at most 1: sizes are estimates (bytes / 4)
+
+    def tokens(self, estimate: int) -> int:
+        """An estimated size in the provider's own tokens: scaled so that no part of a prompt counts for more
+        than the provider billed for the whole."""
+        return int(estimate * self.scale)
+
+    @property
+    def visible_output_tokens(self) -> int:
+        return max(0, self.usage.output_tokens - self.usage.reasoning_tokens)
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def build_call(
+    decoded: Decoded,
+    *,
+    source: str,
+    exchange_id: int,
+    session: str,
+    conversation: str,
+    started_at: datetime,
+    latency_ms: float | None,
+    ttfb_ms: float | None,
+    model: str | None,
+    status: int | None,
+    url: str,
+    vendor: str | None,
+    book: PriceBook,
+    lineage: Lineage = Lineage(),
+) -> Call:
+    request = decoded.conversation
+    completion = decoded.completion
+    usage = decoded.usage
+    if usage is None:
+        usage = Usage()  # a failed call bills nothing; an answer without usage is estimated below
+        if completion is not None:
+            usage = estimate_usage(request, completion)
+    model = model or request.model or (completion.model if completion else None)
+    cost = book.cost(usage, model, at=started_at, vendor=vendor, url=url, provider=decoded.route.provider)
+    head = lineage.system if decoded.shared_items else _leading_system(request.messages)
+    system = "\n".join(text for text in (_system_prompt(request), head) if text)
+    new_items = request.messages
+    position = decoded.shared_items
+    results, large = _blocks(new_items, position)
+    large = tuple(_large_system(request)) + large
+    tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
+    count = position + len(new_items)
+    tool_names = ",".join(tool.name for tool in request.tools)
+    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system}\n{lineage.digest}")
+    history = lineage.history_tokens + sum(_message_tokens(message) for message in new_items)
+    tool_tokens = sum(_tool_tokens(tool) for tool in request.tools)
+    estimate = tokens(_system_prompt(request)) + tool_tokens + history  # leading system messages: in history
+    reported = not usage.estimated and usage.input_tokens > 0
+    scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
+    return Call(
+        source=source,
+        exchange_id=exchange_id,
+        session=session,
+        conversation=conversation,
+        started_at=started_at,
+        provider=decoded.route.provider,
+        vendor=book.vendor(vendor, url, decoded.route.provider),
+        host=decoded.host,
+        path=decoded.path,
+        url=url,
+        model=model,
+        status=status,
+        error=decoded.error,
+        usage=usage,
+        cost=cost,
+        latency_ms=latency_ms,
+        ttfb_ms=ttfb_ms,
+        tool_calls=tool_calls,
+        finish_reason=completion.stop_reason.value if completion and completion.stop_reason else None,
+        message_count=count,
+        system_fingerprint=fingerprint(system) if system else None,
+        system_tokens=tokens(system),
+        defined_tools=tuple(tool.name for tool in request.tools),
+        defined_tool_tokens=tool_tokens,
+        tool_results=results,
+        large_blocks=large,
+        shape=shape,
+        output_text=completion.text if completion is not None else "",
+        history_tokens=history,
+        head_system=head,
+        scale=scale,
+    )
+
+
+def _system_prompt(request: Conversation) -> str:
+    """The system prompt, without the billing header Claude Code sends as its first block (it changes on every
+    request, and the API reads it as metadata, not as prompt)."""
+    return "\n".join(part.text for part in request.system if not part.text.startswith(_BILLING_HEADER))
+
+
+def _leading_system(messages: tuple[Message, ...]) -> str:
+    """The system and developer messages a history starts with (where OpenAI's APIs put instructions)."""
+    texts = []
+    for message in messages:
+        if message.role not in (Role.SYSTEM, Role.DEVELOPER):
+            break
+        texts.append(message.text)
+    return "\n".join(texts)
+
+
+def _message_tokens(message: Message) -> int:
+    return tokens(message.text) + sum(tokens(_canonical(call)) for call in message.tool_calls)
+
+
+def _blocks(messages: tuple[Message, ...], start: int) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
+    results: list[Block] = []
+    large: list[Block] = []
+    for offset, message in enumerate(messages):
+        for part in message.tool_results:
+            text = part.text
+            results.append(Block(fingerprint(text), tokens(text), start + offset, part.name))
+        text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
+        size = tokens(text)
+        if size >= LARGE_BLOCK_TOKENS:
+            large.append(Block(fingerprint(text), size, start + offset))
+    return tuple(results), tuple(large)
+
+
+def _large_system(request: Conversation) -> list[Block]:
+    return [
+        Block(fingerprint(part.text), size, -1)
+        for part in request.system
+        if (size := tokens(part.text)) >= LARGE_BLOCK_TOKENS
+    ]
+
+
+def _tool_tokens(tool: ToolDefinition) -> int:
+    return tokens(tool.name + (tool.description or "") + _json(tool.parameters))
+
+
+def _tool_use(call: ToolCall) -> ToolUse:
+    arguments = call.invalid_arguments if call.invalid_arguments is not None else _json(call.arguments)
+    return ToolUse(call.id, call.name, arguments, fingerprint(f"{call.name}\n{_canonical(call)}"))
+
+
+def _canonical(call: ToolCall) -> str:
+    if call.invalid_arguments is not None:
+        return call.invalid_arguments
+    return orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value).decode() if value is not None else ""

@@ -1,0 +1,226 @@
+"""The report as one self-contained HTML page: inline CSS and SVG, no script, nothing fetched.
+
+Charts (cost per call, tokens per call split into uncached input / cache reads / output, the cache-hit
+ratio per call), the call table, the call graph of the richest conversation, and the opportunities. Every
+chart element carries `data-*` attributes with its figures, so tests (and people) can read them from the DOM.
+"""
+
+from decimal import Decimal
+from html import escape
+
+from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
+
+WIDTH, HEIGHT, PAD = 760, 180, 32
+_STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#1d2430;padding:0 16px}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d9dee7;padding-bottom:4px}
+.verdict{display:flex;gap:18px;align-items:center;border:1px solid #d9dee7;border-radius:8px;padding:12px 16px}
+.grade{font-size:40px;font-weight:700;width:56px;text-align:center;border-radius:8px;color:#fff}
+.g-A,.g-B{background:#1f8a4c}.g-C{background:#c98a00}.g-D,.g-F{background:#c0392b}
+.kpis{display:grid;grid-template-columns:repeat(4,1fr);gap:10px;margin-top:12px}
+.kpi{border:1px solid #d9dee7;border-radius:8px;padding:8px 12px}.kpi b{display:block;font-size:18px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+td,th{border-bottom:1px solid #eef1f5;padding:4px 6px;text-align:left}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+svg text{font:11px system-ui,sans-serif;fill:#4a5568}
+.legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+.sig{border:1px solid #d9dee7;border-radius:8px;padding:10px 14px;margin:10px 0}.sev{font-weight:700;font-size:12px}
+.HIGH{color:#c0392b}.MEDIUM{color:#c98a00}.LOW{color:#4a5568}pre{background:#f5f7fa;padding:8px;overflow:auto}
+"""
+_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # the page may fetch nothing
+_COLOURS = {"input": "#4c78a8", "cached": "#72b7b2", "output": "#f58518", "cost": "#54a24b", "cache": "#72b7b2"}
+
+
+def render_html(report: Report) -> str:
+    v, t = report.verdict, report.totals
+    body = [
+        "<h1>llmproxy report</h1>",
+        f'<section class="verdict" data-testid="verdict" data-grade="{v.grade}">'
+        f'<div class="grade g-{v.grade}">{v.grade}</div><div><b>Est. {_usd(v.totalEstimatedSavingUsd)} recoverable '
+        f"({percent(v.savingFractionOfSpend)} of spend)</b><br>{escape(v.rationale)}</div></section>",
+        '<div class="kpis" data-testid="kpis">',
+        _kpi("Estimated cost", _usd(t.estimatedCostUsd) + (" (estimate)" if t.costIsEstimated else ""), "cost"),
+        _kpi(
+            "Calls", f"{t.callCount}" + (f" ({t.unpricedCallCount} unpriced)" if t.unpricedCallCount else ""), "calls"
+        ),
+        _kpi("Cache hit", percent(t.cacheHitRatio), "cache-hit"),
+        _kpi("One-shot", percent(t.oneShotRate), "one-shot"),
+        "</div>",
+        "<h2>Cost per call</h2>",
+        _bars(report.calls, "chart-cost", lambda c: float(c.estimatedCostUsd or 0), "cost", _cost_title),
+        "<h2>Tokens per call</h2>",
+        '<p class="legend"><span style="background:#4c78a8"></span>uncached input<span style="background:#72b7b2">'
+        '</span>read from cache<span style="background:#f58518"></span>output</p>',
+        _stacked(report.calls),
+        "<h2>Cache hits per call</h2>",
+        _bars(
+            report.calls,
+            "chart-cache",
+            _hit_ratio,
+            "cache",
+            lambda c: f"call {c.index}: {percent(_hit_ratio(c))} cached",
+        ),
+        "<h2>Calls</h2>",
+        _table(report.calls),
+        "<h2>Call graph</h2>",
+        _graph(report.callGraph),
+        "<h2>Opportunities</h2>",
+        *(_signal(signal) for signal in report.signals),
+    ]
+    if not report.signals:
+        body.append('<p data-testid="no-opportunities">No optimisation opportunities detected.</p>')
+    body.append(
+        f"<p><small>Prices: {escape(report.pricing)}. Costs are list-price estimates, not an invoice.</small></p>"
+    )
+    head = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
+        f"<title>llmproxy report — grade {v.grade}</title><style>{_STYLE}</style></head><body>"
+    )
+    return head + "\n".join(body) + "</body></html>\n"
+
+
+def _kpi(name: str, value: str, testid: str) -> str:
+    return f'<div class="kpi" data-testid="kpi-{testid}">{escape(name)}<b>{escape(value)}</b></div>'
+
+
+def _hit_ratio(call: CallRow) -> float:
+    return call.cachedInputTokens / call.inputTokens if call.inputTokens else 0.0
+
+
+def _cost_title(call: CallRow) -> str:
+    cost = _usd(call.estimatedCostUsd) if call.estimatedCostUsd is not None else "unpriced"
+    return f"call {call.index} ({call.model}): {cost}"
+
+
+def _slot(count: int) -> float:
+    return (WIDTH - 2 * PAD) / max(count, 1)
+
+
+def _bars(calls: list[CallRow], testid: str, value, colour: str, title) -> str:  # type: ignore[no-untyped-def]
+    values = [value(call) for call in calls]
+    top = max(values, default=0.0) or 1.0
+    slot = _slot(len(calls))
+    parts = [_svg_open(testid, len(calls))]
+    for offset, (call, amount) in enumerate(zip(calls, values, strict=True)):
+        height = (HEIGHT - 2 * PAD) * amount / top
+        x = PAD + offset * slot
+        parts.append(
+            f'<rect class="bar" data-call="{call.index}" data-value="{amount:.10g}" x="{x:.2f}" '
+            f'y="{HEIGHT - PAD - height:.2f}" width="{max(slot * 0.8, 0.5):.2f}" height="{height:.2f}" '
+            f'fill="{_COLOURS[colour]}"><title>{escape(title(call))}</title></rect>'
+        )
+    parts.append(_axis(len(calls)))
+    return "".join(parts) + "</svg>"
+
+
+def _stacked(calls: list[CallRow]) -> str:
+    top = max((call.inputTokens + call.outputTokens for call in calls), default=0) or 1
+    slot = _slot(len(calls))
+    parts = [_svg_open("chart-tokens", len(calls))]
+    for offset, call in enumerate(calls):
+        x, base = PAD + offset * slot, float(HEIGHT - PAD)
+        for kind, amount in (
+            ("input", call.inputTokens - call.cachedInputTokens),
+            ("cached", call.cachedInputTokens),
+            ("output", call.outputTokens),
+        ):
+            height = (HEIGHT - 2 * PAD) * amount / top
+            base -= height
+            parts.append(
+                f'<rect class="segment" data-call="{call.index}" data-kind="{kind}" data-tokens="{amount}" '
+                f'x="{x:.2f}" y="{base:.2f}" width="{max(slot * 0.8, 0.5):.2f}" height="{height:.2f}" '
+                f'fill="{_COLOURS[kind]}"><title>call {call.index}: {amount:,} {kind} tokens</title></rect>'
+            )
+    parts.append(_axis(len(calls)))
+    return "".join(parts) + "</svg>"
+
+
+def _svg_open(testid: str, count: int) -> str:
+    return (
+        f'<svg data-testid="{testid}" data-count="{count}" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
+        f'role="img" xmlns="http://www.w3.org/2000/svg">'
+    )
+
+
+def _axis(count: int) -> str:
+    y = HEIGHT - PAD
+    line = f'<line x1="{PAD}" y1="{y}" x2="{WIDTH - PAD}" y2="{y}" stroke="#9aa5b1"/>'
+    return (
+        line
+        + f'<text x="{PAD}" y="{y + 16}">call 1</text><text x="{WIDTH - PAD - 40}" y="{y + 16}">call {count}</text>'
+    )
+
+
+def _table(calls: list[CallRow]) -> str:
+    rows = [
+        '<table data-testid="calls"><thead><tr><th class="n">#</th><th>model</th><th class="n">input</th>'
+        '<th class="n">cached</th><th class="n">output</th><th class="n">cost</th><th class="n">latency</th>'
+        "<th>tools</th><th>finish</th></tr></thead><tbody>"
+    ]
+    for call in calls:
+        cost = _usd(call.estimatedCostUsd) if call.estimatedCostUsd is not None else "unpriced"
+        cost += "~" if call.costIsEstimated and call.estimatedCostUsd is not None else ""
+        latency = f"{call.latencyMs:,.0f} ms" if call.latencyMs is not None else "—"
+        tools = ", ".join(tool.name for tool in call.toolCalls) or "—"
+        finish = call.finishReason or (f"status {call.status}" if call.status else "no response")
+        rows.append(
+            f'<tr data-call="{call.index}"><td class="n">{call.index}</td><td>{escape(call.model or "?")}</td>'
+            f'<td class="n">{call.inputTokens:,}</td><td class="n">{call.cachedInputTokens:,}</td>'
+            f'<td class="n">{call.outputTokens:,}</td><td class="n">{cost}</td><td class="n">{latency}</td>'
+            f"<td>{escape(tools)}</td><td>{escape(finish)}</td></tr>"
+        )
+    return "".join(rows) + "</tbody></table>"
+
+
+def _graph(graph: CallGraph | None) -> str:
+    """Messages down the left, each tool call to the right of the turn that made it; RESULT edges dashed."""
+    if graph is None or not graph.nodes:
+        return '<p data-testid="call-graph">No conversation to draw.</p>'
+    place: dict[str, tuple[float, float]] = {}
+    row = 0
+    for node in graph.nodes:
+        if node.kind == "TOOL_CALL":
+            place[node.id] = (420.0, 20 + (row - 1) * 44 + 22)
+        else:
+            place[node.id] = (20.0, 20 + row * 44)
+            row += 1
+    height = 40 + row * 44
+    parts = [
+        f'<svg data-testid="call-graph" data-nodes="{len(graph.nodes)}" data-edges="{len(graph.edges)}" '
+        f'viewBox="0 0 {WIDTH} {height}" width="100%" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    for edge in graph.edges:
+        (x1, y1), (x2, y2) = place[edge.from_], place[edge.to]
+        dash = ' stroke-dasharray="4 3"' if edge.kind == "RESULT" else ""
+        parts.append(
+            f'<line class="edge" data-kind="{edge.kind}" x1="{x1 + 170:.0f}" y1="{y1 + 15:.0f}" x2="{x2 + 10:.0f}" '
+            f'y2="{y2 + 15:.0f}" stroke="#9aa5b1"{dash}/>'
+        )
+    for node in graph.nodes:
+        x, y = place[node.id]
+        fill = "#fdebd0" if node.kind == "TOOL_CALL" else "#e8eef7"
+        label = escape(f"{node.kind}: {node.label}"[:48])
+        parts.append(
+            f'<g class="node" data-id="{node.id}" data-kind="{node.kind}"><rect x="{x}" y="{y}" width="330" '
+            f'height="30" rx="6" fill="{fill}"/><text x="{x + 8}" y="{y + 19}">{label}</text>'
+            f"<title>{escape(node.label)}</title></g>"
+        )
+    return "".join(parts) + "</svg>"
+
+
+def _signal(signal: Signal) -> str:
+    saving = _usd(signal.estimatedSavingUsd) if signal.estimatedSavingUsd is not None else "not priced"
+    snippet = f"<pre>{escape(signal.fix.configSnippet)}</pre>" if signal.fix.configSnippet else ""
+    return (
+        f'<div class="sig" data-testid="signal" data-signal="{signal.id}" data-severity="{signal.severity}">'
+        f'<span class="sev {signal.severity}">{signal.severity}</span> <b>{escape(signal.title)}</b> '
+        f"<code>{signal.id}</code><p>{escape(signal.detail)}</p>"
+        f"<p>Calls {', '.join(map(str, signal.affectedCalls))} · est. saving {saving}</p>"
+        f"<p><b>{escape(signal.fix.summary)}</b> — {escape(signal.fix.action)}</p>{snippet}</div>"
+    )
+
+
+def _usd(amount: str) -> str:
+    return dollars(Decimal(amount))

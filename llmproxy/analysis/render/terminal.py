@@ -1,0 +1,82 @@
+"""The report for a terminal (rich): the verdict, the totals, the per-call table, the top opportunities."""
+
+import io
+from decimal import Decimal
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.report import Report
+
+TOP_SIGNALS = 5
+_GRADE_STYLE = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "red"}
+
+
+def terminal_view(report: Report) -> RenderableType:
+    v, t = report.verdict, report.totals
+    headline = Text.assemble(
+        ("Grade ", "bold"),
+        (v.grade, f"bold {_GRADE_STYLE[v.grade]}"),
+        f"  est. {dollars(Decimal(v.totalEstimatedSavingUsd))} recoverable "
+        f"({percent(v.savingFractionOfSpend)} of spend)",
+    )
+    spend = dollars(Decimal(t.estimatedCostUsd)) + (" (estimate)" if t.costIsEstimated else "")
+    unpriced = f", {t.unpricedCallCount} unpriced" if t.unpricedCallCount else ""
+    facts = Text(
+        f"{t.callCount} calls{unpriced} · {spend} · {t.inputTokens:,} in ({percent(t.cacheHitRatio)} cached) / "
+        f"{t.outputTokens:,} out tokens · {t.toolCallCount} tool calls · one-shot {percent(t.oneShotRate)}"
+    )
+    verdict = Panel(Group(headline, Text(v.rationale), facts), title="llmproxy report", expand=False)
+    return Group(verdict, _calls(report), _signals(report))
+
+
+def render_terminal(report: Report, width: int = 120) -> str:
+    """The same view as text without colour (for `-o FILE` and tests)."""
+    console = Console(width=width, record=True, color_system=None, force_terminal=False, file=io.StringIO())
+    console.print(terminal_view(report))
+    return console.export_text()
+
+
+def _calls(report: Report) -> Table:
+    table = Table(title="Calls", title_justify="left")
+    for name, justify in (
+        ("#", "right"),
+        ("model", "left"),
+        ("in", "right"),
+        ("cached", "right"),
+        ("out", "right"),
+        ("cost", "right"),
+        ("latency", "right"),
+        ("tools", "left"),
+        ("finish", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for call in report.calls:
+        cost = dollars(Decimal(call.estimatedCostUsd)) if call.estimatedCostUsd is not None else "unpriced"
+        table.add_row(
+            str(call.index),
+            call.model or "?",
+            f"{call.inputTokens:,}",
+            f"{call.cachedInputTokens:,}",
+            f"{call.outputTokens:,}",
+            cost + ("~" if call.costIsEstimated and call.estimatedCostUsd is not None else ""),
+            f"{call.latencyMs:,.0f} ms" if call.latencyMs is not None else "—",
+            ", ".join(tool.name for tool in call.toolCalls) or "—",
+            call.finishReason or (f"status {call.status}" if call.status else "no response"),
+        )
+    return table
+
+
+def _signals(report: Report) -> RenderableType:
+    if not report.signals:
+        return Text("No optimisation opportunities detected.")
+    table = Table(title="Top opportunities", title_justify="left")
+    for name in ("signal", "severity", "calls", "saving", "fix"):
+        table.add_column(name)
+    for signal in report.signals[:TOP_SIGNALS]:
+        saving = dollars(Decimal(signal.estimatedSavingUsd)) if signal.estimatedSavingUsd is not None else "—"
+        table.add_row(signal.id, signal.severity, str(len(signal.affectedCalls)), saving, signal.fix.summary)
+    return table

@@ -1,0 +1,241 @@
+"""The report, schema version 1: what `llmproxy report --format json` writes and `--baseline` reads.
+
+docs/report.schema.json is generated from these models (scripts/gen_schemas.py). Field names follow
+MockServer's optimisation report where it has one (`totals.cacheHitRatio`, `verdict.totalEstimatedSavingUsd`,
+`signals[].fix.configSnippet`…). Money is a decimal string of US dollars (`"0.0123"`): exact, never a binary
+float; `null` where nothing could be priced. Ratios are numbers rounded to four places. Call indices are
+1-based, in the order of `calls`.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Money = str  # a decimal string of US dollars
+Severity = Literal["HIGH", "MEDIUM", "LOW"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolCallRow(_Model):
+    id: str
+    name: str
+    arguments: str = Field(description="the arguments as the model sent them (compact JSON), redacted")
+
+
+class CallRow(_Model):
+    index: int = Field(ge=1)
+    session: str
+    source: str = Field(description="the cassette the call was read from")
+    exchangeId: int
+    startedAt: str = Field(description="ISO 8601, UTC")
+    provider: str
+    vendor: str | None = Field(description="who bills the call (the price library's vendor id)")
+    host: str
+    path: str
+    model: str | None
+    status: int | None = Field(description="the HTTP status; null when no response came")
+    error: str | None
+    inputTokens: int = Field(description="the whole prompt, cache reads and writes included")
+    cachedInputTokens: int = Field(description="input tokens read from the provider's prompt cache")
+    cacheWriteTokens: int = Field(description="input tokens written to the prompt cache (all lifetimes)")
+    cacheWrite1hTokens: int = Field(description="of the cache writes, those with a one-hour lifetime")
+    outputTokens: int = Field(description="reasoning tokens included")
+    reasoningTokens: int
+    tokensEstimated: bool = Field(description="llmproxy estimated the counts: the provider reported none")
+    estimatedCostUsd: Money | None = Field(description="null: unpriced (left out of every total)")
+    costIsEstimated: bool
+    pricing: str = Field(description="the price's source, or why there is none")
+    latencyMs: float | None
+    ttfbMs: float | None
+    toolCalls: list[ToolCallRow]
+    finishReason: str | None
+    messageCount: int = Field(description="history items the request sent, re-sent ones included")
+    systemPromptFingerprint: str | None
+    definedToolNames: list[str]
+    definedToolTokens: int
+    retry: bool = Field(description="it repeats one of the previous three calls of its session")
+
+
+class SessionRow(_Model):
+    id: str
+    callCount: int
+    firstCall: int
+    lastCall: int
+    inputTokens: int
+    outputTokens: int
+    estimatedCostUsd: Money
+    cacheHitRatio: float
+
+
+class Totals(_Model):
+    callCount: int
+    pricedCallCount: int
+    unpricedCallCount: int
+    unpricedModels: list[str]
+    inputTokens: int
+    cachedInputTokens: int
+    cacheWriteTokens: int
+    outputTokens: int
+    reasoningTokens: int
+    estimatedCostUsd: Money = Field(description="priced calls only")
+    costIsEstimated: bool
+    totalLatencyMs: float
+    toolCallCount: int
+    cacheHitRatio: float = Field(description="cachedInputTokens / inputTokens (0 without input)")
+    oneShotRate: float = Field(description="1 - retryCallCount / callCount (1 without calls)")
+    retryCallCount: int
+    providers: list[str]
+    models: list[str]
+
+
+class Fix(_Model):
+    summary: str
+    action: str
+    configSnippet: str | None
+    exampleExpectation: str | None
+    docsUrl: str | None
+
+
+class Signal(_Model):
+    id: str
+    severity: Severity
+    urgency: float = Field(description="severity weight (1, 0.6, 0.3) x affected calls / calls")
+    title: str
+    detail: str
+    affectedCalls: list[int]
+    estimatedWastedInputTokens: int | None
+    estimatedSavingUsd: Money | None
+    recommendation: str
+    fix: Fix
+
+
+class Verdict(_Model):
+    grade: Literal["A", "B", "C", "D", "F"]
+    rationale: str
+    totalEstimatedSavingUsd: Money
+    totalWastedInputTokens: int
+    savingFractionOfSpend: float
+    costIsEstimated: bool
+    highCount: int
+    mediumCount: int
+    lowCount: int
+
+
+class Source(_Model):
+    path: str
+    exchanges: int
+    calls: int
+    skipped: dict[str, int] = Field(description="exchanges that are not chat calls, by reason")
+
+
+class Filter(_Model):
+    session: str | None = None
+    host: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    since: str | None = None
+    maxCalls: int
+    droppedCalls: int = Field(description="older calls left out by maxCalls")
+
+
+class Redaction(_Model):
+    redactor: str
+    placeholders: int = Field(description="secrets replaced in the calls and the appendix")
+
+
+class AppendixMessage(_Model):
+    role: str
+    text: str = Field(description="redacted; cut at 2,000 characters")
+    toolCalls: list[ToolCallRow]
+    toolResults: list[str] = Field(description="the tools whose results the message carries")
+
+
+class AppendixConversation(_Model):
+    session: str
+    call: int = Field(description="the call whose request holds this, the conversation's richest")
+    system: str = Field(description="redacted; cut at 2,000 characters")
+    messages: list[AppendixMessage]
+
+
+class AppendixTool(_Model):
+    name: str
+    description: str
+    parameters: str = Field(description="the JSON Schema of the arguments, redacted")
+    calls: int = Field(description="requests that offered it")
+    invoked: int = Field(description="times the model called it")
+
+
+class Appendix(_Model):
+    conversations: list[AppendixConversation]
+    toolDefinitions: list[AppendixTool]
+
+
+class SignalChange(_Model):
+    id: str
+    status: Literal["new", "resolved", "unchanged"]
+    severity: Severity
+    previousSeverity: Severity | None
+    estimatedSavingUsd: Money | None
+    previousEstimatedSavingUsd: Money | None
+
+
+class KpiDelta(_Model):
+    name: str
+    previous: float | str
+    current: float | str
+    delta: float | str = Field(description="current - previous (for money, a decimal string)")
+
+
+class Comparison(_Model):
+    """`--baseline`: this report against an earlier one."""
+
+    baseline: str = Field(description="the earlier report's file")
+    previousGrade: Literal["A", "B", "C", "D", "F"]
+    grade: Literal["A", "B", "C", "D", "F"]
+    gradeDrop: int = Field(description="letters lost (negative: gained)")
+    costIncrease: float | None = Field(description="relative change of the estimated cost; null if it was 0")
+    signals: list[SignalChange]
+    kpis: list[KpiDelta]
+
+
+class GraphNode(_Model):
+    id: str
+    kind: str = Field(description="a message's role (SYSTEM, USER, ASSISTANT, TOOL…) or TOOL_CALL")
+    label: str = Field(description="redacted; at most 80 characters")
+
+
+class GraphEdge(_Model):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
+    from_: str = Field(alias="from")
+    to: str
+    kind: Literal["NEXT", "INVOKES", "RESULT"]
+
+
+class CallGraph(_Model):
+    """The richest conversation as a graph: a node per message and per tool call; NEXT links messages in
+    order, INVOKES a turn to the tool calls it made, RESULT a tool call to the message carrying its result."""
+
+    session: str
+    call: int
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class Report(_Model):
+    schemaVersion: Literal[1]
+    pricing: str = Field(description="the price library and any prices files")
+    groupingBasis: Literal["CASSETTE", "FOLDER", "CONVERSATION", "HOST"]
+    filter: Filter
+    sources: list[Source]
+    sessions: list[SessionRow]
+    totals: Totals
+    calls: list[CallRow]
+    signals: list[Signal]
+    verdict: Verdict
+    redaction: Redaction
+    appendix: Appendix
+    callGraph: CallGraph | None = Field(description="the richest conversation of the report")
+    baseline: Comparison | None = None

@@ -1,0 +1,188 @@
+"""The calls a report reads: cassettes (files, or folders searched for them), grouped into sessions.
+
+Each cassette is read as stored, its shared histories left shared (`decode`). A request stored whole whose
+history begins with an earlier request's is given the same sharing on the fly (`HistoryIndex`), so a
+conversation is recognised — and its history read once — whether the cassette shares it or not.
+"""
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+import orjson
+
+from llmproxy.analysis.calls import Call, Lineage, build_call
+from llmproxy.analysis.decode import Decoded, decode_exchange
+from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.history import HistoryIndex, history, inflate
+from llmproxy.cassette.model import Exchange, JsonBody
+from llmproxy.errors import LlmproxyError
+from llmproxy.model import Conversation
+from llmproxy.pricing import PriceBook
+
+
+class Grouping(StrEnum):
+    """What a session is. One cassette per test makes `cassette` the per-test grouping."""
+
+    CASSETTE = "cassette"
+    FOLDER = "folder"
+    CONVERSATION = "conversation"
+    HOST = "host"
+
+
+@dataclass(slots=True)
+class SourceSummary:
+    path: str
+    exchanges: int = 0
+    calls: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def cassette_files(paths: Sequence[Path]) -> list[Path]:
+    """The cassettes named, folders searched (recursively, `*.json`, in name order) for files that are
+    cassettes. Raises LlmproxyError for a path that does not exist."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(candidate for candidate in path.rglob("*.json") if _is_cassette(candidate)))
+        elif path.exists() or path.with_name(path.name + ".journal").exists():
+            files.append(path)
+        else:
+            raise LlmproxyError(f"{path}: no such file or folder")
+    return files
+
+
+class Recorded:
+    """Every chat call in the cassettes (recorded order within each file), what each file held, and the
+    stored exchanges, from which one conversation at a time can be read whole (`conversation`)."""
+
+    def __init__(self, paths: Sequence[Path], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> None:
+        """Raises LlmproxyError (CassetteError) for a path that is not a readable cassette."""
+        self.calls: list[Call] = []
+        self.sources: list[SourceSummary] = []
+        self._stored: dict[str, dict[int, Exchange]] = {}
+        for path in cassette_files(paths):
+            summary = SourceSummary(str(path))
+            stored = self._stored[str(path)] = {}
+            self.calls.extend(_calls(path, book, grouping, summary, stored))
+            self.sources.append(summary)
+
+    def conversation(self, call: Call) -> Conversation | None:
+        """The call's request with its whole history, decoded (None if it no longer decodes)."""
+        stored = self._stored[call.source]
+        chain = [stored[call.exchange_id]]
+        while (extends := chain[-1].request.extends) is not None:
+            chain.append(stored[extends.exchange])
+        whole = inflate(reversed(chain))[-1]
+        decoded = decode_exchange(whole)
+        return decoded.conversation if isinstance(decoded, Decoded) else None
+
+
+def _calls(
+    path: Path, book: PriceBook, grouping: Grouping, summary: SourceSummary, stored: dict[int, Exchange]
+) -> Iterator[Call]:
+    source = str(path)
+    conversations: dict[int, str] = {}  # exchange id → the conversation it belongs to
+    lineages: dict[int, Lineage] = {}  # exchange id → what a request extending it inherits
+    digests = HistoryDigests()
+    index = HistoryIndex()
+    for exchange in read_exchanges(path):
+        summary.exchanges += 1
+        exchange = _shared(exchange, index)
+        stored[exchange.id] = exchange
+        decoded = decode_exchange(exchange)
+        if isinstance(decoded, str):
+            summary.skipped[decoded] += 1
+            continue
+        parent = decoded.extends
+        conversation = conversations.get(parent) if parent is not None else None
+        conversation = conversation or f"{source}#{exchange.id}"
+        conversations[exchange.id] = conversation
+        summary.calls += 1
+        call = build_call(
+            decoded,
+            source=source,
+            exchange_id=exchange.id,
+            session=_session(grouping, path, conversation, decoded),
+            conversation=conversation,
+            started_at=exchange.timings.started_at,
+            latency_ms=exchange.timings.total_ms,
+            ttfb_ms=exchange.timings.ttfb_ms,
+            model=exchange.model,
+            status=exchange.response.status if exchange.response is not None else None,
+            url=exchange.request.url,
+            vendor=None,
+            book=book,
+            lineage=replace(
+                lineages.get(parent, Lineage()) if parent is not None else Lineage(), digest=digests.add(exchange)
+            ),
+        )
+        lineages[exchange.id] = Lineage(call.history_tokens, call.head_system)
+        yield call
+
+
+def _shared(exchange: Exchange, index: HistoryIndex) -> Exchange:
+    """The exchange with its history shared with an earlier request's, as the recorder would have stored it."""
+    request = exchange.request
+    if request.extends is not None or not isinstance(request.body, JsonBody):
+        return exchange
+    stored, extends = index.share(exchange.id, request.body.json_)
+    if extends is None:
+        return exchange
+    request = request.model_copy(update={"body": JsonBody(json=stored), "extends": extends})
+    return exchange.model_copy(update={"request": request})
+
+
+class HistoryDigests:
+    """A digest of each request's whole history list, computed from what is stored: the digest of the shared
+    prefix (from the exchange it extends) continued over the stored items, so a history is hashed once."""
+
+    def __init__(self) -> None:
+        self._chains: dict[int, tuple[int | None, int, list[bytes]]] = {}  # id → (extends, items, own digests)
+
+    def add(self, exchange: Exchange) -> str:
+        request = exchange.request
+        found = history(request.body.json_) if isinstance(request.body, JsonBody) else None
+        items = found[1] if found is not None else []
+        parent, shared = (request.extends.exchange, request.extends.items) if request.extends else (None, 0)
+        digest = self._at(parent, shared) if parent is not None else b""
+        own = []
+        for item in items:
+            digest = hashlib.blake2b(digest + orjson.dumps(item), digest_size=16).digest()
+            own.append(digest)
+        self._chains[exchange.id] = (parent, shared, own)
+        return digest.hex()
+
+    def _at(self, exchange: int, position: int) -> bytes:
+        """The digest of the first `position` items of an exchange's history."""
+        while position > 0 and exchange in self._chains:
+            parent, shared, own = self._chains[exchange]
+            if position > shared:
+                return own[position - shared - 1]
+            if parent is None:
+                break
+            exchange = parent
+        return b""
+
+
+def _session(grouping: Grouping, path: Path, conversation: str, decoded: Decoded) -> str:
+    if grouping is Grouping.FOLDER:
+        return str(path.parent)
+    if grouping is Grouping.CONVERSATION:
+        return conversation
+    if grouping is Grouping.HOST:
+        return decoded.host
+    return str(path)
+
+
+def _is_cassette(path: Path) -> bool:
+    """Whether a file in a searched folder is a cassette: its opening says so (other JSON is passed over)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64)
+    except OSError:
+        return False
+    return b'"llmproxy_cassette"' in head

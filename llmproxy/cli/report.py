@@ -1,0 +1,156 @@
+"""`llmproxy report PATH…`: what a recorded run cost, where it wasted, what to change."""
+
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from llmproxy.analysis.report import Report
+from llmproxy.errors import LlmproxyError
+
+FORMATS = ("terminal", "markdown", "json", "csv", "html")
+
+
+def parse_since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def selection_options[F: Callable[..., object]](command: F) -> F:
+    """The options that choose what a report covers, shared by `report`, `explain` and `verify`."""
+    for option in reversed(
+        (
+            click.option("--session", help="only this session (its id as the report lists it)"),
+            click.option("--host", help="only calls to this host"),
+            click.option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
+            click.option("--model", help="only this model (a glob: 'claude-*')"),
+            click.option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
+            click.option(
+                "--max-calls",
+                type=click.IntRange(min=0),
+                default=200,
+                show_default=True,
+                help="keep the newest N calls (0: all)",
+            ),
+            click.option(
+                "--group-by",
+                type=click.Choice(["cassette", "folder", "conversation", "host"]),
+                default="cassette",
+                show_default=True,
+                help="what a session is (one cassette per test: cassette)",
+            ),
+            click.option(
+                "--prices",
+                "prices_files",
+                multiple=True,
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="a JSON file of prices that add to or override the library's (repeatable)",
+            ),
+        )
+    ):
+        command = option(command)
+    return command
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@selection_options
+@click.option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="an earlier report (--format json) to compare with: signals new / resolved / unchanged, KPI deltas",
+)
+def report(
+    paths: tuple[Path, ...],
+    format_: str | None,
+    output: Path | None,
+    baseline: Path | None,
+    **selection: Any,
+) -> None:
+    """Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.
+
+    PATHS are cassettes, or folders searched for them. Exits 2 when an input cannot be read.
+    """
+    from llmproxy.analysis.render import render
+
+    built = build_from_cli(paths, **selection)
+    if baseline is not None:
+        from llmproxy.analysis.baseline import compare
+
+        built = built.model_copy(update={"baseline": compare(built, load_baseline(baseline), str(baseline))})
+    fmt = format_ or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
+    if fmt == "terminal" and output is None:
+        from rich.console import Console
+
+        from llmproxy.analysis.render.terminal import terminal_view
+
+        Console().print(terminal_view(built))
+        return
+    write_output(render(built, fmt), output)
+
+
+def build_from_cli(
+    paths: tuple[Path, ...],
+    *,
+    session: str | None,
+    host: str | None,
+    provider: str | None,
+    model: str | None,
+    since: str | None,
+    max_calls: int,
+    group_by: str,
+    prices_files: tuple[Path, ...],
+) -> Report:
+    """The report the selection options describe; exits 2 with one line when an input cannot be read."""
+    from llmproxy.analysis.build import Selection, build_report
+    from llmproxy.analysis.sources import Grouping, Recorded
+    from llmproxy.pricing import PriceBook, load_price_rules
+
+    try:
+        book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
+        grouping = Grouping(group_by)
+        recorded = Recorded(paths, book, grouping)
+        selection = Selection(session, host, provider, model, parse_since(since), max_calls)
+        return build_report(
+            recorded.calls,
+            recorded.sources,
+            book=book,
+            grouping=grouping,
+            selection=selection,
+            conversation=recorded.conversation,
+            prices_files=[path.name for path in prices_files],
+        )
+    except LlmproxyError as exc:
+        click.echo(f"llmproxy report: {exc}", err=True)
+        raise SystemExit(2) from None
+
+
+def load_baseline(path: Path) -> Report:
+    from llmproxy.analysis.baseline import read_baseline
+
+    try:
+        return read_baseline(path)
+    except LlmproxyError as exc:
+        click.echo(f"llmproxy report: {exc}", err=True)
+        raise SystemExit(2) from None
+
+
+def write_output(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8", newline="")
+    except OSError as exc:
+        click.echo(f"llmproxy report: cannot write {output}: {exc.strerror or exc}", err=True)
+        raise SystemExit(2) from None

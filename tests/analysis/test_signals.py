@@ -1,0 +1,57 @@
+"""Each signal fires on the committed cassette made to trigger it, and no signal fires on the clean run."""
+
+import pytest
+
+from llmproxy.analysis.signals import DETECTORS
+from tests.analysis.reports import report_of
+
+SIGNALS = [detector.__name__.upper() for detector in DETECTORS]
+TRIGGERS = {signal: f"cassettes/report/{signal.lower().replace('_', '-')}.json" for signal in SIGNALS}
+TRIGGERS["LARGE_STATIC_CONTEXT_RESENT"] = "cassettes/report/large-static-context.json"
+
+
+def test_there_are_nine_signals() -> None:
+    assert len(SIGNALS) == 9
+
+
+@pytest.mark.parametrize("signal", SIGNALS)
+def test_the_signal_fires_on_its_cassette(signal: str) -> None:
+    report = report_of(TRIGGERS[signal])
+    fired = {s.id: s for s in report.signals}
+    assert signal in fired, [s.id for s in report.signals]
+    found = fired[signal]
+    assert found.affectedCalls
+    assert all(1 <= index <= report.totals.callCount for index in found.affectedCalls)
+    assert found.estimatedSavingUsd is not None
+    assert float(found.estimatedSavingUsd) > 0
+    assert found.fix.summary
+    assert found.fix.action
+    assert found.recommendation
+
+
+@pytest.mark.parametrize("signal", SIGNALS)
+def test_the_signal_stays_quiet_on_the_clean_run(signal: str) -> None:
+    report = report_of("cassettes/report/clean.json")
+    assert signal not in {s.id for s in report.signals}
+    assert report.verdict.grade == "A"
+    assert report.verdict.rationale == "No optimisation opportunities detected."
+
+
+def test_signals_are_ranked_by_urgency_then_severity() -> None:
+    report = report_of("cassettes/report/repeated-system-prompt.json", "cassettes/report/unused-tool-schema.json")
+    keys = [(-s.urgency, {"HIGH": 0, "MEDIUM": 1, "LOW": 2}[s.severity], s.id) for s in report.signals]
+    assert keys == sorted(keys)
+    weights = {"HIGH": 1.0, "MEDIUM": 0.6, "LOW": 0.3}
+    for s in report.signals:
+        assert s.urgency == round(weights[s.severity] * len(s.affectedCalls) / report.totals.callCount, 4)
+
+
+def test_caching_advice_follows_the_provider() -> None:
+    anthropic = report_of("cassettes/report/repeated-system-prompt.json")
+    openai = report_of("cassettes/report/low-cache-hit-rate.json")
+    (fix_a,) = [s.fix for s in anthropic.signals if s.id == "LOW_CACHE_HIT_RATE"]
+    (fix_o,) = [s.fix for s in openai.signals if s.id == "LOW_CACHE_HIT_RATE"]
+    assert fix_a.configSnippet is not None
+    assert "cache_control" in fix_a.configSnippet
+    assert fix_o.configSnippet is not None
+    assert "prompt_cache_key" in fix_o.configSnippet
