@@ -12,6 +12,7 @@ from llmproxy.analysis.figures import dollars, percent
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
 
 WIDTH, HEIGHT, PAD = 760, 180, 32
+_ROW, _NODE = 44, 340  # call graph: the height of a row, the width of a node
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#1d2430;padding:0 16px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d9dee7;padding-bottom:4px}
@@ -179,31 +180,39 @@ def _graph(graph: CallGraph | None) -> str:
     if graph is None or not graph.nodes:
         return '<p data-testid="call-graph">No conversation to draw.</p>'
     place: dict[str, tuple[float, float]] = {}
-    row = 0
+    row, beside = -1, 0
     for node in graph.nodes:
-        if node.kind == "TOOL_CALL":
-            place[node.id] = (420.0, 20 + (row - 1) * 44 + 22)
+        if node.kind == "TOOL_CALL":  # beside the message that made it, one under the other
+            place[node.id] = (400.0, 12 + row * _ROW + beside * 34)
+            beside += 1
         else:
-            place[node.id] = (20.0, 20 + row * 44)
-            row += 1
-    height = 40 + row * 44
+            row += 1 + max(0, beside - 1)
+            beside = 0
+            place[node.id] = (12.0, 12 + row * _ROW)
+    height = 24 + (row + 1 + max(0, beside - 1)) * _ROW
     parts = [
         f'<svg data-testid="call-graph" data-nodes="{len(graph.nodes)}" data-edges="{len(graph.edges)}" '
         f'viewBox="0 0 {WIDTH} {height}" width="100%" xmlns="http://www.w3.org/2000/svg">'
     ]
     for edge in graph.edges:
         (x1, y1), (x2, y2) = place[edge.from_], place[edge.to]
+        if edge.kind == "NEXT":
+            line = (x1 + 24, y1 + 30, x2 + 24, y2)
+        elif edge.kind == "INVOKES":
+            line = (x1 + _NODE, y1 + 15, x2, y2 + 15)
+        else:
+            line = (x1 + _NODE / 2, y1 + 30, x2 + _NODE, y2 + 15)
         dash = ' stroke-dasharray="4 3"' if edge.kind == "RESULT" else ""
         parts.append(
-            f'<line class="edge" data-kind="{edge.kind}" x1="{x1 + 170:.0f}" y1="{y1 + 15:.0f}" x2="{x2 + 10:.0f}" '
-            f'y2="{y2 + 15:.0f}" stroke="#9aa5b1"{dash}/>'
+            f'<line class="edge" data-kind="{edge.kind}" x1="{line[0]:.0f}" y1="{line[1]:.0f}" x2="{line[2]:.0f}" '
+            f'y2="{line[3]:.0f}" stroke="#9aa5b1"{dash}/>'
         )
     for node in graph.nodes:
         x, y = place[node.id]
         fill = "#fdebd0" if node.kind == "TOOL_CALL" else "#e8eef7"
-        label = escape(f"{node.kind}: {node.label}"[:48])
+        label = escape(f"{node.kind}: {node.label}"[:52])
         parts.append(
-            f'<g class="node" data-id="{node.id}" data-kind="{node.kind}"><rect x="{x}" y="{y}" width="330" '
+            f'<g class="node" data-id="{node.id}" data-kind="{node.kind}"><rect x="{x}" y="{y}" width="{_NODE}" '
             f'height="30" rx="6" fill="{fill}"/><text x="{x + 8}" y="{y + 19}">{label}</text>'
             f"<title>{escape(node.label)}</title></g>"
         )
