@@ -19,6 +19,7 @@ from llmproxy.analysis.decode import Decoded, decode_exchange
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import HistoryIndex, history, inflate
 from llmproxy.cassette.model import Exchange, JsonBody
+from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook
@@ -61,14 +62,16 @@ class Recorded:
 
     def __init__(self, paths: Sequence[Path], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> None:
         """Raises LlmproxyError (CassetteError) for a path that is not a readable cassette."""
+        self.book, self.grouping = book, grouping
         self.calls: list[Call] = []
         self.sources: list[SourceSummary] = []
         self._stored: dict[str, dict[int, Exchange]] = {}
-        for path in cassette_files(paths):
-            summary = SourceSummary(str(path))
-            stored = self._stored[str(path)] = {}
-            self.calls.extend(_calls(path, book, grouping, summary, stored))
-            self.sources.append(summary)
+        with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
+            for path in cassette_files(paths):
+                summary = SourceSummary(str(path))
+                stored = self._stored[str(path)] = {}
+                self.calls.extend(_calls(path, book, grouping, summary, stored))
+                self.sources.append(summary)
 
     def conversation(self, call: Call) -> Conversation | None:
         """The call's request with its whole history, decoded (None if it no longer decodes)."""

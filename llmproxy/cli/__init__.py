@@ -9,6 +9,7 @@ import click
 from llmproxy import __version__
 from llmproxy.cli.ca import ca
 from llmproxy.cli.cassette import cassette
+from llmproxy.cli.explain import explain
 from llmproxy.cli.mock import mock
 from llmproxy.cli.record import record
 from llmproxy.cli.replay import replay
@@ -26,6 +27,7 @@ def main() -> None:
 
 main.add_command(ca)
 main.add_command(cassette)
+main.add_command(explain)
 main.add_command(mock)
 main.add_command(record)
 main.add_command(replay)

@@ -4,12 +4,16 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from llmproxy.analysis.report import Report
 from llmproxy.errors import LlmproxyError
+
+if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
+    from llmproxy.analysis.build import Selection
+    from llmproxy.analysis.report import Report
+    from llmproxy.analysis.sources import Recorded
 
 FORMATS = ("terminal", "markdown", "json", "csv", "html")
 
@@ -99,7 +103,7 @@ def report(
     write_output(render(built, fmt), output)
 
 
-def build_from_cli(
+def read_selected(
     paths: tuple[Path, ...],
     *,
     session: str | None,
@@ -110,32 +114,39 @@ def build_from_cli(
     max_calls: int,
     group_by: str,
     prices_files: tuple[Path, ...],
-) -> Report:
-    """The report the selection options describe; exits 2 with one line when an input cannot be read."""
-    from llmproxy.analysis.build import Selection, build_report
+) -> "tuple[Recorded, Selection]":
+    """The calls in the cassettes and the selection the options describe; exits 2 with one line when an input
+    cannot be read."""
+    from llmproxy.analysis.build import Selection
     from llmproxy.analysis.sources import Grouping, Recorded
     from llmproxy.pricing import PriceBook, load_price_rules
 
     try:
         book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
-        grouping = Grouping(group_by)
-        recorded = Recorded(paths, book, grouping)
-        selection = Selection(session, host, provider, model, parse_since(since), max_calls)
-        return build_report(
-            recorded.calls,
-            recorded.sources,
-            book=book,
-            grouping=grouping,
-            selection=selection,
-            conversation=recorded.conversation,
-            prices_files=[path.name for path in prices_files],
-        )
+        recorded = Recorded(paths, book, Grouping(group_by))
     except LlmproxyError as exc:
-        click.echo(f"llmproxy report: {exc}", err=True)
+        click.echo(f"llmproxy: {exc}", err=True)
         raise SystemExit(2) from None
+    return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)
 
 
-def load_baseline(path: Path) -> Report:
+def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
+    """The report the selection options describe."""
+    from llmproxy.analysis.build import build_report
+
+    recorded, selection = read_selected(paths, **options)
+    return build_report(
+        recorded.calls,
+        recorded.sources,
+        book=recorded.book,
+        grouping=recorded.grouping,
+        selection=selection,
+        conversation=recorded.conversation,
+        prices_files=[path.name for path in options["prices_files"]],
+    )
+
+
+def load_baseline(path: Path) -> "Report":
     from llmproxy.analysis.baseline import read_baseline
 
     try:

@@ -1,0 +1,78 @@
+"""`llmproxy explain`: an agent run as MockServer's `explain_agent_run` describes it — the richest
+conversation (the request with the most history) summarised, as a call graph, and the calls as a timeline."""
+
+from collections.abc import Sequence
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+from llmproxy.analysis.calls import Call
+from llmproxy.analysis.figures import dollars
+from llmproxy.analysis.graph import call_graph
+from llmproxy.analysis.redaction import Scrubber
+from llmproxy.analysis.report import CallGraph
+from llmproxy.model import Conversation, Role
+from llmproxy.pricing import Priced
+
+
+class Explanation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    session: str
+    call: int
+    messageCount: int
+    assistantTurns: int
+    toolCallSequence: list[str]
+    toolResultsFor: list[str]
+    latestRole: str | None
+    callGraph: CallGraph
+
+
+def explain(conversation: Conversation, session: str, call: int) -> Explanation:
+    messages = conversation.messages
+    return Explanation(
+        session=session,
+        call=call,
+        messageCount=len(messages),
+        assistantTurns=sum(1 for message in messages if message.role is Role.ASSISTANT),
+        toolCallSequence=[tool.name for message in messages for tool in message.tool_calls],
+        toolResultsFor=[part.tool_call_id for message in messages for part in message.tool_results],
+        latestRole=messages[-1].role.value if messages else None,
+        callGraph=call_graph(conversation, session, call, Scrubber()),
+    )
+
+
+def explanation_json(explanation: Explanation) -> str:
+    value = explanation.model_dump(mode="json", by_alias=True)
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
+
+
+def timeline(calls: Sequence[Call], explanation: Explanation | None) -> str:
+    """The calls in order with their time from the first, then the richest conversation step by step."""
+    if not calls:
+        return "no chat calls\n"
+    start = calls[0].started_at
+    lines = [f"{len(calls)} calls from {start.isoformat()}"]
+    for index, call in enumerate(calls, 1):
+        offset = (call.started_at - start).total_seconds()
+        cost = dollars(call.cost.usd) if isinstance(call.cost, Priced) else "unpriced"
+        latency = f"{call.latency_ms:,.0f} ms" if call.latency_ms is not None else "—"
+        tools = ", ".join(use.name for use in call.tool_calls)
+        lines.append(
+            f"  +{offset:8.2f}s  #{index:<3} {call.model or '?'}  in {call.usage.input_tokens:,}"
+            f" (cached {call.usage.cache_read_tokens:,}) out {call.usage.output_tokens:,}  {cost}  {latency}"
+            + (f"  → {tools}" if tools else f"  {call.finish_reason or call.error or ''}")
+        )
+    if explanation is not None:
+        lines += ["", f"richest conversation ({explanation.session}, call {explanation.call}):"]
+        invoked: dict[str, list[str]] = {}
+        for edge in explanation.callGraph.edges:
+            if edge.kind == "INVOKES":
+                invoked.setdefault(edge.from_, []).append(edge.to)
+        labels = {node.id: node for node in explanation.callGraph.nodes}
+        for node in explanation.callGraph.nodes:
+            if node.kind == "TOOL_CALL":
+                continue
+            lines.append(f"  {node.kind.lower():>9}: {node.label}")
+            lines += [f"            └─ calls {labels[tool].label}" for tool in invoked.get(node.id, [])]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,50 @@
+"""`llmproxy explain PATH…`: the recorded agent run as a timeline, a call graph (JSON) or a Mermaid chart."""
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from llmproxy.cli.report import selection_options, write_output
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@selection_options
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["timeline", "json", "mermaid"]),
+    default="timeline",
+    show_default=True,
+    help="timeline: the calls and the conversation; json: summary and call graph; mermaid: a flowchart",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **selection: Any) -> None:
+    """Explain a recorded agent run: its calls in order and its richest conversation (the request with the
+    most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.
+
+    Exits 2 when an input cannot be read, 1 when it holds no chat call.
+    """
+    from llmproxy.analysis.appendix import richest
+    from llmproxy.analysis.build import select
+    from llmproxy.analysis.explain import explain as explain_run
+    from llmproxy.analysis.explain import explanation_json, timeline
+    from llmproxy.analysis.graph import mermaid
+    from llmproxy.cli.report import read_selected
+
+    recorded, selected = read_selected(paths, **selection)
+    calls, _ = select(recorded.calls, selected)
+    explanation = None
+    if calls:
+        best = max(richest(calls).values(), key=lambda index: (calls[index - 1].message_count, index))
+        conversation = recorded.conversation(calls[best - 1])
+        if conversation is not None:
+            explanation = explain_run(conversation, calls[best - 1].session, best)
+    if format_ == "timeline":
+        write_output(timeline(calls, explanation), output)
+    elif explanation is None:
+        click.echo("llmproxy explain: no chat call to explain", err=True)
+        raise SystemExit(1)
+    else:
+        write_output(explanation_json(explanation) if format_ == "json" else mermaid(explanation.callGraph), output)
