@@ -1,0 +1,55 @@
+"""`llmproxy explain` over the real Claude Code and Codex tool loops."""
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from llmproxy.cli import main
+from tests.analysis.reports import ROOT, at_root
+
+
+def explain(*args: str) -> tuple[int, str]:
+    with at_root():
+        result = CliRunner().invoke(main, ["explain", *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("cassette", "tool"),
+    [("cassettes/claude-code-tool-loop.json", "Bash"), ("cassettes/codex-tool-loop.json", "exec_command")],
+)
+def test_the_run_as_a_summary_and_call_graph(cassette: str, tool: str) -> None:
+    code, output = explain(cassette, "--format", "json")
+    assert code == 0
+    run = orjson.loads(output)
+    assert (run["assistantTurns"], run["toolCallSequence"]) == (1, [tool])
+    assert run["latestRole"] in ("user", "tool")  # the request that carried the tool's result back
+    graph = run["callGraph"]
+    kinds = {edge["kind"] for edge in graph["edges"]}
+    assert kinds == {"NEXT", "INVOKES", "RESULT"}
+    (call,) = [node for node in graph["nodes"] if node["kind"] == "TOOL_CALL"]
+    (result,) = [edge for edge in graph["edges"] if edge["kind"] == "RESULT"]
+    assert result["from"] == call["id"]  # the tool call points at the message carrying its result
+    assert run["toolResultsFor"] == ["call_capture_1"]
+
+
+def test_mermaid_and_timeline() -> None:
+    code, chart = explain("cassettes/claude-code-tool-loop.json", "--format", "mermaid")
+    assert code == 0
+    assert chart.startswith("flowchart TD\n")
+    assert "-->|invokes| t1" in chart
+    assert "-.->|result|" in chart
+    code, text = explain("cassettes/claude-code-tool-loop.json")
+    assert code == 0
+    assert text.startswith("2 calls from ")
+    assert "→ Bash" in text
+    assert "└─ calls Bash" in text
+
+
+def test_a_cassette_without_chat_calls_exits_1(tmp_path_factory: pytest.TempPathFactory) -> None:
+    cassette = orjson.loads((ROOT / "cassettes" / "claude-code-tool-loop.json").read_bytes())
+    cassette["exchanges"] = [e for e in cassette["exchanges"] if e.get("operation") != "messages"]
+    path = tmp_path_factory.mktemp("none") / "none.json"
+    path.write_bytes(orjson.dumps(cassette))
+    assert explain(str(path), "--format", "json")[0] == 1
+    assert explain(str(path))[1] == "no chat calls\n"
