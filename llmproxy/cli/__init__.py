@@ -14,6 +14,7 @@ from llmproxy.cli.mock import mock
 from llmproxy.cli.record import record
 from llmproxy.cli.replay import replay
 from llmproxy.cli.report import report
+from llmproxy.cli.verify import verify
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,3 +33,4 @@ main.add_command(mock)
 main.add_command(record)
 main.add_command(replay)
 main.add_command(report)
+main.add_command(verify)

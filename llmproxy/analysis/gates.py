@@ -1,0 +1,176 @@
+"""`llmproxy verify`: CI gates over recorded calls. Each gate returns a `Verdict`: pass, fail (with one line
+per reason), or could-not-check (exit 2) when there was nothing it could honestly judge — a gate never
+passes on an absence of evidence.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import IntEnum
+from typing import Any
+
+import orjson
+from jsonschema import validators
+from jsonschema.exceptions import SchemaError
+
+from llmproxy.analysis.calls import Call
+from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.report import Report
+from llmproxy.pricing import PriceBook, Priced
+
+
+class Outcome(IntEnum):
+    """The exit status: 0 pass, 1 fail, 2 could not check."""
+
+    PASS = 0
+    FAIL = 1
+    COULD_NOT_CHECK = 2
+
+
+@dataclass(slots=True)
+class Verdict:
+    gate: str
+    outcome: Outcome
+    reasons: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "gate": self.gate,
+            "outcome": self.outcome.name.lower(),
+            "passed": self.outcome is Outcome.PASS,
+            "reasons": self.reasons,
+            **self.details,
+        }
+
+
+def _judge(gate: str, reasons: list[str], details: dict[str, Any]) -> Verdict:
+    return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details)
+
+
+def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least: int, at_most: int | None) -> Verdict:
+    """The model asked for tool `name` (with arguments matching `args_regex`, searched in their compact JSON)
+    between `at_least` and `at_most` times across the recorded answers."""
+    pattern = re.compile(args_regex) if args_regex is not None else None
+    matched = [
+        {"call": index, "id": use.id, "arguments": use.arguments}
+        for index, call in enumerate(calls, 1)
+        for use in call.tool_calls
+        if use.name == name and (pattern is None or pattern.search(use.arguments))
+    ]
+    details = {"name": name, "count": len(matched), "matches": matched}
+    if not calls:
+        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
+    reasons = []
+    if len(matched) < at_least:
+        reasons.append(f"{what} was called {len(matched)} times, fewer than --at-least {at_least}")
+    if at_most is not None and len(matched) > at_most:
+        reasons.append(f"{what} was called {len(matched)} times, more than --at-most {at_most}")
+    return _judge("tool-call", reasons, details)
+
+
+def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
+    """Each recorded answer with text is JSON that meets `schema` (its `$schema` draft, else 2020-12).
+    Answers without text (tool calls only, failures) are skipped and counted."""
+    try:
+        validator_class = validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except SchemaError as exc:
+        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, [f"the schema is not valid: {exc.message}"])
+    validator = validator_class(schema)
+    results: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    skipped = 0
+    for index, call in enumerate(calls, 1):
+        if not call.output_text.strip():
+            skipped += 1
+            continue
+        try:
+            document = orjson.loads(call.output_text)
+        except orjson.JSONDecodeError:
+            reasons.append(f"call {index}: the answer is not JSON")
+            results.append({"call": index, "conforms": False, "error": "not JSON"})
+            continue
+        error = next(iter(sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))), None)
+        if error is not None:
+            where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            reasons.append(f"call {index}: {where}: {error.message}")
+        results.append({"call": index, "conforms": error is None, **({"error": error.message} if error else {})})
+    details = {
+        "checked": len(results),
+        "conforming": sum(1 for result in results if result["conforms"]),
+        "skippedNoOutput": skipped,
+        "results": results,
+    }
+    if not results:
+        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, ["no recorded answer has text to check"], details)
+    return _judge("structured-output", reasons, details)
+
+
+def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool) -> Verdict:
+    """The calls' estimated cost is at most `max_usd`. `model` prices every call as that model. An unpriced
+    call fails the gate (the total would understate the cost) unless `allow_unpriced`."""
+    total = Decimal(0)
+    unpriced: list[str] = []
+    for index, call in enumerate(calls, 1):
+        price = call.cost
+        if model is not None:
+            price = book.cost(
+                call.usage, model, at=call.started_at, vendor=call.vendor, url=call.url, provider=call.provider
+            )
+        if isinstance(price, Priced):
+            total += price.usd
+        else:
+            unpriced.append(f"call {index} ({call.model or 'unknown model'}): {price.reason}")
+    details = {
+        "checked": len(calls),
+        "unpriced": len(unpriced),
+        "totalCostUsd": str(total),
+        "maxCostUsd": str(max_usd),
+        "authoritative": bool(calls) and not unpriced,
+    }
+    if not calls:
+        return Verdict("cost", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    reasons = []
+    if total > max_usd:
+        reasons.append(f"estimated cost {dollars(total)} is above --max-usd {dollars(max_usd)}")
+    if unpriced and not allow_unpriced:
+        reasons += [f"unpriced: {line} (--allow-unpriced to accept, --prices to price it)" for line in unpriced]
+    return _judge("cost", reasons, details)
+
+
+def report_regression(
+    current: Report,
+    baseline: Report,
+    max_grade_drop: int | None,
+    max_cost_increase: float | None,
+    min_cache_hit: float | None,
+) -> Verdict:
+    """The run has not regressed against the baseline report beyond the limits given."""
+    comparison = current.baseline
+    assert comparison is not None
+    reasons = []
+    if max_grade_drop is not None and comparison.gradeDrop > max_grade_drop:
+        reasons.append(
+            f"grade fell from {comparison.previousGrade} to {comparison.grade} "
+            f"({comparison.gradeDrop} letters; --max-grade-drop {max_grade_drop})"
+        )
+    if max_cost_increase is not None:
+        old, new = Decimal(baseline.totals.estimatedCostUsd), Decimal(current.totals.estimatedCostUsd)
+        if (old == 0 and new > 0) or (old > 0 and float((new - old) / old) > max_cost_increase):
+            rise = f"+{float((new - old) / old):.0%}" if old > 0 else "from nothing"
+            reasons.append(
+                f"estimated cost rose {rise} ({dollars(old)} → {dollars(new)}; "
+                f"--max-cost-increase {max_cost_increase:.0%})"
+            )
+    if min_cache_hit is not None and current.totals.cacheHitRatio < min_cache_hit:
+        reasons.append(
+            f"cache-hit ratio {percent(current.totals.cacheHitRatio)} is below --min-cache-hit {min_cache_hit:g}"
+        )
+    new_signals = [s.id for s in comparison.signals if s.status == "new"]
+    details = {"grade": comparison.grade, "previousGrade": comparison.previousGrade, "newSignals": new_signals}
+    if current.totals.callCount == 0:
+        return Verdict("report", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    return _judge("report", reasons, details)

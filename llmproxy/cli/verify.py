@@ -1,0 +1,229 @@
+"""`llmproxy verify …`: CI gates over recorded runs. Exit 0 pass, 1 fail, 2 could not check; one line per
+reason on stderr; `--json` prints the verdict as JSON on stdout."""
+
+import json
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, selection_options
+
+if TYPE_CHECKING:
+    from llmproxy.analysis.calls import Call
+    from llmproxy.analysis.drift import Send
+    from llmproxy.analysis.gates import Verdict
+    from llmproxy.analysis.sources import Recorded
+
+_PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+_JSON = click.option("--json", "as_json", is_flag=True, help="print the verdict as JSON")
+
+
+@click.group()
+def verify() -> None:
+    """CI gates over recorded runs (cassettes): exit 0 pass, 1 fail, 2 could not check."""
+
+
+def finish(verdict: "Verdict", as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(verdict.as_json(), indent=2))
+    for reason in verdict.reasons:
+        click.echo(f"llmproxy verify {verdict.gate}: {reason}", err=True)
+    if not verdict.reasons and not as_json:
+        click.echo(f"llmproxy verify {verdict.gate}: passed", err=True)
+    raise SystemExit(int(verdict.outcome))
+
+
+def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call]]":
+    from llmproxy.analysis.build import select
+
+    recorded, chosen = read_selected(paths, **selection)
+    return recorded, select(recorded.calls, chosen)[0]
+
+
+@verify.command("tool-call")
+@_PATHS
+@click.option("--name", required=True, help="the tool's name")
+@click.option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
+@click.option("--at-least", type=click.IntRange(min=0), default=1, show_default=True)
+@click.option("--at-most", type=click.IntRange(min=0))
+@selection_options
+@_JSON
+def tool_call(
+    paths: tuple[Path, ...],
+    name: str,
+    args_regex: str | None,
+    at_least: int,
+    at_most: int | None,
+    as_json: bool,
+    **selection: Any,
+) -> None:
+    """The model called tool NAME between --at-least and --at-most times (in the recorded answers)."""
+    import re
+
+    from llmproxy.analysis import gates
+
+    if args_regex is not None:
+        try:
+            re.compile(args_regex)
+        except re.error as exc:
+            raise click.BadParameter(f"not a regular expression: {exc}", param_hint="--args-regex") from None
+    _, calls = _calls(paths, selection)
+    finish(gates.tool_call(calls, name, args_regex, at_least, at_most), as_json)
+
+
+@verify.command("structured-output")
+@_PATHS
+@click.option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
+@selection_options
+@_JSON
+def structured_output(paths: tuple[Path, ...], schema: Path, as_json: bool, **selection: Any) -> None:
+    """Every recorded answer with text is JSON that meets the schema (answers with no text are skipped)."""
+    from llmproxy.analysis import gates
+
+    try:
+        document = json.loads(schema.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        click.echo(f"llmproxy verify structured-output: cannot read the schema {schema}: {exc}", err=True)
+        raise SystemExit(2) from None
+    _, calls = _calls(paths, selection)
+    finish(gates.structured_output(calls, document), as_json)
+
+
+@verify.command("cost")
+@_PATHS
+@click.option("--max-usd", required=True, help="the budget in US dollars, e.g. 0.40")
+@click.option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
+@click.option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
+@selection_options
+@_JSON
+def cost(
+    paths: tuple[Path, ...],
+    max_usd: str,
+    price_model: str | None,
+    allow_unpriced: bool,
+    as_json: bool,
+    **selection: Any,
+) -> None:
+    """The recorded calls' estimated cost is at most --max-usd. Unpriced calls fail the gate unless
+    --allow-unpriced (the total would understate the cost)."""
+    from llmproxy.analysis import gates
+
+    try:
+        budget = Decimal(max_usd.lstrip("$"))
+    except InvalidOperation:
+        raise click.BadParameter(f"{max_usd!r} is not an amount of dollars", param_hint="--max-usd") from None
+    recorded, calls = _calls(paths, selection)
+    finish(gates.cost(calls, recorded.book, budget, price_model, allow_unpriced), as_json)
+
+
+@verify.command("report")
+@_PATHS
+@click.option(
+    "--baseline", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the earlier report (JSON)"
+)
+@click.option("--max-grade-drop", type=click.IntRange(min=0), help="letters the grade may lose (0: none)")
+@click.option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
+@click.option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
+@selection_options
+@_JSON
+def report_gate(
+    paths: tuple[Path, ...],
+    baseline: Path,
+    max_grade_drop: int | None,
+    max_cost_increase: str | None,
+    min_cache_hit: float | None,
+    as_json: bool,
+    **selection: Any,
+) -> None:
+    """The run has not regressed against a baseline report (`llmproxy report --format json`)."""
+    from llmproxy.analysis import gates
+    from llmproxy.analysis.baseline import compare
+
+    rise = _fraction(max_cost_increase) if max_cost_increase is not None else None
+    previous = load_baseline(baseline)
+    current = build_from_cli(paths, **selection)
+    current = current.model_copy(update={"baseline": compare(current, previous, str(baseline))})
+    finish(gates.report_regression(current, previous, max_grade_drop, rise, min_cache_hit), as_json)
+
+
+def _fraction(text: str) -> float:
+    try:
+        return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a percentage (10%) or a fraction (0.1)") from None
+
+
+@verify.command("drift")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--live", is_flag=True, help="required: the requests really are sent to the provider (keys, cost)")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True, help="seconds per request")
+@_JSON
+def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
+    """Re-send the cassette's requests to the live provider and report structural changes in the answers
+    (fields added, removed, retyped). Keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+    GEMINI_API_KEY). Fail-closed: an exchange it cannot re-send is "could not check" (exit 2), never "no drift".
+    """
+    from llmproxy.analysis import gates
+    from llmproxy.analysis.drift import check
+    from llmproxy.cassette.store import load_cassette
+    from llmproxy.errors import CassetteError
+
+    if not live:
+        click.echo("llmproxy verify drift: needs --live (it sends the recorded requests to the provider)", err=True)
+        raise SystemExit(2)
+    try:
+        exchanges = load_cassette(path).exchanges
+    except CassetteError as exc:
+        click.echo(f"llmproxy verify drift: {exc}", err=True)
+        raise SystemExit(2) from None
+    results = check(exchanges, _sender(timeout))
+    reasons = [
+        f"exchange {r.exchange}: "
+        + "; ".join(
+            f"{what} {', '.join(paths)}"
+            for what, paths in (("added", r.added), ("removed", r.removed), ("retyped", r.type_changed))
+            if paths
+        )
+        for r in results
+        if r.status == "drift"
+    ]
+    unchecked = [f"exchange {r.exchange}: could not check: {r.note}" for r in results if r.status == "could_not_check"]
+    details = {
+        "exchanges": len(results),
+        "drifted": sum(r.status == "drift" for r in results),
+        "checked": sum(r.status != "could_not_check" for r in results),
+        "couldNotCheck": len(unchecked),
+        "details": [r.as_json() for r in results],
+    }
+    if reasons:
+        outcome = gates.Outcome.FAIL
+    elif unchecked or not results:
+        outcome = gates.Outcome.COULD_NOT_CHECK
+    else:
+        outcome = gates.Outcome.PASS
+    finish(
+        gates.Verdict(
+            "drift", outcome, reasons + unchecked or (["no chat exchange to check"] if not results else []), details
+        ),
+        as_json,
+    )
+
+
+def _sender(timeout: float) -> "Send":
+    """A transport over the standard library: (method, url, headers, body) → (status, body)."""
+    import urllib.error
+    import urllib.request
+
+    def send(method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> tuple[int, bytes]:
+        request = urllib.request.Request(url, data=body or None, method=method, headers=dict(headers))
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+        except urllib.error.URLError as exc:
+            raise OSError(str(exc.reason)) from None
+
+    return send
