@@ -158,3 +158,17 @@ def test_secrets_in_recorded_traffic_never_reach_the_report(tmp_path_factory: py
         assert secret not in render(report, fmt)
     assert report.redaction.placeholders > 0
     assert "<redacted:" in render(report, "markdown")
+
+
+def test_every_format_shows_the_baseline_comparison() -> None:
+    from llmproxy.analysis.baseline import compare
+
+    before = report_of("cassettes/report/clean.json")
+    after = report_of("cassettes/report/repeated-system-prompt.json")
+    compared = after.model_copy(update={"baseline": compare(after, before, "old.json")})
+    for fmt in ("terminal", "html"):
+        assert "vs old.json: grade A → D" in render(compared, fmt)
+    assert "## Compared with the baseline" in render(compared, "markdown")
+    document = orjson.loads(render(compared, "json"))
+    assert document["baseline"]["gradeDrop"] == 3
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)

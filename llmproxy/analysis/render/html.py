@@ -9,6 +9,7 @@ from decimal import Decimal
 from html import escape
 
 from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.render.terminal import baseline_line
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
 
 WIDTH, HEIGHT, PAD = 760, 180, 32
@@ -48,6 +49,7 @@ def render_html(report: Report) -> str:
         _kpi("Cache hit", percent(t.cacheHitRatio), "cache-hit"),
         _kpi("One-shot", percent(t.oneShotRate), "one-shot"),
         "</div>",
+        _baseline(report),
         "<h2>Cost per call</h2>",
         _bars(report.calls, "chart-cost", lambda c: float(c.estimatedCostUsd or 0), "cost", _cost_title),
         "<h2>Tokens per call</h2>",
@@ -79,7 +81,13 @@ def render_html(report: Report) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">'
         f"<title>llmproxy report — grade {v.grade}</title><style>{_STYLE}</style></head><body>"
     )
-    return head + "\n".join(body) + "</body></html>\n"
+    return head + "\n".join(part for part in body if part) + "</body></html>\n"
+
+
+def _baseline(report: Report) -> str:
+    if report.baseline is None:
+        return ""
+    return f'<p data-testid="baseline">{escape(baseline_line(report))}</p>'
 
 
 def _kpi(name: str, value: str, testid: str) -> str:

@@ -29,8 +29,22 @@ def terminal_view(report: Report) -> RenderableType:
         f"{t.callCount} calls{unpriced} · {spend} · {t.inputTokens:,} in ({percent(t.cacheHitRatio)} cached) / "
         f"{t.outputTokens:,} out tokens · {t.toolCallCount} tool calls · one-shot {percent(t.oneShotRate)}"
     )
-    verdict = Panel(Group(headline, Text(v.rationale), facts), title="llmproxy report", expand=False)
+    lines = [headline, Text(v.rationale), facts]
+    if report.baseline is not None:
+        lines.append(Text(baseline_line(report)))
+    verdict = Panel(Group(*lines), title="llmproxy report", expand=False)
     return Group(verdict, _calls(report), _signals(report))
+
+
+def baseline_line(report: Report) -> str:
+    """`--baseline` in one line: the grade, the cost, and which signals are new or resolved."""
+    c = report.baseline
+    assert c is not None
+    cost = f", cost {c.costIncrease:+.0%}" if c.costIncrease is not None else ""
+    new = [s.id for s in c.signals if s.status == "new"]
+    resolved = [s.id for s in c.signals if s.status == "resolved"]
+    changes = "".join(f"; {label}: {', '.join(ids)}" for label, ids in (("new", new), ("resolved", resolved)) if ids)
+    return f"vs {c.baseline}: grade {c.previousGrade} → {c.grade}{cost}{changes}"
 
 
 def render_terminal(report: Report, width: int = 120) -> str:
