@@ -133,17 +133,19 @@ def read_selected(
 def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
     """The report the selection options describe."""
     from llmproxy.analysis.build import build_report
+    from llmproxy.cassette.store import gc_paused
 
     recorded, selection = read_selected(paths, **options)
-    return build_report(
-        recorded.calls,
-        recorded.sources,
-        book=recorded.book,
-        grouping=recorded.grouping,
-        selection=selection,
-        conversation=recorded.conversation,
-        prices_files=[path.name for path in options["prices_files"]],
-    )
+    with gc_paused():  # the report's objects all live until it is written: collecting would find nothing
+        return build_report(
+            recorded.calls,
+            recorded.sources,
+            book=recorded.book,
+            grouping=recorded.grouping,
+            selection=selection,
+            conversation=recorded.conversation,
+            prices_files=[path.name for path in options["prices_files"]],
+        )
 
 
 def load_baseline(path: Path) -> "Report":

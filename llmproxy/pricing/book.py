@@ -80,7 +80,9 @@ class PriceBook:
         self.rules = tuple(rules)
         self._library = library_version()
         self._models: dict[tuple[str | None, str], tuple[str, gp.ModelInfo] | None] = {}
-        self._rate_cache: dict[tuple[int, int], _Rates] = {}  # the library's prices are kept alive by its snapshot
+        # keyed by the library's price objects, which its snapshot keeps alive
+        self._rate_cache: dict[tuple[int, int], _Rates] = {}
+        self._tiers: dict[int, list[int]] = {}
 
     def cost(
         self,
@@ -155,7 +157,10 @@ class PriceBook:
 
     def _rates(self, price: gp.ModelPrice, usage: Usage) -> "_Rates":
         """The per-token rates of `price` for a call of this many input tokens (its long-context tier)."""
-        tier = sum(1 for start in _tier_starts(price) if usage.input_tokens > start)
+        starts = self._tiers.get(id(price))
+        if starts is None:
+            starts = self._tiers[id(price)] = _tier_starts(price)
+        tier = sum(1 for start in starts if usage.input_tokens > start)
         key = (id(price), tier)
         rates = self._rate_cache.get(key)
         if rates is None:

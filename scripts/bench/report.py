@@ -1,0 +1,150 @@
+"""`llmproxy report` over a 10,000-exchange agent cassette (issue 19 §7): goal under 2 s, memory that grows
+with one conversation, not with the history every turn re-sends.
+
+    .venv/bin/python scripts/bench/report.py [--rounds 3]
+
+Cassettes are written by llmproxy's own recorder (`CassetteWriter`, histories shared as `llmproxy record`
+stores them): agent conversations of tool-loop turns (a 2 KB system prompt, three tools, a tool call and a
+tool result per turn, usage with cache reads). The whole command is measured — `llmproxy report CASSETTE
+--format json --max-calls 0 -o /dev/null`, start-up and imports included — by the process's own accounting
+(CPU seconds and peak RSS), with its wall time, medians over rounds:
+
+* one exchange: the fixed cost (imports, the price data);
+* 10,000 exchanges: the goal;
+* 2,000 exchanges as one 2,000-turn session, and as twenty 100-turn sessions: the long session re-sends
+  twenty times more history in total (its requests are 1,000 turns long on average, not 50), so a report
+  whose cost followed what was re-sent would be far slower and larger on it; one that reads each history
+  once costs the same on both.
+
+The machine is shared and noisy: quote CPU seconds and compare figures measured in the same run.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse  # noqa: E402
+from llmproxy.cassette.redact import Redactor  # noqa: E402
+from llmproxy.cassette.store import CassetteWriter  # noqa: E402
+
+SYSTEM = "You are a coding agent. " * 90
+TOOLS = [
+    {
+        "name": name,
+        "description": f"{name} a file",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+    }
+    for name in ("read_file", "write_file", "run")
+]
+START = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def write_cassette(path: Path, sessions: int, turns: int) -> None:
+    writer = CassetteWriter.open(path, Redactor())
+    moment = START
+    for session in range(sessions):
+        history: list[object] = [{"role": "user", "content": f"Session {session}: fix the failing tests."}]
+        for turn in range(turns):
+            call_id = f"toolu_{session}_{turn}"
+            body = {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 4096,
+                "system": SYSTEM,
+                "tools": TOOLS,
+                "messages": history,
+            }
+            answer = {
+                "id": f"msg_{session}_{turn}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [
+                    {"type": "tool_use", "id": call_id, "name": "read_file", "input": {"path": f"src/m{turn}.py"}}
+                ],
+                "stop_reason": "tool_use",
+                "usage": {"input_tokens": 40, "cache_read_input_tokens": 900 + 60 * turn, "output_tokens": 25},
+            }
+            moment += timedelta(seconds=1)
+            writer.add(_raw(body, answer, moment))
+            history = [
+                *history,
+                {"role": "assistant", "content": answer["content"]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": call_id, "content": f"line {turn}\n" * 8}],
+                },
+            ]
+    writer.close()
+
+
+def _raw(body: object, answer: object, moment: datetime) -> RawExchange:
+    headers = (("content-type", "application/json"),)
+    request = RawRequest(
+        "POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, orjson.dumps(body), None
+    )
+    response = RawResponse(200, "OK", "HTTP/1.1", headers, orjson.dumps(answer), None, None)
+    return RawExchange(request, response, None, moment, 300.0, 900.0)
+
+
+_MEASURED = """
+import resource, sys
+from llmproxy.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss, file=sys.stderr)
+"""
+
+
+def measure(path: Path) -> tuple[float, float, float]:
+    """(wall s, CPU s, peak RSS MB) of `llmproxy report PATH --format json --max-calls 0 -o /dev/null`, start-up
+    and imports included, as the process itself accounts them."""
+    started = time.perf_counter()
+    command = ["report", str(path), "--format", "json", "--max-calls", "0", "-o", "/dev/null"]
+    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    cpu, rss = done.stderr.split()[-2:]
+    return wall, float(cpu), int(rss) / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    shapes = {  # name: (sessions, turns)
+        "one exchange": (1, 1),
+        "10,000 exchanges (20 sessions x 500 turns)": (20, 500),
+        "2,000 exchanges in 1 session of 2,000 turns": (1, 2000),
+        "2,000 exchanges in 20 sessions of 100 turns": (20, 100),
+    }
+    with tempfile.TemporaryDirectory() as scratch:
+        paths = {}
+        for number, (name, (sessions, turns)) in enumerate(shapes.items()):
+            paths[name] = Path(scratch) / f"{number}.json"
+            write_cassette(paths[name], sessions, turns)
+        figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in shapes}
+        for _ in range(args.rounds):
+            for name, path in paths.items():
+                figures[name].append(measure(path))
+        print(f"llmproxy report --format json --max-calls 0, medians of {args.rounds} rounds (whole command):")
+        for name, runs in figures.items():
+            wall, cpu, rss = (statistics.median(run[i] for run in runs) for i in range(3))
+            size = paths[name].stat().st_size / 1e6
+            print(f"  {name:<46} {size:6.1f} MB cassette: {cpu:5.2f} s CPU, {wall:5.2f} s wall, {rss:5.0f} MB peak")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
