@@ -117,7 +117,7 @@ def _calls(
             model=exchange.model,
             status=exchange.response.status if exchange.response is not None else None,
             url=exchange.request.url,
-            vendor=None,
+            vendor=exchange.vendor or decoded.route.vendor,
             book=book,
             lineage=replace(
                 lineages.get(parent, Lineage()) if parent is not None else Lineage(), digest=digests.add(exchange)

@@ -172,3 +172,15 @@ def test_every_format_shows_the_baseline_comparison() -> None:
     document = orjson.loads(render(compared, "json"))
     assert document["baseline"]["gradeDrop"] == 3
     jsonschema.Draft202012Validator(SCHEMA).validate(document)
+
+
+def test_a_compatible_vendor_is_priced_as_itself(tmp_path_factory: pytest.TempPathFactory) -> None:
+    cassette = orjson.loads((ROOT / "cassettes" / "report" / "low-cache-hit-rate.json").read_bytes())
+    for exchange in cassette["exchanges"]:
+        exchange["request"]["url"] = "https://api.deepseek.com/v1/chat/completions"
+        exchange["model"] = exchange["request"]["body"]["json"]["model"] = "deepseek-chat"
+    path = tmp_path_factory.mktemp("deepseek") / "deepseek.json"
+    path.write_bytes(orjson.dumps(cassette))
+    report = report_of(str(path))
+    assert {(call.provider, call.vendor) for call in report.calls} == {("openai", "deepseek")}
+    assert all("deepseek deepseek-chat" in call.pricing for call in report.calls)
