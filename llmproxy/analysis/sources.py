@@ -1,4 +1,4 @@
-"""The calls a report reads: cassettes (files, or folders searched for them), grouped into sessions.
+"""The calls a report reads: cassettes and mock logs (files, or folders searched for them), in sessions.
 
 Each cassette is read as stored, its shared histories left shared (`decode`). A request stored whole whose
 history begins with an earlier request's is given the same sharing on the fly (`HistoryIndex`), so a
@@ -16,6 +16,7 @@ import orjson
 
 from llmproxy.analysis.calls import Call, Lineage, build_call
 from llmproxy.analysis.decode import Decoded, decode_exchange
+from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import HistoryIndex, history, inflate
 from llmproxy.cassette.model import Exchange, JsonBody
@@ -48,7 +49,10 @@ def cassette_files(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(candidate for candidate in path.rglob("*.json") if _is_cassette(candidate)))
+            found = [c for c in path.rglob("*.json") if _is_cassette(c)] + [
+                c for c in path.rglob("*.jsonl") if is_mock_log(c)
+            ]
+            files.extend(sorted(found))
         elif path.exists() or path.with_name(path.name + ".journal").exists():
             files.append(path)
         else:
@@ -69,12 +73,22 @@ class Recorded:
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
             for path in cassette_files(paths):
                 summary = SourceSummary(str(path))
-                stored = self._stored[str(path)] = {}
-                self.calls.extend(_calls(path, book, grouping, summary, stored))
+                if is_mock_log(path):
+                    session = str(path.parent) if grouping is Grouping.FOLDER else str(path)
+                    found = list(mock_log_calls(path, book, session, summary.skipped))
+                    summary.exchanges = len(found) + summary.skipped.total()
+                else:
+                    stored = self._stored[str(path)] = {}
+                    found = list(_calls(path, book, grouping, summary, stored))
+                summary.calls = len(found)
+                self.calls.extend(found)
                 self.sources.append(summary)
 
     def conversation(self, call: Call) -> Conversation | None:
-        """The call's request with its whole history, decoded (None if it no longer decodes)."""
+        """The call's request with its whole history, decoded (None if it no longer decodes, or the call came
+        from a mock log, which keeps no requests)."""
+        if call.source not in self._stored:
+            return None
         stored = self._stored[call.source]
         chain = [stored[call.exchange_id]]
         while (extends := chain[-1].request.extends) is not None:
@@ -104,7 +118,6 @@ def _calls(
         conversation = conversations.get(parent) if parent is not None else None
         conversation = conversation or f"{source}#{exchange.id}"
         conversations[exchange.id] = conversation
-        summary.calls += 1
         call = build_call(
             decoded,
             source=source,

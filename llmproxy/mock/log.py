@@ -10,6 +10,7 @@ the status, the text and tool calls, or why nothing matched.
 import threading
 from collections import deque
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -20,7 +21,7 @@ from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.reply import MockReply
 from llmproxy.mock.request import MockRequest, decode_conversation
-from llmproxy.model import Conversation, Message, Role
+from llmproxy.model import Conversation, Message, Role, Usage
 from llmproxy.providers.base import ChatCodec
 
 _EXCERPT = 2000  # characters of a text kept in an entry
@@ -53,6 +54,8 @@ class MockLog:
         outcome.update(_answer_gist(decision.answer))
         if reply.notes or reply.warnings:
             outcome["notes"] = [*reply.notes, *reply.warnings]
+        if reply.usage is not None:
+            outcome["usage"] = _usage_gist(reply.usage)
         self._add(request, outcome)
 
     def missed(self, request: MockRequest, miss: MockMiss) -> None:
@@ -104,6 +107,7 @@ class MockLog:
                 while self._unread and self._unread[0].unread is None:
                     self._unread.popleft()
             if self._file is not None:
+                logged.head["startedAt"] = datetime.now(UTC).isoformat().replace("+00:00", "Z")
                 self._file.write(orjson.dumps(self._redactor.json(logged.read())) + b"\n")
                 self._file.flush()
             elif logged.unread is not None:
@@ -176,6 +180,21 @@ def _since_last_answer(messages: tuple[Message, ...]) -> tuple[Message, ...]:
         if messages[index].role is Role.ASSISTANT:
             return messages[index + 1 :]
     return messages
+
+
+def _usage_gist(usage: Usage) -> dict[str, Any]:
+    """The answer's tokens as llmproxy counts them (input includes cache reads and writes), for reports."""
+    gist: dict[str, Any] = {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens}
+    for name, count in (
+        ("cachedInputTokens", usage.cache_read_tokens),
+        ("cacheWriteTokens", usage.cache_write_tokens),
+        ("reasoningTokens", usage.reasoning_tokens),
+    ):
+        if count:
+            gist[name] = count
+    if usage.estimated:
+        gist["estimated"] = True
+    return gist
 
 
 def _answer_gist(answer: spec.Answer) -> dict[str, Any]:

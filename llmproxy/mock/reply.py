@@ -19,7 +19,7 @@ from llmproxy.mock.request import MockRequest
 from llmproxy.mock.structured import schema_violation
 from llmproxy.mock.usage import declared_usage, estimate_usage
 from llmproxy.mock.vectors import embed, rerank
-from llmproxy.model import Completion, ErrorKind, Route, StopReason, ToolCall
+from llmproxy.model import Completion, ErrorKind, Route, StopReason, ToolCall, Usage
 from llmproxy.providers.base import ChatCodec, stable_id, status_kind
 from llmproxy.providers.registry import chat_codec, embedding_codec, error_encoder, rerank_codec
 
@@ -35,6 +35,7 @@ class MockReply:
     events: tuple[tuple[float, bytes], ...] | None = None  # a stream: (seconds from the start, framed event)
     notes: tuple[str, ...] = ()  # what the log should say: "usage estimated"
     warnings: tuple[str, ...] = ()  # what the log should say and stderr show: "structured output invalid: …"
+    usage: Usage | None = None  # the tokens the answer declares (or the mock estimated): the log records them
 
 
 def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
@@ -76,15 +77,17 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
             return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes, warnings=warnings)
     body = request.json if isinstance(request.json, dict) else None
     if not route.streaming:
-        return MockReply(200, (_JSON, *extra), codec.encode_response(completion, body), notes=notes, warnings=warnings)
+        answer = codec.encode_response(completion, body)
+        return MockReply(200, (_JSON, *extra), answer, notes=notes, warnings=warnings, usage=completion.usage)
     events = codec.encode_stream(completion, body)
     headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
     if respond.physics is None:  # nothing to wait for: the whole stream goes out in one write
-        return MockReply(200, headers, b"".join(events), notes=notes, warnings=warnings)
+        return MockReply(200, headers, b"".join(events), notes=notes, warnings=warnings, usage=completion.usage)
     output = completion.usage.output_tokens if completion.usage else 0
     per_event = [math.ceil(output / len(events))] * len(events) if events else []
     offsets = event_offsets(len(events), respond.physics, per_event)
-    return MockReply(200, headers, events=tuple(zip(offsets, events, strict=True)), notes=notes, warnings=warnings)
+    timed = tuple(zip(offsets, events, strict=True))
+    return MockReply(200, headers, events=timed, notes=notes, warnings=warnings, usage=completion.usage)
 
 
 def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:
