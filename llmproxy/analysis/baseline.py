@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from llmproxy.analysis.figures import money, ratio
 from llmproxy.analysis.report import Comparison, KpiDelta, Report, SignalChange
+from llmproxy.cassette import jsonpath
 from llmproxy.errors import LlmproxyError
 
 GRADES = "ABCDF"
@@ -27,7 +28,7 @@ def read_baseline(path: Path) -> Report:
         return Report.model_validate_json(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+        where = jsonpath.render(error["loc"])
         raise LlmproxyError(f"{path}: not an llmproxy report (schema v1): {where}: {error['msg']}") from None
 
 

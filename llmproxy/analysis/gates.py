@@ -17,6 +17,7 @@ from jsonschema.exceptions import SchemaError
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.figures import dollars, percent
 from llmproxy.analysis.report import Report
+from llmproxy.cassette import jsonpath
 from llmproxy.pricing import PriceBook, Priced
 
 
@@ -95,7 +96,7 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
             continue
         error = next(iter(sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))), None)
         if error is not None:
-            where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            where = jsonpath.render(tuple(error.absolute_path))
             reasons.append(f"call {index}: {where}: {error.message}")
         results.append({"call": index, "conforms": error is None, **({"error": error.message} if error else {})})
     details = {

@@ -22,6 +22,7 @@ from typing import Any
 from genai_prices import types as gp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from llmproxy.cassette import jsonpath
 from llmproxy.errors import LlmproxyError
 
 
@@ -91,7 +92,7 @@ def load_price_rules(path: Path) -> list[PriceRule]:
         parsed = _PricesFile.model_validate_json(data)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+        where = jsonpath.render(error["loc"])
         raise LlmproxyError(f"{path}: {where}: {error['msg']}") from None
     return [PriceRule(spec, path.name) for spec in parsed.prices]
 
