@@ -12,7 +12,7 @@ mitmproxy is imported only when a session starts.
 """
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -48,7 +48,7 @@ class RecordMode(StrEnum):
     ONCE = "once"  # record if the cassette does not exist, else none
     NEW_EPISODES = "new_episodes"  # replay hits; forward misses and append them
     ALL = "all"  # forward everything and record it (appended)
-    REWRITE = "rewrite"  # delete the cassette, then record
+    REWRITE = "rewrite"  # record afresh; the recording replaces the cassette once the run has started
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +71,7 @@ class Session:
     describe: str
     mitmproxy_options: dict[str, object] = field(default_factory=dict)
     closers: list[Callable[[], str]] = field(default_factory=list)  # each returns a summary line
+    starters: list[Callable[[], None]] = field(default_factory=list)  # told when the run has started cleanly
     replayer: "Replayer | None" = None
     url: str = ""  # set while running
     environment: dict[str, str] = field(default_factory=dict)  # the variables a child process needs
@@ -94,19 +95,37 @@ class Session:
         """Requests that got the miss status (not forwarded, as new_episodes does)."""
         return bool(self.replayer is not None and self.misses and not self.replayer.settings.forward_misses)
 
+    def start(self) -> None:
+        """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
+        its cassette. Before this, closing leaves every cassette as it was."""
+        for start in self.starters:
+            start()
+        self.starters.clear()
+
     def close(self) -> str:
-        lines = []
+        """Close everything the session opened, and its summary. Raises the first LlmproxyError a part raised
+        in closing (a cassette that could not be written) once every part is closed and the summary set."""
+        lines, failures = [], []
         if self.mock_log is not None:
             lines.append(self.mock_log.summary())
-            self.mock_log.close()
+            try:
+                self.mock_log.close()
+            except LlmproxyError as error:
+                failures.append(error)
         if self.replayer is not None and (self.mock_log is None or self.replayer.index.size):
             log, unused = self.replayer.log, self.unused
             lines.append(f"replayed {log.hits} requests: {len(log.misses)} missed, {len(unused)} unused")
             lines += [f"  miss: {miss.explain().splitlines()[0]}" for miss in log.misses]
             lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
-        lines += [close() for close in self.closers]
+        for close in self.closers:
+            try:
+                lines.append(close())
+            except LlmproxyError as error:
+                failures.append(error)
         self.closers.clear()
         self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
+        if failures:
+            raise failures[0]
         return self.summary
 
 
@@ -117,21 +136,29 @@ def record_session(
     record_all: bool = False,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
+    rewrite: bool = False,
 ) -> Session:
-    """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
-    (`--route`). Raises LlmproxyError (CassetteError) before anything runs."""
+    """Record every LLM exchange into `cassette` (appending; with `rewrite`, replacing it once the session
+    starts). `routes`: ``HOST=CODEC|VENDOR`` declarations (`--route`). Raises LlmproxyError (CassetteError)
+    before anything runs."""
     from addons.recorder import Recorder
     from addons.websocket_recorder import WebSocketRecorder
 
     declarations = declared.parse_all(routes)
-    writer = WriterProcess.open(Path(cassette), redactor, declarations)
+    writer = WriterProcess.open(Path(cassette), redactor, declarations, rewrite=rewrite)
     scope = RecordScope.of(record_hosts, record_all)
     sockets = WebSocketRecorder(scope, writer)
 
     def close() -> str:
         return "\n".join(line for line in (str(writer.close()), sockets.report()) if line)
 
-    return Session([Recorder(scope, writer), sockets], f"recording to {cassette}", closers=[close], routes=declarations)
+    return Session(
+        [Recorder(scope, writer), sockets],
+        f"recording to {cassette}",
+        closers=[close],
+        starters=[writer.start],
+        routes=declarations,
+    )
 
 
 def replay_session(
@@ -157,12 +184,8 @@ def replay_session(
     first = paths[0] if paths else Path()
     if mode is RecordMode.ONCE:
         mode = RecordMode.NONE if _exists(first) else RecordMode.ALL
-    if mode is RecordMode.REWRITE:
-        first.unlink(missing_ok=True)
-        journal_path(first).unlink(missing_ok=True)
-        mode = RecordMode.ALL
-    if mode is RecordMode.ALL:
-        session = record_session(first, redactor=redactor, routes=routes)
+    if mode in (RecordMode.ALL, RecordMode.REWRITE):
+        session = record_session(first, redactor=redactor, routes=routes, rewrite=mode is RecordMode.REWRITE)
         session.describe = f"{mode.value} mode, {session.describe}"
         return session
     if mode is RecordMode.NONE and (missing := [str(path) for path in paths if not _exists(path)]):
@@ -186,6 +209,7 @@ def replay_session(
         [relay, replayer, *recording.addons],
         f"new_episodes mode, replaying {served}",
         closers=recording.closers,
+        starters=recording.starters,
         replayer=replayer,
         routes=declarations,
     )
@@ -229,14 +253,15 @@ def mock_session(
 
 
 @contextmanager
-def running(session: Session, listening: Listening = Listening()) -> Iterator[Session]:
+def running(session: Session, listening: Listening = Listening(), *, start: bool = True) -> Iterator[Session]:
     """The proxy running `session` on its own thread; stopped and the session closed on exit (its summary
-    in `session.summary`). The session's declared routes hold while it runs."""
+    in `session.summary`). The session's declared routes hold while it runs. `start=False`: the caller calls
+    `session.start()` once the rest of its run has started too (the CLI, once the command runs)."""
     with declared.declared(session.routes):
-        yield from _run(session, listening)
+        yield from _run(session, listening, start)
 
 
-def _run(session: Session, listening: Listening) -> Iterator[Session]:
+def _run(session: Session, listening: Listening, start: bool) -> Iterator[Session]:
     from addons.proxy import ProxySettings, ProxyThread
     from addons.stream_relay import StreamRelay
     from addons.upstreams import Destination, Upstreams
@@ -256,7 +281,8 @@ def _run(session: Session, listening: Listening) -> Iterator[Session]:
         upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
         proxy = ProxyThread(settings, [*session.addons, upstreams]).start()
     except BaseException:
-        session.close()
+        with suppress(LlmproxyError):  # the error that stopped the start is the one to report
+            session.close()
         raise
     try:
         upstreams.reverse_prefixes = {
@@ -270,6 +296,8 @@ def _run(session: Session, listening: Listening) -> Iterator[Session]:
         if relay is not None:
             session.base_url = f"http://127.0.0.1:{relay.port}"
             session.environment["LLMPROXY_BASE_URL"] = session.base_url
+        if start:
+            session.start()
         yield session
     finally:
         proxy.stop()

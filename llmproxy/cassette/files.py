@@ -2,9 +2,12 @@
 
 The cassette is one JSON document, ``{"llmproxy_cassette": 1, "exchanges": [...]}``, indented by two
 spaces, UTF-8, ending in a newline. While recording, each finished exchange is also appended as one JSON
-line to ``<cassette>.journal`` (after a ``{"llmproxy_journal": 1}`` header line), so a killed recorder
-loses only the exchanges in flight. Readers merge a leftover journal: its exchanges whose ids the cassette
-already has were merged before (the recorder died between replacing the cassette and deleting the journal).
+line to ``<cassette>.journal`` (after a header line, ``{"llmproxy_journal": 1, "owner": …}``), so a killed
+recorder loses only the exchanges in flight. Readers merge a leftover journal: its exchanges whose ids the
+cassette already has were merged before (the recorder died between replacing the cassette and deleting the
+journal). The journal of ``--record-mode rewrite`` says ``"rewrite": "started"`` once its run began cleanly:
+then it replaces the cassette's exchanges instead; ``"pending"`` (the run never began) and an empty journal
+(the recorder died starting) are ignored.
 """
 
 import logging
@@ -21,7 +24,8 @@ from llmproxy.errors import CassetteError
 
 logger = logging.getLogger(__name__)
 
-JOURNAL_HEADER = {"llmproxy_journal": 1}
+JOURNAL_VERSION = 1
+REWRITE_PENDING, REWRITE_STARTED = "pending", "started"
 
 
 def journal_path(path: Path) -> Path:
@@ -101,8 +105,12 @@ def read_exchanges(path: Path) -> list[Exchange]:
         raise CassetteError(f"{path}: no such cassette")
     exchanges = _read_cassette(path) if path.exists() else []
     if journal.exists():
-        known = {exchange.id for exchange in exchanges}
-        exchanges += [exchange for exchange in _read_journal(journal) if exchange.id not in known]
+        rewrite, journalled = _read_journal(journal)
+        if rewrite == REWRITE_STARTED:
+            exchanges = journalled
+        elif rewrite is None:
+            known = {exchange.id for exchange in exchanges}
+            exchanges += [exchange for exchange in journalled if exchange.id not in known]
     last = 0
     for exchange in exchanges:
         if exchange.id <= last:
@@ -125,13 +133,20 @@ def _read_cassette(path: Path) -> list[Exchange]:
         raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
 
 
-def _read_journal(path: Path) -> list[Exchange]:
+def _read_journal(path: Path) -> tuple[str | None, list[Exchange]]:
+    """Its rewrite state (None: appended to the cassette; "none": nothing to read) and its exchanges."""
     lines = _read(path).split(b"\n")
     if lines and lines[-1]:  # a line the killed writer did not finish: that exchange was in flight
         logger.warning("%s: ignoring an unfinished last line", path)
     lines = lines[:-1]
-    if not lines or _parse(path, lines[0]) != JOURNAL_HEADER:
+    if not lines:  # the recorder died before its header was whole
+        return "none", []
+    header = _parse(path, lines[0])
+    if not isinstance(header, dict) or header.get("llmproxy_journal") != JOURNAL_VERSION:
         raise CassetteError(f"{path}: not an llmproxy journal")
+    rewrite = header.get("rewrite")
+    if rewrite == REWRITE_PENDING:
+        return rewrite, []
     exchanges = []
     for number, line in enumerate(lines[1:], start=2):
         where = f"{path}: line {number}"
@@ -140,7 +155,7 @@ def _read_journal(path: Path) -> list[Exchange]:
             exchanges.append(Exchange.model_validate(data))
         except ValidationError as exc:
             raise CassetteError(f"{where}: {describe(exc, [data], prefix='$')}") from None
-    return exchanges
+    return rewrite, exchanges
 
 
 def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") -> str:

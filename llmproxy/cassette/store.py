@@ -1,11 +1,16 @@
 """Recording into a cassette: `CassetteWriter` (durable as it goes, atomic at the end) and `load_cassette`.
 
+`open` claims the cassette's journal (the lock: `journal.py`) before it reads or writes anything else.
 `add` only queues the captured exchange for a background thread (`llmproxy record` runs the writer in a
 process of its own, `writer_process.py`, which calls `write` itself). Each exchange is redacted and
-converted, shares its history with earlier requests, and is appended to the journal (write + flush: a
-killed process keeps it) and to the new cassette being written beside the old one (`PendingCassette`), so
-no exchange stays in memory. `close` finishes the new cassette and puts it in place atomically, then deletes
-the journal. Recording into an existing cassette appends to it.
+converted, shares its history with earlier requests, and is appended to the journal (one write: a killed
+process keeps it) and to the new cassette being written beside the old one (`PendingCassette`), so no
+exchange stays in memory. `start` says the run began cleanly (the proxy listens, the command runs). `close`
+finishes the new cassette and puts it in place atomically, then deletes the journal — unless the run never
+started and recorded nothing: then the cassette stays byte for byte as it was. Recording into an existing
+cassette appends to it; with `rewrite` the new cassette starts empty and replaces the old one, from the
+moment the run starts (the journal says so, so a killed rewrite still loads as the new recording) — before
+that, the old cassette is untouched.
 """
 
 import contextlib
@@ -17,26 +22,23 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any
 
 import orjson
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
-    JOURNAL_HEADER,
+    JOURNAL_VERSION,
+    REWRITE_PENDING,
+    REWRITE_STARTED,
     PendingCassette,
     encode_cassette,
-    journal_path,
     read_exchanges,
     write_atomic,
 )
 from llmproxy.cassette.history import HistoryIndex, inflate
+from llmproxy.cassette.journal import Journal, this_process
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
 from llmproxy.cassette.redact import Redactor
 from llmproxy.errors import CassetteError
@@ -55,8 +57,11 @@ class RecordSummary:
     failed: int = 0  # no response: the upstream or the connection failed
     error_statuses: int = 0  # answered with a status ≥ 400
     websocket: int = 0  # exchanges of WebSocket messages
+    untouched: bool = False  # the run never started: the cassette was left as it was
 
     def __str__(self) -> str:
+        if self.untouched:
+            return f"the run did not start: {self.path} is as it was"
         if not self.exchanges:
             return f"recorded no exchanges to {self.path}"
         providers = ", ".join(f"{name} {count}" for name, count in sorted(self.by_provider.items()))
@@ -103,27 +108,18 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _lock(handle: BinaryIO) -> None:
-    """Hold an exclusive lock on the journal while recording, so another recorder can tell a live journal
-    from one a killed recorder left (the lock dies with its process). Without fcntl (Windows): no check."""
-    if fcntl is not None:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def _locked(journal: Path) -> bool:
-    try:
-        with journal.open("rb") as handle:
-            _lock(handle)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False  # unreadable: reading it will say why
-    return False
+_START = object()  # queued by `start`: the writer thread marks the journal in order with the exchanges
 
 
 class CassetteWriter:
     def __init__(
-        self, path: Path, redactor: Redactor, existing: list[Exchange], journal: BinaryIO, pending: PendingCassette
+        self,
+        path: Path,
+        redactor: Redactor,
+        existing: list[Exchange],
+        journal: Journal,
+        header: dict[str, Any],
+        pending: PendingCassette,
     ) -> None:
         """Use `open`."""
         self.path = path
@@ -137,19 +133,24 @@ class CassetteWriter:
         self._next_id = max((exchange.id for exchange in existing), default=0) + 1
         self._connections: dict[int, int] = {}  # a recording's WebSocket connection → its first exchange's id
         self._journal = journal
+        self._header = header
+        self._journal_failed = False
         self._summary = RecordSummary(path)
-        self._queue: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[RawExchange | object | None] = queue.SimpleQueue()
         self._closed = False
+        self._started = False
         self._thread = threading.Thread(target=self._run, name="llmproxy-cassette-writer", daemon=True)
         self._thread.start()
 
     @classmethod
-    def open(cls, path: Path, redactor: Redactor) -> "CassetteWriter":
-        """Start recording into `path` (its directories are made), keeping what it holds. Raises
-        CassetteError, before anything is recorded, when the cassette cannot be written or what is there cannot
-        be read."""
+    def open(
+        cls, path: Path, redactor: Redactor, *, rewrite: bool = False, owner: str | None = None
+    ) -> "CassetteWriter":
+        """Start recording into `path` (its directories are made), keeping what it holds, or with `rewrite` to
+        replace it once `start` is called. `owner` names this recording to a second one (default: this
+        process). Raises CassetteError, before anything is recorded, when the cassette cannot be written,
+        another recording holds it, or what is there cannot be read."""
         path = Path(path)
-        journal = journal_path(path)
         if path.is_dir():
             raise CassetteError(f"cannot record to {path}: it is a directory")
         if path.parent.exists() and not path.parent.is_dir():
@@ -160,32 +161,35 @@ class CassetteWriter:
             raise CassetteError(
                 f"cannot record to {path}: cannot create {path.parent}: {exc.strerror or exc}"
             ) from None
-        existing: list[Exchange] = []
-        if journal.exists() and _locked(journal):
-            raise CassetteError(f"cannot record to {path}: another recording is writing {journal}")
-        if path.exists() or journal.exists():
-            existing = read_exchanges(path)
-            load_cassette(path)  # every shared history must resolve before appending to it
-            if journal.exists():  # a recorder was killed: its exchanges join the cassette now
-                logger.warning("%s: recovering %s left by an interrupted recording", path, journal.name)
-                write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
-                journal.unlink()
+        journal = Journal.claim(path)  # the lock, before anything is read or written
+        created = not journal.stale
         try:
-            handle = journal.open("xb")
-            _lock(handle)
-            handle.write(orjson.dumps(JOURNAL_HEADER) + b"\n")
-            handle.flush()
-        except FileExistsError:
-            raise CassetteError(f"cannot record to {path}: another recording is writing {journal}") from None
-        except OSError as exc:
-            raise CassetteError(f"cannot record to {path}: cannot create {journal}: {exc.strerror or exc}") from None
-        try:
+            existing: list[Exchange] = []
+            if journal.stale or (path.exists() and not rewrite):
+                existing = read_exchanges(path)
+                load_cassette(path)  # every shared history must resolve before appending to it
+                if journal.stale:  # a recorder was killed: its exchanges join the cassette now
+                    logger.warning("%s: recovering %s left by an interrupted recording", path, journal.path.name)
+                    write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
+            header: dict[str, Any] = {"llmproxy_journal": JOURNAL_VERSION, "owner": owner or this_process()}
+            if rewrite:
+                header["rewrite"] = REWRITE_PENDING
+                existing = []
+            journal.begin(header)
             pending = PendingCassette(path, (dump(exchange) for exchange in existing))
         except OSError as exc:
-            handle.close()
-            journal.unlink(missing_ok=True)
+            journal.release(remove=created)
             raise CassetteError(f"cannot record to {path}: {exc.strerror or exc}") from None
-        return cls(path, redactor, existing, handle, pending)
+        except BaseException:
+            journal.release(remove=created)
+            raise
+        return cls(path, redactor, existing, journal, header, pending)
+
+    def start(self) -> None:
+        """The run began cleanly: from now on the recording counts (with `rewrite`, it replaces the cassette)."""
+        if not self._started and not self._closed:
+            self._started = True
+            self._queue.put(_START)
 
     def add(self, exchange: RawExchange) -> None:
         """Queue a finished exchange; returns at once (the proxy's event loop must not wait on disk)."""
@@ -205,22 +209,53 @@ class CassetteWriter:
             logger.exception("%s: could not record an exchange", self.path)
 
     def close(self) -> RecordSummary:
-        """Finish every queued exchange, put the new cassette in place atomically and delete the journal."""
-        if not self._closed:
-            self._closed = True
-            self._queue.put(None)
-            self._thread.join()
-            self._journal.close()
+        """Finish every queued exchange, put the new cassette in place atomically and delete the journal. A run
+        that never started and recorded nothing (or a rewrite that never started) leaves the cassette as it
+        was. Raises CassetteError when the cassette cannot be written: the journal then keeps the recording."""
+        if self._closed:
+            return self._summary
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join()
+        rewriting = self._header.get("rewrite") is not None
+        if not self._started and (rewriting or not self._summary.exchanges):
+            self._pending.abort()
+            self._journal.release(remove=True)
+            self._summary.untouched = True
+            return self._summary
+        with contextlib.suppress(OSError):  # the cassette is written next: the journal is the fallback
+            self._journal.sync()
+        try:
             if self._lost:  # an exchange the new cassette lacks is still in the journal: keep that instead
                 self._pending.abort()
-                raise CassetteError(f"{self.path}: could not be written whole; {self._journal.name} holds everything")
+                raise CassetteError(f"{self.path}: could not be written whole")
             self._pending.commit()
-            journal_path(self.path).unlink(missing_ok=True)
+        except CassetteError as exc:
+            self._journal.release(remove=False)
+            raise CassetteError(f"{exc}; {self._journal.path.name} keeps the recording") from None
+        self._journal.release(remove=True)
         return self._summary
 
     def _run(self) -> None:
         while (raw := self._queue.get()) is not None:
-            self.write(raw)
+            if raw is _START:
+                self.mark_started()
+            else:
+                assert isinstance(raw, RawExchange)
+                self.write(raw)
+
+    def mark_started(self) -> None:
+        """In order with the exchanges (`start` queues it): a rewrite's journal says from now on that it
+        replaces the cassette."""
+        self._started = True
+        if self._header.get("rewrite") != REWRITE_PENDING:
+            return
+        self._header["rewrite"] = REWRITE_STARTED
+        try:
+            self._journal.rewrite_header(self._header)
+        except OSError as exc:
+            self._journal_failed = True
+            logger.error("%s: could not write the journal: %s", self.path, exc.strerror or exc)
 
     def _record(self, raw: RawExchange) -> None:
         exchange_id = self._next_id
@@ -233,11 +268,12 @@ class CassetteWriter:
             exchange = self._bare(raw, exchange_id, exc)
         stored = dump(exchange)
         self._summary.count(exchange)
-        try:
-            self._journal.write(orjson.dumps(stored) + b"\n")
-            self._journal.flush()
-        except OSError as exc:  # still written to the new cassette
-            logger.error("%s: could not append to the journal: %s", self.path, exc)
+        if not self._journal_failed:
+            try:
+                self._journal.append(orjson.dumps(stored) + b"\n")
+            except OSError as exc:  # still written to the new cassette
+                self._journal_failed = True
+                logger.error("%s: could not append to the journal: %s", self.path, exc.strerror or exc)
         try:
             self._pending.append(stored)
         except OSError as exc:  # still in the journal, which the next recording or replay reads

@@ -5,7 +5,9 @@ GIL the proxy's event loop needs, so recording would slow the traffic it records
 pickles each captured exchange down a pipe, and the child does the rest on another core.
 
 The child owns the journal and the cassette. If the proxy's process dies (kill -9), the child reads every
-exchange already sent, then finalises the cassette as `close` would: nothing finished is lost.
+exchange already sent, then finalises the cassette as `close` would: nothing finished is lost. It runs in a
+process group of its own, so the Ctrl-C a terminal sends to llmproxy's group does not kill it mid-write:
+llmproxy itself tells it when to finish.
 
 The child is `python -m llmproxy.cassette.writer_process` talking over two pipes, not a multiprocessing
 "spawn" child: spawn re-runs the parent's main script, which would break a user's unguarded script that
@@ -25,6 +27,7 @@ import llmproxy
 from llmproxy import redacted_logs
 from llmproxy.cassette.capture import RawExchange, wire_size
 from llmproxy.cassette.handover import Handover
+from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.errors import CassetteError
@@ -34,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 
 QUEUE_BYTES = 16 * 1024 * 1024  # exchanges waiting for the writer, past which the proxy slows its clients
+_START = "start"  # down the pipe, in order with the exchanges: `CassetteWriter.start`
 
 
 class WriterProcess:
@@ -49,19 +53,21 @@ class WriterProcess:
         self._replies = from_child
         self._closed = False
         # pickling and writing a 200 KB exchange to the pipe must not hold up the proxy's event loop
-        self._queue: Handover[RawExchange] = Handover(
+        self._queue: Handover[RawExchange | str] = Handover(
             QUEUE_BYTES,
-            wire_size,
+            _size,
             f"{path}: the cassette writer is behind; slowing the clients until it catches up (nothing is dropped)",
         )
         self._sender = threading.Thread(target=self._send_all, name="llmproxy-cassette-sender", daemon=True)
         self._sender.start()
 
     @classmethod
-    def open(cls, path: Path, redactor: Redactor, routes: tuple[Declaration, ...] = ()) -> "WriterProcess":
+    def open(
+        cls, path: Path, redactor: Redactor, routes: tuple[Declaration, ...] = (), *, rewrite: bool = False
+    ) -> "WriterProcess":
         """Start the child and wait until it holds the cassette. Raises CassetteError as `CassetteWriter.open`
         does, before anything is recorded. `routes`: the session's declared routes, which name the API and
-        vendor of what is recorded there."""
+        vendor of what is recorded there; `rewrite`: as `CassetteWriter.open`."""
         child_in, to_child = os.pipe()
         from_child, child_out = os.pipe()
         source = str(Path(llmproxy.__file__).resolve().parents[1])  # importable even from a source checkout
@@ -70,12 +76,14 @@ class WriterProcess:
             [sys.executable, "-m", "llmproxy.cassette.writer_process", str(child_in), str(child_out)],
             pass_fds=(child_in, child_out),
             env=environment,
+            process_group=0,
         )
         os.close(child_in)
         os.close(child_out)
         _widen(to_child)
         sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
-        sender.send((Path(path), redactor, logging.getLogger().getEffectiveLevel(), routes))
+        level = logging.getLogger().getEffectiveLevel()
+        sender.send((Path(path), redactor, level, routes, rewrite, this_process()))
         try:
             ready = replies.recv()
         except EOFError:
@@ -99,20 +107,30 @@ class WriterProcess:
             raise CassetteError(f"{self.path}: the recording is closed")
         self._queue.add(exchange)
 
+    def start(self) -> None:
+        """As `CassetteWriter.start`: the run began cleanly."""
+        if not self._closed:
+            self._queue.add(_START)
+
     def close(self) -> RecordSummary:
-        """Let the child finish every exchange and write the cassette; its summary."""
+        """Let the child finish every exchange and write the cassette; its summary. Raises CassetteError when
+        the cassette could not be written."""
+        if self._closed:
+            raise CassetteError(f"{self.path}: the recording is closed")
         self._closed = True
         self._queue.add(None)
         self._sender.join()
         try:
-            summary: RecordSummary = self._replies.recv()
+            reply: RecordSummary | str = self._replies.recv()
         except EOFError:
             raise CassetteError(f"{self.path}: the writer process died; its journal holds what it wrote") from None
         finally:
             self._process.wait()
             self._pipe.close()
             self._replies.close()
-        return summary
+        if isinstance(reply, str):
+            raise CassetteError(reply)
+        return reply
 
     def _send_all(self) -> None:
         while True:
@@ -131,19 +149,19 @@ class WriterProcess:
 
 
 def _serve(requests: Connection, replies: Connection) -> None:
-    path, redactor, log_level, routes = requests.recv()
-    with declared(routes):
-        _write(path, redactor, log_level, requests, replies)
-
-
-def _write(path: Path, redactor: Redactor, log_level: int, requests: Connection, replies: Connection) -> None:
+    path, redactor, log_level, routes, rewrite, owner = requests.recv()
     redacted_logs.install()
     logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
-    try:
-        writer = CassetteWriter.open(path, redactor)
-    except CassetteError as exc:
-        replies.send(str(exc))
-        return
+    with declared(routes):
+        try:
+            writer = CassetteWriter.open(path, redactor, rewrite=rewrite, owner=owner)
+        except CassetteError as exc:
+            replies.send(str(exc))
+            return
+        _write(writer, requests, replies)
+
+
+def _write(writer: CassetteWriter, requests: Connection, replies: Connection) -> None:
     replies.send(None)
     parent_gone = False
     while True:
@@ -154,12 +172,22 @@ def _write(path: Path, redactor: Redactor, log_level: int, requests: Connection,
             break
         if exchange is None:
             break
-        writer.write(exchange)  # here, not queued: the pipe fills while this is busy, so the proxy waits
-    summary = writer.close()
+        if exchange == _START:
+            writer.mark_started()
+        else:
+            writer.write(exchange)  # here, not queued: the pipe fills while this is busy, so the proxy waits
+    try:
+        reply: RecordSummary | str = writer.close()
+    except CassetteError as exc:
+        reply = str(exc)
     if parent_gone:
-        logger.warning("the recording process ended without closing the cassette: %s", summary)
+        logger.warning("the recording process ended without closing the cassette: %s", reply)
     else:
-        replies.send(summary)
+        replies.send(reply)
+
+
+def _size(item: RawExchange | str) -> int:
+    return wire_size(item) if isinstance(item, RawExchange) else 0
 
 
 def _widen(pipe: int) -> None:

@@ -51,6 +51,7 @@ class Recording:
     def __init__(self, tmp: Path, scope: RecordScope) -> None:
         self.path = tmp / "c.json"
         self.writer = CassetteWriter.open(self.path, Redactor())
+        self.writer.start()
         ca = ensure_ca(tmp / "ca")
         self.proxy = ProxyThread(ProxySettings(confdir=ca.directory), [Recorder(scope, self.writer)]).start()
         self.http = httpx.Client(proxy=self.proxy.url, timeout=30)

@@ -1,6 +1,5 @@
 import asyncio
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.errors import CassetteError
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response, sse_events
+from tests.filesystems import read_only
 
 JSON_LEAF = st.integers(0, 9) | st.text(max_size=5)
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def record(path: Path, *exchanges: RawExchange, redactor: Redactor | None = None) -> str:
     writer = CassetteWriter.open(path, redactor or Redactor())
+    writer.start()
     for item in exchanges:
         writer.add(item)
     return str(writer.close())
@@ -140,8 +141,13 @@ def test_bad_files_say_what_is_wrong_where(tmp_path: Path, content: bytes, messa
 
 
 def test_missing_directories_are_made(tmp_path: Path) -> None:
-    CassetteWriter.open(tmp_path / "new" / "dir" / "c.json", Redactor()).close()
+    record(tmp_path / "new" / "dir" / "c.json")
     assert load_cassette(tmp_path / "new" / "dir" / "c.json").exchanges == []
+
+
+def test_a_run_that_never_started_leaves_no_cassette_behind(tmp_path: Path) -> None:
+    CassetteWriter.open(tmp_path / "c.json", Redactor()).close()  # e.g. the port was in use
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_unwritable_places_fail_before_recording(tmp_path: Path) -> None:
@@ -151,10 +157,8 @@ def test_unwritable_places_fail_before_recording(tmp_path: Path) -> None:
     with pytest.raises(CassetteError, match="file is not a directory"):
         CassetteWriter.open(tmp_path / "file" / "c.json", Redactor())
     locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    if os.access(locked, os.W_OK):
-        pytest.skip("running as a user who can write anywhere")
-    with pytest.raises(CassetteError, match="Permission denied"):
+    locked.mkdir()
+    with read_only(locked), pytest.raises(CassetteError, match=r"Permission denied|Read-only file system"):
         CassetteWriter.open(locked / "c.json", Redactor())
 
 
