@@ -9,6 +9,7 @@ remaining dispatch resolves each hook's handlers once (dispatch.py).
 
 import asyncio
 import logging
+import os
 import socket
 import threading
 from collections.abc import Sequence
@@ -19,11 +20,25 @@ from urllib.parse import urlsplit
 from mitmproxy import options
 from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig, update_alt_svc
 from mitmproxy.master import Master
+from mitmproxy.proxy.mode_specs import ProxyMode
 
 from addons import dispatch
+from llmproxy.destinations import Destination
 from llmproxy.errors import LlmproxyError
 
 logger = logging.getLogger(__name__)
+
+
+class _ListenErrorsReportedOnce(logging.Filter):
+    """mitmproxy logs a listener that cannot start (and, stopping it, an empty error) at ERROR; llmproxy says
+    the same in its own one-line error, so those records would only repeat it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+_LISTEN_FILTER = _ListenErrorsReportedOnce()
+logging.getLogger("mitmproxy.addons.proxyserver").addFilter(_LISTEN_FILTER)
 
 _START_TIMEOUT = 15.0
 _DRAIN_TIMEOUT = 2.0
@@ -138,9 +153,8 @@ class ProxyThread:
         host, port = self.settings.listen_host, self.settings.listen_port
         modes: list[tuple[str, str | None]] = [(f"regular@{host}:{port}", None)]
         for target in self.settings.reverse:
+            Destination.parse(target, "--reverse")
             parts = urlsplit(target)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise LlmproxyError(f"--reverse needs an http(s) URL, got {target!r}")
             origin = f"{parts.scheme}://{parts.netloc}"
             modes.append((f"reverse:{origin}@{host}:{free_port(host)}", target))
         return modes
@@ -156,7 +170,7 @@ class ProxyThread:
             instances = list(server.servers)
             failed = [i for i in instances if i.last_exception is not None]
             if failed:
-                raise LlmproxyError(f"cannot listen on {failed[0].mode.full_spec}: {failed[0].last_exception}")
+                raise LlmproxyError(_listen_failure(failed[0].mode, failed[0].last_exception))
             if instances and all(i.is_running for i in instances) and not server.servers.is_updating:
                 return
             await asyncio.sleep(0.01)
@@ -177,6 +191,13 @@ class ProxyThread:
         for handler in list(server.connections.values()):
             handler.close_connection(handler.client)
         await asyncio.sleep(0)
+
+
+def _listen_failure(mode: ProxyMode, error: Exception | None) -> str:
+    """``cannot listen on 127.0.0.1:8080: Address already in use`` (mitmproxy's own text is three times longer)."""
+    host, port = mode.custom_listen_host or "*", mode.custom_listen_port
+    reason = os.strerror(error.errno) if isinstance(error, OSError) and error.errno else str(error)
+    return f"cannot listen on {host}:{port}: {reason}"
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -6,28 +6,12 @@ that record what the client sent.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from mitmproxy import http
 
-from llmproxy.errors import LlmproxyError
+from llmproxy.destinations import Destination
 
-
-@dataclass(frozen=True, slots=True)
-class Destination:
-    scheme: str
-    host: str
-    port: int
-    path_prefix: str  # prepended to the request path ("" for none)
-
-    @classmethod
-    def parse(cls, url: str) -> "Destination":
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise LlmproxyError(f"expected an http(s) URL such as http://127.0.0.1:8000, got {url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
+__all__ = ["Destination", "Upstreams"]
 
 
 class Upstreams:

@@ -5,7 +5,25 @@ Callers catch `LlmproxyError` for anything llmproxy raised on purpose; everythin
 
 
 class LlmproxyError(Exception):
-    """Base of every error llmproxy raises on purpose."""
+    """Base of every error llmproxy raises on purpose: a failed run, exit status 1 unless a subclass says."""
+
+    exit_status = 1
+
+
+class UsageError(LlmproxyError):
+    """A command line that cannot work as written (a malformed option value): exit status 2, as for the
+    mistakes the option parser itself finds."""
+
+    exit_status = 2
+
+
+class CommandError(LlmproxyError):
+    """The command to run around cannot be run: exit status 127 when it is not found, 126 when it cannot be
+    executed, as a shell says."""
+
+    def __init__(self, message: str, exit_status: int) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 class ParseError(LlmproxyError, ValueError):

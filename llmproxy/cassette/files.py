@@ -10,6 +10,7 @@ then it replaces the cassette's exchanges instead; ``"pending"`` (the run never 
 (the recorder died starting) are ignored.
 """
 
+import contextlib
 import logging
 import os
 from collections.abc import Iterable
@@ -71,7 +72,8 @@ class PendingCassette:
         _fsync_dir(self.path.parent)
 
     def abort(self) -> None:
-        self._handle.close()
+        with contextlib.suppress(OSError):  # what it still buffered cannot be written (a full disk): it goes
+            self._handle.close()
         self._temp.unlink(missing_ok=True)
 
 

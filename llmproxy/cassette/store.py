@@ -125,7 +125,7 @@ class CassetteWriter:
         self.path = path
         self._redactor = redactor
         self._pending = pending
-        self._lost = False  # an exchange could not be written to `pending`
+        self._lost: str | None = None  # why an exchange could not be written to `pending`
         self._index = HistoryIndex()
         for exchange in inflate(existing):
             if isinstance(exchange.request.body, JsonBody):
@@ -226,13 +226,14 @@ class CassetteWriter:
         with contextlib.suppress(OSError):  # the cassette is written next: the journal is the fallback
             self._journal.sync()
         try:
-            if self._lost:  # an exchange the new cassette lacks is still in the journal: keep that instead
+            if self._lost is not None:  # an exchange the new cassette lacks is in the journal: keep that instead
                 self._pending.abort()
-                raise CassetteError(f"{self.path}: could not be written whole")
+                raise CassetteError(f"cannot write {self.path}: {self._lost}")
             self._pending.commit()
         except CassetteError as exc:
             self._journal.release(remove=False)
-            raise CassetteError(f"{exc}; {self._journal.path.name} keeps the recording") from None
+            kept = "what could be journalled before that" if self._journal_failed else "the recording"
+            raise CassetteError(f"{exc}; {self._journal.path.name} keeps {kept}") from None
         self._journal.release(remove=True)
         return self._summary
 
@@ -277,8 +278,8 @@ class CassetteWriter:
         try:
             self._pending.append(stored)
         except OSError as exc:  # still in the journal, which the next recording or replay reads
-            self._lost = True
-            logger.error("%s: could not write the exchange to the new cassette: %s", self.path, exc)
+            self._lost = exc.strerror or str(exc)
+            logger.error("%s: could not write the exchange to the new cassette: %s", self.path, exc.strerror or exc)
 
     def _bare(self, raw: RawExchange, exchange_id: int, exc: Exception) -> Exchange:
         request = raw.request

@@ -9,6 +9,7 @@ import click
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
 from llmproxy.errors import LlmproxyError
 
@@ -70,6 +71,7 @@ def mock() -> None:
 @click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
 @click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
 @proxy_options
+@reported("mock")
 def run(
     expectations: Path,
     cassettes: tuple[Path, ...],
@@ -79,29 +81,27 @@ def run(
     log: Path | None,
     redact_field: tuple[str, ...],
     **serving: Any,
-) -> None:
+) -> int:
     """Serve the expectations (what `llmproxy mock …` runs)."""
     from llmproxy.session import mock_session
 
     options = ServeOptions(**serving)
-    configure_logging(options.verbose)
-    try:
-        session = mock_session(
-            expectations,
-            cassettes=cassettes,
-            match=MatchOptions(preset),
-            miss_status=miss_status,
-            log=log,
-            base_url_port=base_url_port,
-            redactor=Redactor(frozenset(redact_field)),
-            routes=options.routes,
-        )
-        status = serve("mock", options, session)
-    except LlmproxyError as error:
-        raise click.ClickException(str(error)) from error
+    configure_logging(options.verbose, options.debug)
+    listening = options.listening()
+    session = mock_session(
+        expectations,
+        cassettes=cassettes,
+        match=MatchOptions(preset),
+        miss_status=miss_status,
+        log=log,
+        base_url_port=base_url_port,
+        redactor=Redactor(frozenset(redact_field)),
+        routes=options.routes,
+    )
+    status = serve("mock", options, session, listening)
     if status == 0 and session.strict_misses:
         status = 1
-    sys.exit(status)
+    return status
 
 
 @mock.command()

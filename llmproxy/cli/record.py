@@ -1,13 +1,12 @@
 """`llmproxy record`: run the proxy and write every LLM exchange to a redacted cassette."""
 
-import sys
 from pathlib import Path
 
 import click
 
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
-from llmproxy.errors import LlmproxyError
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -18,9 +17,10 @@ from llmproxy.errors import LlmproxyError
 @click.option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
 @click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
 @proxy_options
+@reported("record")
 def record(
     cassette: Path, record_host: tuple[str, ...], record_all: bool, redact_field: tuple[str, ...], **serving: object
-) -> None:
+) -> int:
     """Record LLM traffic to a cassette: `llmproxy record --cassette c.json -- CMD ARGS…`.
 
     With a command, it runs with the proxy and CA settings in its environment and llmproxy exits with its
@@ -31,16 +31,13 @@ def record(
     from llmproxy.session import record_session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose)  # before the writer process starts: it logs at the same level
-    try:
-        session = record_session(
-            cassette,
-            record_hosts=record_host,
-            record_all=record_all,
-            redactor=Redactor(frozenset(redact_field)),
-            routes=options.routes,
-        )
-        status = serve("record", options, session)
-    except LlmproxyError as error:
-        raise click.ClickException(str(error)) from error
-    sys.exit(status)
+    configure_logging(options.verbose, options.debug)  # before the writer process starts: it logs at the same level
+    listening = options.listening()  # a malformed option fails before the cassette is touched
+    session = record_session(
+        cassette,
+        record_hosts=record_host,
+        record_all=record_all,
+        redactor=Redactor(frozenset(redact_field)),
+        routes=options.routes,
+    )
+    return serve("record", options, session, listening)

@@ -1,6 +1,5 @@
 """`llmproxy replay`: serve recorded exchanges, strictly and offline by default."""
 
-import sys
 from pathlib import Path
 
 import click
@@ -9,8 +8,8 @@ from llmproxy.cassette import jsonpath
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
+from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
-from llmproxy.errors import LlmproxyError
 
 
 def _timing(value: str) -> float | None:
@@ -77,6 +76,7 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
 @click.option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
 @click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
 @proxy_options
+@reported("replay")
 def replay(
     cassettes: tuple[Path, ...],
     record_mode: str,
@@ -89,7 +89,7 @@ def replay(
     fail_on_unused: bool,
     redact_field: tuple[str, ...],
     **serving: object,
-) -> None:
+) -> int:
     """Serve recorded LLM exchanges: `llmproxy replay --cassette c.json -- CMD ARGS…`.
 
     In the default mode (`none`) nothing reaches the network: a request with no recording gets
@@ -99,22 +99,20 @@ def replay(
     from llmproxy.session import RecordMode, replay_session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose)
+    configure_logging(options.verbose, options.debug)
     match = MatchOptions(preset, _ignore(ignore), OnExhausted(on_exhausted))
-    try:
-        session = replay_session(
-            cassettes,
-            mode=RecordMode(record_mode),
-            match=match,
-            timing=_timing(timing),
-            miss_status=miss_status,
-            allow_hosts=allow_host,
-            redactor=Redactor(frozenset(redact_field)),
-            routes=options.routes,
-        )
-        status = serve("replay", options, session)
-    except LlmproxyError as error:
-        raise click.ClickException(str(error)) from error
+    listening = options.listening()  # a malformed option fails before a cassette is touched
+    session = replay_session(
+        cassettes,
+        mode=RecordMode(record_mode),
+        match=match,
+        timing=_timing(timing),
+        miss_status=miss_status,
+        allow_hosts=allow_host,
+        redactor=Redactor(frozenset(redact_field)),
+        routes=options.routes,
+    )
+    status = serve("replay", options, session, listening)
     if status == 0 and (session.strict_misses or (fail_on_unused and session.unused)):
         status = 1
-    sys.exit(status)
+    return status

@@ -8,7 +8,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -17,11 +18,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from llmproxy import redacted_logs
+from llmproxy.cli.reporting import OneLineFormatter, Stopped
+from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import child_environment, export_lines
-from llmproxy.errors import LlmproxyError
+from llmproxy.errors import CommandError
 
 if TYPE_CHECKING:
-    from llmproxy.session import Session
+    from llmproxy.session import Listening, Session
 
 type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -60,6 +63,7 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
         click.option("-v", "--verbose", count=True, help="More log output (-vv for debug)."),
+        click.option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line."),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
     for decorate in reversed(decorators):
@@ -77,29 +81,47 @@ class ServeOptions:
     routes: tuple[str, ...]
     print_env: bool
     verbose: int
+    debug: bool
     command: tuple[str, ...]
 
+    def listening(self) -> "Listening":
+        """Where to listen and send traffic; raises UsageError for a malformed value, before anything starts."""
+        from llmproxy.session import Listening
 
-def configure_logging(verbose: int) -> None:
-    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`)."""
+        return Listening(
+            mapping=parse_map(self.mapping),
+            upstream_ca=self.upstream_ca,
+            reverse=check_reverse(self.reverse),
+            host=self.listen_host,
+            port=self.port,
+        )
+
+
+def configure_logging(verbose: int, debug: bool = False) -> None:
+    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`), one line each unless
+    `debug`."""
     redacted_logs.install()
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="llmproxy: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter("llmproxy: %(levelname)s %(name)s: %(message)s", debug))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
-def serve(name: str, options: ServeOptions, session: "Session") -> int:
-    """Run `session` around the command, or until stopped, with a start line and the session's summary at
-    the end. Returns the command's exit status (0 without one)."""
-    from llmproxy.session import Listening, running
+def serve(name: str, options: ServeOptions, session: "Session", listening: "Listening") -> int:
+    """Run `session` around the command, or until stopped, with a start line and, once the proxy ran, the
+    session's summary at the end (also when closing it failed). Returns the command's exit status (0 without
+    one)."""
+    try:
+        return _serve(name, options, session, listening)
+    finally:
+        if session.summary and session.url:
+            click.echo(f"llmproxy {name}: {session.summary}", err=True)
 
-    listening = Listening(
-        mapping=parse_map(options.mapping),
-        upstream_ca=options.upstream_ca,
-        reverse=options.reverse,
-        host=options.listen_host,
-        port=options.port,
-    )
-    with running(session, listening) as proxy:
+
+def _serve(name: str, options: ServeOptions, session: "Session", listening: "Listening") -> int:
+    from llmproxy.session import running
+
+    with _stopped_by_sigterm(), running(session, listening, start=False) as proxy:
         # What is loaded by now (mitmproxy, a cassette, the expectations) lives as long as the process: keep
         # the collector from walking it again and again while requests come in.
         gc.freeze()
@@ -108,24 +130,12 @@ def serve(name: str, options: ServeOptions, session: "Session") -> int:
         if proxy.base_url:
             click.echo(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)", err=True)
         if options.command:
-            status = _run_child(options.command, child_environment(os.environ, proxy.environment))
+            status = _run_child(options.command, child_environment(os.environ, proxy.environment), session.start)
         else:
             _announce(proxy.url, proxy.environment, proxy.ca_cert, options.print_env)
-            _wait_for_stop()
-            status = 0
-    click.echo(f"llmproxy {name}: {session.summary}", err=True)
+            session.start()
+            status = 128 + _wait_for_stop()
     return status
-
-
-def parse_map(entries: Sequence[str]) -> dict[str, str]:
-    """``HOST=URL`` entries (`--map`) by lower-case host; the URLs are checked when the proxy starts."""
-    mapping: dict[str, str] = {}
-    for entry in entries:
-        host, equals, url = entry.partition("=")
-        if not equals or not host.strip() or not url.strip():
-            raise LlmproxyError(f"--map expects HOST=URL, got {entry!r}")
-        mapping[host.strip().lower()] = url.strip()
-    return mapping
 
 
 def _announce(url: str, variables: dict[str, str], ca_cert: Path | None, only_env: bool) -> None:
@@ -136,14 +146,33 @@ def _announce(url: str, variables: dict[str, str], ca_cert: Path | None, only_en
         click.echo("\nStop with Ctrl-C.", err=True)
 
 
-def _run_child(command: Sequence[str], env: dict[str, str]) -> int:
-    """Run the command to its end and return its exit status (128 + N when killed by signal N). Ctrl-C
-    reaches the child from the terminal, and llmproxy waits for it to finish; SIGTERM sent to llmproxy is
-    passed on to the child."""
+@contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM while the proxy starts or stops unwinds like Ctrl-C does (`Stopped`), so the proxy stops and
+    the cassette is finished; the writer process, in a group of its own, finishes it even if llmproxy is
+    interrupted again."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_child(command: Sequence[str], env: dict[str, str], started: Callable[[], None]) -> int:
+    """Run the command to its end and return its exit status (128 + N when killed by signal N, as a shell
+    says); `started` once it runs. Ctrl-C reaches the child from the terminal (the whole process group gets
+    it), and llmproxy waits for the child to finish; SIGTERM sent to llmproxy is passed on to the child."""
     try:
         child = subprocess.Popen(list(command), env=env)
+    except FileNotFoundError:
+        raise CommandError(f"cannot run {command[0]!r}: no such command", 127) from None
     except OSError as error:
-        raise LlmproxyError(f"cannot run {command[0]!r}: {error.strerror or error}") from error
+        raise CommandError(f"cannot run {command[0]!r}: {error.strerror or error}", 126) from None
+    started()
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         child.send_signal(signum)
@@ -160,10 +189,13 @@ def _run_child(command: Sequence[str], env: dict[str, str]) -> int:
     return 128 - status if status < 0 else status
 
 
-def _wait_for_stop() -> None:
+def _wait_for_stop() -> int:
+    """Wait for Ctrl-C or SIGTERM; the signal's number."""
     stop = threading.Event()
+    received: list[int] = []
 
-    def request_stop(_signum: int, _frame: FrameType | None) -> None:
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
         stop.set()
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
@@ -173,3 +205,4 @@ def _wait_for_stop() -> None:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    return received[0]

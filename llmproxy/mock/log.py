@@ -7,6 +7,8 @@ the tool results it brings back since the last assistant turn — and the answer
 the status, the text and tool calls, or why nothing matched.
 """
 
+import contextlib
+import logging
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -17,12 +19,15 @@ from typing import IO, Any
 import orjson
 
 from llmproxy.cassette.redact import Redactor
+from llmproxy.errors import LlmproxyError
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.reply import MockReply
 from llmproxy.mock.request import MockRequest, decode_conversation
 from llmproxy.model import Conversation, Message, Role, Usage
 from llmproxy.providers.base import ChatCodec
+
+logger = logging.getLogger(__name__)
 
 _EXCERPT = 2000  # characters of a text kept in an entry
 
@@ -47,7 +52,12 @@ class MockLog:
         self._unread_bytes = 0
         self._redactor = redactor
         self._lock = threading.Lock()
-        self._file: IO[bytes] | None = path.open("ab") if path is not None else None
+        self._path = path
+        self._failure: str | None = None  # why the file stopped being written
+        try:
+            self._file: IO[bytes] | None = path.open("ab") if path is not None else None
+        except OSError as exc:
+            raise LlmproxyError(f"cannot write the request log {path}: {exc.strerror or exc}") from None
 
     def answered(self, request: MockRequest, decision: MockDecision, reply: MockReply) -> None:
         outcome: dict[str, Any] = {"answeredBy": decision.source, "status": reply.status}
@@ -85,9 +95,15 @@ class MockLog:
         return "\n".join(lines)
 
     def close(self) -> None:
+        """Raises LlmproxyError when the file could not be written whole."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError as exc:
+                self._failure = self._failure or f"cannot write the request log {self._path}: {exc.strerror or exc}"
+        if self._failure is not None:
+            raise LlmproxyError(f"{self._failure}: it is incomplete")
 
     def _add(self, request: MockRequest, outcome: dict[str, Any]) -> None:
         """Entries stay in memory as they are; what goes to the file is redacted first."""
@@ -108,13 +124,26 @@ class MockLog:
                     self._unread.popleft()
             if self._file is not None:
                 logged.head["startedAt"] = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-                self._file.write(orjson.dumps(self._redactor.json(logged.read())) + b"\n")
-                self._file.flush()
+                self._write(orjson.dumps(self._redactor.json(logged.read())) + b"\n")
             elif logged.unread is not None:
                 self._unread.append(logged)
                 self._unread_bytes += len(request.body)
                 while self._unread_bytes > UNREAD_BYTES:  # the oldest bodies go: their entries are read now
                     self._unread_bytes -= self._unread.popleft().read_details()
+
+    def _write(self, line: bytes) -> None:
+        """A line to the file; when that fails (a full disk) the mock carries on, the log only in memory,
+        and says so once now and again at the end."""
+        assert self._file is not None
+        try:
+            self._file.write(line)
+            self._file.flush()
+        except OSError as exc:
+            self._failure = f"cannot write the request log {self._path}: {exc.strerror or exc}"
+            logger.error("%s: the mock goes on, logging in memory only", self._failure)
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # what it buffered is lost with the rest
+                file.close()
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ import pytest
 from addons.proxy import ProxySettings, ProxyThread
 from addons.upstreams import Destination, Upstreams
 from llmproxy.ca import CertificateAuthority, ensure_ca
-from llmproxy.cli.serving import parse_map
+from llmproxy.destinations import parse_map
 from llmproxy.errors import LlmproxyError
 from tests.certs import UpstreamCA, make_test_ca
 from tests.conformance.server import LoopbackServer, Reply
@@ -87,9 +87,11 @@ def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        settings = ProxySettings(confdir=ca.directory, listen_port=taken.getsockname()[1])
-        with pytest.raises(LlmproxyError, match="cannot listen on regular"):
+        port = taken.getsockname()[1]
+        settings = ProxySettings(confdir=ca.directory, listen_port=port)
+        with pytest.raises(LlmproxyError) as refused:
             ProxyThread(settings, []).start()
+    assert str(refused.value) == f"the proxy could not start: cannot listen on 127.0.0.1:{port}: Address already in use"
 
 
 @pytest.mark.parametrize("url", ["ftp://x", "http://", "x"])

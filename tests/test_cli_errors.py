@@ -1,0 +1,197 @@
+"""Every user mistake and environment fault ends `record`, `replay` and `mock` with one line that says what,
+and a consistent status: 2 for a command line that cannot work, 1 for a run that failed, 127/126 for a command
+that cannot be run; `--debug` adds the traceback. Run as users run llmproxy, on real files and disks."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.server import LoopbackServer, Reply
+from tests.filesystems import read_only, small_disk
+
+ASK = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def client(url: str, size: int = 0) -> list[str]:
+    """A command that POSTs an Anthropic request (padded by `size` bytes) through llmproxy's http_proxy."""
+    code = (
+        "import json, sys, urllib.request\n"
+        f"body = {{**{ASK!r}, 'system': 'x' * {size}}}\n"
+        f"request = urllib.request.Request({url + '/v1/messages'!r}, data=json.dumps(body).encode(),\n"
+        "    headers={'content-type': 'application/json', 'anthropic-version': '2023-06-01'})\n"
+        "print(urllib.request.urlopen(request, timeout=30).status)\n"
+    )
+    return [sys.executable, "-c", code]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LLMPROXY_HOME": str(tmp_path / "ca")}
+
+
+def llmproxy(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "llmproxy", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def one_error(run: subprocess.CompletedProcess[str], command: str, *expected: str) -> str:
+    """The run's single error line (asserting there is exactly one, no traceback, and what it says)."""
+    assert "Traceback" not in run.stderr, run.stderr
+    assert "mitmproxy" not in run.stderr, run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.startswith(f"llmproxy {command}: error: ")]
+    assert len(errors) == 1, run.stderr
+    for text in expected:
+        assert text in errors[0], run.stderr
+    return errors[0]
+
+
+@pytest.fixture
+def expectations(tmp_path: Path) -> Path:
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps({"expectations": [{"respond": {"text": "hi"}}]}))
+    return path
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]
+
+
+def test_mock_log_in_a_missing_folder(home: dict[str, str], tmp_path: Path, expectations: Path) -> None:
+    log = tmp_path / "missing" / "log.jsonl"
+    run = llmproxy(home, "mock", "--expectations", str(expectations), "--log", str(log), "--", "true")
+    assert run.returncode == 1
+    assert one_error(run, "mock") == (
+        f"llmproxy mock: error: cannot write the request log {log}: No such file or directory"
+    )
+
+
+def test_a_mock_log_on_a_full_disk_keeps_the_mock_serving_and_fails_the_run(
+    home: dict[str, str], expectations: Path
+) -> None:
+    run = llmproxy(
+        home,
+        "mock",
+        "--expectations",
+        str(expectations),
+        "--log",
+        "/dev/full",
+        "--",
+        *client("http://api.anthropic.com"),
+    )
+    assert run.stdout == "200\n"  # the client was answered
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert "cannot write the request log /dev/full: No space left on device" in run.stderr
+    assert "mock answered 1 of 1 requests" in run.stderr
+
+
+def test_a_cassette_on_a_full_disk(home: dict[str, str], tmp_path: Path, loopback: LoopbackServer) -> None:
+    loopback.queue(Reply(200, {"content-type": "application/json"}, json.dumps({"content": []}).encode()))
+    with small_disk(tmp_path / "disk", kilobytes=64) as disk:
+        cassette = disk / "c.json"
+        run = llmproxy(home, "record", "--cassette", str(cassette), "--", *client(loopback.url, size=200_000))
+    assert run.stdout == "200\n"  # recording never breaks the traffic
+    assert run.returncode == 1
+    one_error(run, "record", f"cannot write {cassette}: No space left on device")
+    assert run.stderr.count("could not append to the journal: No space left on device") == 1  # said as it happens
+
+
+def test_a_read_only_cassette_folder(home: dict[str, str], tmp_path: Path) -> None:
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    with read_only(folder):
+        run = llmproxy(home, "record", "--cassette", str(folder / "c.json"), "--", "true")
+    assert run.returncode == 1
+    one_error(run, "record", f"cannot record to {folder / 'c.json'}: cannot create")
+    assert "proxy on" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--map", "api.anthropic.com=http://127.0.0.1:99999", "has no valid port"),
+        ("--map", "api.anthropic.com", "--map expects HOST=URL"),
+        ("--map", "api.anthropic.com=ftp://x", "expected an http(s) URL"),
+        ("--reverse", "localhost:8000", "--reverse: expected an http(s) URL"),
+    ],
+)
+def test_malformed_options_are_usage_errors(
+    home: dict[str, str], tmp_path: Path, option: str, value: str, says: str
+) -> None:
+    cassette = tmp_path / "c.json"
+    run = llmproxy(home, "record", "--cassette", str(cassette), option, value, "--", "true")
+    assert run.returncode == 2
+    one_error(run, "record", says)
+    assert not cassette.exists()
+    assert list(tmp_path.glob("c.json*")) == []
+
+
+def test_click_usage_errors_share_status_2(home: dict[str, str]) -> None:
+    assert llmproxy(home, "record", "--", "true").returncode == 2  # no --cassette
+
+
+def test_a_port_in_use_is_one_line_without_mitmproxys_own(home: dict[str, str], tmp_path: Path, busy_port: int) -> None:
+    run = llmproxy(home, "record", "--cassette", str(tmp_path / "c.json"), "--port", str(busy_port), "--", "true")
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [
+        f"llmproxy record: error: the proxy could not start: cannot listen on 127.0.0.1:{busy_port}: "
+        "Address already in use"
+    ]
+    assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b'{"llmproxy_cassette": 1, "exchanges": [{"id": 1, "request"', "invalid JSON at line 1"),
+        (b"", "invalid JSON at line 1"),
+        (b'{"llmproxy_cassette": 1, "exchanges": [{"id": 1}]}', "exchange 1: $.exchanges[0].request: Field required"),
+    ],
+    ids=["truncated", "empty", "incomplete"],
+)
+def test_broken_cassettes(home: dict[str, str], tmp_path: Path, content: bytes, says: str) -> None:
+    cassette = tmp_path / "c.json"
+    cassette.write_bytes(content)
+    for command in (["replay", "--cassette", str(cassette)], ["record", "--cassette", str(cassette)]):
+        run = llmproxy(home, *command, "--", "true")
+        assert run.returncode == 1
+        one_error(run, command[0], str(cassette), says)
+        assert cassette.read_bytes() == content
+
+
+def test_a_broken_journal_line(home: dict[str, str], tmp_path: Path) -> None:
+    cassette = tmp_path / "c.json"
+    journal = tmp_path / "c.json.journal"
+    journal.write_bytes(b'{"llmproxy_journal": 1}\n{"id": 1, "req\n')
+    run = llmproxy(home, "replay", "--cassette", str(cassette), "--", "true")
+    assert run.returncode == 1
+    one_error(run, "replay", f"{journal}: line 2: invalid JSON")
+
+
+def test_commands_that_cannot_be_run(home: dict[str, str], tmp_path: Path) -> None:
+    cassette = str(tmp_path / "c.json")
+    missing = llmproxy(home, "record", "--cassette", cassette, "--", str(tmp_path / "nope"))
+    assert missing.returncode == 127
+    one_error(missing, "record", "nope", "no such command")
+    (tmp_path / "plain").write_text("not a program")
+    not_executable = llmproxy(home, "record", "--cassette", cassette, "--", str(tmp_path / "plain"))
+    assert not_executable.returncode == 126
+    one_error(not_executable, "record", "Permission denied")
+
+
+def test_debug_shows_the_traceback(home: dict[str, str], tmp_path: Path) -> None:
+    run = llmproxy(home, "record", "--cassette", str(tmp_path / "c.json"), "--map", "x", "--debug", "--", "true")
+    assert run.returncode == 2
+    assert "Traceback (most recent call last)" in run.stderr
+    assert run.stderr.rstrip().endswith("llmproxy record: error: --map expects HOST=URL, got 'x'")
