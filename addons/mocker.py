@@ -17,7 +17,7 @@ from addons.stream_relay import Prepared, StreamRelay
 from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
-from llmproxy.mock.reply import MockReply, encode_answer, reason_phrase
+from llmproxy.mock.reply import MockReply, reason_phrase
 from llmproxy.mock.request import MockRequest, mock_request
 
 logger = logging.getLogger(__name__)
@@ -37,20 +37,13 @@ class Mocker:
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None or flow.metadata.get(ANSWERED):
             return
-        try:
-            request = mock_request(raw_request(flow.request))
-            decision = self.engine.decide(request)
-            reply = encode_answer(decision.answer, request) if isinstance(decision, MockDecision) else None
-        except Exception as exc:  # the mock fails closed: the client gets an error that says why
-            logger.exception("llmproxy mock could not answer %s", flow.request.pretty_url)
-            flow.metadata[ANSWERED] = True
-            flow.response = http.Response.make(500, f"llmproxy mock could not answer: {exc}\n")
+        request = mock_request(raw_request(flow.request))
+        outcome = self.engine.answer(request)
+        if isinstance(outcome, MockMiss):  # the replayer behind answers it, or sends the miss
+            self.log.missed(request, outcome)
+            flow.metadata[MOCK_MISS] = outcome.explain()
             return
-        if isinstance(decision, MockMiss):
-            self.log.missed(request, decision)
-            flow.metadata[MOCK_MISS] = decision.explain()
-            return
-        assert reply is not None
+        decision, reply = outcome
         self._answered(request, decision, reply)
         flow.metadata[ANSWERED] = True
         self._send(flow, reply)
@@ -58,11 +51,11 @@ class Mocker:
     def direct(self, raw: RawRequest) -> Prepared:
         """The answer to a request a base-URL client sent to the relay: the same as through the proxy."""
         request = mock_request(raw)
-        decision = self.engine.decide(request)
-        if isinstance(decision, MockMiss):
-            self.log.missed(request, decision)
-            return self.fallback(raw, decision.explain())
-        reply = encode_answer(decision.answer, request)
+        outcome = self.engine.answer(request)
+        if isinstance(outcome, MockMiss):
+            self.log.missed(request, outcome)
+            return self.fallback(raw, outcome.explain())
+        decision, reply = outcome
         self._answered(request, decision, reply)
         chunks = list(reply.events) if reply.events is not None else [(0.0, reply.body or b"")]
         return Prepared(reply.status, reason_phrase(reply.status), reply.headers, chunks)

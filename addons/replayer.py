@@ -156,8 +156,9 @@ class Replayer:
 
     def _miss(self, route: Route | None, message: str) -> Prepared:
         status = self.settings.miss_status
-        if route is None:
-            return Prepared(status, "", (("content-type", "text/plain; charset=utf-8"),), [(0.0, message.encode())])
+        if route is None:  # not an LLM API: a plain JSON error, as an HTTP API says "not found"
+            body = orjson.dumps({"error": {"type": "not_found_error", "message": message}})
+            return Prepared(status, "", (("content-type", "application/json"),), [(0.0, body)])
         reply = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
         return Prepared(status, "", tuple(reply.headers.items()), [(0.0, reply.body)])
 

@@ -115,7 +115,9 @@ class Session:
         if self.replayer is not None and (self.mock_log is None or self.replayer.index.size):
             log, unused = self.replayer.log, self.unused
             lines.append(f"replayed {log.hits} requests: {len(log.misses)} missed, {len(unused)} unused")
-            lines += [f"  miss: {miss.explain().splitlines()[0]}" for miss in log.misses]
+            for miss in log.misses:  # with the paths that differ, as the miss diagnostic gave them
+                first, *differences = miss.explain().splitlines()
+                lines += [f"  miss: {first}", *(f"  {line}" for line in differences)]
             lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
         for close in self.closers:
             try:

@@ -6,18 +6,22 @@ answered twice. A request no expectation answers gets a `MockMiss` naming the cl
 did not match, as replay explains its misses.
 """
 
+import logging
 import re
 import threading
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 
-from llmproxy.errors import MockError
+from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.mock import spec
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.failover import FailoverState
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
+from llmproxy.mock.reply import MockReply, encode_answer, unfit
 from llmproxy.mock.request import MockRequest
 from llmproxy.mock.script import ScriptCursor
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -60,6 +64,19 @@ class MockEngine:
         *_, name, reasons = min(near, key=lambda item: item[:2])
         return MockMiss(name, reasons)
 
+    def answer(self, request: MockRequest) -> tuple[MockDecision, MockReply] | MockMiss:
+        """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
+        its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own."""
+        decision = self.decide(request)
+        if isinstance(decision, MockMiss):
+            return decision
+        try:
+            return decision, encode_answer(decision.answer, request)
+        except Exception as exc:
+            logger.debug("%s could not answer %s %s", decision.source, request.host, request.path, exc_info=True)
+            why = str(exc) if isinstance(exc, LlmproxyError) else f"{type(exc).__name__}: {exc}"
+            return MockMiss(decision.source, (f"its answer could not be given: {why}",))
+
 
 @dataclass(slots=True)
 class _Entry:
@@ -89,6 +106,8 @@ class _Entry:
             reasons = _mismatches(self.expectation.match, request)
             if not reasons and self.expectation.times is not None and self.served >= self.expectation.times:
                 reasons = [f"times: all {self.expectation.times} used"]
+            if not reasons and (why := unfit(self.expectation, request)) is not None:
+                reasons = [f"answer: {why}"]
             if reasons:
                 return tuple(reasons)
             self.served += 1
@@ -105,6 +124,8 @@ class _Entry:
             return (f"all {len(self.conversation.turns)} turns served{_session(key)}",)
         turn = self.conversation.turns[position]
         reasons = _mismatches(turn.match, request) if turn.match else []
+        if not reasons and (why := unfit(turn, request)) is not None:
+            reasons = [f"answer: {why}"]
         if reasons:
             return tuple(f"turn {position + 1}{_session(key)}: {reason}" for reason in reasons)
         self.turns[key] = position + 1

@@ -90,7 +90,9 @@ class MockLog:
         for logged in self._logged[-SHOWN:]:
             head, outcome = logged.head, logged.outcome
             what = f"{head.get('provider') or head['host']} {head.get('model') or ''}".rstrip()
-            answered = outcome.get("answeredBy") or "no expectation matched"
+            if "miss" in outcome:  # what came in, exactly, and why nothing answered it
+                what = f"{head['method']} {head['host']}{head['path']}"
+            answered = outcome.get("answeredBy") or f"missed: {outcome['miss']}"
             lines.append(f"  {head['seq']}. {what} (turn index {head.get('turnIndex', '-')}): {answered}")
         return "\n".join(lines)
 
@@ -174,7 +176,7 @@ class _Logged:
 
 
 def _request_gist(request: MockRequest, seq: int) -> dict[str, Any]:
-    entry: dict[str, Any] = {"seq": seq, "host": request.host, "path": request.path}
+    entry: dict[str, Any] = {"seq": seq, "method": request.method, "host": request.host, "path": request.path}
     if request.route is not None:
         entry["provider"] = request.route.provider.value
         entry["operation"] = request.route.operation.value

@@ -38,6 +38,21 @@ class MockReply:
     usage: Usage | None = None  # the tokens the answer declares (or the mock estimated): the log records them
 
 
+def unfit(answers: spec.Expectation | spec.Turn, request: MockRequest) -> str | None:
+    """Why this answer cannot be given in the request's own format (a chat answer to `GET /v1/models`, an
+    embedding to a chat request), or None when it can: such an expectation does not answer the request."""
+    route = request.route
+    if answers.embedding is not None:
+        needs, fits = "an embedding answer", route is not None and embedding_codec(route) is not None
+    elif answers.rerank is not None:
+        needs, fits = "a rerank answer", route is not None and rerank_codec(route) is not None
+    elif answers.error is not None or answers.http is not None:
+        return None
+    else:  # respond, script, failover, adversarial: chat answers
+        needs, fits = "a chat answer", request.codec is not None
+    return None if fits else f"{needs} cannot answer {_what(route)}"
+
+
 def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
     if isinstance(answer, spec.Respond):
         return encode_respond(answer, request)

@@ -1,6 +1,7 @@
 """A live request as the mock engine sees it: where it goes, which API it speaks, its completed assistant
 turns, and the conversation it carries, decoded only when something reads it."""
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -16,6 +17,7 @@ from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
 
 _NOT_YET: Final = object()
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -27,6 +29,7 @@ class MockRequest:
     route: Route | None
     host: str
     path: str  # without the query
+    method: str = "POST"
     headers: Mapping[str, str] = field(default_factory=dict)
     query: Mapping[str, str] = field(default_factory=dict)
     model: str | None = None
@@ -52,6 +55,16 @@ class MockRequest:
 
 
 def mock_request(raw: RawRequest) -> MockRequest:
+    """The request as the engine sees it. One whose body or URL cannot be read as its API's is still a
+    request: an expectation about hosts and paths (or none) decides what it gets."""
+    try:
+        return _read(raw)
+    except Exception:
+        logger.debug("llmproxy mock could not read %s %s%s", raw.method, raw.host, raw.path, exc_info=True)
+        return MockRequest(route=None, host=raw.host, path=raw.path.partition("?")[0], method=raw.method, body=raw.body)
+
+
+def _read(raw: RawRequest) -> MockRequest:
     headers = {name.lower(): value for name, value in raw.headers}
     parts = urlsplit(raw.path)
     route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
@@ -65,6 +78,7 @@ def mock_request(raw: RawRequest) -> MockRequest:
         route=route,
         host=raw.host,
         path=parts.path,
+        method=raw.method,
         headers=headers,
         query=dict(parse_qsl(parts.query)) if parts.query else {},
         model=asked if isinstance(asked, str) else route.model if route is not None else None,

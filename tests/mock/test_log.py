@@ -54,7 +54,8 @@ def test_a_short_run_lists_every_request() -> None:
     assert log.summary().splitlines() == [
         "mock answered 1 of 2 requests",
         "  1. api.example.com (turn index -): expectation 1",
-        "  2. api.example.com (turn index -): no expectation matched",
+        "  2. POST api.example.com/v1/things (turn index -): missed: no expectation answers this request "
+        "(the expectations file has none for it)",
     ]
     assert [entry["seq"] for entry in log.misses] == [2]
 
@@ -92,8 +93,9 @@ def test_details_are_read_from_the_request_when_the_entry_is() -> None:
     assert len(decodes) == len(log.entries) <= 2 * KEPT  # entries trimmed away were never decoded
     assert (entry["turnIndex"], entry["latestRole"]) == (1, "tool")
     assert entry["toolResults"] == [{"name": "ls", "callId": "c1", "text": "a.txt b.txt"}]
-    assert list(entry)[:9] == [
+    assert list(entry)[:10] == [
         "seq",
+        "method",
         "host",
         "path",
         "provider",

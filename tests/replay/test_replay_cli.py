@@ -82,6 +82,12 @@ def test_a_changed_prompt_misses_and_says_where(world: World) -> None:
     assert "capital of France" in run.stderr
     assert "capital of Italy" in run.stderr
     assert "1 missed" in run.stderr
+    summary = run.stderr[run.stderr.index("llmproxy replay: replayed") :]  # the end-of-run summary keeps the paths
+    assert (
+        "  miss: POST https://api.anthropic.com/v1/messages: no recorded exchange matches; closest is exchange 1"
+        in summary
+    )
+    assert "\n    $.messages[0].content: recorded '…t is the capital of France? Answer in one word.'" in summary
 
 
 def test_new_episodes_appends_exactly_the_missed_exchanges(world: World) -> None:
