@@ -9,7 +9,6 @@ what went upstream.
 import copy
 import logging
 import threading
-from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import orjson
@@ -24,6 +23,7 @@ from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
 from llmproxy.cassette.model import Response as RecordedResponse
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
+from llmproxy.egress import EgressPolicy
 from llmproxy.model import ErrorKind, Route
 from llmproxy.providers.registry import error_encoder
 
@@ -48,7 +48,7 @@ class ReplaySettings:
     miss_status: int = 599
     timing: float | None = 1.0  # scale of the recorded offsets; None: everything at once
     forward_misses: bool = False  # record mode new_episodes: a miss goes upstream (and is recorded)
-    allowed_hosts: Collection[str] = ()  # what the cassette does not answer for them reaches the network
+    egress: EgressPolicy = field(default_factory=EgressPolicy)  # lets out what the cassette does not answer
 
 
 class Replayer:
@@ -63,9 +63,13 @@ class Replayer:
     def request(self, flow: http.HTTPFlow) -> None:
         if flow.response is not None or flow.metadata.get(ANSWERED):  # answered, or on its way to the relay
             return
-        allowed = flow.request.pretty_host.lower() in self.settings.allowed_hosts
+        live = flow.request
+        refusal = self.settings.egress.check_request(live.host, live.port, [live.host_header, flow.client_conn.sni])
         outcome = self._decide(
-            raw_request(flow.request), flow.metadata.get(MOCK_MISS), let_through=allowed or self.settings.forward_misses
+            raw_request(live),
+            flow.metadata.get(MOCK_MISS),
+            let_through=refusal is None or self.settings.forward_misses,
+            kept_in=refusal.reason if refusal is not None and self.settings.egress.entries else None,
         )
         if outcome is None:
             return  # upstream answers: a host allowed out, or new_episodes (the recorder keeps the answer)
@@ -92,9 +96,10 @@ class Replayer:
         return self._prepared(*outcome)
 
     def _decide(
-        self, raw: RawRequest, mock_miss: str | None, *, let_through: bool
+        self, raw: RawRequest, mock_miss: str | None, *, let_through: bool, kept_in: str | None = None
     ) -> tuple[Exchange, Request] | Prepared | None:
-        """The recorded exchange that answers, the miss to send, or None when a miss may go upstream."""
+        """The recorded exchange that answers, the miss to send, or None when a miss may go upstream.
+        `kept_in`: why `--allow-host` did not let it out, for the diagnostic."""
         try:
             request, route = to_request(raw, self.redactor)
             decision = self.index.take(request, route.provider.value if route else None)
@@ -112,6 +117,8 @@ class Replayer:
         message = decision.explain()
         if mock_miss is not None:  # llmproxy mock: no expectation answered either
             message = f"{decision.request}: {mock_miss}" if self.index.size == 0 else f"{mock_miss}\nand {message}"
+        if kept_in is not None:
+            message += f"\n  not let out (--allow-host): {kept_in}"
         logger.error("replay miss: %s", message)
         return self._miss(route, message)
 

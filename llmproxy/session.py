@@ -27,12 +27,14 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayIndex, ReplayMiss
 from llmproxy.cassette.store import load_cassette
 from llmproxy.cassette.writer_process import WriterProcess
+from llmproxy.egress import EgressPolicy
 from llmproxy.environment import proxy_environment
 from llmproxy.errors import LlmproxyError
 from llmproxy.providers import declared
 from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
+    from addons.egress import EgressGate
     from addons.replayer import Replayer
     from llmproxy.mock.log import MockLog
 
@@ -79,6 +81,7 @@ class Session:
     listeners: list[Any] = field(default_factory=list)  # addons.proxy.Listener: the forward one, then reverse ones
     summary: str = ""  # set when closed
     mock_log: "MockLog | None" = None
+    egress: "EgressGate | None" = None  # strict replay and mock: what may connect out (`--allow-host`)
     base_url: str = ""  # llmproxy mock: where clients set by base URL connect (no interception), while running
     routes: tuple[declared.Declaration, ...] = ()  # `--route`: known to detection while the session runs
 
@@ -91,9 +94,15 @@ class Session:
         return self.replayer.index.unused() if self.replayer is not None else []
 
     @property
+    def refused(self) -> list[str]:
+        """Connections out that `--allow-host` did not let through, and why."""
+        return list(self.egress.refused) if self.egress is not None else []
+
+    @property
     def strict_misses(self) -> bool:
-        """Requests that got the miss status (not forwarded, as new_episodes does)."""
-        return bool(self.replayer is not None and self.misses and not self.replayer.settings.forward_misses)
+        """Requests that got the miss status (not forwarded, as new_episodes does), or connections refused."""
+        forwarded = self.replayer is not None and self.replayer.settings.forward_misses
+        return bool(self.misses and not forwarded) or bool(self.refused)
 
     def start(self) -> None:
         """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
@@ -119,6 +128,9 @@ class Session:
                 first, *differences = miss.explain().splitlines()
                 lines += [f"  miss: {first}", *(f"  {line}" for line in differences)]
             lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
+        if refused := self.refused:
+            lines.append(f"refused {len(refused)} connection{'s' if len(refused) != 1 else ''} out:")
+            lines += [f"  refused: {refusal}" for refusal in refused]
         for close in self.closers:
             try:
                 lines.append(close())
@@ -176,10 +188,12 @@ def replay_session(
 ) -> Session:
     """Serve `cassettes` (new recordings go to the first). `timing`: a scale of the recorded stream
     offsets, or None for everything at once. Raises LlmproxyError before anything runs."""
-    declarations = declared.parse_all(routes)
+    from addons.egress import EgressGate
     from addons.replayer import Replayer, ReplaySettings
     from addons.stream_relay import StreamRelay
 
+    declarations = declared.parse_all(routes)
+    egress = EgressPolicy.parse(allow_hosts)  # a malformed entry is a usage error before anything is touched
     paths = [Path(path) for path in cassettes]
     if not paths and mode is not RecordMode.NONE:
         raise LlmproxyError(f"record mode {mode.value} needs a cassette to record to")
@@ -195,16 +209,18 @@ def replay_session(
     exchanges = [exchange for path in paths if _exists(path) for exchange in load_cassette(path).exchanges]
     relay = StreamRelay()
     forward = mode is RecordMode.NEW_EPISODES
-    settings = ReplaySettings(miss_status, timing, forward, frozenset(host.lower() for host in allow_hosts))
+    settings = ReplaySettings(miss_status, timing, forward, egress)
     replayer = Replayer(ReplayIndex(exchanges, match), settings, redactor, relay)
     served = ", ".join(map(str, paths))
     if not forward:  # strict and offline: not even a TLS handshake upstream to learn a certificate
+        gate = EgressGate(egress, [relay])
         return Session(
-            [relay, replayer],
+            [relay, replayer, gate],
             f"none mode, replaying {served}",
             {"upstream_cert": False},
             replayer=replayer,
             routes=declarations,
+            egress=gate,
         )
     recording = record_session(first, redactor=redactor, routes=routes)
     return Session(
@@ -240,16 +256,17 @@ def mock_session(
     engine = MockEngine(load_expectations(expectations))
     replay = replay_session(cassettes, match=match, miss_status=miss_status, redactor=redactor, routes=routes)
     mock_log = MockLog(redactor, log)
-    relay, replayer = replay.addons
+    relay, replayer, gate = replay.addons
     relay.port = base_url_port  # type: ignore[attr-defined]
     mocker = Mocker(engine, relay, mock_log, replayer.direct)  # type: ignore[arg-type, attr-defined]
     session = Session(
-        [relay, mocker, replayer],
+        [relay, mocker, replayer, gate],
         f"mocking from {expectations}" + (f", then {replay.describe}" if cassettes else ""),
         replay.mitmproxy_options,
         replayer=replay.replayer,
         mock_log=mock_log,
         routes=replay.routes,
+        egress=replay.egress,
     )
     return session
 
@@ -281,6 +298,9 @@ def _run(session: Session, listening: Listening, start: bool) -> Iterator[Sessio
             options=session.mitmproxy_options,
         )
         upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
+        if session.egress is not None:  # what the user pointed llmproxy at is reached as configured
+            configured = [*upstreams.mapped.values(), *map(Destination.parse, listening.reverse)]
+            session.egress.policy = session.egress.policy.with_explicit([(d.host, d.port) for d in configured])
         proxy = ProxyThread(settings, [*session.addons, upstreams]).start()
     except BaseException:
         with suppress(LlmproxyError):  # the error that stopped the start is the one to report

@@ -1,3 +1,4 @@
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -15,3 +16,12 @@ def loopback() -> Iterator[LoopbackServer]:
     """A fresh loopback server on 127.0.0.1 with an empty reply queue."""
     with LoopbackServer() as server:
         yield server
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port on 127.0.0.1 something already listens on."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        yield taken.getsockname()[1]

@@ -4,10 +4,8 @@ that cannot be run; `--debug` adds the traceback. Run as users run llmproxy, on 
 
 import json
 import os
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,14 +55,6 @@ def expectations(tmp_path: Path) -> Path:
     path = tmp_path / "e.json"
     path.write_text(json.dumps({"expectations": [{"respond": {"text": "hi"}}]}))
     return path
-
-
-@pytest.fixture
-def busy_port() -> Iterator[int]:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        yield taken.getsockname()[1]
 
 
 def test_mock_log_in_a_missing_folder(home: dict[str, str], tmp_path: Path, expectations: Path) -> None:
@@ -135,6 +125,14 @@ def test_malformed_options_are_usage_errors(
     one_error(run, "record", says)
     assert not cassette.exists()
     assert list(tmp_path.glob("c.json*")) == []
+
+
+def test_a_malformed_allow_host_is_a_usage_error(home: dict[str, str], tmp_path: Path) -> None:
+    cassette = tmp_path / "c.json"
+    cassette.write_text('{"llmproxy_cassette": 1, "exchanges": []}')
+    run = llmproxy(home, "replay", "--cassette", str(cassette), "--allow-host", "https://api.github.com", "--", "true")
+    assert run.returncode == 2
+    one_error(run, "replay", "--allow-host expects HOST, HOST:PORT or an address")
 
 
 def test_click_usage_errors_share_status_2(home: dict[str, str]) -> None:

@@ -2,10 +2,8 @@
 byte for byte as it was; a second recorder on the same cassette is refused with the first one's pid and
 command, and the first one's live journal is left alone."""
 
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -35,14 +33,6 @@ def recorded(world: World) -> bytes:
     """The world's cassette holding an Anthropic session; its bytes."""
     assert world.record(sys.executable, str(CLIENTS), "anthropic").returncode == 0
     return world.cassette.read_bytes()
-
-
-@pytest.fixture
-def busy_port() -> Iterator[int]:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        yield taken.getsockname()[1]
 
 
 def test_a_port_in_use_leaves_the_cassette_as_it_was(world: World, recorded: bytes, busy_port: int) -> None:
