@@ -21,11 +21,11 @@ ALLOWED = "api.github.com"
 
 
 class TcpSentinel:
-    """A TCP service that counts connections (for traffic that is not HTTP at all)."""
+    """A TCP service that counts connections (for traffic that is not HTTP at all, or on IPv6 loopback)."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self.accepted = 0
-        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._socket = socket.create_server((host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.port = self._socket.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -150,6 +150,22 @@ def test_connect_to_a_local_port_then_raw_bytes_with_nothing_allowed(tmp_path: P
             exchange(inner, b"SSH-2.0-OpenSSH_9.6\r\n")
         assert sentinel.accepted == 0, "a raw TCP connection reached the local service"
         assert proxy.refused
+    finally:
+        sentinel.close()
+
+
+def test_an_absolute_uri_to_ipv6_loopback_with_the_allowed_host_header(tmp_path: Path, cassette: Path) -> None:
+    try:
+        sentinel = TcpSentinel("::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    try:
+        with strict(tmp_path, cassette, ALLOWED) as proxy:
+            with socket.create_connection(("127.0.0.1", proxy_port(proxy)), timeout=10) as connection:
+                response = exchange(connection, get(f"http://[::1]:{sentinel.port}/secret", ALLOWED))
+            assert sentinel.accepted == 0, "the request reached the IPv6 loopback service"
+            assert status(response) == 599
+            assert proxy.misses
     finally:
         sentinel.close()
 
