@@ -89,6 +89,12 @@ class Node:
             raise self.fail("a list")
         return (Node(v, self.what, i, self) for i, v in enumerate(self.value))
 
+    def each(self) -> Iterator["Node"]:
+        """The elements of a repeated field, which proto-JSON APIs (Gemini) also accept as one lone value."""
+        if self.is_list():
+            return self.items()
+        return iter((self,)) if self.present else iter(())
+
     # typed reads ------------------------------------------------------------------------------
     def obj(self) -> dict[str, Any]:
         if not isinstance(self.value, dict):
@@ -107,9 +113,13 @@ class Node:
         return self.string() if self.present else None
 
     def integer(self) -> int:
-        if not isinstance(self.value, int) or isinstance(self.value, bool):
+        """An integer; a float with no fraction counts too (`12.0`: some SDKs and gateways write counts so)."""
+        value = self.value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if not isinstance(value, int) or isinstance(value, bool):
             raise self.fail("an integer")
-        return self.value
+        return value
 
     def opt_integer(self, default: int = 0) -> int:
         return self.integer() if self.present else default

@@ -46,15 +46,15 @@ def read_request(root: Node, model: str | None) -> Conversation:
     """The request object at `root` (the body itself, or Code Assist's `request`)."""
     root.obj()
     contents = root["contents"]
-    if not contents.is_list():
+    if not contents.is_list() and not isinstance(contents.value, dict):
         raise contents.fail("a list of contents")
     config = get(root, "generationConfig")
     limit = get(config, "maxOutputTokens")
     return Conversation(
         model=model,
-        messages=name_tool_results(tuple(_message(content) for content in contents.items())),
+        messages=name_tool_results(tuple(_message(content) for content in contents.each())),
         system=_system(get(root, "systemInstruction")),
-        tools=tuple(tool for node in root["tools"].items() for tool in _tools(node)),
+        tools=tuple(tool for node in root["tools"].each() for tool in _tools(node)),
         max_output_tokens=limit.integer() if limit.present else None,
         reasoning_requested=_reasoning_requested(get(config, "thinkingConfig")),
     )
@@ -75,7 +75,7 @@ def _system(node: Node) -> tuple[TextPart, ...]:
     if not node.present:
         return ()
     node.obj()
-    return tuple(TextPart(part["text"].string()) for part in node["parts"].items())
+    return tuple(TextPart(part["text"].string()) for part in node["parts"].each())
 
 
 def _message(node: Node) -> Message:
@@ -91,7 +91,7 @@ def read_parts(node: Node) -> tuple[ContentPart, ...]:
     """A Content's parts. A thought signature on an ordinary part becomes a signature-only ReasoningPart
     just before it: the signature belongs to the thinking that led to that part."""
     parts: list[ContentPart] = []
-    for part in node.items():
+    for part in node.each():
         part.obj()
         signature = get(part, "thoughtSignature").opt_string()
         if get(part, "thought").boolean():
@@ -157,7 +157,7 @@ def _tools(node: Node) -> list[ToolDefinition]:
     tools: list[ToolDefinition] = []
     for key in node.obj():
         if key in ("functionDeclarations", "function_declarations"):
-            tools.extend(_function(function) for function in node[key].items())
+            tools.extend(_function(function) for function in node[key].each())
         else:
             tools.append(ToolDefinition(key, kind=key))
     return tools

@@ -8,7 +8,7 @@ from typing import Any
 
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers import openai_errors
-from llmproxy.providers.base import JsonObject, dump_arguments, parse_arguments, stable_id
+from llmproxy.providers.base import JsonObject, dump_arguments, parse_arguments, stable_id, status_kind
 from llmproxy.providers.node import Node
 
 WHAT_RESPONSE = "openai chat response"
@@ -97,17 +97,25 @@ def encode_usage(usage: Usage) -> JsonObject:
 
 
 def decode_usage(node: Node) -> Usage | None:
-    """OpenAI's counts already have the neutral meaning: prompt_tokens includes cached tokens."""
+    """OpenAI's counts already have the neutral meaning: prompt_tokens includes cached tokens. Compatible
+    servers differ: DeepSeek may report cache hits only as `prompt_cache_hit_tokens`; xAI and Gemini's
+    OpenAI-compatible API leave reasoning out of `completion_tokens` but count it in `total_tokens`, so
+    whatever the total holds beyond prompt and completion is reasoning the output includes."""
     if not node.present:
         return None
     node.obj()
     prompt, completion = node["prompt_tokens_details"], node["completion_tokens_details"]
+    inputs, outputs = node["prompt_tokens"].opt_integer(), node["completion_tokens"].opt_integer()
+    reasoning = completion["reasoning_tokens"].opt_integer()
+    cached = prompt["cached_tokens"]
+    total = node["total_tokens"]
+    hidden = total.integer() - inputs - outputs if total.present else 0
     return Usage(
-        input_tokens=node["prompt_tokens"].opt_integer(),
-        output_tokens=node["completion_tokens"].opt_integer(),
-        cache_read_tokens=prompt["cached_tokens"].opt_integer(),
+        input_tokens=inputs,
+        output_tokens=outputs + max(hidden, 0),
+        cache_read_tokens=cached.integer() if cached.present else node["prompt_cache_hit_tokens"].opt_integer(),
         cache_write_tokens=prompt["cache_write_tokens"].opt_integer(),
-        reasoning_tokens=completion["reasoning_tokens"].opt_integer(),
+        reasoning_tokens=max(reasoning, hidden),
     )
 
 
@@ -139,10 +147,11 @@ def decode_stream_error(data: Any, what: str) -> ProviderError:
     message = error["message"].value if error["message"].is_string() else ""
     type_ = error["type"].value if error["type"].is_string() else None
     code = error["code"].value if error["code"].is_string() else None
+    status = error["code"].value if isinstance(error["code"].value, int) else None  # OpenRouter: an HTTP status
     kind = (
         _KIND_BY_PAIR.get((type_, code))
         or _KIND_BY_CODE.get(code or "")
         or _KIND_BY_TYPE.get(type_ or "")
-        or ErrorKind.SERVER_ERROR
+        or (status_kind(status) if status is not None else ErrorKind.SERVER_ERROR)
     )
     return ProviderError(kind, message, type_ or code, None)

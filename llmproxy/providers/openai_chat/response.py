@@ -5,6 +5,7 @@ from dataclasses import replace
 from llmproxy.model import Completion, StopReason, ToolCall
 from llmproxy.providers.base import JsonObject, dump_json, parse_arguments
 from llmproxy.providers.node import Node
+from llmproxy.providers.openai_chat import content
 from llmproxy.providers.openai_chat.mapping import (
     WHAT_RESPONSE,
     decode_stream_error,
@@ -51,7 +52,8 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
 
 
 def decode_response(body: bytes) -> Completion:
-    """Choice index 0 only (n>1 answers are alternatives, not parts); text is content then refusal."""
+    """Choice index 0 only (n>1 answers are alternatives, not parts); text is content then refusal; the
+    reasoning compatible providers send beside the content is read too (`content.py`)."""
     root = Node.parse(body, WHAT_RESPONSE)
     root.obj()
     if root["error"].present and root["error"].value:
@@ -73,7 +75,8 @@ def decode_response(body: bytes) -> Completion:
 def _with_choice(completion: Completion, choice: Node) -> Completion:
     message = choice["message"]
     message.obj()
-    content = message["content"].opt_string() or ""
+    said = content.Said()
+    content.read(message, said)
     refusal = message["refusal"].opt_string()
     calls = [decode_tool_call(call) for call in message["tool_calls"].items()]
     legacy = message["function_call"]
@@ -82,7 +85,9 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
         calls.append(ToolCall("", legacy["name"].opt_string() or "", arguments, invalid))
     return replace(
         completion,
-        text=content + (refusal or ""),
+        text="".join(said.text) + (refusal or ""),
+        reasoning="".join(said.reasoning) or None,
+        reasoning_signature=said.signature,
         tool_calls=tuple(calls),
         stop_reason=stop_reason(choice["finish_reason"].opt_string(), refused=refusal is not None),
     )

@@ -20,6 +20,7 @@ from llmproxy.providers.base import (
     split_deltas,
 )
 from llmproxy.providers.node import Node
+from llmproxy.providers.openai_chat import content
 from llmproxy.providers.openai_chat.mapping import (
     WHAT_STREAM,
     decode_stream_error,
@@ -123,7 +124,7 @@ class _Merged:
     id: str | None = None
     model: str | None = None
     created: int | None = None
-    content: list[str] = field(default_factory=list)
+    said: content.Said = field(default_factory=content.Said)
     refusal: list[str] | None = None
     calls: dict[int, _Call] = field(default_factory=dict)
     legacy_call: _Call | None = None
@@ -139,8 +140,9 @@ class _Merged:
             return False  # an empty event carries nothing (keep-alives are comments, but be lenient)
         node = Node.parse(data, WHAT_STREAM)
         value = node.obj()
-        if value.get("error"):
+        if value.get("error"):  # OpenRouter's error chunk is a whole chunk: its usage counts
             self.error = decode_stream_error(value, WHAT_STREAM)
+            self.usage = decode_usage(node["usage"]) or self.usage
             return True
         if self.id is None:
             self.id = node["id"].opt_string()
@@ -154,9 +156,8 @@ class _Merged:
         return False
 
     def _add_delta(self, delta: Node) -> None:
-        content = delta["content"].opt_string()
-        if content:
-            self.content.append(content)
+        if delta.present:
+            content.read(delta, self.said)
         refusal = delta["refusal"].opt_string()
         if refusal is not None:
             if self.refusal is None:
@@ -177,7 +178,9 @@ class _Merged:
             id=self.id,
             model=self.model,
             created=self.created,
-            text="".join(self.content) + "".join(self.refusal or ()),
+            text="".join(self.said.text) + "".join(self.refusal or ()),
+            reasoning="".join(self.said.reasoning) or None,
+            reasoning_signature=self.said.signature,
             tool_calls=tuple(calls),
             stop_reason=stop_reason(self.finish, refused=self.refusal is not None),
             usage=self.usage,

@@ -68,6 +68,18 @@ def test_rest_snake_case_request() -> None:
     assert conversation.tools[0].parameters == {"type": "OBJECT", "properties": {"format": {"type": "STRING"}}}
 
 
+def test_repeated_fields_given_as_one_object() -> None:
+    """The API (proto-JSON) takes a lone value for a repeated field: `tools` as one Tool, `parts` as one Part."""
+    declaration = {"name": "get_capital", "description": "Get the capital", "parameters": {"type": "OBJECT"}}
+    body = {
+        "contents": {"role": "user", "parts": {"text": "Capital of France?"}},
+        "tools": {"function_declarations": declaration},
+    }
+    conversation = GENERATE.decode_request(json.dumps(body).encode())
+    assert [m.text for m in conversation.messages] == ["Capital of France?"]
+    assert [(t.name, t.description) for t in conversation.tools] == [("get_capital", "Get the capital")]
+
+
 def test_no_thinking_asked() -> None:
     body = {"contents": [], "generationConfig": {"thinkingConfig": {"thinkingBudget": 0}}}
     assert GENERATE.decode_request(json.dumps(body).encode()).reasoning_requested is False
@@ -77,6 +89,7 @@ def test_no_thinking_asked() -> None:
     ("body", "message"),
     [
         ({}, r"\$\.contents: expected a list of contents"),
+        ({"contents": "hi"}, r"\$\.contents: expected a list of contents"),
         (
             {"contents": [{"role": "assistant", "parts": []}]},
             r"contents\[0\]\.role: expected \"user\" or",
