@@ -41,6 +41,7 @@ _FRAMINGS = {
     "application/x-jsonlines": Framing.LINES,
     "application/jsonlines": Framing.LINES,
     "application/json-seq": Framing.LINES,
+    "application/stream+json": Framing.LINES,  # Cohere's v1 chat streams
     "application/vnd.amazon.eventstream": Framing.EVENTSTREAM,
 }
 

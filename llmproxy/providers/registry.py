@@ -7,6 +7,8 @@ from llmproxy.providers.base import ChatCodec, EncodeError
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
 from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
 from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
+from llmproxy.providers.cohere_chat import CHAT as COHERE_CHAT
+from llmproxy.providers.cohere_chat import CHAT_V1 as COHERE_CHAT_V1
 from llmproxy.providers.embeddings import (
     BEDROCK_COHERE_EMBEDDINGS,
     BEDROCK_TITAN_EMBEDDINGS,
@@ -39,13 +41,17 @@ CHAT_CODECS: dict[str, ChatCodec] = {
     "bedrock-invoke-anthropic": BEDROCK_INVOKE_ANTHROPIC,
     "gemini-generate": GEMINI_GENERATE,
     "gemini-code-assist": GEMINI_CODE_ASSIST,
+    "cohere-chat": COHERE_CHAT,
+    "cohere-chat-v1": COHERE_CHAT_V1,
 }
 
 _BY_ROUTE: dict[tuple[Provider, Operation], ChatCodec] = {
-    (codec.provider, codec.operation): codec for codec in (*CHAT_CODECS.values(), azure.CHAT, azure.RESPONSES)
+    (codec.provider, codec.operation): codec
+    for codec in (*CHAT_CODECS.values(), azure.CHAT, azure.RESPONSES)
+    if codec is not COHERE_CHAT_V1
 }
 """Azure's codecs are OpenAI's "openai-chat" and "openai-responses" with Azure's error bodies, so they have
-no names of their own."""
+no names of their own. Cohere's chat codec follows the URL's version."""
 
 
 def chat_codec(route: Route) -> ChatCodec | None:
@@ -55,6 +61,8 @@ def chat_codec(route: Route) -> ChatCodec | None:
         return _OVER_WEBSOCKET.get((route.provider, route.operation))
     if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
         return bedrock_invoke_codec(route.model)  # an invoke body is the model family's own format
+    if (route.provider, route.operation, route.version) == (Provider.COHERE, Operation.CHAT, "v1"):
+        return COHERE_CHAT_V1
     return _BY_ROUTE.get((route.provider, route.operation))
 
 

@@ -1,6 +1,7 @@
 """The Completions every chat codec's golden files are made from (see scripts/regen_golden.py)."""
 
-from llmproxy.framing import eventstream, ndjson
+from llmproxy.cassette.stream_capture import Framing, framing
+from llmproxy.framing import eventstream
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.base import ChatCodec
 
@@ -8,7 +9,8 @@ from llmproxy.providers.base import ChatCodec
 def stream_suffix(codec: ChatCodec) -> str:
     """The golden stream file's extension, after the codec's framing: `.sse`, `.ndjson`, or `.eventstream`
     for AWS event-stream (binary)."""
-    return {eventstream.MEDIA_TYPE: ".eventstream", ndjson.MEDIA_TYPE: ".ndjson"}.get(codec.stream_media_type, ".sse")
+    lines = framing(codec.stream_media_type) is Framing.LINES
+    return ".ndjson" if lines else {eventstream.MEDIA_TYPE: ".eventstream"}.get(codec.stream_media_type, ".sse")
 
 
 CASES: dict[str, Completion] = {

@@ -15,7 +15,7 @@ from llmproxy.session import Session
 from tests.mock.sdk_clients import anthropic_client, azure_client, bedrock_client, openai_client, serving, trusting
 
 SIGNATURE = "c2lnbmVkIGJ5IGxsbXByb3h5"  # base64: Gemini's thought signatures are bytes
-FAILOVER_PROVIDERS = ("anthropic", "openai", "gemini", "bedrock", "ollama")
+FAILOVER_PROVIDERS = ("anthropic", "openai", "gemini", "bedrock", "ollama", "cohere")
 
 EXPECTATIONS: dict[str, Any] = {
     "expectations": [
@@ -387,3 +387,60 @@ def test_base_url_clients_are_answered_on_the_relay_alike(proxy: Session) -> Non
         assert "no expectation matched" in str(missed.value)
     logged = served(proxy, "(direct)")
     assert [entry.get("answeredBy") for entry in logged] == ["expectation 2", "expectation 5", "expectation 1", None]
+
+
+# Cohere (chat v2, and v1 as `Client.chat` still sends it)
+
+
+@pytest.fixture(scope="module")
+def command(proxy: Session) -> Iterator[Any]:
+    import cohere
+    import httpx
+
+    with httpx.Client(proxy=proxy.url, verify=trusting(proxy)) as http:
+        yield cohere.ClientV2(api_key="co-test", httpx_client=http), cohere.Client(api_key="co-test", httpx_client=http)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+def test_cohere(command: Any, stream: bool) -> None:
+    import cohere
+
+    v2, _ = command
+
+    def ask(word: str) -> tuple[str, list[tuple[str, str]], str, Any]:
+        """Text, tool calls (name, arguments), the tool plan and the billed units."""
+        messages: Any = [{"role": "user", "content": word}]
+        if not stream:
+            done = v2.chat(model="command-a-03-2025", messages=messages)
+            text = "".join(item.text for item in done.message.content or [] if item.type == "text")
+            calls = [(c.function.name, c.function.arguments) for c in done.message.tool_calls or []]
+            return text, calls, done.message.tool_plan or "", done.usage.billed_units
+        text, calls, plan, units = "", [], "", None
+        for event in v2.chat_stream(model="command-a-03-2025", messages=messages):
+            if event.type == "content-delta":
+                text += event.delta.message.content.text or ""
+            elif event.type == "tool-call-start":
+                calls.append([event.delta.message.tool_calls.function.name, ""])
+            elif event.type == "tool-call-delta":
+                calls[-1][1] += event.delta.message.tool_calls.function.arguments
+            elif event.type == "tool-plan-delta":
+                plan += event.delta.message.tool_plan
+            elif event.type == "message-end":
+                units = event.delta.usage.billed_units
+        return text, [tuple(call) for call in calls], plan, units
+
+    assert ask("scenario:text")[0] == "Paris is the capital of France."
+    text, calls, _, _ = ask("scenario:tools")
+    assert (text, calls) == ("Let me look.", [("get_weather", '{"city":"Paris"}')])
+    units = ask("scenario:usage")[3]
+    assert (units.input_tokens, units.output_tokens) == (100, 20)
+    with pytest.raises(cohere.BadRequestError):
+        ask("scenario:error")
+
+
+def test_cohere_v1_and_failover(command: Any, proxy: Session) -> None:
+    _, v1 = command
+    assert v1.chat(model="command-r-plus", message="scenario:text").text == "Paris is the capital of France."
+    done = v1.chat(model="command-r-plus", message="scenario:failover cohere")
+    assert done.text == "recovered"  # the SDK's own retries got through the two 503s
+    assert [entry["status"] for entry in served(proxy, "failover cohere")] == [503, 503, 200]

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.errors import ParseError
 from llmproxy.framing import eventstream, ndjson
 from llmproxy.framing.sse import decode_all, encode_event
@@ -61,12 +62,18 @@ ERROR_BODY_ALONE = {
     "bedrock-invoke-anthropic",
     "gemini-generate",
     "gemini-code-assist",
+    "cohere-chat",
+    "cohere-chat-v1",
 }
 """Codecs whose 200 body cannot carry content and an error, so an errored completion is sent as its error
 body alone. (Responses sends a `failed` response object, output included.)"""
 
-MODEL_NOT_ON_WIRE = {"bedrock-converse"}  # the URL names the model, and the response does not
-REQUEST_FIXTURES = {"bedrock-converse": "bedrock_converse", "bedrock-invoke-anthropic": "bedrock_invoke"}
+MODEL_NOT_ON_WIRE = {"bedrock-converse", "cohere-chat", "cohere-chat-v1"}  # the response names no model
+REQUEST_FIXTURES = {
+    "bedrock-converse": "bedrock_converse",
+    "bedrock-invoke-anthropic": "bedrock_invoke",
+    "cohere-chat-v1": "cohere_chat_v1",
+}
 """Request fixture folders of codecs that share a package (or a request decoder) with another codec."""
 
 # The golden cases, and beyond them: every stop reason (none too), no identity, no usage, failures part-way
@@ -166,7 +173,7 @@ def _events(codec: ChatCodec, completion: Completion, delta_chars: int = 16) -> 
     """A completion's stream as its events' payloads: JSON values, or `Raw` text. An event-stream message is
     an object of its headers (names start with ':') and its `payload`."""
     wire = codec.encode_stream(completion, delta_chars=delta_chars)
-    if codec.stream_media_type == ndjson.MEDIA_TYPE:
+    if framing(codec.stream_media_type) is Framing.LINES:
         return ndjson.decode_all(wire)
     if codec.stream_media_type == eventstream.MEDIA_TYPE:
         return [
@@ -180,7 +187,7 @@ def _frame(codec: ChatCodec, payload: Any) -> bytes:
     """One event as the codec's framing carries it: an NDJSON line, an event-stream message (string headers,
     other values as their JSON text), or an SSE event named after its type as Anthropic and Responses name
     theirs (decoders read the type)."""
-    if codec.stream_media_type == ndjson.MEDIA_TYPE:
+    if framing(codec.stream_media_type) is Framing.LINES:
         return dump(payload) + b"\n"
     if codec.stream_media_type == eventstream.MEDIA_TYPE:
         document = payload if isinstance(payload, dict) else {"payload": payload}

@@ -77,7 +77,16 @@ def test_codecs_are_registered_by_name_and_route() -> None:
         "bedrock-invoke-anthropic": ("bedrock", "invoke"),
         "gemini-generate": ("gemini", "generate_content"),
         "gemini-code-assist": ("gemini_code_assist", "generate_content"),
+        "cohere-chat": ("cohere", "chat"),
+        "cohere-chat-v1": ("cohere", "chat"),
     }
+
+
+def test_cohere_chat_follows_the_urls_version() -> None:
+    v2, v1 = detect("api.cohere.com", "/v2/chat"), detect("api.cohere.com", "/v1/chat")
+    assert v2 is not None
+    assert v1 is not None
+    assert (chat_codec(v2), chat_codec(v1)) == (CHAT_CODECS["cohere-chat"], CHAT_CODECS["cohere-chat-v1"])
 
 
 def test_azure_codecs_are_openai_codecs_with_azure_errors() -> None:
