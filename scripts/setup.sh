@@ -5,6 +5,9 @@
 #   scripts/setup.sh [VENV_DIR]        default VENV_DIR: .venv
 #   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
 #   LLMPROXY_SKIP_NPM=1 scripts/setup.sh               to skip the coding CLIs the end-to-end tests drive
+#
+# Each step says what it does before it starts and how long it took; `npm ci` (about 50 s) is skipped when
+# node_modules was installed from the package-lock.json there is now.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,19 +47,39 @@ MSG
   exit 1
 }
 
+started=$SECONDS
+step() { started=$SECONDS; echo "setup: $*" >&2; }
+done_step() { echo "setup:   done in $((SECONDS - started)) s" >&2; }
+
 python="$(find_python)"
 if [ ! -x "$venv/bin/python" ] || ! ok_python "$venv/bin/python"; then
   echo "setup: creating $venv with $python ($("$python" --version 2>&1))" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
 fi
+step "installing llmproxy with its dev extra (test tools, official SDKs) into $venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[dev]" >&2
+done_step
+
+lock_digest() {  # the digest of package-lock.json, which node_modules records once npm ci succeeded
+  "$venv/bin/python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' \
+    "$root/package-lock.json"
+}
 
 # The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests.
 if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
   if command -v npm >/dev/null 2>&1; then
-    (cd "$root" && npm ci --silent --no-audit --no-fund) >&2
+    stamp="$root/node_modules/.llmproxy-lock-sha256"
+    digest="$(lock_digest)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
+      echo "setup: the coding CLIs in node_modules match package-lock.json: npm ci skipped" >&2
+    else
+      step "installing the coding CLIs the end-to-end tests drive (npm ci, about 50 s)"
+      (cd "$root" && npm ci --silent --no-audit --no-fund) >&2
+      echo "$digest" >"$stamp"
+      done_step
+    fi
   else
     echo "setup: npm not found: the end-to-end tests with real coding CLIs will be skipped (install Node.js 20+)" >&2
   fi
