@@ -23,7 +23,3 @@ def ratio(value: float) -> float:
 
 def percent(value: float) -> str:
     return f"{value * 100:.0f}%"
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from llmproxy.analysis.calls import Block, Call
-from llmproxy.analysis.figures import plural
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
+from llmproxy.words import plural
 
 CACHED_SHARE = 0.9
 CACHEABLE_TOKENS = 1_024  # the shortest prefix a provider caches (Anthropic's Sonnet/Opus, OpenAI)

@@ -40,6 +40,7 @@ from llmproxy.model import Conversation as ChatRequest
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect
+from llmproxy.words import plural
 
 EXCERPT_CHARS = 60
 
@@ -56,10 +57,10 @@ class Conversion:
         turns = sum(
             len(entry.conversation.turns) for entry in self.expectations.expectations if isinstance(entry, Conversation)
         )
-        text = f"wrote {_plural(conversations, 'conversation')}, {_plural(turns, 'turn')} to {destination}"
+        text = f"wrote {plural(conversations, 'conversation')}, {plural(turns, 'turn')} to {destination}"
         if self.skipped:
             reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
-            text += f"; skipped {_plural(self.skipped.total(), 'exchange')}: {reasons}"
+            text += f"; skipped {plural(self.skipped.total(), 'exchange')}: {reasons}"
         return text
 
 
@@ -227,7 +228,3 @@ def _respond(completion: Completion, provider: Provider) -> Respond:
 
 def _match_first(turn: dict[str, Any]) -> dict[str, Any]:
     return {"match": turn.pop("match"), **turn} if "match" in turn else turn
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
