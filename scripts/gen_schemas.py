@@ -1,6 +1,6 @@
 """Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1),
-docs/mock.schema.json (the `llmproxy mock` expectations file) and docs/report.schema.json (`llmproxy report
---format json`, schema v1).
+docs/mock.schema.json (the `llmproxy mock` expectations file), docs/report.schema.json (`llmproxy report
+--format json`, schema v1) and docs/json/*.schema.json (what each command's `--json` prints).
 
     .venv/bin/python scripts/gen_schemas.py
 
@@ -19,11 +19,17 @@ sys.path.insert(0, str(ROOT))
 from llmproxy.analysis.report import Report  # noqa: E402
 from llmproxy.cassette.model import Cassette  # noqa: E402
 from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
+from llmproxy.outputs.check import CassetteCheck  # noqa: E402
+from llmproxy.outputs.validate import MockValidation  # noqa: E402
+
+JSON = ROOT / "docs" / "json"
 
 SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     ROOT / "docs" / "cassette.schema.json": (Cassette, "llmproxy cassette, format version 1"),
     ROOT / "docs" / "mock.schema.json": (ExpectationsFile, "llmproxy mock expectations file"),
     ROOT / "docs" / "report.schema.json": (Report, "llmproxy report, schema version 1"),
+    JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),
+    JSON / "mock-validate.schema.json": (MockValidation, "llmproxy mock validate --json, schema version 1"),
 }
 
 
@@ -38,5 +44,6 @@ def schema(model: type[BaseModel], title: str) -> bytes:
 
 if __name__ == "__main__":
     for path, (model, title) in SCHEMAS.items():
+        path.parent.mkdir(exist_ok=True)
         path.write_bytes(schema(model, title))
         print(f"wrote {path.relative_to(ROOT)}")

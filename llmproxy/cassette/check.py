@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import TypeAdapter, ValidationError
@@ -27,6 +27,7 @@ from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.words import plural
 
 _KIND = re.compile(r"<redacted:([a-z0-9\-]{1,32}):[0-9a-f]{8}>")
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
@@ -43,8 +44,26 @@ class Finding:
         return f"{self.file}:{self.where}: {self.kind}: {self.masked}"
 
 
-def check_file(path: Path, redactor: Redactor | None = None) -> list[Finding]:
-    """Findings in one file. Raises OSError when it cannot be read."""
+type Scanned = Literal["cassette", "journal", "JSON document", "text"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileCheck:
+    """What one file was scanned as, how much of it, and what was found."""
+
+    file: Path
+    kind: Scanned
+    exchanges: int  # the exchanges scanned (a cassette or journal); 0 for other files
+    findings: list[Finding]
+
+    def describe(self) -> str:
+        if self.kind in ("cassette", "journal"):
+            return f"{self.file} ({self.kind}, {plural(self.exchanges, 'exchange')})"
+        return f"{self.file} ({self.kind})"
+
+
+def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
+    """Scan one file. Raises OSError when it cannot be read."""
     redactor = redactor or Redactor()
     data = path.read_bytes()
     try:
@@ -52,26 +71,42 @@ def check_file(path: Path, redactor: Redactor | None = None) -> list[Finding]:
     except orjson.JSONDecodeError:
         pass
     else:
-        return [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
+        found = [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
+        if _is_cassette(document):
+            return FileCheck(path, "cassette", len(document["exchanges"]), found)
+        return FileCheck(path, "JSON document", 0, found)
     try:
         text = data.decode()
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    findings = []
+    findings: list[Finding] = []
+    journal, exchanges = False, 0
     for number, line in enumerate(text.splitlines(), start=1):
         try:
-            found = list(_document(orjson.loads(line), f"line {number}: $", redactor))
+            parsed = orjson.loads(line)
         except orjson.JSONDecodeError:
-            found = list(_diff(line, _header_line(redactor.text(line), redactor), f"line {number}"))
-        findings += [Finding(path, where, kind, masked) for where, kind, masked in found]
-    return findings
+            spots = _diff(line, _header_line(redactor.text(line), redactor), f"line {number}")
+        else:
+            journal |= number == 1 and isinstance(parsed, dict) and "llmproxy_journal" in parsed
+            exchanges += _is_journal_line(parsed)
+            spots = _document(parsed, f"line {number}: $", redactor)
+        findings += [Finding(path, where, kind, masked) for where, kind, masked in spots]
+    return FileCheck(path, "journal" if journal else "text", exchanges, findings)
+
+
+def _is_cassette(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("exchanges"), list) and "llmproxy_cassette" in value
+
+
+def _is_journal_line(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("request"), dict) and "id" in value
 
 
 def _document(value: Any, where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
-    if isinstance(value, dict) and isinstance(value.get("exchanges"), list) and "llmproxy_cassette" in value:
+    if _is_cassette(value):
         for index, exchange in enumerate(value["exchanges"]):
             yield from _exchange(exchange, f"{where}.exchanges[{index}]", redactor)
-    elif isinstance(value, dict) and isinstance(value.get("request"), dict) and "id" in value:  # a journal line
+    elif _is_journal_line(value):
         yield from _exchange(value, where, redactor)
     else:
         yield from _diff(value, _loose(redactor.json(value), redactor), where)

@@ -5,7 +5,9 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette.check import check_file
+from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
+from llmproxy.words import plural
 
 
 @click.group()
@@ -15,26 +17,42 @@ def cassette() -> None:
 
 @cassette.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
+@json_option
+def check(paths: tuple[Path, ...], as_json: bool) -> None:
     """Scan files for anything key-shaped that is not redacted.
 
-    Prints FILE:WHERE: KIND: MASKED for each finding. Exits 0 when every file is clean, 1 when something
-    was found, 2 when a file could not be read (a guard for CI and pre-commit hooks).
+    Prints FILE:WHERE: KIND: MASKED for each finding, and on stderr what was checked. Exits 0 when every
+    file is clean, 1 when something was found, 2 when a file could not be read (a guard for CI and
+    pre-commit hooks).
     """
-    found = unreadable = 0
+    from llmproxy.outputs import check as output
+
+    files: list[output.CheckedFile] = []
     for path in paths:
         try:
-            findings = check_file(path)
+            result = check_file(path)
         except OSError as exc:
-            click.echo(f"{path}: cannot read: {exc.strerror or exc}", err=True)
-            unreadable += 1
+            error = exc.strerror or str(exc)
+            click.echo(f"{path}: cannot read: {error}", err=True)
+            files.append(output.unreadable(str(path), error))
             continue
-        for finding in findings:
-            click.echo(str(finding))
-        found += len(findings)
-    if found:
-        click.echo(f"{found} secret-looking value{'s' if found != 1 else ''} found", err=True)
+        if not as_json:
+            for finding in result.findings:
+                click.echo(str(finding))
+        click.echo(f"checked {result.describe()}: {_found(len(result.findings))}", err=True)
+        files.append(output.checked(result))
+    found = sum(len(file.findings) for file in files)
+    unreadable = sum(file.error is not None for file in files)
+    if len(files) > 1:
+        read = plural(len(files) - unreadable, "file")
+        click.echo(f"checked {read}{f', {unreadable} unreadable' if unreadable else ''}: {_found(found)}", err=True)
+    if as_json:
+        emit(output.CassetteCheck(clean=not (found or unreadable), findingCount=found, files=files))
     raise SystemExit(2 if unreadable else 1 if found else 0)
+
+
+def _found(count: int) -> str:
+    return f"{plural(count, 'secret-looking value')} found" if count else "no secret-looking values"
 
 
 @cassette.command("to-expectations")

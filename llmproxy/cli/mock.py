@@ -9,6 +9,7 @@ import click
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
 from llmproxy.errors import LlmproxyError
@@ -106,13 +107,19 @@ def run(
 
 @mock.command()
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-def validate(file: Path) -> None:
+@json_option
+def validate(file: Path, as_json: bool) -> None:
     """Check an expectations file (and the scripts it names) without starting anything."""
     from llmproxy.mock.load import load_expectations
+    from llmproxy.outputs import validate as output
 
     try:
-        expectations = load_expectations(file)
+        document = output.validation(str(file), load_expectations(file))
     except LlmproxyError as error:
         click.echo(str(error), err=True)
-        sys.exit(1)
-    click.echo(f"{file}: valid, {len(expectations.expectations)} expectations")
+        document = output.invalid(str(file), str(error))
+    else:
+        click.echo(output.describe(document), err=as_json)
+    if as_json:
+        emit(document)
+    sys.exit(0 if document.valid else 1)

@@ -236,15 +236,15 @@ class _Answers(_Spec):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Self:
-        given = [name for name in _ANSWER_FIELDS if getattr(self, name) is not None]
+        given = [name for name in ANSWER_FIELDS if getattr(self, name) is not None]
         if len(given) != 1:
-            listed = ", ".join(_ANSWER_FIELDS)
+            listed = ", ".join(ANSWER_FIELDS)
             found = f"got {', '.join(given)}" if given else "got none"
             raise ValueError(f"needs exactly one of {listed}; {found}")
         return self
 
 
-_ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "http", "script", "failover", "adversarial")
+ANSWER_FIELDS = ("respond", "error", "embedding", "rerank", "http", "script", "failover", "adversarial")
 
 
 class Expectation(_Answers):

@@ -1,5 +1,8 @@
+import json
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import orjson
 from click.testing import CliRunner
 
@@ -9,20 +12,41 @@ from llmproxy.cli import main
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response
 from tests.secret_corpus import FIELDS, SHAPES, field_values
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "json"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def check(*paths: Path) -> tuple[int, str]:
+    """The exit status, and the findings and what was checked (stdout and stderr, as a terminal shows them)."""
     result = CliRunner().invoke(main, ["cassette", "check", *map(str, paths)])
     return result.exit_code, result.output
 
 
-def test_a_recorded_cassette_is_clean(tmp_path: Path) -> None:
+def check_json(*paths: Path) -> tuple[int, dict[str, Any]]:
+    """The exit status and the --json document, validated against its published schema."""
+    result = CliRunner().invoke(main, ["cassette", "check", "--json", *map(str, paths)])
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, json.loads((DOCS / "cassette-check.schema.json").read_text()))
+    return result.exit_code, document
+
+
+def test_a_recorded_cassette_is_clean_and_says_what_was_checked(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     writer = CassetteWriter.open(path, Redactor())
     writer.add(exchange(request({"messages": [{"role": "user", "content": f"key {ANTHROPIC_KEY}"}]}), response()))
+    writer.add(exchange(request({"messages": [{"role": "user", "content": "hello"}]}), response()))
     writer.close()
-    assert check(path) == (0, "")
+    assert check(path) == (0, f"checked {path} (cassette, 2 exchanges): no secret-looking values\n")
+    assert check_json(path) == (
+        0,
+        {
+            "schemaVersion": 1,
+            "command": "cassette check",
+            "clean": True,
+            "findingCount": 0,
+            "files": [{"path": str(path), "kind": "cassette", "exchanges": 2, "findings": [], "error": None}],
+        },
+    )
 
 
 def test_secrets_are_reported_with_their_json_path_masked(tmp_path: Path) -> None:
@@ -40,20 +64,31 @@ def test_secrets_are_reported_with_their_json_path_masked(tmp_path: Path) -> Non
         f"{path}:$.exchanges[0].request.headers[0]: authorization: tes…(10 chars)",
         f"{path}:$.exchanges[1].notes[0]: github: ghp_A1…(40 chars)",
         f"{path}:$.exchanges[1].pair[1]: cookie: a…(3 chars)",
-        "3 secret-looking values found",
+        f"checked {path} (JSON document): 3 secret-looking values found",
     ]
     assert GITHUB_TOKEN not in output
+    code, document = check_json(path)
+    assert code == 1
+    assert (document["clean"], document["findingCount"]) == (False, 3)
+    assert document["files"][0]["findings"][1] == {
+        "where": "$.exchanges[1].notes[0]",
+        "kind": "github",
+        "masked": "ghp_A1…(40 chars)",
+    }
 
 
 def test_journals_and_text_files_are_scanned_by_line(tmp_path: Path) -> None:
     journal = tmp_path / "c.json.journal"
-    journal.write_text('{"llmproxy_journal": 1}\n{"body": "' + ANTHROPIC_KEY + '"}\n{"unfinished')
+    journal.write_text('{"llmproxy_journal": 1}\n{"id": 1, "request": {"body": "' + ANTHROPIC_KEY + '"}}\n{"unfinished')
     notes = tmp_path / "notes.txt"
     notes.write_bytes(b"\xff binary\nexport KEY=" + ANTHROPIC_KEY.encode() + b"\n")
     code, output = check(journal, notes)
     assert code == 1
-    assert f"{journal}:line 2: $.body: sk-ant: sk-ant…(109 chars)" in output
+    assert f"{journal}:line 2: $.request.body: sk-ant: sk-ant…(109 chars)" in output
     assert f"{notes}:line 2: sk-ant: sk-ant…(109 chars)" in output
+    assert f"checked {journal} (journal, 1 exchange): 1 secret-looking value found" in output
+    assert f"checked {notes} (text): 1 secret-looking value found" in output
+    assert "checked 2 files: 2 secret-looking values found" in output
 
 
 def test_unreadable_files_exit_2(tmp_path: Path) -> None:
@@ -62,6 +97,16 @@ def test_unreadable_files_exit_2(tmp_path: Path) -> None:
     code, output = check(clean, tmp_path / "missing.json")
     assert code == 2
     assert "missing.json: cannot read: No such file or directory" in output
+    assert "checked 1 file, 1 unreadable: no secret-looking values" in output
+    code, document = check_json(clean, tmp_path / "missing.json")
+    assert (code, document["clean"]) == (2, False)
+    assert document["files"][1] == {
+        "path": str(tmp_path / "missing.json"),
+        "kind": None,
+        "exchanges": 0,
+        "findings": [],
+        "error": "No such file or directory",
+    }
 
 
 def cassette(*exchanges: dict[str, object]) -> bytes:

@@ -202,5 +202,5 @@ def test_no_fixture_key_reaches_a_written_cassette(tmp_path: Path) -> None:
     writer.close()
     text = (tmp_path / "c.json").read_text()
     assert [key for key in KEYS.values() if key in text] == []
-    assert check_file(tmp_path / "c.json") == []
+    assert check_file(tmp_path / "c.json").findings == []
     assert len(load_cassette(tmp_path / "c.json").exchanges) == 2 * len(KEYS)

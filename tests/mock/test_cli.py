@@ -7,11 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 from click.testing import CliRunner
 
 from llmproxy.cli import main
 
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 SECRET = "sk-ant-api03-" + "Q" * 93
 CHILD = """
 import json, os, ssl, sys
@@ -93,7 +96,43 @@ def test_validate_points_at_the_field(tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(main, ["mock", "validate", str(good)])
     assert ok.exit_code == 0
-    assert "valid, 1 expectations" in ok.output
+    assert ok.output == f"{good}: valid, 1 expectation\n"
     failed = runner.invoke(main, ["mock", "validate", str(bad)])
     assert failed.exit_code == 1
     assert "$.expectations[0]: Value error, needs exactly one of" in failed.output
+
+
+def validated(path: Path) -> tuple[int, dict[str, Any]]:
+    """The exit status and the --json document, checked against its published schema."""
+    result = CliRunner().invoke(main, ["mock", "validate", "--json", str(path)])
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, json.loads((DOCS / "json" / "mock-validate.schema.json").read_text()))
+    return result.exit_code, document
+
+
+def test_validate_json_lists_the_entries_or_the_errors(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    conversation = {"conversation": {"turns": [{"respond": {"text": "a"}}, {"error": {"status": 429}}]}}
+    good.write_text(json.dumps({"expectations": [*EXPECTATIONS["expectations"], conversation]}))
+    bad.write_text(json.dumps({"expectations": [{"respond": {"text": "a"}, "error": {"status": 500}}]}))
+    assert CliRunner().invoke(main, ["mock", "validate", str(good)]).output == (
+        f"{good}: valid, 1 expectation, 1 conversation of 2 turns\n"
+    )
+    assert validated(good) == (
+        0,
+        {
+            "schemaVersion": 1,
+            "command": "mock validate",
+            "file": str(good),
+            "valid": True,
+            "errors": [],
+            "entries": [
+                {"kind": "expectation", "answers": ["respond"]},
+                {"kind": "conversation", "answers": ["respond", "error"]},
+            ],
+        },
+    )
+    code, document = validated(bad)
+    assert (code, document["valid"], document["entries"]) == (1, False, [])
+    (error,) = document["errors"]
+    assert error.startswith(f"{bad}: $.expectations[0]: Value error, needs exactly one of")
