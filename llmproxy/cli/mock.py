@@ -24,6 +24,19 @@ class _MockGroup(click.Group):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] [-- CMD ARGS…]")
+        formatter.write_usage(ctx.command_path, "validate FILE", prefix="   or: ")
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """`mock --help` lists the options of the mock itself (`run`'s), which is what a user runs."""
+        run_command = self.commands["run"]
+        params = [param for param in run_command.get_params(ctx) if isinstance(param, click.Option)]
+        rows = [row for param in params if (row := param.get_help_record(ctx)) is not None]
+        with formatter.section("Options"):
+            formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
+
 
 @click.group(cls=_MockGroup)
 def mock() -> None:
@@ -32,8 +45,6 @@ def mock() -> None:
     Expectations answer first, then a cassette given with --cassette (replay's rules); nothing reaches the
     network, and a request nothing answers gets --miss-status with the closest expectation and why it did
     not match. `llmproxy mock validate FILE` checks a file without starting anything.
-
-    The options of the mock itself: `llmproxy mock run --help` (`run` may be left out).
     """
 
 

@@ -136,3 +136,11 @@ def test_validate_json_lists_the_entries_or_the_errors(tmp_path: Path) -> None:
     assert (code, document["valid"], document["entries"]) == (1, False, [])
     (error,) = document["errors"]
     assert error.startswith(f"{bad}: $.expectations[0]: Value error, needs exactly one of")
+
+
+def test_mock_help_lists_the_options_of_the_mock_itself() -> None:
+    shown = CliRunner().invoke(main, ["mock", "--help"], prog_name="llmproxy").output
+    assert "llmproxy mock [OPTIONS] [-- CMD ARGS…]" in shown
+    for option in ("--expectations FILE", "--cassette FILE", "--miss-status", "--log FILE", "--port", "--map"):
+        assert option in shown
+    assert "validate  Check an expectations file" in shown
