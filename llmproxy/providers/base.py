@@ -41,7 +41,8 @@ class ErrorReply:
 
 @dataclass(frozen=True, slots=True)
 class RateLimits:
-    """Rate-limit state to advertise in response headers. Resets are seconds from `now`."""
+    """Rate-limit state to advertise in response headers. Resets are seconds from `now`. `input_tokens_*` and
+    `output_tokens_*` are separate buckets, for providers that limit them apart (Anthropic's ITPM and OTPM)."""
 
     requests_limit: int | None = None
     requests_remaining: int | None = None
@@ -50,6 +51,12 @@ class RateLimits:
     tokens_remaining: int | None = None
     tokens_reset: float | None = None
     retry_after: float | None = None
+    input_tokens_limit: int | None = None
+    input_tokens_remaining: int | None = None
+    input_tokens_reset: float | None = None
+    output_tokens_limit: int | None = None
+    output_tokens_remaining: int | None = None
+    output_tokens_reset: float | None = None
 
 
 class EncodeResponse(Protocol):
@@ -64,6 +71,10 @@ class EncodeStream(Protocol):
 
 class EncodeError(Protocol):
     def __call__(self, kind: ErrorKind, message: str, /, *, retry_after: float | None = None) -> ErrorReply: ...
+
+
+type EncodeRateLimits = Callable[[RateLimits, datetime], dict[str, str]]
+"""The rate-limit headers a provider sends for the given state, at the given instant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +121,7 @@ class ChatCodec:
     encode_error: EncodeError
     """The provider-correct error response for a kind, with `retry-after` when given."""
 
-    rate_limit_headers: Callable[[RateLimits, datetime], dict[str, str]]
+    rate_limit_headers: EncodeRateLimits
     """The rate-limit headers this provider sends for the given state, at the given instant."""
 
     stream_media_type: str = "text/event-stream"

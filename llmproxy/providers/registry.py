@@ -1,9 +1,11 @@
 """Finding the codec for a route. Codecs are registered here by name, so files and the CLI can name them."""
 
+from datetime import datetime
+
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers import azure
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
-from llmproxy.providers.base import ChatCodec, EncodeError
+from llmproxy.providers.base import ChatCodec, EncodeError, EncodeRateLimits, RateLimits
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
 from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
 from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
@@ -131,6 +133,23 @@ def error_encoder(route: Route) -> EncodeError:
     which its SDK reads."""
     codec = chat_codec(route) or embedding_codec(route) or rerank_codec(route)
     return codec.encode_error if codec is not None else _ERRORS_BY_PROVIDER[route.provider]
+
+
+_RATE_LIMITS_BY_PROVIDER: dict[Provider, EncodeRateLimits] = {
+    codec.provider: codec.rate_limit_headers for codec in _BY_ROUTE.values()
+}
+
+
+def rate_limit_encoder(route: Route) -> EncodeRateLimits:
+    """How this route's provider advertises rate-limit state in headers (none for one that sends none)."""
+    codec = chat_codec(route)
+    return codec.rate_limit_headers if codec is not None else _RATE_LIMITS_BY_PROVIDER.get(route.provider, _none)
+
+
+def _none(limits: RateLimits, now: datetime) -> dict[str, str]:
+    """No rate-limit headers: a provider whose headers llmproxy does not know (Cohere, Voyage)."""
+    del limits, now
+    return {}
 
 
 def named_codec(name: str) -> ChatCodec | EmbeddingCodec | RerankCodec | None:

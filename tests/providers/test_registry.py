@@ -119,3 +119,22 @@ def test_azure_codecs_are_openai_codecs_with_azure_errors() -> None:
 )
 def test_invoke_codec_follows_the_model_id(model: str | None, codec: object) -> None:
     assert chat_codec(Route(Provider.BEDROCK, Operation.INVOKE, True, model)) is codec
+
+
+def test_rate_limit_headers_by_route_even_where_there_is_no_chat() -> None:
+    from datetime import UTC, datetime
+
+    from llmproxy.providers.base import RateLimits
+    from llmproxy.providers.registry import rate_limit_encoder
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    limits = RateLimits(requests_limit=5, requests_remaining=4)
+    models = detect("api.anthropic.com", "/v1/models", method="GET")
+    embeddings = detect("api.openai.com", "/v1/embeddings")
+    voyage = detect("api.voyageai.com", "/v1/embeddings")
+    assert models is not None
+    assert embeddings is not None
+    assert voyage is not None
+    assert rate_limit_encoder(models)(limits, now)["anthropic-ratelimit-requests-limit"] == "5"
+    assert rate_limit_encoder(embeddings)(limits, now)["x-ratelimit-remaining-requests"] == "4"
+    assert rate_limit_encoder(voyage)(limits, now) == {}

@@ -72,15 +72,22 @@ def decode_error(status: int, body: bytes) -> ProviderError:
 def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:
     """`anthropic-ratelimit-*` headers with resets as RFC 3339 instants.
 
-    The neutral state has one token bucket; Anthropic's `tokens-*` headers are the most restrictive of
-    its input and output buckets, so that one bucket is advertised for all three."""
+    Anthropic limits input and output tokens apart (`input-tokens-*`, `output-tokens-*`) and states in
+    `tokens-*` the most restrictive of them. A state with one token bucket advertises it for all three; with
+    separate buckets, `tokens-*` is the one with the fewest tokens left."""
     headers: dict[str, str] = {}
-    tokens = (limits.tokens_limit, limits.tokens_remaining, limits.tokens_reset)
+    single: _Bucket = (limits.tokens_limit, limits.tokens_remaining, limits.tokens_reset)
+    input_: _Bucket = (limits.input_tokens_limit, limits.input_tokens_remaining, limits.input_tokens_reset)
+    output: _Bucket = (limits.output_tokens_limit, limits.output_tokens_remaining, limits.output_tokens_reset)
+    apart = [bucket for bucket in (input_, output) if bucket[0] is not None]
+    tokens = single if single[0] is not None or not apart else min(apart, key=lambda bucket: bucket[1] or 0)
+    input_bucket = input_ if input_[0] is not None else single
+    output_bucket = output if output[0] is not None else single
     for unit, (limit, remaining, reset) in (
         ("requests", (limits.requests_limit, limits.requests_remaining, limits.requests_reset)),
         ("tokens", tokens),
-        ("input-tokens", tokens),
-        ("output-tokens", tokens),
+        ("input-tokens", input_bucket),
+        ("output-tokens", output_bucket),
     ):
         if limit is not None:
             headers[f"anthropic-ratelimit-{unit}-limit"] = str(limit)
@@ -90,6 +97,9 @@ def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:
             headers[f"anthropic-ratelimit-{unit}-reset"] = rfc3339(now, reset)
     headers.update(retry_after_headers(limits.retry_after))
     return headers
+
+
+type _Bucket = tuple[int | None, int | None, float | None]
 
 
 def rfc3339(now: datetime, seconds: float) -> str:

@@ -121,3 +121,25 @@ def test_rate_limit_resets_are_utc_whatever_the_clock_zone() -> None:
 
 def test_no_limits_no_headers() -> None:
     assert MESSAGES.rate_limit_headers(RateLimits(), NOW) == {}
+
+
+def test_input_and_output_token_limits_apart_with_tokens_the_tighter() -> None:
+    limits = RateLimits(
+        input_tokens_limit=30000,
+        input_tokens_remaining=29000,
+        input_tokens_reset=60,
+        output_tokens_limit=8000,
+        output_tokens_remaining=500,
+        output_tokens_reset=30,
+    )
+    assert MESSAGES.rate_limit_headers(limits, NOW) == {
+        "anthropic-ratelimit-tokens-limit": "8000",
+        "anthropic-ratelimit-tokens-remaining": "500",
+        "anthropic-ratelimit-tokens-reset": "2025-08-21T12:40:30Z",
+        "anthropic-ratelimit-input-tokens-limit": "30000",
+        "anthropic-ratelimit-input-tokens-remaining": "29000",
+        "anthropic-ratelimit-input-tokens-reset": "2025-08-21T12:41:00Z",
+        "anthropic-ratelimit-output-tokens-limit": "8000",
+        "anthropic-ratelimit-output-tokens-remaining": "500",
+        "anthropic-ratelimit-output-tokens-reset": "2025-08-21T12:40:30Z",
+    }
