@@ -46,3 +46,8 @@ class CassetteError(LlmproxyError):
 class MockError(LlmproxyError):
     """An expectations file or script that cannot be used; the message names the file and the JSON path
     (``e.json: $.expectations[2].respond.toolCalls[0].name: Field required``)."""
+
+
+class ChaosError(LlmproxyError):
+    """A chaos profile that cannot be used (a chaos file, a control API request, an `x-llmproxy-chaos`
+    header); the message names where and the JSON path (``chaos.json: $.rules[0].chaos.quotaLimit: …``)."""

@@ -1,0 +1,88 @@
+"""Where quota and budget counters live: one small interface, kept in this process by default
+(`MemoryStore`) or in Redis (`llmproxy.intercept.redis_store`) so that several proxies — pytest-xdist
+workers, parallel CI jobs on several machines — share one quota and one budget exactly.
+
+A counter is a fixed window: it starts at its first count and is forgotten `window_ms` later (0: never, for
+a budget). `admit` counts only when the total stays within the limit, in one atomic step, so N proxies
+admitting against one limit admit exactly `limit` between them.
+"""
+
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Count:
+    """A counter as one operation left it: `used` in the current window, `reset_ms` until the window ends
+    (0 when it never does, or nothing is counted yet), and whether the amount asked for was counted."""
+
+    used: int
+    reset_ms: int
+    admitted: bool = True
+
+
+class Store(Protocol):
+    def admit(self, key: str, amount: int, limit: int, window_ms: int, now_ms: int) -> Count:
+        """Count `amount` if `used + amount <= limit`; otherwise count nothing (`admitted` False)."""
+        ...
+
+    def add(self, key: str, amount: int, window_ms: int, now_ms: int) -> Count:
+        """Count `amount` whatever the total (what already happened: an answer's tokens, a call's cost)."""
+        ...
+
+    def peek(self, key: str, window_ms: int, now_ms: int) -> Count:
+        """The counter now, without counting."""
+        ...
+
+    def describe(self) -> str:
+        """Where the counters are, for the log ("in this process", "redis://127.0.0.1:6379/0")."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class MemoryStore:
+    """Counters in this process, on the injected clock (`now_ms`), under one lock."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, tuple[int, int]] = {}  # key → (window start, used)
+        self._lock = threading.Lock()
+
+    def admit(self, key: str, amount: int, limit: int, window_ms: int, now_ms: int) -> Count:
+        with self._lock:
+            start, used = self._current(key, window_ms, now_ms)
+            if used + amount > limit:
+                return Count(used, _reset(start, used, window_ms, now_ms), admitted=False)
+            return self._count(key, start, used + amount, window_ms, now_ms)
+
+    def add(self, key: str, amount: int, window_ms: int, now_ms: int) -> Count:
+        with self._lock:
+            start, used = self._current(key, window_ms, now_ms)
+            return self._count(key, start, used + amount, window_ms, now_ms)
+
+    def peek(self, key: str, window_ms: int, now_ms: int) -> Count:
+        with self._lock:
+            start, used = self._current(key, window_ms, now_ms)
+        return Count(used, _reset(start, used, window_ms, now_ms))
+
+    def describe(self) -> str:
+        return "in this process"
+
+    def close(self) -> None:
+        pass
+
+    def _current(self, key: str, window_ms: int, now_ms: int) -> tuple[int, int]:
+        """The window in force: the stored one, or a fresh one starting now when it has ended."""
+        start, used = self._windows.get(key, (now_ms, 0))
+        if window_ms and now_ms >= start + window_ms:
+            return now_ms, 0
+        return (start, used) if used else (now_ms, 0)
+
+    def _count(self, key: str, start: int, used: int, window_ms: int, now_ms: int) -> Count:
+        self._windows[key] = (start, used)
+        return Count(used, _reset(start, used, window_ms, now_ms))
+
+
+def _reset(start: int, used: int, window_ms: int, now_ms: int) -> int:
+    return max(0, start + window_ms - now_ms) if window_ms and used else 0

@@ -1,0 +1,19 @@
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.intercept.redis_server import redis_server
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real Redis for the session's tests; each test takes its own namespace (`fresh_redis`)."""
+    with redis_server(Path(tmp_path_factory.mktemp("redis"))) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_redis(redis_url: str, request: pytest.FixtureRequest) -> str:
+    """The session's Redis under a namespace of this test's own."""
+    return f"{redis_url}?namespace=test-{request.node.name}"
