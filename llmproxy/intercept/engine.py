@@ -1,0 +1,293 @@
+"""The intercept: which profiles apply to a request, and what they decide, in MockServer's order — the budget,
+request quotas, token quotas, then (for the requests a profile's window makes eligible) a dropped connection,
+an error, a misbehaving model, and last the shaping of an answer let through.
+
+Profiles come from three places, most specific first: the request's own `x-llmproxy-chaos` header, the
+profile set for its host while running (`hosts`, the control API), and the rules of the chaos file and the
+command line. Every applicable profile's quotas count; the first fault that fires wins. Everything here is
+decided from the request, the counters in the store, the injected clock and seeded draws (`draw.py`), so
+the same seed and the same requests give the same faults.
+"""
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
+from typing import Protocol
+
+from llmproxy.intercept import quota
+from llmproxy.intercept.budget import Budget
+from llmproxy.intercept.decision import Charge, Decision, Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.draw import chance, fires, new_seed
+from llmproxy.intercept.faults import FaultKind, Injected
+from llmproxy.intercept.hosts import HostRegistry
+from llmproxy.intercept.model_faults import misbehaving
+from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.intercept.retry_after import RetryAfter, retry_after
+from llmproxy.intercept.rules import ChaosFile, Rule
+from llmproxy.intercept.shaping import Shaping
+from llmproxy.intercept.store import MemoryStore, Store
+from llmproxy.model import Conversation, ErrorKind, Route, Usage
+from llmproxy.pricing import PriceBook
+from llmproxy.providers.base import RateLimits, status_kind
+from llmproxy.providers.registry import chat_codec
+
+logger = logging.getLogger(__name__)
+
+OVERRIDE = "x-llmproxy-chaos"
+
+
+class Request(Protocol):
+    """What the intercept reads of a request (the chain's `Incoming` has it all)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def route(self) -> Route | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def conversation(self) -> Conversation | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """A profile applying to a request: where it came from (`scope`, its name in logs and counters), and the
+    request's number among those it has seen (1-based: what its window and its draws go by)."""
+
+    scope: str
+    profile: ChaosProfile
+    number: int
+
+
+class Intercept:
+    def __init__(
+        self,
+        chaos: ChaosFile | None = None,
+        store: Store | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        book: PriceBook | None = None,
+    ) -> None:
+        chaos = chaos or ChaosFile()
+        self.seed = chaos.seed if chaos.seed is not None else new_seed()
+        self.store: Store = store or MemoryStore()
+        self.rules: tuple[Rule, ...] = chaos.rules  # replaced whole, never changed in place
+        self.hosts = HostRegistry(clock)
+        self.budget = Budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
+        self.clock = clock
+        self.injected: Counter[FaultKind] = Counter()
+        self._numbers: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._budget_warned = False
+
+    @property
+    def active(self) -> bool:
+        """Whether anything may happen to a request: nothing at all costs nothing."""
+        return bool(self.rules) or bool(self.hosts) or self.budget is not None
+
+    def decide(
+        self, request: Request, override: ChaosProfile | None = None, turn: tuple[str, ChaosProfile] | None = None
+    ) -> Decision:
+        """The decision for `request`: with its header's profile `override`, or (`turn`) only the profile a
+        mock turn carries, applied after the mock chose that turn."""
+        now = self.clock()
+        llm = request.route is not None
+        spend = self.budget is not None and llm
+        if spend and (refusal := self._over_budget()) is not None:
+            return refusal
+        applied = self._applicable(request, override) if turn is None else self._numbered([turn])
+        if not applied:
+            return Through(spend=spend)
+        instant = datetime.fromtimestamp(now, UTC)
+        standings: list[RateLimits] = []
+        charges: list[Charge] = []
+        for entry in applied:
+            profile = entry.profile
+            if not profile.has_quota:
+                continue
+            name = profile.quotaName or entry.scope
+            result = quota.admit(profile, name, self.store, int(now * 1000))
+            if isinstance(result, quota.Breach):
+                return self._quota_refusal(entry, result, instant)
+            standings.append(result.limits())
+            if profile.tokenQuotaWindowMillis is not None:
+                charges.append(Charge(profile, name))
+        limits = _merged(standings)
+        eligible = [entry for entry in applied if _eligible(entry)]
+        for entry in eligible:
+            fault = self._fault(entry, request, instant, limits)
+            if fault is not None:
+                self.count(fault.fault)
+                return fault
+        shaping, shaped_by = self._shaping(eligible)
+        return Through(shaping, shaped_by, limits, tuple(charges), spend)
+
+    def settle(
+        self,
+        through: Through,
+        usage: Usage | None,
+        model: str | None,
+        route: Route | None,
+        url: str,
+        vendor: str | None,
+    ) -> None:
+        """An answer let through is known: its tokens go to the token quotas, its cost to the budget (an answer
+        whose usage is unknown is counted as unpriced)."""
+        now = self.clock()
+        if usage is not None:
+            for charge in through.charges:
+                quota.charge(charge.profile, charge.name, self.store, usage, int(now * 1000))
+        if through.spend and self.budget is not None:
+            at = datetime.fromtimestamp(now, UTC)
+            provider = route.provider if route is not None else None
+            self.budget.spend(usage, model, at=at, url=url, vendor=vendor, provider=provider)
+
+    def count(self, fault: Injected) -> None:
+        """One injected fault, for the summary; each is logged (with its rule) under --debug."""
+        with self._lock:
+            self.injected[fault.kind] += 1
+        logger.debug("injected %s", fault.describe())
+
+    def _applicable(self, request: Request, override: ChaosProfile | None) -> list[Applied]:
+        found: list[tuple[str, ChaosProfile]] = []
+        if override is not None:
+            found.append((OVERRIDE, override))
+        if self.hosts and (hit := self.hosts.lookup(request.host, request.port)) is not None:
+            found.append((f"host {hit[0]}", hit[1]))
+        route = request.route
+        if self.rules:
+            model = request.model
+            for number, rule in enumerate(self.rules, 1):
+                if rule.match.holds(request.host, request.path, route, model):
+                    found.append((rule.name or f"rule {number}", rule.chaos))
+        return self._numbered(found)
+
+    def _numbered(self, found: list[tuple[str, ChaosProfile]]) -> list[Applied]:
+        if not found:
+            return []
+        with self._lock:
+            for scope, _ in found:
+                self._numbers[scope] += 1
+            return [Applied(scope, profile, self._numbers[scope]) for scope, profile in found]
+
+    def _over_budget(self) -> Refusal | None:
+        assert self.budget is not None
+        spend = self.budget.standing()
+        if not spend.exhausted:
+            return None
+        if not self._budget_warned:
+            self._budget_warned = True
+            logger.warning("budget spent: %s; refusing LLM requests from now on", spend.describe())
+        message = f"llmproxy budget exhausted: {spend.describe()}"
+        fault = Injected(FaultKind.BUDGET, "budget", spend.describe(), 429)
+        self.count(fault)
+        return Refusal(fault, 429, ErrorKind.QUOTA_EXCEEDED, message, final=True)
+
+    def _quota_refusal(self, entry: Applied, breach: quota.Breach, instant: datetime) -> Refusal:
+        profile = entry.profile
+        retry = retry_after(profile.retryAfter, instant) or RetryAfter(breach.reset)
+        unit = breach.unit.value
+        kind = FaultKind.QUOTA if breach.unit is quota.Unit.REQUESTS else FaultKind.TOKEN_QUOTA
+        window = profile.quotaWindowMillis if kind is FaultKind.QUOTA else profile.tokenQuotaWindowMillis
+        detail = f"{breach.used} of {breach.limit} {unit} per {window} ms used ({profile.quotaName or entry.scope})"
+        fault = Injected(kind, entry.scope, detail, profile.quotaErrorStatus, retry.seconds)
+        self.count(fault)
+        message = f"Rate limit exceeded: {detail}; retry in {retry.seconds:g} s (injected by llmproxy)"
+        kind_of_error = (
+            ErrorKind.RATE_LIMIT if profile.quotaErrorStatus == 429 else status_kind(profile.quotaErrorStatus)
+        )
+        limits = quota.breach_limits(breach)
+        return Refusal(fault, profile.quotaErrorStatus, kind_of_error, message, retry, limits)
+
+    def _fault(
+        self, entry: Applied, request: Request, instant: datetime, limits: RateLimits | None
+    ) -> Refusal | Dropped | Misbehaved | None:
+        profile, scope, number = entry.profile, entry.scope, entry.number
+        seed = profile.seed if profile.seed is not None else self.seed
+        if profile.connectionDrop or (
+            profile.dropConnectionProbability is not None
+            and fires(profile.dropConnectionProbability, seed, scope, number, "drop")
+        ):
+            return Dropped(Injected(FaultKind.DROP, scope, "connection closed without an answer"))
+        status = profile.errorStatus
+        if status is not None and fires(profile.errorProbability, seed, scope, number, "error"):
+            retry = retry_after(profile.retryAfter, instant)
+            fault = Injected(FaultKind.ERROR, scope, f"status {status}", status, retry.seconds if retry else None)
+            message = profile.errorMessage or f"{_phrase(status)} (injected by llmproxy: {scope})"
+            return Refusal(fault, status, status_kind(status), message, retry, limits)
+        model_fault = profile.modelFault
+        route = request.route
+        if (
+            model_fault is not None
+            and route is not None
+            and chat_codec(route) is not None
+            and fires(profile.modelFaultProbability, seed, scope, number, "model")
+        ):
+            kind = FaultKind.of_model_fault(model_fault)
+            completion = misbehaving(model_fault, request.conversation, request.model, number)
+            return Misbehaved(Injected(kind, scope, f"model fault {model_fault.value}"), completion)
+        return None
+
+    def _shaping(self, eligible: list[Applied]) -> tuple[Shaping | None, str]:
+        """The shaping of the first eligible profile that shapes answers."""
+        for entry in eligible:
+            profile = entry.profile
+            if not profile.shapes_answers:
+                continue
+            seed = profile.seed if profile.seed is not None else self.seed
+            latency = profile.latency
+            first_byte = per_event = 0.0
+            if latency is not None:
+                jitter = latency.jitterMs * chance(seed, entry.scope, entry.number, "jitter")
+                first_byte = (latency.fixedMs + jitter + latency.firstByteMs) / 1000
+                per_event = latency.perEventMs / 1000
+            shaping = Shaping(
+                cut=profile.truncation,
+                malformed_after=profile.malformedAfterEvents if profile.malformedSse else None,
+                first_byte=first_byte,
+                per_event=per_event,
+                chunk=profile.slowResponseChunkSize,
+                chunk_delay=(profile.slowResponseChunkDelayMs or 0) / 1000,
+            )
+            return shaping, entry.scope
+        return None, ""
+
+
+def _eligible(entry: Applied) -> bool:
+    """Inside the profile's window: after `succeedFirst` requests, for `failRequestCount` of them."""
+    profile = entry.profile
+    if not profile.windowed:
+        return True
+    first = profile.succeedFirst or 0
+    count = profile.failRequestCount
+    return entry.number > first and (count is None or entry.number <= first + count)
+
+
+def _merged(standings: list[RateLimits]) -> RateLimits | None:
+    """Several profiles' rate-limit states as one: each field from the first that sets it."""
+    if not standings:
+        return None
+    merged = standings[0]
+    for other in standings[1:]:
+        updates = {f.name: getattr(other, f.name) for f in fields(RateLimits) if getattr(merged, f.name) is None}
+        merged = replace(merged, **{name: value for name, value in updates.items() if value is not None})
+    return merged
+
+
+def _phrase(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Overloaded" if status == 529 else f"Error {status}"

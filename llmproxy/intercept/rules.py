@@ -1,0 +1,162 @@
+"""Which requests a profile applies to, and the chaos file (`--chaos FILE`) with the command-line shorthands
+that build the same thing (`--fail 529@0.3 --seed 7`, `--fail-first 2`, `--rpm 50`, `--tpm 40000`,
+`--budget-usd 2.00`).
+
+A rule without a `match` applies to every LLM API request (a coding CLI's telemetry and settings calls are
+left alone); a rule that names a host or a path applies to any request there. docs/chaos.schema.json is
+generated from `ChaosFile`.
+"""
+
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from llmproxy.errors import ChaosError, UsageError
+from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.mock.locations import describe
+from llmproxy.model import Route
+
+MINUTE_MS: Final = 60_000
+DAY_MS: Final = 86_400_000
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RuleMatch(_Spec):
+    """Every field set must hold. `path` is exact, or a regular expression when it starts with ^."""
+
+    host: str | None = Field(default=None, description="the request's host, without the port")
+    provider: str | None = Field(default=None, description="anthropic, openai, gemini, bedrock, azure, ollama…")
+    model: str | None = None
+    path: str | None = None
+
+    @field_validator("path")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("^"):
+            try:
+                re.compile(value)
+            except re.error as error:
+                raise ValueError(f"not a regular expression: {error}") from error
+        return value
+
+    def holds(self, host: str, path: str, route: Route | None, model: str | None) -> bool:
+        if self.host is None and self.path is None and route is None:
+            return False  # not an LLM API request, and the rule does not name where it applies
+        if self.host is not None and host.lower() != self.host.lower():
+            return False
+        if self.provider is not None and (route is None or route.provider.value != self.provider.lower()):
+            return False
+        if self.model is not None and model != self.model:
+            return False
+        if self.path is None:
+            return True
+        return re.search(self.path, path) is not None if self.path.startswith("^") else path == self.path
+
+
+class Rule(_Spec):
+    name: str | None = Field(default=None, description="how the summary and the debug log name it")
+    match: RuleMatch = RuleMatch()
+    chaos: ChaosProfile
+
+
+class ChaosFile(_Spec):
+    """`--chaos FILE`: rules in order (every matching rule's quotas count; the first fault that fires wins),
+    the seed, and a USD budget over every answer."""
+
+    seed: int | None = Field(default=None, description="for every rule without its own seed; unset: drawn per run")
+    budgetUsd: Decimal | None = Field(default=None, gt=0, description="refuse LLM requests once this is spent")
+    rules: tuple[Rule, ...] = ()
+
+
+def load_chaos(path: Path) -> ChaosFile:
+    """Raises ChaosError: ``chaos.json: $.rules[0].chaos.quotaLimit: …``."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as error:
+        raise ChaosError(f"{path}: cannot read the chaos file: {error.strerror or error}") from error
+    except orjson.JSONDecodeError as error:
+        raise ChaosError(f"{path}: not JSON: {error}") from error
+    return parse_chaos(data, str(path))
+
+
+def parse_chaos(data: Any, where: str) -> ChaosFile:
+    try:
+        return ChaosFile.model_validate(data)
+    except pydantic.ValidationError as error:
+        raise ChaosError("\n".join(f"{where}: {problem}" for problem in describe(error, data))) from error
+
+
+def parse_profile(data: Any, where: str) -> ChaosProfile:
+    """One profile (a control API body's `chaos`, a header); raises ChaosError with the JSON path."""
+    try:
+        return ChaosProfile.model_validate(data)
+    except pydantic.ValidationError as error:
+        raise ChaosError("; ".join(f"{where}: {problem}" for problem in describe(error, data))) from error
+
+
+def shorthand_rules(
+    *,
+    fail: str | None = None,
+    fail_first: int | None = None,
+    retry_after: str | None = None,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    tpd: int | None = None,
+) -> tuple[Rule, ...]:
+    """The rules the command-line shorthands stand for. Raises UsageError for a value it cannot read."""
+    fields: dict[str, Any] = {}
+    names = []
+    if fail is not None:
+        fields.update(_fail(fail))
+        names.append(f"--fail {fail}")
+    if fail_first is not None:
+        fields.setdefault("errorStatus", 529)
+        fields["failRequestCount"] = fail_first
+        names.append(f"--fail-first {fail_first}")
+    if retry_after is not None:
+        fields["retryAfter"] = retry_after
+        names.append(f"--retry-after {retry_after}")
+    if rpm is not None:
+        fields.update(quotaName="cli", quotaLimit=rpm, quotaWindowMillis=MINUTE_MS)
+        names.append(f"--rpm {rpm}")
+    if tpm is not None:
+        fields.update(quotaName="cli", tokenQuotaLimit=tpm, tokenQuotaWindowMillis=MINUTE_MS)
+        names.append(f"--tpm {tpm}")
+    rules = []
+    if fields:
+        rules.append(_rule(" ".join(names), fields))
+    if tpd is not None:
+        rules.append(
+            _rule(f"--tpd {tpd}", {"quotaName": "cli-day", "tokenQuotaLimit": tpd, "tokenQuotaWindowMillis": DAY_MS})
+        )
+    return tuple(rules)
+
+
+def _fail(text: str) -> dict[str, Any]:
+    """`529` or `529@0.3`: a status, and the probability of sending it."""
+    status, at, probability = text.partition("@")
+    try:
+        fields: dict[str, Any] = {"errorStatus": int(status)}
+        if at:
+            fields["errorProbability"] = float(probability)
+    except ValueError:
+        raise UsageError(f"--fail {text!r}: expected STATUS or STATUS@PROBABILITY, e.g. 529@0.3") from None
+    return fields
+
+
+def _rule(name: str, fields: dict[str, Any]) -> Rule:
+    try:
+        return Rule(name=name, chaos=ChaosProfile.model_validate(fields))
+    except pydantic.ValidationError as error:
+        problems = "; ".join(
+            f"{problem['loc'][0] if problem['loc'] else name}: {problem['msg']}" for problem in error.errors()
+        )
+        raise UsageError(f"{name}: {problems}") from None
