@@ -19,11 +19,15 @@ ADDED_CA_VARIABLES = ("NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE")
 def proxy_environment(proxy_url: str, ca_cert: Path, bundle: Path) -> dict[str, str]:
     """The variables llmproxy sets (and only those)."""
     variables = dict.fromkeys(PROXY_VARIABLES, proxy_url)
-    variables.update(dict.fromkeys(BUNDLE_VARIABLES, str(bundle)))
-    variables.update(dict.fromkeys(ADDED_CA_VARIABLES, str(ca_cert)))
+    variables.update(ca_environment(ca_cert, bundle))
     # Node >= 24's built-in fetch honours the proxy variables only when asked to; older Node ignores it.
     variables["NODE_USE_ENV_PROXY"] = "1"
     return variables
+
+
+def ca_environment(ca_cert: Path, bundle: Path) -> dict[str, str]:
+    """The variables that make each client family trust the CA (what `llmproxy ca --install` exports)."""
+    return dict.fromkeys(BUNDLE_VARIABLES, str(bundle)) | dict.fromkeys(ADDED_CA_VARIABLES, str(ca_cert))
 
 
 def child_environment(base: Mapping[str, str], variables: Mapping[str, str]) -> dict[str, str]:

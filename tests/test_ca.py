@@ -74,3 +74,26 @@ def test_ca_command_reports_an_unwritable_home(tmp_path: Path) -> None:
         return
     assert result.exit_code == 1
     assert "cannot create llmproxy's CA" in result.output
+
+
+def test_install_writes_the_shell_variables_and_uninstall_removes_them(tmp_path: Path) -> None:
+    runner = CliRunner(env={"LLMPROXY_HOME": str(tmp_path)})
+    installed = runner.invoke(main, ["ca", "--install"])
+    assert installed.exit_code == 0, installed.output
+    trust = tmp_path / "trust.sh"
+    assert f"llmproxy ca: shell variables: wrote {trust}: add `. {trust}` to your shell profile" in installed.output
+    shown = subprocess.run(["sh", "-c", f'. "{trust}" && printf %s "$SSL_CERT_FILE"'], capture_output=True, text=True)
+    assert shown.stdout == str(tmp_path / "bundle.pem")
+    assert ensure_ca(tmp_path).pem() in (tmp_path / "bundle.pem").read_text()
+    removed = runner.invoke(main, ["ca", "--uninstall"])
+    assert removed.exit_code == 0
+    assert f"llmproxy ca: shell variables: removed {trust}" in removed.output
+    assert not trust.exists()
+
+
+def test_install_options_that_do_not_go_together_are_usage_errors(tmp_path: Path) -> None:
+    runner = CliRunner(env={"LLMPROXY_HOME": str(tmp_path)})
+    both = runner.invoke(main, ["ca", "--install", "--uninstall"])
+    assert (both.exit_code, both.output) == (2, "llmproxy ca: error: --install and --uninstall: choose one\n")
+    alone = runner.invoke(main, ["ca", "--system"])
+    assert (alone.exit_code, alone.output) == (2, "llmproxy ca: error: --system goes with --install or --uninstall\n")
