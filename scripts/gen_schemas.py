@@ -20,6 +20,7 @@ from llmproxy.analysis.report import Report  # noqa: E402
 from llmproxy.cassette.model import Cassette  # noqa: E402
 from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
 from llmproxy.outputs.check import CassetteCheck  # noqa: E402
+from llmproxy.outputs.doctor import Doctor  # noqa: E402
 from llmproxy.outputs.validate import MockValidation  # noqa: E402
 
 JSON = ROOT / "docs" / "json"
@@ -30,6 +31,7 @@ SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     ROOT / "docs" / "report.schema.json": (Report, "llmproxy report, schema version 1"),
     JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),
     JSON / "mock-validate.schema.json": (MockValidation, "llmproxy mock validate --json, schema version 1"),
+    JSON / "doctor.schema.json": (Doctor, "llmproxy doctor --json, schema version 1"),
 }
 
 
