@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 from mitmproxy import http
 
-from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.cassette.decoding import decode_body
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 
 ANSWERED = "llmproxy.answered"  # flow.metadata key: answered by llmproxy (replay, mock), not by the upstream
 MOCK_MISS = "llmproxy.mock_miss"  # flow.metadata key: why no expectation answered, for the replayer's miss

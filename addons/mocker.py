@@ -14,11 +14,11 @@ from mitmproxy import http
 
 from addons.flows import ANSWERED, MOCK_MISS, raw_request
 from addons.stream_relay import Prepared, StreamRelay
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
 from llmproxy.mock.reply import MockReply, reason_phrase
 from llmproxy.mock.request import MockRequest, mock_request
+from llmproxy.model.exchange import RawRequest
 
 logger = logging.getLogger(__name__)
 

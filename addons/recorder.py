@@ -16,8 +16,8 @@ from typing import Protocol
 from mitmproxy import http
 
 from addons.flows import ANSWERED, raw_exchange, raw_request
-from llmproxy.cassette.capture import RawExchange, RawRequest
 from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
 

@@ -17,7 +17,6 @@ from mitmproxy import http
 from addons.flows import ANSWERED, MOCK_MISS, raw_request
 from addons.stream_relay import Prepared, StreamRelay
 from llmproxy.cassette.bodies import body_bytes, event_bytes
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
 from llmproxy.cassette.model import Response as RecordedResponse
@@ -25,6 +24,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.egress import EgressPolicy
 from llmproxy.model import ErrorKind, Route
+from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.registry import error_encoder
 
 logger = logging.getLogger(__name__)

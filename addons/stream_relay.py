@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from mitmproxy import http
 
-from llmproxy.cassette.capture import RawRequest
+from llmproxy.model.exchange import RawRequest
 
 logger = logging.getLogger(__name__)
 

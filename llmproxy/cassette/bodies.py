@@ -14,7 +14,6 @@ from typing import Any
 
 import orjson
 
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import (
     Base64Body,
     Base64Event,
@@ -28,6 +27,7 @@ from llmproxy.cassette.model import (
     TextEvent,
 )
 from llmproxy.cassette.redact import Redactor
+from llmproxy.model.exchange import RawEvent
 
 
 def is_json_type(content_type: str | None) -> bool:

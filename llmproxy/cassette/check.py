@@ -23,10 +23,10 @@ from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
 from llmproxy.cassette.bodies import event_bytes, is_binary_message
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.model.exchange import RawEvent
 from llmproxy.words import plural
 
 _KIND = re.compile(r"<redacted:([a-z0-9\-]{1,32}):[0-9a-f]{8}>")

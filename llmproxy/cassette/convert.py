@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from llmproxy.cassette.bodies import is_json_type, store_body, store_message, store_verbatim
-from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse
 from llmproxy.cassette.history import HistoryIndex
 from llmproxy.cassette.model import (
     Base64Body,
@@ -29,6 +28,7 @@ from llmproxy.cassette.model import (
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
 from llmproxy.model import Route
+from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.routes import detect, with_body
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ on the proxy's loop for every message: it only stores bytes and times, and never
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.providers.websocket import WebSocketCodec, parsed
 
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import orjson
 
-from llmproxy.cassette.capture import RawExchange
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
@@ -42,6 +41,7 @@ from llmproxy.cassette.journal import Journal, this_process
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
 from llmproxy.cassette.redact import Redactor
 from llmproxy.errors import CassetteError
+from llmproxy.model.exchange import RawExchange
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ the reason in `undecodable` (the cassette marks such events, and `cassette check
 
 from enum import Enum, auto
 
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.decoding import Decoder, decoder_for
+from llmproxy.model.exchange import RawEvent
 
 _SSE_BOUNDARIES = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _LONGEST_BOUNDARY = 4

@@ -25,12 +25,12 @@ import orjson
 
 from llmproxy.cassette import secrets
 from llmproxy.cassette.bodies import encode_sse
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import Base64Event, Event, JsonLineEvent, MessageEvent, SseEvent, TextEvent
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.errors import ParseError
 from llmproxy.framing.eventstream import EventMessage, EventStreamDecoder, Header, encode_message
+from llmproxy.model.exchange import RawEvent
 
 type Path = tuple[str | int, ...]
 type Channel = tuple[Hashable, ...]

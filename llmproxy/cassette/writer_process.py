@@ -25,12 +25,12 @@ from pathlib import Path
 
 import llmproxy
 from llmproxy import redacted_logs
-from llmproxy.cassette.capture import RawExchange, wire_size
 from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.errors import CassetteError
+from llmproxy.model.exchange import RawExchange, wire_size
 from llmproxy.providers.declared import Declaration, declared
 
 logger = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import orjson
 
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.model import Conversation, Route
+from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec

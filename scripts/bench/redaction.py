@@ -26,9 +26,9 @@ sys.path.insert(0, str(BENCH))
 
 import payloads  # noqa: E402
 
-from llmproxy.cassette.capture import RawEvent  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.stream_redact import store_events  # noqa: E402
+from llmproxy.model.exchange import RawEvent  # noqa: E402
 
 REDACTOR = Redactor()
 

@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 import payloads  # noqa: E402
 from proxy import BIN, Target, free_port, start, stop  # noqa: E402
 
-from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.replay_index import ReplayIndex  # noqa: E402
 from llmproxy.cassette.store import CassetteWriter, load_cassette  # noqa: E402
+from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 
 STARTED = datetime.now(UTC)
 

@@ -33,9 +33,9 @@ import orjson
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from llmproxy.cassette.capture import RawExchange, RawRequest, RawResponse  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.store import CassetteWriter  # noqa: E402
+from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 
 SYSTEM = "You are a coding agent. " * 90
 TOOLS = [

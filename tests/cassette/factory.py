@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import orjson
 
-from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq9xT3vB7nK2mW5pL8rY4cF6hJ1dG0sA" * 3
 STARTED = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)

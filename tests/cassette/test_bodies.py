@@ -3,7 +3,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmproxy.cassette.bodies import body_bytes, event_bytes, store_body
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import (
     Base64Body,
     Base64Event,
@@ -16,6 +15,7 @@ from llmproxy.cassette.model import (
 )
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.model.exchange import RawEvent
 from tests.cassette.factory import ANTHROPIC_KEY, eventstream_message
 
 REDACTOR = Redactor()

@@ -3,9 +3,9 @@ from pathlib import Path
 import jsonschema
 import orjson
 
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
+from llmproxy.model.exchange import RawEvent
 from tests.cassette.factory import agent_session, eventstream_message, exchange, request, response, sse_events
 
 ROOT = Path(__file__).resolve().parents[2]

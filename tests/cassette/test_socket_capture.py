@@ -2,8 +2,8 @@
 
 import orjson
 
-from llmproxy.cassette.capture import RawExchange, RawRequest
 from llmproxy.cassette.socket_capture import SocketCapture, Upgrade
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.providers.openai_responses.websocket import RESPONSES_WEBSOCKET
 
 REQUEST = RawRequest(

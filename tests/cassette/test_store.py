@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llmproxy.cassette.bodies import body_bytes, event_bytes
-from llmproxy.cassette.capture import RawEvent, RawExchange
 from llmproxy.cassette.files import PendingCassette, encode_cassette, journal_path
 from llmproxy.cassette.model import JsonBody, TextBody, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.errors import CassetteError
+from llmproxy.model.exchange import RawEvent, RawExchange
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response, sse_events
 from tests.filesystems import read_only
 

@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmproxy.cassette.bodies import event_bytes
-from llmproxy.cassette.capture import RawEvent
 from llmproxy.cassette.model import Event
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.model.exchange import RawEvent
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.secret_corpus import CONTEXTS, SHAPES
 from tests.streams import STREAMS, sse

@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 
 from llmproxy.cassette.bodies import event_bytes, is_binary_message
-from llmproxy.cassette.capture import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.model import Base64Event, Exchange, MessageEvent, TextEvent
 from llmproxy.cassette.redact import Redactor
@@ -17,6 +16,7 @@ from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.cassette.websocket import answer_events
 from llmproxy.model import Completion, StopReason, ToolCall
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.providers.openai_responses.stream import stream_events
 from tests.cassette.factory import STARTED
 

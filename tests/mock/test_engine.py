@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 import pytest
 
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.request import MockRequest, mock_request
+from llmproxy.model.exchange import RawRequest
 
 
 def anthropic(messages: list[dict[str, Any]], *, session: str = "", model: str = "claude-haiku-4-5") -> MockRequest:

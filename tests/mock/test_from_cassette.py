@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 
 from llmproxy.cassette.bodies import body_bytes, event_bytes
-from llmproxy.cassette.capture import RawEvent, RawExchange, RawResponse
 from llmproxy.cassette.model import Cassette, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
@@ -14,6 +13,7 @@ from llmproxy.cli import main
 from llmproxy.mock.from_cassette import convert, dumps, to_expectations
 from llmproxy.mock.spec import Conversation, ErrorReply, ExpectationsFile, Match, Respond, ToolCall, Turn, Usage
 from llmproxy.model import Completion, StopReason
+from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect
 from tests.cassette.factory import exchange, request, response

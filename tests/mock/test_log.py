@@ -8,13 +8,13 @@ from pathlib import Path
 
 import orjson
 
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.cassette.redact import Redactor
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
 from llmproxy.mock.reply import MockReply
 from llmproxy.mock.request import MockRequest, mock_request
+from llmproxy.model.exchange import RawRequest
 
 REQUEST = MockRequest(route=None, host="api.example.com", path="/v1/things")
 ANSWERED = MockDecision(spec.Respond(text="ok"), "expectation 1", 1)

@@ -18,10 +18,10 @@ from pathlib import Path
 import httpx2 as httpx
 import orjson
 
-from llmproxy.cassette.capture import RawRequest
 from llmproxy.mock import spec
 from llmproxy.mock.reply import encode_respond
 from llmproxy.mock.request import mock_request
+from llmproxy.model.exchange import RawRequest
 from llmproxy.session import Listening, Session, mocking
 
 TOLERANCE_MS = 40

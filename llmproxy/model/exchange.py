@@ -1,4 +1,5 @@
-"""What the recording addon hands over: one exchange as it crossed the wire, raw and unredacted.
+"""One exchange as it crossed the wire, raw and unredacted: what a door hands the core (a request to answer,
+an exchange to record), whichever door it came through.
 
 Bodies are content-decoded (gzip, br, stacked encodings… undone); the original encoding is kept so the
 cassette can note it. A body (or a stream) that could not be decoded comes as it was on the wire, with
