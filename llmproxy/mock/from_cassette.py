@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.decode import decode_exchange, exchange_route
 from llmproxy.cassette.model import Cassette, Exchange, Response, build, header_pairs
 from llmproxy.mock.spec import (
     Conversation,
@@ -39,7 +39,6 @@ from llmproxy.model import Completion, Message, Provider, Role, StopReason, Text
 from llmproxy.model import Conversation as ChatRequest
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
-from llmproxy.providers.routes import detect
 from llmproxy.words import plural
 
 EXCERPT_CHARS = 60
@@ -107,25 +106,21 @@ class _Recorded:
 
 
 def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
-    request = exchange.request
-    url = urlsplit(request.url)
-    headers = {name.lower(): value for name, value in header_pairs(request.headers)}
-    path = url.path + (f"?{url.query}" if url.query else "")
-    route = detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme, port=url.port)
+    route = exchange_route(exchange)
     codec = chat_codec(route) if route is not None else None
     if route is None or codec is None:
         skipped["not a chat API"] += 1
         return None
-    if exchange.response is None:
+    try:
+        chat, completion, _ = decode_exchange(exchange)
+    except ValueError:  # ParseError, or a stored body that is not what it claims
+        skipped["no response" if exchange.response is None else "undecodable"] += 1
+        return None
+    if completion is None or exchange.response is None:
         skipped["no response"] += 1
         return None
-    try:
-        chat = codec.decode_request(body_bytes(request.body) if request.body is not None else b"")
-        answer = _answer(codec, exchange.response)
-    except ValueError:  # ParseError, or a stored body that is not what it claims
-        skipped["undecodable"] += 1
-        return None
-    key = (route.provider.value, url.path, exchange.model or chat.model)
+    key = (route.provider.value, urlsplit(exchange.request.url).path, exchange.model or chat.model)
+    answer = _answer(codec, exchange.response, completion)
     respond, error = (answer, None) if isinstance(answer, Respond) else (None, answer)
     return _Recorded(key, chat.assistant_turns, build(Turn, match=_match(chat), respond=respond, error=error))
 
@@ -172,20 +167,11 @@ def _excerpt(message: Message) -> str | None:
     return text[: cut if cut > 0 else EXCERPT_CHARS]
 
 
-def _answer(codec: ChatCodec, response: Response) -> Respond | ErrorReply:
-    data = body_bytes(response.body) if response.body is not None else b""
-    if response.status >= 400:
-        if response.events:
-            data = b"".join(event_bytes(event) for event in response.events)
-        upstream = codec.decode_error(response.status, data)
-        return build(
-            ErrorReply, status=response.status, message=upstream.message or None, retryAfter=_retry_after(response)
-        )
-    if response.events is not None:
-        completion = codec.decode_stream(event_bytes(event) for event in response.events)
-    else:
-        completion = codec.decode_response(data)
+def _answer(codec: ChatCodec, response: Response, completion: Completion) -> Respond | ErrorReply:
     failed = completion.error
+    if response.status >= 400:
+        message = failed.message if failed is not None else ""
+        return build(ErrorReply, status=response.status, message=message or None, retryAfter=_retry_after(response))
     if failed is not None and not completion.text and not completion.tool_calls:  # failed in the stream at once
         status = failed.status or codec.encode_error(failed.kind, failed.message).status
         return build(ErrorReply, status=status, message=failed.message or None)

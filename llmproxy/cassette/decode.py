@@ -1,0 +1,66 @@
+"""A recorded exchange read back as what it means: the conversation that was sent, the completion that came
+back, and its token usage — one reading for every part that looks into cassettes (`cassette to-expectations`,
+reports, the meter), through the codec of the API the exchange speaks.
+
+An error answer (an upstream 4xx/5xx) is a completion with nothing but its `error` (the provider's kind and
+message, with the status); an exchange whose upstream never answered has no completion.
+"""
+
+from dataclasses import replace
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.model import Exchange, Response, header_pairs
+from llmproxy.errors import UnsupportedError
+from llmproxy.model import Completion, Conversation, Route, Usage
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.routes import detect
+
+
+class Decoded(NamedTuple):
+    conversation: Conversation
+    completion: Completion | None  # None when the upstream never answered
+    usage: Usage | None  # as the provider reported it; None when it did not
+
+
+def decode_exchange(exchange: Exchange) -> Decoded:
+    """The exchange's conversation, completion and usage. Raises `UnsupportedError` for an exchange that is
+    not a chat API's (embeddings, token counting, non-LLM traffic) and `ParseError` (a `ValueError`) for
+    bodies that are not what their API sends."""
+    route = exchange_route(exchange)
+    codec = chat_codec(route) if route is not None else None
+    if route is None or codec is None:
+        what = f"{route.provider.value} {route.operation.value}" if route is not None else "not an LLM API"
+        raise UnsupportedError(f"exchange {exchange.id} is not a chat exchange ({what})")
+    request = exchange.request
+    conversation = codec.decode_request(body_bytes(request.body) if request.body is not None else b"")
+    if exchange.response is None:
+        return Decoded(conversation, None, None)
+    completion = decode_response(codec, exchange.response)
+    return Decoded(conversation, completion, completion.usage)
+
+
+def exchange_route(exchange: Exchange) -> Route | None:
+    """The API a recorded request speaks, detected as a live one is."""
+    request = exchange.request
+    url = urlsplit(request.url)
+    headers = {name.lower(): value for name, value in header_pairs(request.headers)}
+    path = url.path + (f"?{url.query}" if url.query else "")
+    return detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme, port=url.port)
+
+
+def decode_response(codec: ChatCodec, response: Response) -> Completion:
+    """A recorded answer as a completion: the stream reassembled, or the body read; an error status gives a
+    completion carrying only the provider's error."""
+    if response.events is not None:
+        data = b"".join(event_bytes(event) for event in response.events)
+    else:
+        data = body_bytes(response.body) if response.body is not None else b""
+    if response.status >= 400:
+        error = replace(codec.decode_error(response.status, data), status=response.status)
+        return Completion(stop_reason=None, error=error)
+    if response.events is not None:
+        return codec.decode_stream(event_bytes(event) for event in response.events)
+    return codec.decode_response(data)
