@@ -7,9 +7,6 @@ from mitmproxy import http
 from llmproxy.cassette.decoding import decode_body
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 
-ANSWERED = "llmproxy.answered"  # flow.metadata key: answered by llmproxy (replay, mock), not by the upstream
-MOCK_MISS = "llmproxy.mock_miss"  # flow.metadata key: why no expectation answered, for the replayer's miss
-
 
 def raw_request(request: http.Request) -> RawRequest:
     body, undecodable = decode_body(request.raw_content or b"", request.headers.get("content-encoding"))

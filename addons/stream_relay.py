@@ -1,23 +1,22 @@
-"""A loopback HTTP/1.1 server on the proxy's own event loop that sends prepared responses chunk by chunk, on
-a schedule: mitmproxy cannot emit a timed synthetic stream itself (mitmproxy-notes.md §3b), so a replayed
-stream is fetched from here, through the proxy, with its recorded timing.
+"""The relay door: a loopback HTTP/1.1 server on the proxy's own event loop. It serves two kinds of request:
 
-`serve` files a response under a token and points the flow at the relay with the token in a header; the
-relay answers that one request, streamed through the proxy as it comes, and forgets the token.
-
-A request without a token is a client using the relay as its base URL (`llmproxy mock`): `direct` answers
-it on the spot, without the proxy's cost of interception (about a millisecond of CPU a request).
+* replies the proxy door filed under a token (`serve`): mitmproxy cannot emit a timed synthetic stream itself
+  (mitmproxy-notes.md §3b), so a paced reply is fetched from here, through the proxy, and sent chunk by chunk
+  on its schedule;
+* requests from clients that use it as their base URL: translated into an `Incoming` and answered by the same
+  answer chain as the proxy door, without the proxy's cost of interception (about a millisecond of CPU a
+  request). The relay cannot forward (it has no origin), so what nothing answers here is refused.
 """
 
 import asyncio
 import itertools
 import logging
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from mitmproxy import http
 
+from llmproxy.chain import Chain, Context, Door, Incoming, Reply
+from llmproxy.chain.reply import Events
 from llmproxy.model.exchange import RawRequest
 
 logger = logging.getLogger(__name__)
@@ -26,22 +25,12 @@ TOKEN_HEADER = "x-llmproxy-relay"
 _HOST_PORT = re.compile(r"(.*?)(?::(\d+))?")  # a Host header: name (or [v6 address]) and optional port
 
 
-@dataclass(slots=True)
-class Prepared:
-    status: int
-    reason: str
-    headers: tuple[tuple[str, str], ...]  # without framing headers: the relay sends chunked
-    chunks: Sequence[tuple[float, bytes]]  # (seconds after the request reached the relay, bytes)
-
-
-type Direct = Callable[[RawRequest], Prepared]
-
-
 class StreamRelay:
-    def __init__(self, direct: Direct | None = None, port: int = 0) -> None:
-        self.direct = direct
+    def __init__(self, chain: Chain, port: int = 0) -> None:
+        self.chain = chain
         self.port = port  # 0: a free one, known once running
-        self._prepared: dict[str, Prepared] = {}
+        self.context = Context(Door.RELAY, forwards=False)
+        self._filed: dict[str, Reply] = {}
         self._tokens = itertools.count(1)
         self._server: asyncio.Server | None = None
 
@@ -54,26 +43,19 @@ class StreamRelay:
         if self._server is not None:
             self._server.close()
 
-    def serve(self, flow: http.HTTPFlow, response: Prepared) -> None:
-        """Answer `flow` with `response`, sent on its schedule."""
+    def serve(self, flow: http.HTTPFlow, reply: Reply) -> None:
+        """Answer `flow` with `reply`, sent on its schedule."""
         token = str(next(self._tokens))
-        self._prepared[token] = response
+        self._filed[token] = reply
         flow.request.headers[TOKEN_HEADER] = token
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.port
 
-    def responseheaders(self, flow: http.HTTPFlow) -> None:
-        if flow.response is not None and TOKEN_HEADER in flow.request.headers and flow.request.port == self.port:
-            flow.response.stream = True  # the timed chunks pass through as they come
-
-    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Prepared | None:
-        """What a request to the relay gets: the response filed under its token, or a direct answer."""
+    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply | None:
+        """What a request to the relay gets: the reply filed under its token (None for an unknown one), or the
+        chain's answer to a base-URL client."""
         token = headers.get(TOKEN_HEADER)
         if token is not None:
-            return self._prepared.pop(token, None)
-        return self._answer_directly(method, target, headers, body) if self.direct is not None else None
-
-    def _answer_directly(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Prepared:
-        assert self.direct is not None
+            return self._filed.pop(token, None)
         host, port = _HOST_PORT.fullmatch(headers.get("host", "")).groups()  # type: ignore[union-attr]
         raw = RawRequest(
             method=method,
@@ -86,14 +68,7 @@ class StreamRelay:
             body=body,
             content_encoding=headers.get("content-encoding"),
         )
-        try:
-            return self.direct(raw)
-        except Exception as exc:  # the server keeps serving; this client learns why
-            logger.exception("llmproxy could not answer %s %s", method, target)
-            plain = (("content-type", "text/plain; charset=utf-8"),)
-            return Prepared(
-                500, "Internal Server Error", plain, [(0.0, f"llmproxy could not answer: {exc}\n".encode())]
-            )
+        return self.chain.answer(Incoming(raw, Door.RELAY), self.context)
 
 
 class _Connection(asyncio.Protocol):
@@ -141,21 +116,21 @@ class _Connection(asyncio.Protocol):
             body, consumed = request
             del self.buffer[:consumed]
             self.continued = False
-            prepared = self.relay.answer(method, target, headers, body)
-            if prepared is None:
+            reply = self.relay.answer(method, target, headers, body)
+            if reply is None:
                 self.transport.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
-            elif all(at <= 0 for at, _ in prepared.chunks):  # nothing to wait for: one write, framed by its length
-                body = b"".join(data for _, data in prepared.chunks)
-                self.transport.write(_head(prepared, f"content-length: {len(body)}") + body)
+            elif reply.events is None or not reply.paced:  # nothing to wait for: one write, framed by its length
+                data = reply.data
+                self.transport.write(_head(reply, f"content-length: {len(data)}") + data)
             else:
-                self.sending = asyncio.ensure_future(self._send_timed(prepared))
+                self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events))
 
-    async def _send_timed(self, prepared: Prepared) -> None:
+    async def _send_timed(self, reply: Reply, events: Events) -> None:
         assert self.transport is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        self.transport.write(_head(prepared, "transfer-encoding: chunked"))
-        for at, chunk in prepared.chunks:
+        self.transport.write(_head(reply, "transfer-encoding: chunked"))
+        for at, chunk in events:
             delay = start + at - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
@@ -166,8 +141,8 @@ class _Connection(asyncio.Protocol):
         self._answer_waiting()
 
 
-def _head(prepared: Prepared, framing: str) -> bytes:
-    lines = [f"HTTP/1.1 {prepared.status} {prepared.reason}", *(f"{n}: {v}" for n, v in prepared.headers), framing]
+def _head(reply: Reply, framing: str) -> bytes:
+    lines = [f"HTTP/1.1 {reply.status} {reply.phrase}", *(f"{n}: {v}" for n, v in reply.headers), framing]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 

@@ -7,18 +7,16 @@ with everything else it could not record, named in `report()` at the end of the 
 """
 
 import logging
-from collections import Counter
 from dataclasses import replace
 
 from mitmproxy import http
 
-from addons.flows import ANSWERED, raw_request
-from addons.recorder import Sink
-from llmproxy.cassette.convert import DEFAULT_PORTS
+from addons.door import sent_upstream
 from llmproxy.cassette.socket_capture import SocketCapture, Upgrade
+from llmproxy.chain.taps.record import RecordTap
+from llmproxy.http import authority
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
-from llmproxy.record_scope import RecordScope
 
 logger = logging.getLogger(__name__)
 
@@ -27,17 +25,18 @@ _SCHEMES = {"http": "ws", "https": "wss"}
 
 
 class WebSocketRecorder:
-    def __init__(self, scope: RecordScope, writer: Sink) -> None:
-        self.scope = scope
-        self.writer = writer
+    """The record tap's companion for WebSockets: it writes to the tap's cassette and reports what it could not
+    record through the tap, so the end-of-run summary lists it."""
+
+    def __init__(self, tap: RecordTap) -> None:
+        self.tap = tap
         self._connections = 0
-        self._missed: Counter[str] = Counter()  # "what, where" → how often
 
     def request(self, flow: http.HTTPFlow) -> None:
-        request = flow.request
-        if flow.metadata.get(ANSWERED) or not is_websocket_upgrade(request.method, request.headers):
+        """Runs after the proxy door: only what goes upstream is recorded, as the client sent it."""
+        raw = sent_upstream(flow)
+        if raw is None or not is_websocket_upgrade(raw.method, flow.request.headers):
             return
-        raw = raw_request(request)  # before --map sends it elsewhere
         flow.metadata[_KEY] = replace(raw, scheme=_SCHEMES.get(raw.scheme, raw.scheme))
 
     def websocket_start(self, flow: http.HTTPFlow) -> None:
@@ -45,13 +44,14 @@ class WebSocketRecorder:
         response = flow.response
         if raw is None or response is None:
             return
-        port = "" if DEFAULT_PORTS.get(raw.scheme) == raw.port else f":{raw.port}"
-        where = f"{raw.scheme}://{raw.host}{port}{raw.path.split('?', 1)[0]}"  # no query: it may hold a key
+        where = f"{raw.scheme}://{authority(raw.scheme, raw.host, raw.port)}{raw.path.split('?', 1)[0]}"  # no query
         route = detect(raw.host, raw.path, dict(raw.headers), method=raw.method, port=raw.port)
         codec = websocket_codec(route)
         if codec is None:
-            if route is not None or self.scope.covers(raw.host):
-                self._miss(f"a WebSocket llmproxy cannot read message by message, to {where}: passed through")
+            if route is not None or self.tap.scope.covers(raw.host):
+                self.tap.not_recorded(
+                    f"a WebSocket llmproxy cannot read message by message, to {where}: passed through"
+                )
             return
         self._connections += 1
         upgrade = Upgrade(raw, response.status_code, response.reason, response.http_version, _headers(response))
@@ -68,7 +68,7 @@ class WebSocketRecorder:
             finished = take(message.content, message.is_text, message.timestamp)
             del flow.websocket.messages[:]  # recorded: a long session need not keep every message in memory
             if finished is not None:
-                self.writer.add(finished)
+                self.tap.state.value.add(finished)
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record a WebSocket message")
 
@@ -81,22 +81,11 @@ class WebSocketRecorder:
             error = flow.error.msg if flow.error is not None else None
             finished = socket.close(error)
             if finished is not None:
-                self.writer.add(finished)
+                self.tap.state.value.add(finished)
         except Exception:
             logger.exception("could not record the end of a WebSocket")
         for line in socket.missed:
-            self._miss(f"{line}, on {where}")
-
-    def report(self) -> str:
-        """What was not recorded, one line each; empty when everything was."""
-        return "\n".join(
-            f"not recorded: {what}" + (f" ({count} times)" if count > 1 else "") for what, count in self._missed.items()
-        )
-
-    def _miss(self, what: str) -> None:
-        if what not in self._missed:
-            logger.warning("not recorded: %s", what)
-        self._missed[what] += 1
+            self.tap.not_recorded(f"{line}, on {where}")
 
 
 def _headers(response: http.Response) -> tuple[tuple[str, str], ...]:

@@ -42,18 +42,20 @@ def store_body(
     *,
     expect_json: bool,
     shape: Callable[[Any], Any] | None = None,
+    parsed: Any = None,
 ) -> tuple[Body, str | None]:
     """The stored form of a body, and a note when it claimed to be JSON, or was on an API that speaks JSON
     (`expect_json`), but was not. Without a content type, `expect_json` bodies are tried as JSON. `shape`
     turns a parsed JSON value into what is stored (history sharing) before it is redacted, so redaction
-    only pays for what is stored."""
+    only pays for what is stored. `parsed`: the body's JSON when the caller has parsed it already."""
     if is_json_type(content_type) or (expect_json and not content_type):
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError as exc:
-            stored = store_verbatim(redactor.data(data))
-            return stored, f"not valid JSON ({exc}): stored verbatim"
-        return JsonBody(json=redactor.json(shape(value) if shape else value)), None
+        if parsed is None:
+            try:
+                parsed = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                stored = store_verbatim(redactor.data(data))
+                return stored, f"not valid JSON ({exc}): stored verbatim"
+        return JsonBody(json=redactor.json(shape(parsed) if shape else parsed)), None
     stored = store_verbatim(redactor.data(data))
     if expect_json:  # an LLM API answered with something else: a gateway's page, a proxy's error…
         return stored, f"is {content_type!r}, not the JSON the API speaks: stored verbatim"

@@ -27,19 +27,16 @@ from llmproxy.cassette.model import (
 )
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.http import authority
 from llmproxy.model import Route
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.routes import detect, with_body
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
-
 
 def url(request: RawRequest, redactor: Redactor) -> str:
-    port = "" if DEFAULT_PORTS.get(request.scheme) == request.port else f":{request.port}"
-    host = f"[{request.host}]" if ":" in request.host else request.host
-    return f"{request.scheme}://{host}{port}{redactor.path(request.path)}"
+    return f"{request.scheme}://{authority(request.scheme, request.host, request.port)}{redactor.path(request.path)}"
 
 
 def to_exchange(
@@ -75,17 +72,28 @@ def to_exchange(
     )
 
 
-def to_request(raw: RawRequest, redactor: Redactor) -> tuple[Request, Route | None]:
+def to_request(
+    raw: RawRequest, redactor: Redactor, known: tuple[Route | None, Any] | None = None
+) -> tuple[Request, Route | None]:
     """A live request as the cassette would store it (redacted, body parsed), and the API it speaks: what
-    replay matches against the recordings."""
-    return _request(raw, redactor, [], None, 0)
+    replay matches against the recordings. `known`: its route and parsed body, when the caller has them
+    already (the answer chain's `Incoming`), so neither is worked out twice."""
+    return _request(raw, redactor, [], None, 0, known)
 
 
 def _request(
-    raw: RawRequest, redactor: Redactor, notes: list[str], history: HistoryIndex | None, exchange_id: int
+    raw: RawRequest,
+    redactor: Redactor,
+    notes: list[str],
+    history: HistoryIndex | None,
+    exchange_id: int,
+    known: tuple[Route | None, Any] | None = None,
 ) -> tuple[Request, Route | None]:
     headers = {name.lower(): value for name, value in raw.headers}
-    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+    route, parsed = known or (
+        detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port),
+        None,
+    )
     extends: Extends | None = None
 
     def share(value: Any) -> Any:
@@ -96,12 +104,12 @@ def _request(
         stored, extends = history.share(exchange_id, value)
         return stored
 
-    body = _body(
-        raw.body, headers.get("content-type"), redactor, route is not None, "request", notes, share, raw.undecodable
-    )
-    if route is not None:
-        parsed = body.json_ if isinstance(body, JsonBody) else None
-        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    content_type = headers.get("content-type")
+    api = route is not None
+    body = _body(raw.body, content_type, redactor, api, "request", notes, share, raw.undecodable, parsed)
+    if route is not None and known is None:
+        stored = body.json_ if isinstance(body, JsonBody) else None
+        route = with_body(route, stored if isinstance(stored, dict) else None)
     request = build(
         Request,
         method=raw.method,
@@ -156,6 +164,7 @@ def _body(
     notes: list[str],
     shape: Callable[[Any], Any] | None = None,
     undecodable: str | None = None,
+    parsed: Any = None,
 ) -> Body | None:
     if not data:
         return None
@@ -165,7 +174,7 @@ def _body(
         return Base64Body(base64=base64.b64encode(redactor.data(data)).decode("ascii"), not_decodable=undecodable)
     try:
         expect_json = api or is_json_type(content_type)
-        body, note = store_body(data, content_type, redactor, expect_json=expect_json, shape=shape)
+        body, note = store_body(data, content_type, redactor, expect_json=expect_json, shape=shape, parsed=parsed)
     except Exception as exc:  # e.g. JSON nested deeper than Python recursion allows
         logger.warning("could not convert a %s body: %s", where, exc)
         body, note = store_verbatim(redactor.data(data)), f"could not be converted ({exc!r}): stored verbatim"

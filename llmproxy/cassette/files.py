@@ -33,6 +33,11 @@ def journal_path(path: Path) -> Path:
     return path.with_name(path.name + ".journal")
 
 
+def cassette_exists(path: Path) -> bool:
+    """A cassette, or the journal of one still being written."""
+    return path.exists() or journal_path(path).exists()
+
+
 def encode_cassette(exchanges: list[dict[str, Any]]) -> bytes:
     return orjson.dumps({"llmproxy_cassette": VERSION, "exchanges": exchanges}, option=orjson.OPT_INDENT_2) + b"\n"
 

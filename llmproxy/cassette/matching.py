@@ -17,9 +17,9 @@ import orjson
 
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.bodies import body_bytes
-from llmproxy.cassette.convert import DEFAULT_PORTS
 from llmproxy.cassette.model import JsonBody, Request
 from llmproxy.cassette.presets import Preset
+from llmproxy.http import default_port
 
 # fields that differ between two runs of the same program, by provider (wire-formats.md)
 VOLATILE_FIELDS: dict[str | None, tuple[jsonpath.Path, ...]] = {
@@ -47,7 +47,7 @@ class RequestView:
     ) -> "RequestView":
         """`provider` picks the built-in volatile fields; `preset` the client's; `ignore` the user's."""
         url = urlsplit(request.url)
-        default = DEFAULT_PORTS.get(url.scheme)
+        default = default_port(url.scheme)
         host = (url.hostname or "").lower() + (f":{url.port}" if url.port and url.port != default else "")
         query = tuple(
             sorted((k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k not in VOLATILE_QUERY)

@@ -41,11 +41,16 @@ class ReplayMiss:
 
     def explain(self) -> str:
         """The diagnostic: one line for the request, then the closest recording and what differs."""
+        return f"{self.request}: {self.reason}"
+
+    @property
+    def reason(self) -> str:
+        """The diagnostic without the request's line: why nothing recorded answers it."""
         if self.exhausted:
-            return f"{self.request}: every recorded exchange for this request was already served"
+            return "every recorded exchange for this request was already served"
         if self.closest is None:
-            return f"{self.request}: no recorded exchange matches (the cassette is empty)"
-        lines = [f"{self.request}: no recorded exchange matches; closest is exchange {self.closest.id}, differing at:"]
+            return "no recorded exchange matches (the cassette is empty)"
+        lines = [f"no recorded exchange matches; closest is exchange {self.closest.id}, differing at:"]
         lines += [f"  {d.path}: recorded {d.recorded!r}, received {d.received!r}" for d in self.differences]
         return "\n".join(lines)
 

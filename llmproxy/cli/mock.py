@@ -11,7 +11,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
+from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
 from llmproxy.errors import LlmproxyError
 
 
@@ -95,12 +95,13 @@ def run(
     **serving: Any,
 ) -> int:
     """Serve the expectations (what `llmproxy mock …` runs)."""
-    from llmproxy.session import mock_session
+    from llmproxy.plan import mock_plan
+    from llmproxy.session import Session
 
     options = ServeOptions(**serving)
     configure_logging(options.verbose, options.debug)
     listening = options.listening()
-    session = mock_session(
+    plan = mock_plan(
         expectations,
         cassettes=cassettes,
         match=MatchOptions(preset),
@@ -110,6 +111,9 @@ def run(
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
     )
+    if options.explain_chain:
+        return explain("mock", plan)
+    session = Session.of(plan)
     status = serve("mock", options, session, listening)
     if status == 0 and session.strict_misses:
         status = 1

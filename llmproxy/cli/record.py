@@ -6,7 +6,7 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
+from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -28,16 +28,19 @@ def record(
     Exchanges with known LLM API hosts, and LLM API paths on any host, are recorded; everything else passes
     through untouched. Secrets are redacted before anything is written.
     """
-    from llmproxy.session import record_session
+    from llmproxy.plan import record_plan
+    from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
     configure_logging(options.verbose, options.debug)  # before the writer process starts: it logs at the same level
     listening = options.listening()  # a malformed option fails before the cassette is touched
-    session = record_session(
+    plan = record_plan(
         cassette,
         record_hosts=record_host,
         record_all=record_all,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
     )
-    return serve("record", options, session, listening)
+    if options.explain_chain:
+        return explain("record", plan)
+    return serve("record", options, Session.of(plan), listening)

@@ -9,7 +9,7 @@ from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, proxy_options, serve
+from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
 
 
 def _timing(value: str) -> float | None:
@@ -96,13 +96,14 @@ def replay(
     --miss-status and a diagnostic naming the closest recording and what differs, and llmproxy exits
     non-zero. Streams keep their recorded timing unless --timing says otherwise.
     """
-    from llmproxy.session import RecordMode, replay_session
+    from llmproxy.plan import RecordMode, replay_plan
+    from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
     configure_logging(options.verbose, options.debug)
     match = MatchOptions(preset, _ignore(ignore), OnExhausted(on_exhausted))
     listening = options.listening()  # a malformed option fails before a cassette is touched
-    session = replay_session(
+    plan = replay_plan(
         cassettes,
         mode=RecordMode(record_mode),
         match=match,
@@ -112,6 +113,9 @@ def replay(
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
     )
+    if options.explain_chain:
+        return explain("replay", plan)
+    session = Session.of(plan)
     status = serve("replay", options, session, listening)
     if status == 0 and (session.strict_misses or (fail_on_unused and session.unused)):
         status = 1

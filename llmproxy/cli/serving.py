@@ -24,6 +24,7 @@ from llmproxy.environment import child_environment, export_lines
 from llmproxy.errors import CommandError
 
 if TYPE_CHECKING:
+    from llmproxy.plan import Plan
     from llmproxy.session import Listening, Session
 
 type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -62,8 +63,15 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             " CODEC@VENDOR to name who serves it) or as a compatible VENDOR's host (deepseek…). Repeatable.",
         ),
         click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
+        click.option(
+            "--explain-chain",
+            is_flag=True,
+            help="Print the answer chain these options build (what answers, in which order), then exit.",
+        ),
         click.option("-v", "--verbose", count=True, help="More log output (-vv for debug)."),
-        click.option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line."),
+        click.option(
+            "--debug", is_flag=True, help="Show the answer chain when starting, and the traceback of an error."
+        ),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
     for decorate in reversed(decorators):
@@ -80,6 +88,7 @@ class ServeOptions:
     upstream_ca: Path | None
     routes: tuple[str, ...]
     print_env: bool
+    explain_chain: bool
     verbose: int
     debug: bool
     command: tuple[str, ...]
@@ -107,6 +116,12 @@ def configure_logging(verbose: int, debug: bool = False) -> None:
     logging.basicConfig(level=level, handlers=[handler])
 
 
+def explain(name: str, plan: "Plan") -> int:
+    """`--explain-chain`: the chain the plan builds, slot by slot, on stdout; nothing is loaded or started."""
+    click.echo(f"llmproxy {name}: {plan.describe}\n{plan.explain()}")
+    return 0
+
+
 def serve(name: str, options: ServeOptions, session: "Session", listening: "Listening") -> int:
     """Run `session` around the command, or until stopped, with a start line and, once the proxy ran, the
     session's summary at the end (also when closing it failed). Returns the command's exit status (0 without
@@ -127,6 +142,8 @@ def _serve(name: str, options: ServeOptions, session: "Session", listening: "Lis
         gc.freeze()
         reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
         click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}", err=True)
+        if options.debug:
+            click.echo(f"llmproxy {name}: the answer chain:\n{session.chain.explain()}", err=True)
         if proxy.base_url:
             click.echo(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)", err=True)
         if options.command:

@@ -12,13 +12,14 @@ import threading
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.mock import spec
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.failover import FailoverState
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
-from llmproxy.mock.reply import MockReply, encode_answer, unfit
-from llmproxy.mock.request import MockRequest
+from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
 
 logger = logging.getLogger(__name__)
@@ -50,7 +51,7 @@ class MockEngine:
         self._entries = sorted(entries, key=lambda entry: -entry.priority)  # stable: file order within a priority
         self._lock = threading.Lock()
 
-    def decide(self, request: MockRequest) -> MockDecision | MockMiss:
+    def decide(self, request: Incoming) -> MockDecision | MockMiss:
         with self._lock:
             near: list[tuple[int, int, str, tuple[str, ...]]] = []
             for entry in self._entries:
@@ -64,7 +65,7 @@ class MockEngine:
         *_, name, reasons = min(near, key=lambda item: item[:2])
         return MockMiss(name, reasons)
 
-    def answer(self, request: MockRequest) -> tuple[MockDecision, MockReply] | MockMiss:
+    def answer(self, request: Incoming) -> tuple[MockDecision, Reply] | MockMiss:
         """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
         its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own."""
         decision = self.decide(request)
@@ -100,7 +101,7 @@ class _Entry:
             )
         return cls(number, entry.priority, f"expectation {number}", entry, predicates=_predicate_count(entry.match))
 
-    def take(self, request: MockRequest) -> MockDecision | tuple[str, ...]:
+    def take(self, request: Incoming) -> MockDecision | tuple[str, ...]:
         """The decision if this entry answers the request (its state advanced), else why it does not."""
         if self.expectation is not None:
             reasons = _mismatches(self.expectation.match, request)
@@ -165,7 +166,7 @@ def _predicate_count(match: spec.Match | None) -> int:
     return 0 if match is None else sum(value is not None for name, value in match if name != "normalization")
 
 
-def _mismatches(match: spec.Match, request: MockRequest) -> list[str]:
+def _mismatches(match: spec.Match, request: Incoming) -> list[str]:
     reasons = []
     route = request.route
     if match.provider is not None and (route is None or route.provider.value != match.provider.lower()):
@@ -189,7 +190,7 @@ def _path_matches(expected: str, path: str) -> bool:
     return re.search(expected, path) is not None if expected.startswith("^") else expected == path
 
 
-def _isolation_key(isolation: spec.Isolation | None, request: MockRequest) -> str:
+def _isolation_key(isolation: spec.Isolation | None, request: Incoming) -> str:
     if isolation is None:
         return ""
     name = isolation.name.lower()

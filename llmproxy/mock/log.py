@@ -19,11 +19,11 @@ from typing import IO, Any
 import orjson
 
 from llmproxy.cassette.redact import Redactor
+from llmproxy.chain.incoming import Incoming, decode_conversation
+from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
-from llmproxy.mock.reply import MockReply
-from llmproxy.mock.request import MockRequest, decode_conversation
 from llmproxy.model import Conversation, Message, Role, Usage
 from llmproxy.providers.base import ChatCodec
 
@@ -59,7 +59,7 @@ class MockLog:
         except OSError as exc:
             raise LlmproxyError(f"cannot write the request log {path}: {exc.strerror or exc}") from None
 
-    def answered(self, request: MockRequest, decision: MockDecision, reply: MockReply) -> None:
+    def answered(self, request: Incoming, decision: MockDecision, reply: Reply) -> None:
         outcome: dict[str, Any] = {"answeredBy": decision.source, "status": reply.status}
         outcome.update(_answer_gist(decision.answer))
         if reply.notes or reply.warnings:
@@ -68,7 +68,7 @@ class MockLog:
             outcome["usage"] = _usage_gist(reply.usage)
         self._add(request, outcome)
 
-    def missed(self, request: MockRequest, miss: MockMiss) -> None:
+    def missed(self, request: Incoming, miss: MockMiss) -> None:
         self._add(request, {"miss": miss.explain()})
 
     @property
@@ -107,7 +107,7 @@ class MockLog:
         if self._failure is not None:
             raise LlmproxyError(f"{self._failure}: it is incomplete")
 
-    def _add(self, request: MockRequest, outcome: dict[str, Any]) -> None:
+    def _add(self, request: Incoming, outcome: dict[str, Any]) -> None:
         """Entries stay in memory as they are; what goes to the file is redacted first."""
         with self._lock:
             self.count += 1
@@ -175,7 +175,7 @@ class _Logged:
         return held
 
 
-def _request_gist(request: MockRequest, seq: int) -> dict[str, Any]:
+def _request_gist(request: Incoming, seq: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"seq": seq, "method": request.method, "host": request.host, "path": request.path}
     if request.route is not None:
         entry["provider"] = request.route.provider.value

@@ -7,19 +7,19 @@ a wire cannot carry (reasoning on Chat Completions) it leaves out, as the real A
 
 import functools
 import math
-from dataclasses import dataclass, replace
-from http import HTTPStatus
+from dataclasses import replace
 
 import orjson
 
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, reason_phrase
 from llmproxy.errors import UnsupportedError
 from llmproxy.mock import spec
 from llmproxy.mock.physics import event_offsets
-from llmproxy.mock.request import MockRequest
 from llmproxy.mock.structured import schema_violation
 from llmproxy.mock.usage import declared_usage, estimate_usage
 from llmproxy.mock.vectors import embed, rerank
-from llmproxy.model import Completion, ErrorKind, Route, StopReason, ToolCall, Usage
+from llmproxy.model import Completion, ErrorKind, ProviderError, Route, StopReason, ToolCall
 from llmproxy.providers.base import ChatCodec, stable_id, status_kind
 from llmproxy.providers.registry import chat_codec, embedding_codec, error_encoder, rerank_codec
 
@@ -27,18 +27,7 @@ STRUCTURED_OUTPUT_HEADER = "x-llmproxy-structured-output-invalid"
 _JSON = ("content-type", "application/json")
 
 
-@dataclass(slots=True)
-class MockReply:
-    status: int
-    headers: tuple[tuple[str, str], ...]  # never content-length: the proxy frames the body
-    body: bytes | None = None  # a whole body, or
-    events: tuple[tuple[float, bytes], ...] | None = None  # a stream: (seconds from the start, framed event)
-    notes: tuple[str, ...] = ()  # what the log should say: "usage estimated"
-    warnings: tuple[str, ...] = ()  # what the log should say and stderr show: "structured output invalid: …"
-    usage: Usage | None = None  # the tokens the answer declares (or the mock estimated): the log records them
-
-
-def unfit(answers: spec.Expectation | spec.Turn, request: MockRequest) -> str | None:
+def unfit(answers: spec.Expectation | spec.Turn, request: Incoming) -> str | None:
     """Why this answer cannot be given in the request's own format (a chat answer to `GET /v1/models`, an
     embedding to a chat request), or None when it can: such an expectation does not answer the request."""
     route = request.route
@@ -53,7 +42,7 @@ def unfit(answers: spec.Expectation | spec.Turn, request: MockRequest) -> str | 
     return None if fits else f"{needs} cannot answer {_what(route)}"
 
 
-def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
+def encode_answer(answer: spec.Answer, request: Incoming) -> Reply:
     if isinstance(answer, spec.Respond):
         return encode_respond(answer, request)
     if isinstance(answer, spec.ErrorReply):
@@ -65,17 +54,17 @@ def encode_answer(answer: spec.Answer, request: MockRequest) -> MockReply:
     return encode_http(answer)
 
 
-def encode_http(http: spec.HttpReply) -> MockReply:
+def encode_http(http: spec.HttpReply) -> Reply:
     headers = dict(http.headers)
     if http.json_ is not None:
         headers.setdefault("content-type", "application/json")
         body = orjson.dumps(http.json_)
     else:
         body = (http.body or "").encode()
-    return MockReply(http.status, tuple(headers.items()), body)
+    return Reply(http.status, tuple(headers.items()), body)
 
 
-def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
+def encode_respond(respond: spec.Respond, request: Incoming) -> Reply:
     route, codec = _chat(request.route)
     completion, notes = _completion(respond, request, route)
     schema = respond.output_schema
@@ -86,35 +75,39 @@ def encode_respond(respond: spec.Respond, request: MockRequest) -> MockReply:
         warnings = (f"structured output invalid: {violation}",)
         extra = ((STRUCTURED_OUTPUT_HEADER, violation),)
         if respond.enforceOutputSchema:
-            reply = codec.encode_error(
-                ErrorKind.SERVER_ERROR, f"structured output does not match the schema: {violation}"
+            message = f"structured output does not match the schema: {violation}"
+            reply = codec.encode_error(ErrorKind.SERVER_ERROR, message)
+            failed = Completion(stop_reason=None, error=ProviderError(ErrorKind.SERVER_ERROR, message, None, 502))
+            return Reply(
+                502, (*reply.headers.items(), *extra), reply.body, notes=notes, warnings=warnings, completion=failed
             )
-            return MockReply(502, (*reply.headers.items(), *extra), reply.body, notes=notes, warnings=warnings)
     body = request.json if isinstance(request.json, dict) else None
     if not route.streaming:
         answer = codec.encode_response(completion, body)
-        return MockReply(200, (_JSON, *extra), answer, notes=notes, warnings=warnings, usage=completion.usage)
+        return Reply(200, (_JSON, *extra), answer, notes=notes, warnings=warnings, completion=completion)
     events = codec.encode_stream(completion, body)
     headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
     if respond.physics is None:  # nothing to wait for: the whole stream goes out in one write
-        return MockReply(200, headers, b"".join(events), notes=notes, warnings=warnings, usage=completion.usage)
+        return Reply(200, headers, b"".join(events), notes=notes, warnings=warnings, completion=completion)
     output = completion.usage.output_tokens if completion.usage else 0
     per_event = [math.ceil(output / len(events))] * len(events) if events else []
     offsets = event_offsets(len(events), respond.physics, per_event)
     timed = tuple(zip(offsets, events, strict=True))
-    return MockReply(200, headers, events=timed, notes=notes, warnings=warnings, usage=completion.usage)
+    return Reply(200, headers, events=timed, notes=notes, warnings=warnings, completion=completion)
 
 
-def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> MockReply:
+def encode_error_reply(error: spec.ErrorReply, route: Route | None) -> Reply:
     message = error.message or f"{error.status} {reason_phrase(error.status) or 'Error'} (llmproxy mock)"
     if route is None:
         body = orjson.dumps({"error": {"message": message, "status": error.status}})
-        return MockReply(error.status, (_JSON, *_retry_after(error.retryAfter)), body)
-    reply = error_encoder(route)(status_kind(error.status), message, retry_after=error.retryAfter)
-    return MockReply(error.status, tuple(reply.headers.items()), reply.body)
+        return Reply(error.status, (_JSON, *_retry_after(error.retryAfter)), body)
+    kind = status_kind(error.status)
+    reply = error_encoder(route)(kind, message, retry_after=error.retryAfter)
+    failed = Completion(stop_reason=None, error=ProviderError(kind, message, None, error.status))
+    return Reply(error.status, tuple(reply.headers.items()), reply.body, completion=failed)
 
 
-def encode_embedding(spec_: spec.Embedding, request: MockRequest) -> MockReply:
+def encode_embedding(spec_: spec.Embedding, request: Incoming) -> Reply:
     codec = embedding_codec(request.route) if request.route is not None else None
     if codec is None:
         raise UnsupportedError(f"an embedding answer needs an embeddings request, got {_what(request.route)}")
@@ -126,10 +119,10 @@ def encode_embedding(spec_: spec.Embedding, request: MockRequest) -> MockReply:
     if not spec_.deterministicFromInput:  # the same vectors whatever the input: only position and seed count
         asked = replace(asked, inputs=tuple(f"#{position}" for position in range(len(asked.inputs))))
     result = embed(asked, seed=spec_.seed)
-    return MockReply(200, (_JSON,), codec.encode_response(result, original))
+    return Reply(200, (_JSON,), codec.encode_response(result, original))
 
 
-def encode_rerank(spec_: spec.Rerank, request: MockRequest) -> MockReply:
+def encode_rerank(spec_: spec.Rerank, request: Incoming) -> Reply:
     codec = rerank_codec(request.route) if request.route is not None else None
     if codec is None:
         raise UnsupportedError(f"a rerank answer needs a rerank request, got {_what(request.route)}")
@@ -145,7 +138,7 @@ def encode_rerank(spec_: spec.Rerank, request: MockRequest) -> MockReply:
             replace(item, document=asked.documents[item.index] if item.document else None) for item in result.items
         )
         result = replace(result, items=items)
-    return MockReply(200, (_JSON,), codec.encode_response(result, asked))
+    return Reply(200, (_JSON,), codec.encode_response(result, asked))
 
 
 def _chat(route: Route | None) -> tuple[Route, ChatCodec]:
@@ -155,7 +148,7 @@ def _chat(route: Route | None) -> tuple[Route, ChatCodec]:
     return route, codec
 
 
-def _completion(respond: spec.Respond, request: MockRequest, route: Route) -> tuple[Completion, tuple[str, ...]]:
+def _completion(respond: spec.Respond, request: Incoming, route: Route) -> tuple[Completion, tuple[str, ...]]:
     turn = request.turn
     calls = tuple(
         ToolCall(
@@ -190,15 +183,6 @@ def _message_id(turn: int, text: str | None, call_ids: tuple[str, ...]) -> str:
 
 def _retry_after(seconds: float | None) -> tuple[tuple[str, str], ...]:
     return () if seconds is None else (("retry-after", str(math.ceil(seconds))),)
-
-
-@functools.cache
-def reason_phrase(status: int) -> str:
-    """The standard phrase for a status ("Too Many Requests"); empty for a status HTTP does not name."""
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
 
 
 def _what(route: Route | None) -> str:

@@ -12,13 +12,15 @@ import pytest
 from websockets.sync.client import connect
 from websockets.sync.server import ServerConnection, serve
 
+from addons.door import ProxyDoor
 from addons.proxy import ProxySettings, ProxyThread
-from addons.recorder import Recorder
 from llmproxy.ca import ensure_ca
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
+from llmproxy.chain import Chain
+from llmproxy.chain.taps.record import RecordTap
 from llmproxy.framing.sse import encode_event
 from llmproxy.record_scope import RecordScope
 from tests.conformance.server import LoopbackServer, Reply
@@ -53,7 +55,9 @@ class Recording:
         self.writer = CassetteWriter.open(self.path, Redactor())
         self.writer.start()
         ca = ensure_ca(tmp / "ca")
-        self.proxy = ProxyThread(ProxySettings(confdir=ca.directory), [Recorder(scope, self.writer)]).start()
+        self.proxy = ProxyThread(
+            ProxySettings(confdir=ca.directory), [ProxyDoor(Chain(taps=[RecordTap(scope, self.writer)]))]
+        ).start()
         self.http = httpx.Client(proxy=self.proxy.url, timeout=30)
 
     def exchanges(self) -> list[Exchange]:

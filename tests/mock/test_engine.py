@@ -7,25 +7,25 @@ from typing import Any
 import orjson
 import pytest
 
+from llmproxy.chain import Incoming
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
-from llmproxy.mock.request import MockRequest, mock_request
 from llmproxy.model.exchange import RawRequest
 
 
-def anthropic(messages: list[dict[str, Any]], *, session: str = "", model: str = "claude-haiku-4-5") -> MockRequest:
+def anthropic(messages: list[dict[str, Any]], *, session: str = "", model: str = "claude-haiku-4-5") -> Incoming:
     headers = [("content-type", "application/json"), ("anthropic-version", "2023-06-01")]
     if session:
         headers.append(("x-session", session))
     body = orjson.dumps({"model": model, "max_tokens": 100, "messages": messages})
     raw = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", tuple(headers), body, None)
-    return mock_request(raw)
+    return Incoming(raw)
 
 
-def openai(messages: list[dict[str, Any]]) -> MockRequest:
+def openai(messages: list[dict[str, Any]]) -> Incoming:
     body = orjson.dumps({"model": "gpt-5-mini", "messages": messages})
     raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", (), body, None)
-    return mock_request(raw)
+    return Incoming(raw)
 
 
 def engine(*entries: dict[str, Any]) -> MockEngine:
@@ -202,7 +202,7 @@ def test_adversarial_answers_are_fixed_texts() -> None:
 def test_conversation_predicates_need_a_chat_request() -> None:
     raw = RawRequest("GET", "https", "example.com", 443, "/health", "HTTP/1.1", (), b"", None)
     mock = engine({"match": {"turnIndex": 0}, "respond": {"text": "x"}})
-    miss = mock.decide(mock_request(raw))
+    miss = mock.decide(Incoming(raw))
     assert isinstance(miss, MockMiss)
     assert "need a chat request" in miss.explain()
 
@@ -221,6 +221,6 @@ def test_isolation_from_cookie_and_query(source: str, request_headers: dict[str,
     body = orjson.dumps({"model": "m", "max_tokens": 1, "messages": HELLO})
     headers = tuple(request_headers.items())
     raw = RawRequest("POST", "https", "api.anthropic.com", 443, path, "HTTP/1.1", headers, body, None)
-    decision = mock.decide(mock_request(raw))
+    decision = mock.decide(Incoming(raw))
     assert isinstance(decision, MockDecision)
     assert decision.source == "conversation 1 (session abc) turn 1"

@@ -9,16 +9,16 @@ from pathlib import Path
 import orjson
 
 from llmproxy.cassette.redact import Redactor
+from llmproxy.chain import Incoming
+from llmproxy.chain.reply import Reply
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
-from llmproxy.mock.reply import MockReply
-from llmproxy.mock.request import MockRequest, mock_request
 from llmproxy.model.exchange import RawRequest
 
-REQUEST = MockRequest(route=None, host="api.example.com", path="/v1/things")
+REQUEST = Incoming(RawRequest("POST", "https", "api.example.com", 443, "/v1/things", "HTTP/1.1", (), b"", None))
 ANSWERED = MockDecision(spec.Respond(text="ok"), "expectation 1", 1)
-REPLY = MockReply(200, ())
+REPLY = Reply(200, ())
 MISS = MockMiss(None, ())
 
 
@@ -60,7 +60,7 @@ def test_a_short_run_lists_every_request() -> None:
     assert [entry["seq"] for entry in log.misses] == [2]
 
 
-def chat_request(text: str, *, decodes: list[int] | None = None) -> MockRequest:
+def chat_request(text: str, *, decodes: list[int] | None = None) -> Incoming:
     """An OpenAI chat request with one tool result since the assistant's call; `decodes` counts its decodes."""
     messages = [
         {"role": "user", "content": "list files"},
@@ -74,10 +74,10 @@ def chat_request(text: str, *, decodes: list[int] | None = None) -> MockRequest:
     body = json.dumps({"model": "gpt-5-mini", "messages": messages}).encode()
     headers = (("host", "api.openai.com"), ("content-type", "application/json"))
     raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", headers, body, None)
-    request = mock_request(raw)
+    request = Incoming(raw)
     if decodes is not None and request.codec is not None:
         decode = request.codec.decode_request
-        request.codec = replace(request.codec, decode_request=lambda b: decodes.append(1) or decode(b))
+        request._codec = replace(request.codec, decode_request=lambda b: decodes.append(1) or decode(b))
     return request
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx2 as httpx
 import orjson
 
+from llmproxy.chain import Incoming
 from llmproxy.mock import spec
 from llmproxy.mock.reply import encode_respond
-from llmproxy.mock.request import mock_request
 from llmproxy.model.exchange import RawRequest
 from llmproxy.session import Listening, Session, mocking
 
@@ -73,7 +73,7 @@ def planned() -> list[float]:
     body = orjson.dumps(REQUEST)
     raw = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", (), body, None)
     respond = spec.Respond.model_validate({"text": TEXT, "physics": PHYSICS})
-    reply = encode_respond(respond, mock_request(raw))
+    reply = encode_respond(respond, Incoming(raw))
     assert reply.events is not None
     return [at * 1000 for at, _ in reply.events]
 

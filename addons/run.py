@@ -1,0 +1,80 @@
+"""Running a session: the chain's doors put in front of mitmproxy, on the proxy's own thread. The wiring a
+session needs lives here, with the adapters; the core only says what the chain is (`llmproxy.plan`)."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from urllib.parse import urlsplit
+
+from addons.door import ProxyDoor
+from addons.egress import EgressGate
+from addons.proxy import ProxySettings, ProxyThread
+from addons.stream_relay import StreamRelay
+from addons.upstreams import Destination, Upstreams
+from addons.websocket_recorder import WebSocketRecorder
+from llmproxy.ca import ensure_ca
+from llmproxy.environment import proxy_environment
+from llmproxy.errors import LlmproxyError
+from llmproxy.session import Listening, Session
+
+
+def addons_for(session: Session, upstreams: Upstreams, listening: Listening) -> list[object]:
+    """The proxy door; the relay door when something but the upstream may answer (a paced reply needs it,
+    clients set by base URL use it); the WebSocket recorder beside the record tap; the gate on connections
+    out when the network is not open to everything (what the user pointed llmproxy at is reached as
+    configured)."""
+    chain = session.chain
+    relay = StreamRelay(chain, session.plan.base_url_port) if chain.answers else None
+    addons: list[object] = [] if relay is None else [relay]
+    addons.append(ProxyDoor(chain, relay, upstreams))
+    if session.record is not None:
+        addons.append(WebSocketRecorder(session.record))
+    network = session.plan.network
+    if not network.everything:
+        configured = [*upstreams.mapped.values(), *map(Destination.parse, listening.reverse)]
+        policy = network.egress.with_explicit([(d.host, d.port) for d in configured])
+        session.egress = EgressGate(policy, [relay] if relay is not None else [])
+        addons.append(session.egress)
+    return addons
+
+
+@contextmanager
+def run(session: Session, listening: Listening, start: bool = True) -> Iterator[Session]:
+    """`session` served by a running proxy; stopped and the session closed on exit. `start`: tell the session
+    its run has started once the proxy listens (else the caller does)."""
+    try:
+        ca = ensure_ca(listening.ca_directory)
+        bundle = ca.write_bundle(ca.directory / "bundle.pem")
+        settings = ProxySettings(
+            confdir=ca.directory,
+            listen_host=listening.host,
+            listen_port=listening.port,
+            reverse=listening.reverse,
+            upstream_ca=listening.upstream_ca,
+            # offline: not even a TLS handshake upstream to learn a certificate
+            options={"upstream_cert": False} if session.plan.offline else {},
+        )
+        upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
+        addons = addons_for(session, upstreams, listening)
+        proxy = ProxyThread(settings, addons).start()
+    except BaseException:
+        with suppress(LlmproxyError):  # the error that stopped the start is the one to report
+            session.close()
+        raise
+    try:
+        upstreams.reverse_prefixes = {
+            listener.spec: urlsplit(listener.target).path.rstrip("/") for listener in proxy.listeners if listener.target
+        }
+        session.url = proxy.url
+        session.environment = proxy_environment(proxy.url, ca.cert_path, bundle)
+        session.ca_cert = ca.cert_path
+        session.listeners = list(proxy.listeners)
+        relay = next((addon for addon in addons if isinstance(addon, StreamRelay)), None)
+        if relay is not None and session.plan.base_url:
+            session.base_url = f"http://127.0.0.1:{relay.port}"
+            session.environment["LLMPROXY_BASE_URL"] = session.base_url
+        if start:
+            session.start()
+        yield session
+    finally:
+        proxy.stop()
+        session.close()

@@ -1,0 +1,25 @@
+"""The answer chain (DESIGN.md §1): one request type, one answer type, and the ordered stages every request
+meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills the slots."""
+
+from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network
+from llmproxy.chain.incoming import Decline, Door, Incoming
+from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.stage import Context, CutStream, Observer, ResponseHead, Stage, Tap
+
+__all__ = [
+    "REQUEST_SIDE",
+    "RESPONSE_SIDE",
+    "Chain",
+    "Context",
+    "CutStream",
+    "Decline",
+    "Door",
+    "Incoming",
+    "Network",
+    "Observer",
+    "Reply",
+    "ResponseHead",
+    "Source",
+    "Stage",
+    "Tap",
+]

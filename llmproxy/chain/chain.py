@@ -1,0 +1,194 @@
+"""The answer chain: the one place a request's path is decided, whichever door it came through.
+
+The order is declared here, once. On the request side each stage in turn may answer; if none does, the
+request goes upstream when the plan opens the network to it and the door can forward it, and is refused
+otherwise — with the reasons every stage gave. On the response side, taps see what answers: a stage's reply
+whole, or the upstream's answer as it arrives.
+
+    request side:  intercept → mock → replay → (upstream, or refused)
+    response side: intercept → record → meter
+
+A slot with no stage in it costs nothing; `explain()` prints the chain a plan built (`--explain-chain`).
+"""
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import orjson
+
+from llmproxy.cassette.convert import url
+from llmproxy.cassette.redact import Redactor
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, Source, text_reply
+from llmproxy.chain.stage import Context, Observer, ResponseHead, Stage, Tap
+from llmproxy.egress import EgressPolicy, Refused
+from llmproxy.errors import LlmproxyError
+from llmproxy.model import ErrorKind
+from llmproxy.providers.registry import error_encoder
+
+logger = logging.getLogger(__name__)
+
+REQUEST_SIDE: Final = ("intercept", "mock", "replay")
+"""Request-side slots, in order: faults and quotas before anything answers, expectations before recordings."""
+RESPONSE_SIDE: Final = ("intercept", "record", "meter")
+"""Response-side slots, in order: what a fault changes is what the client gets, so it is what is recorded."""
+
+
+NO_ENTRIES: Final = EgressPolicy()
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    """Which requests nothing answered may reach their upstream (everything, or what `--allow-host` lets out,
+    judged by where the connection really goes: `llmproxy.egress`); the others are refused with `miss_status`."""
+
+    everything: bool = False  # record modes that forward: all, new_episodes
+    egress: EgressPolicy = NO_ENTRIES  # --allow-host
+    miss_status: int = 599
+
+    def refusal(self, incoming: Incoming) -> Refused | None:
+        """Why `incoming` may not go out; None when it may."""
+        if self.everything:
+            return None
+        upstream = incoming.upstream
+        if upstream is None:
+            return Refused("this door cannot send a request upstream")
+        return self.egress.check_request(upstream.host, upstream.port, upstream.asserted)
+
+    def explain(self) -> str:
+        if self.everything:
+            return "upstream: what nothing answered goes to the network"
+        if self.egress.entries:
+            allowed = ", ".join(map(str, self.egress.entries))
+            return f"upstream: only {allowed} (--allow-host); the rest refused with {self.miss_status}"
+        return f"upstream: closed; what nothing answered is refused with {self.miss_status}"
+
+
+FORWARD: Final = Network(everything=True)
+REDACTOR: Final = Redactor()
+
+
+class Chain:
+    def __init__(
+        self,
+        stages: Sequence[Stage] = (),
+        taps: Sequence[Tap] = (),
+        network: Network = FORWARD,
+        redactor: Redactor = REDACTOR,
+    ) -> None:
+        self.stages = _ordered(stages, REQUEST_SIDE, "stage")
+        self.taps = _ordered(taps, RESPONSE_SIDE, "tap")
+        self.network = network
+        self.redactor = redactor
+        self.refusals = 0  # requests refused: nothing answered and the network was closed to them
+        self._lock = threading.Lock()
+        self._reply_taps = [tap for tap in self.taps if type(tap).reply is not Tap.reply]
+        self._live_taps = [tap for tap in self.taps if type(tap).open is not Tap.open]
+
+    @property
+    def answers(self) -> bool:
+        """Whether anything but the upstream can answer (a chain that only records does not)."""
+        return bool(self.stages) or not self.network.everything
+
+    def answer(self, incoming: Incoming, context: Context) -> Reply | None:
+        """The reply to `incoming`, or None: send it upstream (and `observe` the answer)."""
+        try:
+            for stage in self.stages:
+                reply = stage.decide(incoming, context)
+                if reply is not None:
+                    break
+            else:
+                refusal = self.network.refusal(incoming) if context.forwards else None
+                if context.forwards and refusal is None:
+                    return None
+                kept_in = refusal.reason if refusal is not None and self.network.egress.entries else None
+                reply = self._refuse(incoming, kept_in)
+        except Exception as exc:  # fail closed, saying why; the proxy serves on
+            logger.exception("llmproxy could not answer %s", self.describe(incoming))
+            reply = text_reply(500, f"llmproxy could not answer: {exc}\n", Source.ERROR)
+        for tap in self._reply_taps:
+            try:
+                reply = tap.reply(incoming, reply)
+            except Exception:  # observing fails open
+                logger.exception("the %s tap failed on %s", tap.name, self.describe(incoming))
+        return reply
+
+    def observe(self, incoming: Incoming, head: ResponseHead | None) -> list[Observer]:
+        """Observers of the upstream's answer to `incoming` (none: it passes untouched); `head` None when the
+        upstream failed before answering."""
+        observers = []
+        for tap in self._live_taps:
+            try:
+                observer = tap.open(incoming, head)
+            except Exception:
+                logger.exception("the %s tap failed on %s", tap.name, self.describe(incoming))
+                continue
+            if observer is not None:
+                observers.append(observer)
+        return observers
+
+    def describe(self, incoming: Incoming) -> str:
+        """The request in a line, redacted: "POST https://api.anthropic.com/v1/messages"."""
+        return f"{incoming.raw.method} {url(incoming.raw, self.redactor)}"
+
+    def explain(self) -> str:
+        """The chain as built, slot by slot, for the debug log."""
+        stages = {stage.name: stage.explain() or type(stage).__name__ for stage in self.stages}
+        taps = {tap.name: tap.explain() or type(tap).__name__ for tap in self.taps}
+        return layout(stages, self.network, taps)
+
+    def start(self) -> None:
+        """The run has started cleanly (the proxy listens, the command runs): parts that wait for it act now
+        (a rewrite replaces its cassette)."""
+        for part in self._parts():
+            part.start()
+
+    def close(self, failures: list[LlmproxyError]) -> list[str]:
+        """End of the run: each stage's and tap's summary lines, in order. Every part is closed; what failed in
+        closing (a cassette that could not be written) is added to `failures`."""
+        return [line for part in self._parts() for line in part.close(failures)]
+
+    def _parts(self) -> list[Stage | Tap]:
+        return [*self.stages, *self.taps]
+
+    def _refuse(self, incoming: Incoming, kept_in: str | None) -> Reply:
+        """What nothing may answer gets `miss_status` and every stage's reason (and why `--allow-host` kept it
+        in), in its API's error shape; anything else gets a plain JSON error, as an HTTP API says "not found"."""
+        reasons = [decline.reason for decline in incoming.declines]
+        message = f"{self.describe(incoming)}: " + ("\nand ".join(reasons) or "nothing here answers it")
+        if kept_in is not None:
+            message += f"\n  not let out (--allow-host): {kept_in}"
+        for decline in incoming.declines:
+            for stage in self.stages:
+                if stage.name == decline.stage:
+                    stage.refused(decline)
+        with self._lock:
+            self.refusals += 1
+        logger.error("refused: %s", message)
+        status = self.network.miss_status
+        route = incoming.route
+        if route is None:
+            body = orjson.dumps({"error": {"type": "not_found_error", "message": message}})
+            return Reply(status, (("content-type", "application/json"),), body, source=Source.MISS)
+        error = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
+        return Reply(status, tuple(error.headers.items()), error.body, source=Source.MISS)
+
+
+def _ordered[T: (Stage, Tap)](parts: Sequence[T], order: tuple[str, ...], kind: str) -> list[T]:
+    slots = {part.name for part in parts}
+    unknown = slots - set(order)
+    if unknown or len(slots) != len(parts):
+        raise ValueError(f"each {kind} needs a slot of its own among {', '.join(order)}: got {sorted(unknown)}")
+    return sorted(parts, key=lambda part: order.index(part.name))
+
+
+def layout(stages: Mapping[str, str], network: Network, taps: Mapping[str, str]) -> str:
+    """A chain slot by slot, in the declared order, each slot with what fills it (`--explain-chain`)."""
+    lines = ["request side, in order:"]
+    lines += [f"  {name}: {stages.get(name, '(empty)')}" for name in REQUEST_SIDE]
+    lines += [f"  {network.explain()}", "response side, in order:"]
+    lines += [f"  {name}: {taps.get(name, '(empty)')}" for name in RESPONSE_SIDE]
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""What answers a request, whoever answers it — the mock, a cassette, an injected fault, llmproxy refusing, or
+the upstream: the status and headers, then either a whole body or timed events, and, when known, what it
+means (the completion and its usage). The door that took the request sends it: mitmproxy's flow, or the
+loopback relay for events that must keep their timing."""
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from http import HTTPStatus
+from typing import Any
+
+from llmproxy.model import Completion, Usage
+
+type Headers = tuple[tuple[str, str], ...]
+type Events = tuple[tuple[float, bytes], ...]
+
+PLAIN_TEXT = ("content-type", "text/plain; charset=utf-8")
+
+
+class Source(StrEnum):
+    MOCK = "mock"  # an expectation
+    CASSETTE = "cassette"  # a recorded exchange
+    FAULT = "fault"  # injected on purpose (chaos, a quota, a budget)
+    MISS = "miss"  # nothing may answer and the network is closed: llmproxy refuses, saying why
+    ERROR = "error"  # llmproxy failed to answer (a bad expectation, a bug): it says why and fails closed
+    UPSTREAM = "upstream"  # the real server
+
+
+@dataclass(slots=True, eq=False)
+class Reply:
+    """`headers` never hold framing (content-length, transfer-encoding): the door frames the body. `events`
+    are (seconds after the request arrived, bytes), each one framed wire event; a reply with events is sent
+    event by event at those offsets. A reply may be served many times (replay serves one recording again and
+    again), so it is never changed once made: build another (`dataclasses.replace`). `prepared` is where a
+    door keeps its own form of a `shared` reply, built the first time it is sent."""
+
+    status: int
+    headers: Headers
+    body: bytes | None = None
+    events: Events | None = None
+    source: Source = Source.MOCK
+    reason: str = ""  # empty: the standard phrase for the status
+    notes: tuple[str, ...] = ()  # for the log: "usage estimated"
+    warnings: tuple[str, ...] = ()  # for the log and stderr: "structured output invalid: …"
+    completion: Completion | None = None  # what the answer says, when the stage that made it knows
+    meaning: Callable[[], Completion | None] | None = field(default=None, repr=False)  # or how to find out
+    shared: bool = False  # served more than once (a recording): worth a door keeping its own form of it
+    prepared: Any = field(default=None, repr=False)
+
+    @property
+    def paced(self) -> bool:
+        """Whether some event must wait: then only the relay can send it (mitmproxy-notes.md §3b)."""
+        return self.events is not None and any(at > 0 for at, _ in self.events)
+
+    @property
+    def data(self) -> bytes:
+        """The whole body as sent: the events joined when the reply has events."""
+        if self.events is not None:
+            return b"".join(data for _, data in self.events)
+        return self.body or b""
+
+    @property
+    def phrase(self) -> str:
+        return self.reason or reason_phrase(self.status)
+
+    def understood(self) -> Completion | None:
+        """The completion this reply carries: known, or decoded now (once) from its bytes."""
+        if self.completion is None and self.meaning is not None:
+            self.completion, self.meaning = self.meaning(), None
+        return self.completion
+
+    @property
+    def usage(self) -> Usage | None:
+        completion = self.understood()
+        return completion.usage if completion is not None else None
+
+
+def text_reply(status: int, message: str, source: Source) -> Reply:
+    """A plain-text answer of llmproxy's own: a refusal or a failure, saying why."""
+    return Reply(status, (PLAIN_TEXT,), message.encode(), source=source)
+
+
+@functools.cache
+def reason_phrase(status: int) -> str:
+    """The standard phrase for a status ("Too Many Requests"); empty for a status HTTP does not name."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -1,0 +1,1 @@
+"""The request-side stages that fill the chain's slots (`chain.REQUEST_SIDE`)."""

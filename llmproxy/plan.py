@@ -1,0 +1,219 @@
+"""What a session runs, as data: which stages fill the chain's slots, with which settings, and which requests
+nothing answered may reach the network. The CLI's options and the Python API both build a `Plan`; `build`
+turns it into a running chain (loading cassettes and expectations, starting the cassette writer), raising
+`LlmproxyError` before anything listens. Modes are compositions of the same parts:
+
+* record (`all`): the record tap, the network open;
+* replay (`none`): the replay stage, the network closed (or open to `--allow-host`);
+* replay `new_episodes`: the replay stage, the network open, the record tap keeping what went out;
+* mock: the mock stage, then the replay stage when cassettes are given, the network closed.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Final
+
+from llmproxy.cassette.files import cassette_exists
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.chain import Chain, Network, Stage, Tap
+from llmproxy.chain.chain import layout
+from llmproxy.egress import EgressPolicy
+from llmproxy.errors import LlmproxyError
+from llmproxy.providers import declared
+from llmproxy.providers.declared import Declaration
+from llmproxy.record_scope import RecordScope
+
+DEFAULT_REDACTOR: Final = Redactor()
+DEFAULT_MATCH: Final = MatchOptions()
+CLOSED: Final = Network()  # nothing reaches the network; what nothing answers gets 599
+LLM_APIS: Final = RecordScope()  # LLM APIs on any host, and known LLM hosts
+
+
+class RecordMode(StrEnum):
+    """vcrpy's record modes."""
+
+    NONE = "none"  # replay only; never touch the network
+    ONCE = "once"  # record if the cassette does not exist, else none
+    NEW_EPISODES = "new_episodes"  # replay hits; forward misses and append them
+    ALL = "all"  # forward everything and record it (appended)
+    REWRITE = "rewrite"  # record afresh; the recording replaces the cassette once the run has started
+
+
+@dataclass(frozen=True, slots=True)
+class MockPlan:
+    expectations: Path
+    log: Path | None = None  # the request log as JSON lines
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPlan:
+    cassettes: tuple[Path, ...]
+    match: MatchOptions = DEFAULT_MATCH
+    timing: float | None = 1.0  # a scale of the recorded stream offsets; None: everything at once
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPlan:
+    cassette: Path
+    scope: RecordScope = LLM_APIS
+    fresh: bool = False  # replace what the cassette holds, once the run has started (record mode rewrite)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    mock: MockPlan | None = None
+    replay: ReplayPlan | None = None
+    record: RecordPlan | None = None
+    network: Network = CLOSED
+    redactor: Redactor = DEFAULT_REDACTOR
+    base_url: bool = False  # announce the relay to clients set by base URL (`LLMPROXY_BASE_URL`)
+    base_url_port: int = 0  # the relay's port (0: a free one)
+    routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
+    describe: str = field(default="", compare=False)
+
+    def explain(self) -> str:
+        """The chain this plan builds, slot by slot, without loading or starting anything (`--explain-chain`)."""
+        stages = {}
+        if self.mock is not None:
+            log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
+            stages["mock"] = f"expectations {self.mock.expectations}{log}"
+        if self.replay is not None:
+            timing = "at once" if self.replay.timing is None else f"recorded timing x{self.replay.timing:g}"
+            stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
+        taps = {}
+        if self.record is not None:
+            scope = self.record.scope
+            also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
+            fresh = " (replacing it)" if self.record.fresh else ""
+            taps["record"] = f"to {self.record.cassette}{fresh}: LLM APIs" + (f", and {also}" if also else "")
+        declared = "".join(f"\nroute declared: {route}" for route in self.routes)
+        return layout(stages, self.network, taps) + declared
+
+    @property
+    def offline(self) -> bool:
+        """Nothing may reach the network: not even a TLS handshake upstream to learn a certificate."""
+        return not self.network.everything and not self.network.egress.entries
+
+
+def record_plan(
+    cassette: Path,
+    *,
+    record_hosts: Sequence[str] = (),
+    record_all: bool = False,
+    redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
+) -> Plan:
+    """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
+    (`--route`). Raises LlmproxyError for a declaration it cannot read."""
+    return Plan(
+        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all)),
+        network=Network(everything=True),
+        redactor=redactor,
+        routes=declared.parse_all(routes),
+        describe=f"recording to {cassette}",
+    )
+
+
+def replay_plan(
+    cassettes: Sequence[Path],
+    *,
+    mode: RecordMode = RecordMode.NONE,
+    match: MatchOptions = DEFAULT_MATCH,
+    timing: float | None = 1.0,
+    miss_status: int = 599,
+    allow_hosts: Sequence[str] = (),
+    redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
+) -> Plan:
+    """Serve `cassettes` (new recordings go to the first) by vcrpy's record `mode`. Raises LlmproxyError (a
+    UsageError for a malformed `allow_hosts` entry) before any file is touched."""
+    declarations = declared.parse_all(routes)
+    egress = EgressPolicy.parse(allow_hosts)
+    paths = tuple(Path(path) for path in cassettes)
+    if not paths and mode is not RecordMode.NONE:
+        raise LlmproxyError(f"record mode {mode.value} needs a cassette to record to")
+    first = paths[0] if paths else Path()
+    if mode is RecordMode.ONCE:
+        mode = RecordMode.NONE if cassette_exists(first) else RecordMode.ALL
+    if mode in (RecordMode.ALL, RecordMode.REWRITE):
+        record = RecordPlan(first, fresh=mode is RecordMode.REWRITE)
+        describe = f"{mode.value} mode, recording to {first}"
+        return Plan(
+            record=record, network=Network(everything=True), redactor=redactor, routes=declarations, describe=describe
+        )
+    served = ", ".join(map(str, paths))
+    replay = ReplayPlan(paths, match, timing)
+    if mode is RecordMode.NEW_EPISODES:
+        network = Network(everything=True, miss_status=miss_status)
+        describe = f"new_episodes mode, replaying {served}"
+        record = RecordPlan(first)
+        return Plan(
+            replay=replay, record=record, network=network, redactor=redactor, routes=declarations, describe=describe
+        )
+    network = Network(egress=egress, miss_status=miss_status)
+    describe = f"none mode, replaying {served}"
+    return Plan(replay=replay, network=network, redactor=redactor, routes=declarations, describe=describe)
+
+
+def mock_plan(
+    expectations: Path,
+    *,
+    cassettes: Sequence[Path] = (),
+    match: MatchOptions = DEFAULT_MATCH,
+    miss_status: int = 599,
+    log: Path | None = None,
+    base_url_port: int = 0,
+    redactor: Redactor = DEFAULT_REDACTOR,
+    routes: Sequence[str] = (),
+) -> Plan:
+    """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
+    Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
+    paths = tuple(Path(path) for path in cassettes)
+    replay = ReplayPlan(paths, match, timing=1.0) if paths else None
+    describe = f"mocking from {expectations}" + (
+        f", then none mode, replaying {', '.join(map(str, paths))}" if paths else ""
+    )
+    return Plan(
+        mock=MockPlan(Path(expectations), log),
+        replay=replay,
+        network=Network(miss_status=miss_status),
+        redactor=redactor,
+        base_url=True,
+        base_url_port=base_url_port,
+        routes=declared.parse_all(routes),
+        describe=describe,
+    )
+
+
+def build(plan: Plan) -> Chain:
+    """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
+    naming the file and the field) before anything runs; on failure, what was started is closed again."""
+    from llmproxy.cassette.writer_process import WriterProcess
+    from llmproxy.chain.stages.mock import MockStage
+    from llmproxy.chain.stages.replay import Replaying, ReplayStage
+    from llmproxy.chain.taps.record import RecordTap
+    from llmproxy.mock.engine import MockEngine
+    from llmproxy.mock.load import load_expectations
+    from llmproxy.mock.log import MockLog
+
+    engine = MockEngine(load_expectations(plan.mock.expectations)) if plan.mock is not None else None
+    replaying = None
+    if plan.replay is not None:
+        cassettes = plan.replay.cassettes
+        if not plan.network.everything and (missing := [str(p) for p in cassettes if not cassette_exists(p)]):
+            raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
+        replaying = Replaying.load(cassettes, plan.replay.match)
+    stages: list[Stage] = []
+    taps: list[Tap] = []
+    if plan.record is not None:  # started last: nothing after it can fail
+        cassette = plan.record.cassette
+        writer = WriterProcess.open(cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh)
+        taps.append(RecordTap(plan.record.scope, writer, str(cassette)))
+    if plan.mock is not None and engine is not None:
+        stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
+    if plan.replay is not None and replaying is not None:
+        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, plan.network.miss_status))
+    return Chain(stages, taps, plan.network, plan.redactor)
