@@ -23,7 +23,12 @@ def addons_for(session: Session, upstreams: Upstreams, listening: Listening) -> 
     out when the network is not open to everything (what the user pointed llmproxy at is reached as
     configured)."""
     chain = session.chain
-    relay = StreamRelay(chain, session.plan.base_url_port) if chain.answers else None
+    relay = None
+    if chain.answers:
+        try:
+            relay = StreamRelay(chain, session.plan.base_url_port)
+        except OSError as error:
+            raise LlmproxyError(f"cannot listen on 127.0.0.1:{session.plan.base_url_port}: {error.strerror}") from error
     addons: list[object] = [] if relay is None else [relay]
     addons.append(ProxyDoor(chain, relay, upstreams))
     if session.record is not None:
@@ -55,7 +60,13 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         )
         upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
         addons = addons_for(session, upstreams, listening)
-        proxy = ProxyThread(settings, addons).start()
+        try:
+            proxy = ProxyThread(settings, addons).start()
+        except BaseException:
+            for addon in addons:
+                if isinstance(addon, StreamRelay):
+                    addon.close()
+            raise
     except BaseException:
         with suppress(LlmproxyError):  # the error that stopped the start is the one to report
             session.close()

@@ -12,6 +12,7 @@ import asyncio
 import itertools
 import logging
 import re
+import socket
 
 from mitmproxy import http
 
@@ -27,21 +28,27 @@ _HOST_PORT = re.compile(r"(.*?)(?::(\d+))?")  # a Host header: name (or [v6 addr
 
 class StreamRelay:
     def __init__(self, chain: Chain, port: int = 0) -> None:
+        """Listens at once (on `port`, 0: a free one), so `port` is known and clients can connect before the
+        proxy's loop starts serving; raises OSError when the port is taken."""
         self.chain = chain
-        self.port = port  # 0: a free one, known once running
         self.context = Context(Door.RELAY, forwards=False)
+        self._socket = socket.create_server(("127.0.0.1", port), backlog=512)
+        self.port: int = self._socket.getsockname()[1]
         self._filed: dict[str, Reply] = {}
         self._tokens = itertools.count(1)
         self._server: asyncio.Server | None = None
 
     async def running(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Connection(self), "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+        self._server = await loop.create_server(lambda: _Connection(self), sock=self._socket)
 
     async def done(self) -> None:
+        self.close()
+
+    def close(self) -> None:
         if self._server is not None:
             self._server.close()
+        self._socket.close()
 
     def serve(self, flow: http.HTTPFlow, reply: Reply) -> None:
         """Answer `flow` with `reply`, sent on its schedule."""

@@ -109,18 +109,19 @@ def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(tctx: tadd
 def test_a_paced_reply_goes_through_the_relay_which_streams_it(tctx: taddons.context) -> None:
     reply = Reply(200, (("content-type", "text/event-stream"),), events=((0.0, b"a\n\n"), (0.5, b"b\n\n")))
     chain = Chain([Answering(reply)], network=Network())
-    relay = StreamRelay(chain, port=4567)
+    relay = StreamRelay(chain)
     door = ProxyDoor(chain, relay)
     flow = tflow.tflow()
     run(tctx, door, flow)
     assert flow.response is None  # fetched from the relay, through the proxy
-    assert (flow.request.scheme, flow.request.host, flow.request.port) == ("http", "127.0.0.1", 4567)
+    assert (flow.request.scheme, flow.request.host, flow.request.port) == ("http", "127.0.0.1", relay.port)
     token = flow.request.headers[TOKEN_HEADER]
     assert relay.answer("GET", "/path", {TOKEN_HEADER: token}, b"") is reply
     assert relay.answer("GET", "/path", {TOKEN_HEADER: token}, b"") is None  # served once
     flow.response = tutils.tresp(headers=SSE)
     door.responseheaders(flow)
     assert flow.response.stream is True  # the timed chunks pass as they come
+    relay.close()
 
 
 def test_what_nothing_answers_goes_upstream_mapped_and_its_stream_is_tapped_unbuffered(
