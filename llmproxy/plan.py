@@ -98,6 +98,22 @@ class Plan:
         return not self.network.everything and not self.network.egress.entries
 
 
+def parse_timing(value: str) -> float | None:
+    """`--timing`: `recorded` (1.0), `instant` (None: every event at once) or a scale (0.5: twice as fast).
+    Raises ValueError saying what it expects."""
+    if value == "recorded":
+        return 1.0
+    if value == "instant":
+        return None
+    try:
+        scale = float(value)
+    except ValueError:
+        raise ValueError(f"expected recorded, instant or a number, got {value!r}") from None
+    if scale < 0 or scale != scale:
+        raise ValueError("a timing scale cannot be negative")
+    return scale
+
+
 def record_plan(
     cassette: Path,
     *,

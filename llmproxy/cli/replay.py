@@ -10,20 +10,14 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
+from llmproxy.plan import parse_timing
 
 
 def _timing(value: str) -> float | None:
-    if value == "recorded":
-        return 1.0
-    if value == "instant":
-        return None
     try:
-        scale = float(value)
-    except ValueError:
-        raise click.BadParameter(f"expected recorded, instant or a number, got {value!r}") from None
-    if scale < 0:
-        raise click.BadParameter("a timing scale cannot be negative")
-    return scale
+        return parse_timing(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
