@@ -3,7 +3,9 @@ back, and its token usage — one reading for every part that looks into cassett
 reports, the meter), through the codec of the API the exchange speaks.
 
 An error answer (an upstream 4xx/5xx) is a completion with nothing but its `error` (the provider's kind and
-message, with the status); an exchange whose upstream never answered has no completion.
+message, with the status); an exchange whose upstream never answered has no completion. An exchange on a
+WebSocket reads its request message and the messages that answered it (a request that names an earlier
+answer on its connection is read as it was sent: `cassette.websocket.matched_requests` reads it whole).
 """
 
 from dataclasses import replace

@@ -15,6 +15,7 @@ from llmproxy.model.exchange import RawEvent, RawRequest, RawResponse
 from llmproxy.providers.registry import chat_codec, error_encoder
 from llmproxy.providers.routes import detect, with_body
 from tests.cassette.factory import exchange
+from tests.cassette.test_websocket import TURNS, codex_session
 from tests.golden.cases import CASES
 from tests.samples import CHAT, VECTORS, Sample
 
@@ -87,3 +88,22 @@ def test_what_is_not_a_chat_exchange_says_so(tmp_path: Path, sample: Sample) -> 
     response = RawResponse(200, "OK", "HTTP/1.1", (), b'{"data": []}', None, None)
     with pytest.raises(UnsupportedError, match=r"exchange 1 is not a chat exchange \(openai embeddings\)"):
         decode_exchange(recorded(tmp_path, raw(sample), response))
+
+
+def test_a_websocket_exchange_decodes_from_its_messages(tmp_path: Path) -> None:
+    """Codex's turns over a WebSocket: the `response.create` message, and the events that answered it."""
+    path = tmp_path / "ws.json"
+    writer = CassetteWriter.open(path, Redactor())
+    for item in codex_session():
+        writer.add(item)
+    writer.close()
+    decoded = [decode_exchange(exchange) for exchange in load_cassette(path).exchanges]
+    assert [completion.text for _, completion, _ in decoded if completion is not None] == [
+        "",
+        TURNS[0].text,
+        TURNS[1].text,
+    ]
+    _, tool_turn, _ = decoded[1]
+    assert tool_turn is not None
+    assert [call.name for call in tool_turn.tool_calls] == ["exec_command"]
+    assert decoded[2][0].latest is not None  # the tool output it brings back
