@@ -1,0 +1,46 @@
+"""What-if over a committed cassette: the call a budget or a quota would have refused, found offline."""
+
+from decimal import Decimal
+from pathlib import Path
+
+from llmproxy.analysis.calls import Call
+from llmproxy.analysis.sources import Recorded
+from llmproxy.intercept.faults import FaultKind
+from llmproxy.intercept.rules import ChaosFile, shorthand_rules
+from llmproxy.intercept.whatif import what_if
+from llmproxy.pricing import PriceBook
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOAT = ROOT / "cassettes" / "report" / "output-token-bloat.json"  # 4 calls a second apart; the 3rd costs $0.0121
+
+
+def calls() -> list[Call]:
+    return Recorded([BLOAT], PriceBook()).calls
+
+
+def test_a_budget_trips_at_the_first_call_after_it_is_spent() -> None:
+    result = what_if(calls(), ChaosFile(budgetUsd=Decimal("0.01")))
+    (trip,) = result.trips
+    assert (trip.index, trip.fault.kind, trip.elapsed) == (4, FaultKind.BUDGET, 3.0)
+    assert trip.fault.detail == "$0.0134 spent of the $0.01 budget"
+    assert result.lines()[1].startswith("  budget $0.01: refused at call 4 of 4 (exchange 4 in ")
+
+
+def test_a_budget_that_is_never_spent_lets_every_call_through() -> None:
+    result = what_if(calls(), ChaosFile(budgetUsd=Decimal("1")))
+    assert result.trips == []
+    assert result.lines()[1] == "  no limit would have tripped: every call would have been answered"
+
+
+def test_an_rpm_quota_at_recorded_times_and_all_at_once() -> None:
+    assert what_if(calls(), ChaosFile(rules=shorthand_rules(rpm=3))).trips[0].index == 4
+    instant = what_if(calls(), ChaosFile(rules=shorthand_rules(rpm=2)), instant=True)
+    assert [trip.index for trip in instant.trips] == [3, 4]
+    assert "2 of 4 calls would have been refused, the first at call 3 of 4" in instant.lines()[1]
+
+
+def test_a_token_quota_trips_after_the_call_that_spent_it() -> None:
+    result = what_if(calls(), ChaosFile(rules=shorthand_rules(tpm=2500)))
+    (trip,) = result.trips
+    assert (trip.index, trip.fault.kind) == (4, FaultKind.TOKEN_QUOTA)
+    assert trip.fault.detail == "2900 of 2500 tokens per 60000 ms used (cli)"
