@@ -9,6 +9,7 @@ import click
 from llmproxy import __version__
 from llmproxy.cli.ca import ca
 from llmproxy.cli.cassette import cassette
+from llmproxy.cli.chaos import chaos
 from llmproxy.cli.doctor import doctor
 from llmproxy.cli.explain import explain
 from llmproxy.cli.mock import mock
@@ -29,6 +30,7 @@ def main() -> None:
 
 main.add_command(ca)
 main.add_command(cassette)
+main.add_command(chaos)
 main.add_command(doctor)
 main.add_command(explain)
 main.add_command(mock)

@@ -30,8 +30,6 @@ from llmproxy.intercept.rules import parse_profile
 logger = logging.getLogger(__name__)
 
 PATH: Final = "/llmproxy/chaos"
-URL_VARIABLE: Final = "LLMPROXY_CONTROL_URL"
-TOKEN_VARIABLE: Final = "LLMPROXY_CONTROL_TOKEN"
 
 
 @dataclass(frozen=True, slots=True)

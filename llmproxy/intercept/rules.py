@@ -95,11 +95,12 @@ def parse_chaos(data: Any, where: str) -> ChaosFile:
 
 
 def parse_profile(data: Any, where: str) -> ChaosProfile:
-    """One profile (a control API body's `chaos`, a header); raises ChaosError with the JSON path."""
+    """One profile (a control API body's `chaos` at `where`="$.chaos", a header); raises ChaosError naming the
+    JSON path of each problem under `where`."""
     try:
         return ChaosProfile.model_validate(data)
     except pydantic.ValidationError as error:
-        raise ChaosError("; ".join(f"{where}: {problem}" for problem in describe(error, data))) from error
+        raise ChaosError("; ".join(where + problem[1:] for problem in describe(error, data))) from error
 
 
 def shorthand_rules(

@@ -1,0 +1,123 @@
+"""`llmproxy chaos`: validate a file (one line per problem, --json to its schema), and set, patch, show and
+clear the chaos of a running llmproxy through its control API."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from llmproxy.cli import main
+from llmproxy.intercept.control import ControlServer
+from llmproxy.intercept.engine import Intercept
+from llmproxy.intercept.rules import ChaosFile, shorthand_rules
+from tests.intercept.requests import Clock
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+TOKEN = "cli-test-token"
+
+
+def schema(name: str) -> dict[str, object]:
+    loaded: dict[str, object] = json.loads((DOCS / "json" / f"{name}.schema.json").read_text())
+    return loaded
+
+
+def test_validate_a_good_and_a_bad_file(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {
+                "seed": 7,
+                "budgetUsd": "2.00",
+                "rules": [{"match": {"provider": "anthropic"}, "chaos": {"errorStatus": 529, "errorProbability": 0.3}}],
+            }
+        )
+    )
+    result = CliRunner().invoke(main, ["chaos", "validate", str(good)])
+    assert result.exit_code == 0
+    assert result.stdout == f"{good}: valid, 1 rule, a $2.00 budget\n"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"rules": [{"chaos": {"tokenQuotaLimit": 100}}]}))
+    result = CliRunner().invoke(main, ["chaos", "validate", "--json", str(bad)])
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, schema("chaos-validate"))
+    assert document["valid"] is False
+    assert document["errors"] == [
+        f"{bad}: $.rules[0].chaos: Value error, a token quota needs a token limit and tokenQuotaWindowMillis"
+    ]
+
+
+def test_the_published_schema_accepts_the_documented_example() -> None:
+    example = {
+        "seed": 7,
+        "budgetUsd": 2.0,
+        "rules": [
+            {
+                "name": "overloaded",
+                "match": {"host": "api.anthropic.com"},
+                "chaos": {"errorStatus": 529, "retryAfter": "1", "latency": {"fixedMs": 200}},
+            }
+        ],
+    }
+    jsonschema.validate(example, json.loads((DOCS / "chaos.schema.json").read_text()))
+    ChaosFile.model_validate(example)
+
+
+@pytest.fixture
+def running() -> Iterator[ControlServer]:
+    server = ControlServer(Intercept(ChaosFile(seed=3, rules=shorthand_rules(rpm=50)), clock=Clock()), TOKEN)
+    yield server
+    server.close()
+
+
+def chaos(server: ControlServer, *args: str, token: str = TOKEN) -> tuple[int, str, str]:
+    env = {"LLMPROXY_CONTROL_URL": server.url, "LLMPROXY_CONTROL_TOKEN": token}
+    result = CliRunner().invoke(main, ["chaos", *args], env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_set_patch_show_and_clear_a_running_proxy(running: ControlServer) -> None:
+    assert chaos(running, "set", "api.openai.com", "--fail", "503@0.5", "--ttl", "30s") == (
+        0,
+        "",
+        "api.openai.com: chaos set for 30 s\n",
+    )
+    code, _, said = chaos(running, "patch", "api.openai.com", '{"errorProbability": 1.0}')
+    assert code == 0
+    assert said == 'api.openai.com: {"errorStatus": 503, "errorProbability": 1.0}\n'
+    code, shown, _ = chaos(running, "show")
+    assert code == 0
+    assert shown.splitlines() == [
+        "seed 3",
+        'host api.openai.com (30 s left): {"errorStatus": 503, "errorProbability": 1.0}',
+        '--rpm 50: {"quotaName": "cli", "quotaLimit": 50, "quotaWindowMillis": 60000}',
+        "injected so far: none",
+    ]
+    code, document, _ = chaos(running, "show", "--json")
+    jsonschema.validate(json.loads(document), schema("chaos-show"))
+    assert chaos(running, "clear") == (0, "", "every host: chaos cleared\n")
+    assert not running.intercept.hosts
+
+
+def test_a_profile_as_json_and_its_errors(running: ControlServer) -> None:
+    assert chaos(running, "set", "a.example:8080", "--profile", '{"latency": {"fixedMs": 100}}')[0] == 0
+    assert "a.example:8080" in running.intercept.hosts.snapshot()
+    code, _, said = chaos(running, "set", "a.example", "--profile", '{"quotaLimit": 3}')
+    assert code == 1
+    assert said.startswith("llmproxy chaos set: 400: $.chaos: Value error, a request quota needs")
+    assert chaos(running, "set", "a.example")[0] == 2  # nothing to inject
+    assert chaos(running, "clear", "nowhere.example")[0] == 1
+
+
+def test_a_wrong_token_and_no_control_api_are_one_line_each(running: ControlServer) -> None:
+    code, _, said = chaos(running, "show", token="nope")
+    assert (code, said) == (
+        1,
+        "llmproxy chaos show: 401: the control API needs the run's bearer token, from loopback\n",
+    )
+    result = CliRunner().invoke(main, ["chaos", "show"], env={"LLMPROXY_CONTROL_URL": "", "LLMPROXY_CONTROL_TOKEN": ""})
+    assert result.exit_code == 2
+    assert "no control API" in result.stderr
