@@ -3,7 +3,8 @@ state — remaining `times`, a script's cursor, a failover's count, a conversati
 
 `decide` runs under one lock, so concurrent requests take turns in arrival order and none is skipped or
 answered twice. A request no expectation answers gets a `MockMiss` naming the closest expectation and why it
-did not match, as replay explains its misses.
+did not match, as replay explains its misses. A request that asks for no output (Codex CLI's warm-up) gets an
+empty answer without taking a turn from anything.
 """
 
 import logging
@@ -23,13 +24,14 @@ from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
 
 logger = logging.getLogger(__name__)
+_NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request that asks for no output
 
 
 @dataclass(slots=True)
 class MockDecision:
     answer: spec.Answer
     source: str  # "expectation 2", "conversation 1 (session abc) turn 3", "expectation 4 script turn 2"
-    entry: int  # 1-based position in the file
+    entry: int  # 1-based position in the file (0: none, for a warm-up)
     turn: int | None = None  # the conversation or script turn (1-based) served
 
 
@@ -52,6 +54,8 @@ class MockEngine:
         self._lock = threading.Lock()
 
     def decide(self, request: Incoming) -> MockDecision | MockMiss:
+        if request.codec is not None and request.codec.asks_nothing(request.json):
+            return MockDecision(_NOTHING, "warm-up (asks for no output)", 0)
         with self._lock:
             near: list[tuple[int, int, str, tuple[str, ...]]] = []
             for entry in self._entries:

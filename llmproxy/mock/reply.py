@@ -87,8 +87,11 @@ def encode_respond(respond: spec.Respond, request: Incoming) -> Reply:
         return Reply(200, (_JSON, *extra), answer, notes=notes, warnings=warnings, completion=completion)
     events = codec.encode_stream(completion, body)
     headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"), *extra)
-    if respond.physics is None:  # nothing to wait for: the whole stream goes out in one write
+    if respond.physics is None and not route.websocket:  # nothing to wait for: the stream goes out in one write
         return Reply(200, headers, b"".join(events), notes=notes, warnings=warnings, completion=completion)
+    if respond.physics is None:  # over a WebSocket each event is a message of its own
+        timed = tuple((0.0, event) for event in events)
+        return Reply(200, headers, events=timed, notes=notes, warnings=warnings, completion=completion)
     output = completion.usage.output_tokens if completion.usage else 0
     per_event = [math.ceil(output / len(events))] * len(events) if events else []
     offsets = event_offsets(len(events), respond.physics, per_event)

@@ -126,6 +126,10 @@ class ChatCodec:
 
     stream_media_type: str = "text/event-stream"
 
+    asks_nothing: Callable[[Any], bool] = lambda body: False
+    """Whether a parsed request asks for no output at all (Responses' `generate: false`: a warm-up that only
+    loads the prompt). The mock answers it with an empty completion and spends no expectation on it."""
+
 
 @functools.lru_cache(maxsize=1024)
 def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> tuple[str, ...]:

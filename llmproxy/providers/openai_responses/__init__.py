@@ -9,7 +9,7 @@ from llmproxy.providers import openai_errors
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.openai_responses.encode import encode_response, visible
 from llmproxy.providers.openai_responses.reassemble import decode_stream
-from llmproxy.providers.openai_responses.request import assistant_turns, decode_request
+from llmproxy.providers.openai_responses.request import asks_nothing, assistant_turns, decode_request
 from llmproxy.providers.openai_responses.response import decode_response
 from llmproxy.providers.openai_responses.stream import encode_stream
 
@@ -26,6 +26,7 @@ RESPONSES = ChatCodec(
     decode_error=openai_errors.decode_error,
     encode_error=openai_errors.encode_error,
     rate_limit_headers=openai_errors.rate_limit_headers,
+    asks_nothing=asks_nothing,
 )
 
 __all__ = ["RESPONSES"]

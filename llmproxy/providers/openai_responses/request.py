@@ -99,6 +99,11 @@ def _side(type_: str, role: object) -> Role:
     return named or Role.DEVELOPER
 
 
+def asks_nothing(body: Any) -> bool:
+    """`generate: false`: Codex CLI's warm-up, which sends the prompt and wants only an empty response."""
+    return isinstance(body, dict) and body.get("generate") is False
+
+
 def assistant_turns(body: Any) -> int:
     """Runs of assistant-side items, each of which `decode_request` folds into one assistant message."""
     items = body.get("input") if isinstance(body, dict) else None

@@ -49,6 +49,8 @@ class ResponsesConnection:
         body = {key: value for key, value in message.items() if key not in ("type", "previous_response_id")}
         named = message.get("previous_response_id")
         items = body.get("input", [])
+        if isinstance(items, str):  # the API reads a string as one user message: one form, however it came
+            body["input"] = items = [{"role": "user", "content": items}]
         if named is not None:
             if named != self._previous or not isinstance(items, list):
                 return None
