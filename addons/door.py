@@ -5,7 +5,8 @@ flow's response (a paced stream goes through the loopback relay, which alone can
 sends the request upstream (`--map`, reverse listeners' path prefixes), and the chain's taps then see the
 answer as it comes — a stream piece by piece without buffering, a plain body whole. It decides nothing.
 
-`flow.metadata["llmproxy.source"]` says what answered (mock, cassette, fault, miss, error, upstream).
+`flow.metadata["llmproxy.source"]` says what answered (mock, cassette, fault, miss, error, upstream; a WebSocket
+the chain answers message by message on the relay: relayed).
 """
 
 import copy
@@ -42,6 +43,10 @@ class ProxyDoor:
         live = flow.request
         upstream = Upstream(live.host, live.port, (live.host_header, flow.client_conn.sni))
         incoming = Incoming(raw_request(live), Door.PROXY, upstream)
+        if self.relay is not None and self.chain.serves_websocket(incoming):  # answered message by message there
+            flow.metadata[SOURCE] = Source.RELAYED.value
+            self.relay.take_websocket(flow, incoming.raw)
+            return
         reply = self.chain.answer(incoming, self.context)
         if reply is None:
             flow.metadata[SOURCE] = Source.UPSTREAM.value

@@ -6,6 +6,10 @@
 * requests from clients that use it as their base URL: translated into an `Incoming` and answered by the same
   answer chain as the proxy door, without the proxy's cost of interception (about a millisecond of CPU a
   request). The relay cannot forward (it has no origin), so what nothing answers here is refused.
+
+It is also the WebSocket door (addons/websocket_relay.py): a WebSocket the chain answers message by message —
+pointed here by the proxy door (`take_websocket`), or opened by a base-URL client — is served here, each request
+message an `Incoming` of `Door.WEBSOCKET`.
 """
 
 import asyncio
@@ -13,12 +17,17 @@ import itertools
 import logging
 import re
 import socket
+from dataclasses import replace
 
 from mitmproxy import http
 
+from addons.websocket_relay import WebSocketSession
 from llmproxy.chain import Chain, Context, Door, Incoming, Reply
 from llmproxy.chain.reply import Events
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers.registry import websocket_codec
+from llmproxy.providers.routes import detect, is_websocket_upgrade
+from llmproxy.providers.websocket import WebSocketCodec
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +44,10 @@ class StreamRelay:
         self._socket = socket.create_server(("127.0.0.1", port), backlog=512)
         self.port: int = self._socket.getsockname()[1]
         self._filed: dict[str, Reply] = {}
+        self._upgrades: dict[str, RawRequest] = {}  # WebSockets the proxy door pointed here, as the client asked
         self._tokens = itertools.count(1)
         self._server: asyncio.Server | None = None
+        self._websocket = Context(Door.WEBSOCKET, forwards=False)
 
     async def running(self) -> None:
         loop = asyncio.get_running_loop()
@@ -57,16 +68,43 @@ class StreamRelay:
         flow.request.headers[TOKEN_HEADER] = token
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.port
 
+    def take_websocket(self, flow: http.HTTPFlow, upgrade: RawRequest) -> None:
+        """Serve the WebSocket `flow` asks for here; `upgrade` is its request as the client sent it."""
+        token = f"ws{next(self._tokens)}"
+        self._upgrades[token] = replace(upgrade, scheme="wss" if upgrade.scheme == "https" else "ws")
+        flow.request.headers[TOKEN_HEADER] = token
+        flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.port
+
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply | None:
         """What a request to the relay gets: the reply filed under its token (None for an unknown one), or the
         chain's answer to a base-URL client."""
         token = headers.get(TOKEN_HEADER)
         if token is not None:
             return self._filed.pop(token, None)
+        raw = self._request(method, target, headers, body, "http")
+        return self.chain.answer(Incoming(raw, Door.RELAY), self.context)
+
+    def websocket(self, target: str, headers: dict[str, str]) -> tuple[RawRequest, WebSocketCodec] | None:
+        """The upgrade a WebSocket on the relay stands for, and its API's codec; None when nothing here serves it."""
+        token = headers.get(TOKEN_HEADER)
+        raw = self._upgrades.pop(token, None) if token is not None else self._request("GET", target, headers, b"", "ws")
+        if raw is None:
+            return None
+        codec = websocket_codec(detect(raw.host, raw.path, dict(raw.headers), method=raw.method))
+        return (raw, codec) if codec is not None and self.chain.answers else None
+
+    def answer_message(self, request: RawRequest) -> Reply:
+        """A request read off a WebSocket, answered by the chain (never forwarded: the WebSocket is here)."""
+        reply = self.chain.answer(Incoming(request, Door.WEBSOCKET), self._websocket)
+        assert reply is not None  # a door that cannot forward always gets a reply
+        return reply
+
+    def _request(self, method: str, target: str, headers: dict[str, str], body: bytes, scheme: str) -> RawRequest:
+        """A request a client sent to the relay itself."""
         host, port = _HOST_PORT.fullmatch(headers.get("host", "")).groups()  # type: ignore[union-attr]
-        raw = RawRequest(
+        return RawRequest(
             method=method,
-            scheme="http",
+            scheme=scheme,
             host=host or "127.0.0.1",
             port=int(port) if port else self.port,
             path=target,
@@ -75,7 +113,6 @@ class StreamRelay:
             body=body,
             content_encoding=headers.get("content-encoding"),
         )
-        return self.chain.answer(Incoming(raw, Door.RELAY), self.context)
 
 
 class _Connection(asyncio.Protocol):
@@ -88,18 +125,24 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
         self.continued = False  # "100 Continue" sent for the request being read
+        self.socket: WebSocketSession | None = None  # once the connection became a WebSocket
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
+        if self.socket is not None:
+            self.socket.receive(data)
+            return
         self.buffer += data
         self._answer_waiting()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.sending is not None:
             self.sending.cancel()
+        if self.socket is not None:
+            self.socket.close()
 
     def _answer_waiting(self) -> None:
         while self.sending is None and self.transport is not None and not self.transport.is_closing():
@@ -107,6 +150,11 @@ class _Connection(asyncio.Protocol):
             if end < 0:
                 return
             method, target, headers = _request_head(bytes(self.buffer[: end + 4]))
+            if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
+                head = bytes(self.buffer)  # the upgrade, and whatever followed it
+                self.buffer.clear()
+                self.socket = WebSocketSession(self.transport, head, *upgrade, self.relay.answer_message)
+                return
             try:
                 request = _request_body(self.buffer, end + 4, headers)
             except ValueError as error:  # the client learns why; the connection cannot be trusted after it

@@ -27,7 +27,7 @@ from llmproxy.chain.stage import Context, Observer, ResponseHead, Stage, Tap
 from llmproxy.egress import EgressPolicy, Refused
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import ErrorKind
-from llmproxy.providers.registry import error_encoder
+from llmproxy.providers.registry import error_encoder, websocket_codec
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +92,20 @@ class Chain:
     def answers(self) -> bool:
         """Whether anything but the upstream can answer (a chain that only records does not)."""
         return bool(self.stages) or not self.network.everything
+
+    def serves_websocket(self, incoming: Incoming) -> bool:
+        """Whether a WebSocket upgrade is answered here, each request message on it an `Incoming` of its own
+        (`Door.WEBSOCKET`) — the API is one llmproxy reads message by message, something but the upstream
+        answers, and the network does not take it — rather than going to the network whole: a WebSocket cannot
+        be half answered here, half forwarded."""
+        route = incoming.route
+        return (
+            route is not None
+            and route.websocket
+            and bool(self.stages)
+            and websocket_codec(route) is not None
+            and self.network.refusal(incoming) is not None
+        )
 
     def answer(self, incoming: Incoming, context: Context) -> Reply | None:
         """The reply to `incoming`, or None: send it upstream (and `observe` the answer)."""

@@ -25,6 +25,7 @@ class Source(StrEnum):
     MISS = "miss"  # nothing may answer and the network is closed: llmproxy refuses, saying why
     ERROR = "error"  # llmproxy failed to answer (a bad expectation, a bug): it says why and fails closed
     UPSTREAM = "upstream"  # the real server
+    RELAYED = "relayed"  # a WebSocket whose messages the chain answers one by one, on the relay
 
 
 @dataclass(slots=True, eq=False)

@@ -3,13 +3,10 @@ api.openai.com through the proxy (TLS intercepted), a scripted upstream answers 
 `response.create` lands in the cassette as an exchange with the messages that answered it, redacted. What
 cannot be recorded is named at the end."""
 
-import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import openai
 import pytest
 from websockets.sync.client import connect
 from websockets.sync.server import ServerConnection, serve
@@ -20,8 +17,7 @@ from llmproxy.cassette.store import load_cassette
 from llmproxy.session import Listening, recording
 from tests.certs import make_test_ca
 from tests.e2e.clis import ScriptedServer, tool_loop
-
-KEY = "sk-proj-" + "Qw3eR5tY7uI9oP1aS3dF5gH7jK9lZ1xC" * 2
+from tests.openai_websocket import KEY, answer, through_proxy
 
 
 @pytest.fixture
@@ -32,31 +28,13 @@ def upstream(tmp_path: Path) -> Iterator[tuple[ScriptedServer, Path]]:
     server.close()
 
 
-def answer(connection: Any, **request: Any) -> list[Any]:
-    """Send one `response.create` and read the events up to the one that ends its answer."""
-    connection.response.create(**request)
-    events = []
-    for event in connection:
-        events.append(event)
-        if event.type in ("response.completed", "response.failed", "error"):
-            return events
-    raise AssertionError("the connection closed before the answer ended")
-
-
-# the openai SDK connects without the context manager websockets >= 17.1 asks for
-SDK_CONNECTS_THE_OLD_WAY = pytest.mark.filterwarnings("ignore:connect.. must be used as a context manager")
-
-
-@SDK_CONNECTS_THE_OLD_WAY
 def test_each_request_on_a_websocket_is_an_exchange(tmp_path: Path, upstream: tuple[ScriptedServer, Path]) -> None:
     server, upstream_ca = upstream
     cassette = tmp_path / "c.json"
     listening = Listening({"api.openai.com": server.url}, upstream_ca, ca_directory=tmp_path / "ca")
     with recording(cassette, listening) as proxy:
         assert proxy.ca_cert is not None
-        trust = ssl.create_default_context(cafile=str(proxy.ca_cert))
-        client = openai.OpenAI(api_key=KEY)
-        with client.responses.connect(websocket_connection_options={"proxy": proxy.url, "ssl": trust}) as socket:
+        with through_proxy(proxy.url, proxy.ca_cert) as socket:
             first = answer(socket, model="gpt-6", input="run it", stream=True)
             called = first[-1].response
             output = [{"type": "function_call_output", "call_id": "call_capture_1", "output": "hi"}]

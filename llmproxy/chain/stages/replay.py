@@ -127,7 +127,8 @@ class ReplayStage(Stage):
 
 def recorded_reply(exchange: Exchange, timing: float | None, request_id: object = None) -> Reply:
     """The recorded response as the client got it (hop-by-hop headers aside): events at their recorded offsets
-    scaled by `timing` (None: all at once, in one body); `request_id` in place of a JSON-RPC answer's id."""
+    scaled by `timing` (None: all at once, in one body; a WebSocket's messages each at 0); `request_id` in place
+    of a JSON-RPC answer's id."""
     response = exchange.response
     if response is None:  # the upstream failed when recording: the client got mitmproxy's 502
         return text_reply(502, f"llmproxy replay: recorded upstream failure: {exchange.error}", Source.CASSETTE)
@@ -147,7 +148,7 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
     events = [(event.t_ms / 1000 * scale, event_bytes(event)) for event in response.events]
     if request_id is not None:
         events = [(at, _event_with_jsonrpc_id(data, request_id)) for at, data in events]
-    if timing is None:
+    if timing is None and exchange.websocket is None:  # a WebSocket's events are messages: never joined
         body = b"".join(data for _, data in events)
         return Reply(response.status, kept, body, source=Source.CASSETTE, reason=response.reason, meaning=meaning)
     return Reply(
