@@ -181,6 +181,8 @@ def _request_gist(request: Incoming, seq: int) -> dict[str, Any]:
         entry["provider"] = request.route.provider.value
         entry["operation"] = request.route.operation.value
         entry["stream"] = bool(request.route.streaming)
+        if request.route.websocket:
+            entry["websocket"] = True
     if request.model:
         entry["model"] = request.model
     if request.codec is not None:

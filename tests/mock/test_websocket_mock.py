@@ -74,6 +74,7 @@ def test_a_tool_loop_on_one_connection_with_a_warm_up(proxy: Session, door: str)
     turns = [f"conversation 3 (session {door}) turn {n}" for n in (1, 2)]
     assert [e["answeredBy"] for e in answered] == ["warm-up (asks for no output)", *turns]
     assert answered[2]["turnIndex"] == 1
+    assert all(entry["websocket"] for entry in answered)
 
 
 def test_the_same_expectations_answer_http_and_websocket(proxy: Session) -> None:
