@@ -205,11 +205,11 @@ class ScriptedServer:
         self._httpd.server_close()
 
 
-def cli_env(root: Path, **variables: str) -> dict[str, str]:
-    """A bare environment in a fresh `root/home` (and a `root/work` to run in): nothing tells the CLI about
-    the proxy but what llmproxy injects; the llmproxy CA is shared by the runs under one test."""
+def cli_env(root: Path, folder: str = "work", **variables: str) -> dict[str, str]:
+    """A bare environment in a fresh `root/home` (and a `root/<folder>` to run in): nothing tells the CLI
+    about the proxy but what llmproxy injects; the llmproxy CA is shared by the runs under one test."""
     (root / "home").mkdir(parents=True)
-    (root / "work").mkdir()
+    (root / folder).mkdir()
     base = {"PATH": os.environ["PATH"], "HOME": str(root / "home"), "LANG": "C.UTF-8"}
     return base | {"LLMPROXY_HOME": str(root.parent / "llmproxy")} | variables
 
@@ -230,12 +230,14 @@ def record_scripted(
     return recorded, cassette, upstream
 
 
-def around(cli: Cli, root: Path, env: dict[str, str], *llmproxy: str) -> subprocess.CompletedProcess[str]:
-    """`llmproxy ARGS… -- CLI …` run in `root/work` with `env` (the CLI must be installed)."""
+def around(
+    cli: Cli, root: Path, env: dict[str, str], *llmproxy: str, folder: str = "work"
+) -> subprocess.CompletedProcess[str]:
+    """`llmproxy ARGS… -- CLI …` run in `root/<folder>` with `env` (the CLI must be installed)."""
     assert cli.binary is not None
     return subprocess.run(
         [sys.executable, "-m", "llmproxy", *llmproxy, "--", cli.binary, *cli.argv],
-        cwd=root / "work",
+        cwd=root / folder,
         env=env,
         capture_output=True,
         text=True,
