@@ -1,13 +1,18 @@
 """Regenerate the committed example cassettes in cassettes/, recorded through `llmproxy record` from real
-clients talking to a local stand-in for api.anthropic.com (so no key and no network are needed):
+clients talking to a local stand-in for the provider (so no key and no network are needed):
 
-    .venv/bin/python scripts/record_examples.py
+    .venv/bin/python scripts/record_examples.py [quickstart] [claude-code] [codex-tool-loop] [codex-websocket]
 
 * `cassettes/quickstart.json`: scripts/quickstart.py (the official Anthropic SDK, streaming) — the README's
   first command replays it;
 * `cassettes/claude-code-tool-loop.json`: Claude Code (from package.json) running a Bash tool loop;
-* `cassettes/codex-tool-loop.json`: the Codex CLI (from package.json) running a shell tool loop over the
-  Responses API (api.openai.com mapped to a local stand-in).
+* `cassettes/codex-tool-loop.json`: the Codex CLI (from package.json) with an HTTPS provider, running a shell
+  tool loop over the Responses API (api.openai.com mapped to a local stand-in);
+* `cassettes/codex-websocket.json`: Codex CLI (from package.json) in its default configuration, its model
+  traffic over a WebSocket to api.openai.com (a warm-up, then a tool loop on one connection), and its model
+  list and plugin look-ups on chatgpt.com and api.github.com; its metrics upload turned off (`CODEX_QUIET`).
+
+With no name, all of them.
 """
 
 import os
@@ -21,20 +26,33 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.model import Completion, StopReason, Usage  # noqa: E402
 from tests.certs import make_test_ca  # noqa: E402
-from tests.e2e.clis import CLAUDE, CODEX, ScriptedServer, record_scripted  # noqa: E402
-from tests.e2e.test_replay_codex import codex_env  # noqa: E402
+from tests.e2e.clis import CLAUDE, CODEX, ScriptedServer  # noqa: E402
+from tests.e2e.test_codex import codex_env  # noqa: E402
 
+CODEX_QUIET = ["-c", "analytics.enabled=false"]
 ANSWER = (
     "It lets you record real LLM exchanges once, then replay them offline in CI: tests run free, fast and "
     "deterministic, and fail loudly when your code starts sending something different."
 )
 
 
-def record(cassette: Path, turns: list[Completion], command: list[str], env: dict[str, str], cwd: Path) -> None:
+def record(
+    cassette: Path,
+    turns: list[Completion],
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    hosts: tuple[str, ...] = ("api.anthropic.com",),
+    record_hosts: tuple[str, ...] = (),
+) -> None:
+    """Record `command` with each of `hosts` answered by the scripted upstream (and `record_hosts` recorded
+    whatever they are)."""
     cassette.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
-        upstream_ca = make_test_ca(Path(scratch), ("api.anthropic.com",))
+        upstream_ca = make_test_ca(Path(scratch), hosts)
         upstream = ScriptedServer(turns, tls=upstream_ca.server_context)
+        mapping = [arg for host in hosts for arg in ("--map", f"{host}={upstream.url}")]
+        mapping += [arg for host in record_hosts for arg in ("--record-host", host)]
         try:
             subprocess.run(
                 [
@@ -44,8 +62,7 @@ def record(cassette: Path, turns: list[Completion], command: list[str], env: dic
                     "record",
                     "--cassette",
                     str(cassette),
-                    "--map",
-                    f"api.anthropic.com={upstream.url}",
+                    *mapping,
                     "--upstream-ca",
                     str(upstream_ca.cert_path),
                     "--",
@@ -61,27 +78,35 @@ def record(cassette: Path, turns: list[Completion], command: list[str], env: dic
 
 def main() -> int:
     out = ROOT / "cassettes"
+    names = set(sys.argv[1:]) or {"quickstart", "claude-code", "codex-tool-loop", "codex-websocket"}
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "ANTHROPIC_API_KEY": "sk-ant-example"}
-        answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
-        record(out / "quickstart.json", answer, [sys.executable, str(ROOT / "scripts" / "quickstart.py")], env, ROOT)
-        if CLAUDE.binary is None:
-            print("claude is not installed (scripts/setup.sh installs it): skipped its cassette", file=sys.stderr)
-            return 1
         work = Path(home) / "work"
         work.mkdir()
-        claude_env = env | {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-        record(out / "claude-code-tool-loop.json", CLAUDE.turns, [CLAUDE.binary, *CLAUDE.argv], claude_env, work)
-    if CODEX.binary is None:
-        print("codex is not installed (scripts/setup.sh installs it): skipped its cassette", file=sys.stderr)
-        return 1
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        recorded, cassette, _ = record_scripted(CODEX, root, "api.openai.com", codex_env(root / "record"))
-        if recorded.returncode != 0:
-            print(recorded.stderr[-3000:], file=sys.stderr)
-            return 1
-        (out / "codex-tool-loop.json").write_bytes(cassette.read_bytes())
+        if "quickstart" in names:
+            answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
+            quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
+            record(out / "quickstart.json", answer, quickstart, env, ROOT)
+        for name, cli in (("claude-code", CLAUDE), ("codex-tool-loop", CODEX), ("codex-websocket", CODEX)):
+            if name in names and cli.binary is None:
+                print(f"{cli.name} is not installed (scripts/setup.sh installs it): skipped", file=sys.stderr)
+                return 1
+        if "claude-code" in names:
+            claude_env = env | {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+            command = [str(CLAUDE.binary), *CLAUDE.argv]
+            record(out / "claude-code-tool-loop.json", CLAUDE.turns, command, claude_env, work)
+        if "codex-tool-loop" in names:  # its own provider, over HTTPS
+            root = Path(home) / "codex-https"
+            https_env = codex_env(root, "HTTPS provider")
+            command = [str(CODEX.binary), *CODEX.argv]
+            record(out / "codex-tool-loop.json", CODEX.turns, command, https_env, root / "work", ("api.openai.com",))
+        if "codex-websocket" in names:  # no configuration file: Codex as installed, with an OpenAI key
+            websocket_env = env | {"CODEX_API_KEY": "sk-proj-example-key-recorded-by-record-examples"}
+            hosts = ("api.openai.com", "chatgpt.com", "api.github.com")
+            # its metrics upload (~190 KB of OTLP JSON to ab.chatgpt.com, different every run) is no example
+            command = [str(CODEX.binary), *CODEX_QUIET, *CODEX.argv]
+            # its plugin look-up on GitHub is recorded too: the cassette then replays with nothing let out
+            record(out / "codex-websocket.json", CODEX.turns, command, websocket_env, work, hosts, ("api.github.com",))
     return 0
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.clis import CLAUDE, FINAL_TEXT
+from tests.e2e.clis import CLAUDE, CODEX, FINAL_TEXT
 
 ROOT = Path(__file__).resolve().parents[2]
 LLMPROXY_REPLAY = [sys.executable, "-m", "llmproxy", "replay", "--cassette"]
@@ -62,6 +62,35 @@ def test_the_committed_claude_code_session_replays_offline(tmp_path: Path) -> No
             *CLAUDE.argv,
         ],
         cwd=tmp_path / "work",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert FINAL_TEXT in run.stdout
+    assert "0 missed, 0 unused" in run.stderr
+
+
+@pytest.mark.e2e
+def test_the_committed_codex_websocket_session_replays_offline(tmp_path: Path) -> None:
+    """Codex CLI as installed (its model traffic over a WebSocket), replayed from the committed cassette by a
+    fresh user in another folder: no key of its own but one to send, no network."""
+    if CODEX.binary is None:
+        pytest.skip("codex is not installed: scripts/setup.sh installs it from package.json (needs npm)")
+    env = bare_env(tmp_path) | {"CODEX_API_KEY": "sk-proj-any"}
+    (tmp_path / "project").mkdir()
+    run = subprocess.run(
+        [
+            *LLMPROXY_REPLAY,
+            str(ROOT / "cassettes/codex-websocket.json"),
+            "--",
+            CODEX.binary,
+            "-c",
+            "analytics.enabled=false",
+            *CODEX.argv,
+        ],
+        cwd=tmp_path / "project",
         env=env,
         capture_output=True,
         text=True,
