@@ -30,8 +30,13 @@ class ParseError(LlmproxyError, ValueError):
     """Bytes or JSON that do not have the shape a decoder expects.
 
     The message names what was being decoded and where (a JSON path), e.g.
-    ``anthropic response: $.content[1].type: expected a string, got 3``.
+    ``anthropic response: $.content[1].type: expected a string, got 3``; `path` is that JSON path alone, when
+    the error has one.
     """
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class UnsupportedError(LlmproxyError):

@@ -107,6 +107,11 @@ class ReplayIndex:
         with self._lock:
             return [e for position, e in enumerate(self._exchanges) if position not in self._used]
 
+    def served(self) -> list[Exchange]:
+        """The recorded exchanges that answered a request, in cassette order."""
+        with self._lock:
+            return [self._exchanges[position] for position in sorted(self._used)]
+
     def _preset(self, request: Request) -> Preset | None:
         name = self.options.preset
         if name == "none":

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from llmproxy.cassette.audit import audit_captured
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
@@ -42,6 +43,7 @@ from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Reque
 from llmproxy.cassette.redact import Redactor
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawExchange
+from llmproxy.providers.audit import DecodeTally
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ class RecordSummary:
     error_statuses: int = 0  # answered with a status ≥ 400
     websocket: int = 0  # exchanges of WebSocket messages
     untouched: bool = False  # the run never started: the cassette was left as it was
+    decoding: DecodeTally = field(default_factory=DecodeTally)  # what llmproxy's codecs could not read
 
     def __str__(self) -> str:
         if self.untouched:
@@ -73,7 +76,8 @@ class RecordSummary:
         if self.error_statuses:
             parts.append(f"{self.error_statuses} error statuses")
         plural = "s" if self.exchanges != 1 else ""
-        return f"recorded {self.exchanges} exchange{plural} to {self.path} ({'; '.join(parts)})"
+        line = f"recorded {self.exchanges} exchange{plural} to {self.path} ({'; '.join(parts)})"
+        return "\n".join([line, *self.decoding.lines()])
 
     def count(self, exchange: Exchange) -> None:
         self.exchanges += 1
@@ -258,6 +262,13 @@ class CassetteWriter:
             self._journal_failed = True
             logger.error("%s: could not write the journal: %s", self.path, exc.strerror or exc)
 
+    def _audit(self, raw: RawExchange, exchange_id: int) -> None:
+        """Whether llmproxy's codecs read it: counted for the summary, never in the way of the recording."""
+        try:
+            self._summary.decoding.add(audit_captured(raw, self._redactor), f"exchange {exchange_id}")
+        except Exception:
+            logger.exception("%s: could not check exchange %d against the codecs", self.path, exchange_id)
+
     def _record(self, raw: RawExchange) -> None:
         exchange_id = self._next_id
         self._next_id += 1
@@ -269,6 +280,7 @@ class CassetteWriter:
             exchange = self._bare(raw, exchange_id, exc)
         stored = dump(exchange)
         self._summary.count(exchange)
+        self._audit(raw, exchange_id)
         if not self._journal_failed:
             try:
                 self._journal.append(orjson.dumps(stored) + b"\n")

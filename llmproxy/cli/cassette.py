@@ -1,6 +1,7 @@
 """`llmproxy cassette …`: tools for cassette files (no proxy, no mitmproxy import)."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -8,6 +9,9 @@ from llmproxy.cassette.check import check_file
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
 from llmproxy.words import plural
+
+if TYPE_CHECKING:
+    from llmproxy.outputs.check import Undecoded
 
 
 @click.group()
@@ -17,13 +21,18 @@ def cassette() -> None:
 
 @cassette.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--decode", is_flag=True, help="Also list every LLM exchange whose request or answer llmproxy's codecs cannot read."
+)
 @json_option
-def check(paths: tuple[Path, ...], as_json: bool) -> None:
+def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
     """Scan files for anything key-shaped that is not redacted.
 
-    Prints FILE:WHERE: KIND: MASKED for each finding, and on stderr what was checked. Exits 0 when every
-    file is clean, 1 when something was found, 2 when a file could not be read (a guard for CI and
-    pre-commit hooks).
+    Prints FILE:WHERE: KIND: MASKED for each finding, and on stderr what was checked. With --decode, each
+    cassette's LLM exchanges are also decoded as llmproxy reads them (for reports, mocks and
+    to-expectations), and each that does not is listed: FILE: exchange N: API part: what and where: the
+    first 200 characters. Exits 0 when every file is clean, 1 when something was found, 2 when a file could
+    not be read (a guard for CI and pre-commit hooks).
     """
     from llmproxy.outputs import check as output
 
@@ -40,15 +49,49 @@ def check(paths: tuple[Path, ...], as_json: bool) -> None:
             for finding in result.findings:
                 click.echo(str(finding))
         click.echo(f"checked {result.describe()}: {_found(len(result.findings))}", err=True)
-        files.append(output.checked(result))
+        checked = output.checked(result)
+        if decode and result.kind == "cassette":
+            try:
+                checked.undecoded = _undecoded(path, as_json)
+            except CassetteError as exc:
+                click.echo(str(exc), err=True)
+                checked.error = str(exc)
+        files.append(checked)
     found = sum(len(file.findings) for file in files)
     unreadable = sum(file.error is not None for file in files)
+    undecoded = sum(len(file.undecoded) for file in files)
     if len(files) > 1:
         read = plural(len(files) - unreadable, "file")
         click.echo(f"checked {read}{f', {unreadable} unreadable' if unreadable else ''}: {_found(found)}", err=True)
+    if undecoded:
+        click.echo(f"{plural(undecoded, 'exchange')} that llmproxy cannot decode", err=True)
     if as_json:
-        emit(output.CassetteCheck(clean=not (found or unreadable), findingCount=found, files=files))
-    raise SystemExit(2 if unreadable else 1 if found else 0)
+        clean = not (found or unreadable or undecoded)
+        emit(output.CassetteCheck(clean=clean, findingCount=found, files=files))
+    raise SystemExit(2 if unreadable else 1 if found or undecoded else 0)
+
+
+def _undecoded(path: Path, as_json: bool) -> list["Undecoded"]:
+    """The exchanges of one cassette that do not decode (printed unless the output is JSON)."""
+    from llmproxy.cassette.audit import audit_stored
+    from llmproxy.cassette.store import load_cassette
+    from llmproxy.outputs.check import Undecoded
+
+    listed = []
+    for exchange in load_cassette(path).exchanges:
+        result = audit_stored(exchange)
+        if result is None:
+            continue
+        for failure in result.failures:
+            api, part, excerpt = result.label, failure.part, failure.excerpt
+            listed.append(
+                Undecoded(
+                    exchange=exchange.id, api=api, part=part, error=failure.message, path=failure.path, excerpt=excerpt
+                )
+            )
+            if not as_json:
+                click.echo(f"{path}: exchange {exchange.id}: {api} {failure}")
+    return listed
 
 
 def _found(count: int) -> str:

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from enum import StrEnum
 
-from llmproxy.model.content import ToolCall
+from llmproxy.model.content import ContentPart, OtherPart, ToolCall
 from llmproxy.model.errors import ProviderError
 
 
@@ -54,6 +54,12 @@ class Completion:
 
     The wire order the encoders use is: reasoning, text, tool calls. `error` is set when a stream ended
     with an in-band error event after (possibly) some content.
+
+    `parts` is set only when the answer holds what the fields cannot say: blocks, items or fields with no
+    neutral meaning (server tool use and its results, citations, compaction items…), kept whole as
+    `OtherPart`s in wire order beside the `TextPart`s, `ReasoningPart`s and `ToolCall`s around them. An
+    encoder that finds it sends the answer in that order, the opaque parts byte for byte; the fields above
+    still say what the answer means (its text, reasoning, calls), for matching, mocks and reports.
     """
 
     id: str | None = None
@@ -66,3 +72,9 @@ class Completion:
     reasoning_signature: str | None = None
     usage: Usage | None = None
     error: ProviderError | None = None
+    parts: tuple[ContentPart, ...] = ()
+
+    @property
+    def opaque(self) -> int:
+        """How many parts have no neutral meaning (kept whole)."""
+        return sum(1 for part in self.parts if isinstance(part, OtherPart))

@@ -14,12 +14,24 @@ class Finding(Part):
     masked: str = Field(description="the value masked: its first characters and its length")
 
 
+class Undecoded(Part):
+    exchange: int
+    api: str = Field(description="the API and who served it: `openai chat_completions (deepseek)`")
+    part: Literal["request", "response"]
+    error: str = Field(description="what the decoder expected, and where")
+    path: str | None = Field(description="the JSON path the decoder named")
+    excerpt: str = Field(description="the first 200 characters of what did not decode")
+
+
 class CheckedFile(Part):
     path: str
     kind: Scanned | None = Field(description="what the file was scanned as; null when it could not be read")
     exchanges: int = Field(description="the exchanges scanned in a cassette or journal; 0 for other files")
     findings: list[Finding]
     error: str | None = Field(description="why the file could not be read; null when it was")
+    undecoded: list[Undecoded] = Field(
+        default_factory=list, description="with --decode: the exchanges llmproxy's codecs cannot read"
+    )
 
 
 class CassetteCheck(Document):

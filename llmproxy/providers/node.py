@@ -57,7 +57,8 @@ class Node:
         shown = "nothing" if self.value is _MISSING else repr(self.value)
         if len(shown) > 60:
             shown = shown[:57] + "..."
-        return ParseError(f"{self.what}: {self.path}: expected {expected}, got {shown}")
+        path = self.path
+        return ParseError(f"{self.what}: {path}: expected {expected}, got {shown}", path)
 
     # navigation -------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> "Node":

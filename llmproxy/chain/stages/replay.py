@@ -61,7 +61,9 @@ class Replaying:
             first, *differences = miss.explain().splitlines()
             lines += [f"  miss: {first}", *(f"  {line}" for line in differences)]
         lines += [f"  unused: exchange {e.id}: {e.request.method} {e.request.url}" for e in unused]
-        return lines
+        from llmproxy.cassette.audit import decode_summary  # the codecs: only when a replay ends
+
+        return [*lines, *decode_summary(self.index.served())]
 
 
 class ReplayStage(Stage):
