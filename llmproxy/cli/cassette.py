@@ -52,14 +52,14 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
         checked = output.checked(result)
         if decode and result.kind == "cassette":
             try:
-                checked.undecoded = _undecoded(path, as_json)
+                checked = checked.model_copy(update={"undecoded": _undecoded(path, as_json)})
             except CassetteError as exc:
                 click.echo(str(exc), err=True)
-                checked.error = str(exc)
+                checked = checked.model_copy(update={"error": str(exc)})
         files.append(checked)
     found = sum(len(file.findings) for file in files)
     unreadable = sum(file.error is not None for file in files)
-    undecoded = sum(len(file.undecoded) for file in files)
+    undecoded = sum(len(file.undecoded or ()) for file in files)
     if len(files) > 1:
         read = plural(len(files) - unreadable, "file")
         click.echo(f"checked {read}{f', {unreadable} unreadable' if unreadable else ''}: {_found(found)}", err=True)

@@ -29,8 +29,8 @@ class CheckedFile(Part):
     exchanges: int = Field(description="the exchanges scanned in a cassette or journal; 0 for other files")
     findings: list[Finding]
     error: str | None = Field(description="why the file could not be read; null when it was")
-    undecoded: list[Undecoded] = Field(
-        default_factory=list, description="with --decode: the exchanges llmproxy's codecs cannot read"
+    undecoded: list[Undecoded] | None = Field(
+        default=None, description="with --decode, the exchanges llmproxy's codecs cannot read; null without it"
     )
 
 

@@ -44,7 +44,16 @@ def test_a_recorded_cassette_is_clean_and_says_what_was_checked(tmp_path: Path) 
             "command": "cassette check",
             "clean": True,
             "findingCount": 0,
-            "files": [{"path": str(path), "kind": "cassette", "exchanges": 2, "findings": [], "error": None}],
+            "files": [
+                {
+                    "path": str(path),
+                    "kind": "cassette",
+                    "exchanges": 2,
+                    "findings": [],
+                    "error": None,
+                    "undecoded": None,
+                }
+            ],
         },
     )
 
@@ -106,6 +115,7 @@ def test_unreadable_files_exit_2(tmp_path: Path) -> None:
         "exchanges": 0,
         "findings": [],
         "error": "No such file or directory",
+        "undecoded": None,
     }
 
 

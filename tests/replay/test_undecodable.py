@@ -37,11 +37,11 @@ def test_an_undecodable_answer_is_recorded_replayed_and_counted(tmp_path: Path, 
 
     checked = CliRunner().invoke(main, ["cassette", "check", "--decode", str(cassette)])
     assert checked.exit_code == 1
-    assert checked.output.splitlines()[0] == (
+    assert checked.stdout.splitlines()[0] == (
         f"{cassette}: exchange 1: openai chat_completions response: openai chat response: "
         f"$.choices[0].message.content: expected a string or a list of content parts, got 42: {ANSWER.decode()!r}"
     )
-    assert "1 exchange that llmproxy cannot decode" in checked.output
+    assert "1 exchange that llmproxy cannot decode" in checked.stderr
     assert CliRunner().invoke(main, ["cassette", "check", str(cassette)]).exit_code == 0  # no secrets: clean
 
     with replaying(cassette, listening=listening, timing=None) as proxy:
@@ -55,5 +55,5 @@ def test_an_undecodable_answer_is_recorded_replayed_and_counted(tmp_path: Path, 
 def test_check_decode_passes_a_cassette_that_decodes(tmp_path: Path) -> None:
     cassette = Path(__file__).parents[2] / "cassettes" / "quickstart.json"
     checked = CliRunner().invoke(main, ["cassette", "check", "--decode", str(cassette)])
-    assert (checked.exit_code, checked.output) == (0, "")
+    assert (checked.exit_code, checked.stdout) == (0, "")
     assert json.loads(cassette.read_text())["exchanges"]
