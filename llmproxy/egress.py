@@ -15,7 +15,7 @@ Two checks, both needed:
   other IPv6 forms that embed an IPv4 address are judged by the address they embed.
 
 Destinations the user configured themselves (`--map` targets, `--reverse` targets) and llmproxy's own relay
-are reached as configured. Pure: the adapter (addons/egress.py) resolves names and applies the decision.
+are reached as configured. Pure: the adapter (llmproxy_addons/egress.py) resolves names and applies the decision.
 """
 
 import ipaddress

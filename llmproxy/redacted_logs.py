@@ -14,7 +14,7 @@ from typing import Any
 
 from llmproxy.cassette.redact import Redactor
 
-LOGGERS = ("llmproxy", "addons", "mitmproxy")
+LOGGERS = ("llmproxy", "mitmproxy")  # "llmproxy" covers the adapters' "llmproxy_addons" too
 _REDACTOR = Redactor()
 _lock = threading.Lock()
 _installed = False

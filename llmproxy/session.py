@@ -145,7 +145,7 @@ def running(session: Session, listening: Listening = Listening(), *, start: bool
     """The proxy running `session` on its own thread; stopped and the session closed on exit (its summary
     in `session.summary`). The plan's declared routes (`--route`) hold while it runs. `start=False`: the caller
     calls `session.start()` once the rest of its run has started too (the CLI, once the command runs)."""
-    from addons.run import run
+    from llmproxy_addons.run import run
 
     redacted_logs.install()
     with declared.declared(session.plan.routes), run(session, listening, start):

@@ -1,5 +1,5 @@
 """Install llmproxy as a user does — `pip install .`, no extras — into a fresh virtualenv, then import every
-module of `llmproxy` and `addons` and run every command's `--help` with the installed `llmproxy` script, from a
+module of `llmproxy` and `llmproxy_addons` and run every command's `--help` with the installed `llmproxy` script, from a
 directory where the source checkout is not importable. CI runs it (.ci/run): the test suite installs the
 `dev` extra, which would hide an import only a dev dependency provides.
 
@@ -20,8 +20,10 @@ import importlib, pkgutil, subprocess, sys, warnings
 from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)  # mitmproxy's dependencies, as in tests/mitm.py
-import addons, llmproxy
-for package in (llmproxy, addons):
+import importlib.util
+import llmproxy, llmproxy_addons
+assert importlib.util.find_spec("addons") is None, "a generic top-level `addons` package was installed"
+for package in (llmproxy, llmproxy_addons):
     assert not Path(package.__file__).is_relative_to(sys.argv[1]), f"imported from the checkout: {package.__file__}"
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if module.name != "llmproxy.__main__":
@@ -38,6 +40,8 @@ commands = list(paths(main, []))
 for path in commands:
     run = subprocess.run([str(script), *path, "--help"], capture_output=True, text=True)
     assert run.returncode == 0 and "Usage:" in run.stdout, (path, run.stdout, run.stderr)
+where = subprocess.run([str(script), "addon-path"], capture_output=True, text=True, check=True).stdout.strip()
+assert Path(where).is_file() and Path(where).is_relative_to(sys.prefix), f"addon-path outside the install: {where}"
 names = ", ".join(" ".join(path) or "llmproxy" for path in commands)
 print(f"imported every module; --help of {len(commands)} commands: {names}")
 """

@@ -8,4 +8,4 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     import mitmproxy.addons  # noqa: F401
 
-    import addons.proxy  # noqa: F401
+    import llmproxy_addons.proxy  # noqa: F401

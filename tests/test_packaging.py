@@ -11,14 +11,15 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OWN = {"llmproxy", "addons"}
+OWN = {"llmproxy": ROOT / "llmproxy", "llmproxy_addons": ROOT / "addons" / "llmproxy_addons"}
 
 
 def imported_modules() -> dict[str, set[str]]:
-    """Top-level modules imported by llmproxy/ and addons/, with the files importing each."""
+    """Top-level modules imported by llmproxy/ and the adapters (addons/llmproxy_addons/), with the files
+    importing each."""
     found: dict[str, set[str]] = {}
-    for package in OWN:
-        for path in (ROOT / package).rglob("*.py"):
+    for folder in OWN.values():
+        for path in folder.rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 names: list[str] = []
                 if isinstance(node, ast.Import):

@@ -22,7 +22,7 @@ def test_messages_arguments_and_tracebacks_are_redacted(caplog: pytest.LogCaptur
         try:
             raise ValueError(f"upstream refused {url}")
         except ValueError:
-            logging.getLogger("addons.mocker").exception("llmproxy mock could not answer %s", url)
+            logging.getLogger("llmproxy_addons.door").exception("llmproxy mock could not answer %s", url)
     text = caplog.text + "".join(record.exc_text or "" for record in caplog.records)
     assert key not in text
     assert token not in text

@@ -1,12 +1,13 @@
 """The `llmproxy` command line.
 
-Commands that run the proxy import mitmproxy (through `addons/`) only when they run: importing it costs
-about two seconds, which `--help`, `--version` and the file tools should not pay.
+Commands that run the proxy import mitmproxy (through the adapters, `llmproxy_addons`) only when they run:
+importing it costs about two seconds, which `--help`, `--version` and the file tools should not pay.
 """
 
 import click
 
 from llmproxy import __version__
+from llmproxy.cli.addon_path import addon_path
 from llmproxy.cli.ca import ca
 from llmproxy.cli.cassette import cassette
 from llmproxy.cli.chaos import chaos
@@ -28,6 +29,7 @@ def main() -> None:
     """
 
 
+main.add_command(addon_path)
 main.add_command(ca)
 main.add_command(cassette)
 main.add_command(chaos)

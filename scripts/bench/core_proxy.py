@@ -1,4 +1,4 @@
-"""llmproxy's in-process proxy (addons/proxy.py, plus the --map addon `record` also loads) with no recorder,
+"""llmproxy's in-process proxy (llmproxy_addons/proxy.py, plus the --map addon `record` also loads) with no recorder,
 to tell the recorder's cost from the cost of the proxy it runs in.
 
     python scripts/bench/core_proxy.py --port P
@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mitmproxy import http
 
-from addons.proxy import ProxySettings, ProxyThread
-from addons.upstreams import Upstreams
+from llmproxy_addons.proxy import ProxySettings, ProxyThread
+from llmproxy_addons.upstreams import Upstreams
 
 
 class StreamEvents:

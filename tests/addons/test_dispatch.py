@@ -10,7 +10,7 @@ from mitmproxy.master import Master
 from mitmproxy.proxy.layers.http import HttpRequestHook
 from mitmproxy.test import tflow
 
-from addons import dispatch
+from llmproxy_addons import dispatch
 
 
 class Recording:

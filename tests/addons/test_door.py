@@ -8,12 +8,12 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import taddons, tflow, tutils
 
-from addons.door import SOURCE, ProxyDoor
-from addons.stream_relay import TOKEN_HEADER, StreamRelay
-from addons.upstreams import Destination, Upstreams
 from llmproxy.chain import Chain, Context, CutStream, Incoming, Network, Reply, ResponseHead, Source, Stage, Tap
 from llmproxy.chain.reply import PLAIN_TEXT
 from llmproxy.model.exchange import RawExchange
+from llmproxy_addons.door import SOURCE, ProxyDoor
+from llmproxy_addons.stream_relay import TOKEN_HEADER, StreamRelay
+from llmproxy_addons.upstreams import Destination, Upstreams
 
 SSE = http.Headers(content_type="text/event-stream")
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from addons.proxy import ProxySettings, ProxyThread
-from addons.upstreams import Destination, Upstreams
 from llmproxy.ca import CertificateAuthority, ensure_ca
 from llmproxy.destinations import parse_map
 from llmproxy.errors import LlmproxyError
+from llmproxy_addons.proxy import ProxySettings, ProxyThread
+from llmproxy_addons.upstreams import Destination, Upstreams
 from tests.certs import UpstreamCA, make_test_ca
 from tests.conformance.server import LoopbackServer, Reply
 

@@ -12,8 +12,6 @@ import pytest
 from websockets.sync.client import connect
 from websockets.sync.server import ServerConnection, serve
 
-from addons.door import ProxyDoor
-from addons.proxy import ProxySettings, ProxyThread
 from llmproxy.ca import ensure_ca
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.model import Exchange, JsonBody
@@ -23,6 +21,8 @@ from llmproxy.chain import Chain
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.framing.sse import encode_event
 from llmproxy.record_scope import RecordScope
+from llmproxy_addons.door import ProxyDoor
+from llmproxy_addons.proxy import ProxySettings, ProxyThread
 from tests.conformance.server import LoopbackServer, Reply
 
 SSE = {"content-type": "text/event-stream"}

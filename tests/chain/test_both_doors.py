@@ -16,13 +16,13 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from addons.proxy import free_port
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.plan import mock_plan, replay_plan
 from llmproxy.session import Listening, Session, running
+from llmproxy_addons.proxy import free_port
 from tests.samples import ALL, Sample
 
 FRAMING = {"content-length", "transfer-encoding", "connection", "date", "server"}

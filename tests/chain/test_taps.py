@@ -11,9 +11,6 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from addons.door import ProxyDoor
-from addons.proxy import ProxySettings, ProxyThread
-from addons.stream_relay import StreamRelay
 from llmproxy.ca import ensure_ca
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain import Chain, CutStream, Incoming, Network, Reply, ResponseHead, Tap
@@ -22,6 +19,9 @@ from llmproxy.mock.engine import MockEngine
 from llmproxy.mock.load import load_expectations
 from llmproxy.mock.log import MockLog
 from llmproxy.model.exchange import RawExchange
+from llmproxy_addons.door import ProxyDoor
+from llmproxy_addons.proxy import ProxySettings, ProxyThread
+from llmproxy_addons.stream_relay import StreamRelay
 from tests.conformance.server import LoopbackServer
 from tests.conformance.server import Reply as Upstream
 

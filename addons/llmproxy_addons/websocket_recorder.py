@@ -11,12 +11,12 @@ from dataclasses import replace
 
 from mitmproxy import http
 
-from addons.door import sent_upstream
 from llmproxy.cassette.socket_capture import SocketCapture, Upgrade
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.http import authority
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
+from llmproxy_addons.door import sent_upstream
 
 logger = logging.getLogger(__name__)
 

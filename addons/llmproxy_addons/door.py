@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable
 
 from mitmproxy import ctx, http
 
-from addons.flows import raw_exchange, raw_request
-from addons.stream_relay import StreamRelay
-from addons.upstreams import Upstreams
 from llmproxy.chain import Chain, Context, CutStream, Door, Incoming, Observer, Reply, ResponseHead, Source
 from llmproxy.chain.incoming import Upstream
 from llmproxy.model.exchange import RawRequest
+from llmproxy_addons.flows import raw_exchange, raw_request
+from llmproxy_addons.stream_relay import StreamRelay
+from llmproxy_addons.upstreams import Upstreams
 
 logger = logging.getLogger(__name__)
 

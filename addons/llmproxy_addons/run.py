@@ -5,16 +5,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
-from addons.door import ProxyDoor
-from addons.egress import EgressGate
-from addons.proxy import ProxySettings, ProxyThread
-from addons.stream_relay import StreamRelay
-from addons.upstreams import Destination, Upstreams
-from addons.websocket_recorder import WebSocketRecorder
 from llmproxy.ca import ensure_ca
 from llmproxy.environment import proxy_environment
 from llmproxy.errors import LlmproxyError
 from llmproxy.session import Listening, Session
+from llmproxy_addons.door import ProxyDoor
+from llmproxy_addons.egress import EgressGate
+from llmproxy_addons.proxy import ProxySettings, ProxyThread
+from llmproxy_addons.stream_relay import StreamRelay
+from llmproxy_addons.upstreams import Destination, Upstreams
+from llmproxy_addons.websocket_recorder import WebSocketRecorder
 
 
 def addons_for(session: Session, upstreams: Upstreams, listening: Listening) -> list[object]:

@@ -21,13 +21,13 @@ from dataclasses import replace
 
 from mitmproxy import http
 
-from addons.websocket_relay import WebSocketSession
 from llmproxy.chain import Chain, Context, Door, Incoming, Reply
 from llmproxy.chain.reply import Events
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
 from llmproxy.providers.websocket import WebSocketCodec
+from llmproxy_addons.websocket_relay import WebSocketSession
 
 logger = logging.getLogger(__name__)
 

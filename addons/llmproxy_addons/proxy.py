@@ -22,9 +22,9 @@ from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconf
 from mitmproxy.master import Master
 from mitmproxy.proxy.mode_specs import ProxyMode
 
-from addons import dispatch
 from llmproxy.destinations import Destination
 from llmproxy.errors import LlmproxyError
+from llmproxy_addons import dispatch
 
 logger = logging.getLogger(__name__)
 

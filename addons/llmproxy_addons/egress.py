@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from addons.stream_relay import StreamRelay
 from llmproxy.egress import EgressPolicy, Refused, literal
+from llmproxy_addons.stream_relay import StreamRelay
 
 logger = logging.getLogger(__name__)
 
