@@ -21,13 +21,11 @@ from typing import Any
 import orjson
 
 from llmproxy.cassette.model import Exchange, Extends, JsonBody
+from llmproxy.providers.registry import history_paths
 
-HISTORY_PATHS: tuple[tuple[str, ...], ...] = (
-    ("messages",),  # Anthropic, OpenAI Chat, Bedrock Converse, Ollama, Cohere
-    ("input",),  # OpenAI Responses
-    ("contents",),  # Gemini
-    ("request", "contents"),  # Gemini Code Assist
-)
+HISTORY_PATHS: tuple[tuple[str, ...], ...] = history_paths()
+"""Every API's history path (Anthropic, OpenAI Chat, Bedrock Converse, Ollama, Cohere: `messages`; OpenAI
+Responses: `input`; Gemini: `contents`; Code Assist: `request.contents`), as each provider declares it."""
 
 
 def path_text(path: tuple[str, ...]) -> str:

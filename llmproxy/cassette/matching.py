@@ -8,6 +8,7 @@ params, not its id. Both sides are redacted the same way before they get here, s
 placeholder. Views with equal keys match; `differences` explains a miss path by path.
 """
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,16 +21,17 @@ from llmproxy.cassette.bodies import body_bytes
 from llmproxy.cassette.model import JsonBody, Request
 from llmproxy.cassette.presets import Preset
 from llmproxy.http import default_port
+from llmproxy.providers.registry import facts
 
-# fields that differ between two runs of the same program, by provider (wire-formats.md)
-VOLATILE_FIELDS: dict[str | None, tuple[jsonpath.Path, ...]] = {
-    "anthropic": (jsonpath.parse("$.metadata.user_id"),),
-    "openai": tuple(jsonpath.parse(p) for p in ("$.user", "$.prompt_cache_key", "$.safety_identifier")),
-    "azure": tuple(jsonpath.parse(p) for p in ("$.user", "$.prompt_cache_key", "$.safety_identifier")),
-    "gemini_code_assist": (jsonpath.parse("$.user_prompt_id"), jsonpath.parse("$.request.session_id")),
-}
 VOLATILE_QUERY = frozenset({"_", "timestamp", "t", "request_id"})
 _EXCERPT = 60
+
+
+@functools.cache
+def volatile_fields(provider: str | None) -> tuple[jsonpath.Path, ...]:
+    """The fields of a provider's requests that differ between two runs of the same program, as it declares
+    them (`llmproxy.providers.facts`)."""
+    return tuple(jsonpath.parse(path) for path in facts(provider).volatile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +67,7 @@ class RequestView:
 def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: Iterable[jsonpath.Path]) -> Any:
     if isinstance(body, dict) and body.get("jsonrpc") == "2.0" and "method" in body:
         body = {key: value for key, value in body.items() if key != "id"}
-    for path in (*VOLATILE_FIELDS.get(provider, ()), *ignore):
+    for path in (*volatile_fields(provider), *ignore):
         body = jsonpath.drop(body, path)
     return preset.apply(body) if preset is not None else body
 

@@ -16,15 +16,14 @@ import orjson
 
 from llmproxy.mock import spec
 from llmproxy.model import Completion, Conversation, Provider, TextPart, ToolCall, ToolResultPart, Usage
+from llmproxy.providers.registry import facts
 
-_UNCACHED_INPUT = frozenset({Provider.ANTHROPIC, Provider.BEDROCK})
-"""Providers whose input count leaves out cache reads and writes."""
 _PER_MESSAGE = 4  # role and separators, as chat formats frame each message
 
 
 @functools.lru_cache(maxsize=1024)
 def declared_usage(usage: spec.Usage, provider: Provider | None) -> Usage:
-    cached = usage.cachedInputTokens + usage.cacheCreationTokens if provider in _UNCACHED_INPUT else 0
+    cached = usage.cachedInputTokens + usage.cacheCreationTokens if facts(provider).input_excludes_cache else 0
     return Usage(
         input_tokens=usage.inputTokens + cached,
         output_tokens=usage.outputTokens,
@@ -36,7 +35,7 @@ def declared_usage(usage: spec.Usage, provider: Provider | None) -> Usage:
 
 def usage_spec(usage: Usage, provider: Provider | None) -> spec.Usage:
     """The file's form of a usage read off the wire: `declared_usage` undone."""
-    uncached = provider in _UNCACHED_INPUT
+    uncached = facts(provider).input_excludes_cache
     return spec.Usage(
         inputTokens=usage.uncached_input_tokens if uncached else usage.input_tokens,
         outputTokens=usage.output_tokens,

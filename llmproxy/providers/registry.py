@@ -3,7 +3,17 @@
 from datetime import datetime
 
 from llmproxy.model import Operation, Provider, Route
-from llmproxy.providers import azure
+from llmproxy.providers import (
+    anthropic,
+    azure,
+    bedrock,
+    cohere_chat,
+    gemini,
+    gemini_code_assist,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
 from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
 from llmproxy.providers.base import ChatCodec, EncodeError, EncodeRateLimits, RateLimits
 from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
@@ -22,6 +32,7 @@ from llmproxy.providers.embeddings import (
     VOYAGE_EMBEDDINGS,
     bedrock_embedding_codec,
 )
+from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.gemini import GENERATE as GEMINI_GENERATE
 from llmproxy.providers.gemini_code_assist import CODE_ASSIST as GEMINI_CODE_ASSIST
 from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
@@ -159,3 +170,45 @@ def named_codec(name: str) -> ChatCodec | EmbeddingCodec | RerankCodec | None:
 
 def codec_names() -> list[str]:
     return [*CHAT_CODECS, *EMBEDDING_CODECS, *RERANK_CODECS]
+
+
+_DECLARED = (
+    anthropic.FACTS,
+    openai_chat.FACTS,
+    openai_responses.FACTS,
+    gemini.FACTS,
+    gemini_code_assist.FACTS,
+    azure.FACTS,
+    bedrock.FACTS,
+    ollama.FACTS,
+    cohere_chat.FACTS,
+)
+"""Each provider package's facts (`llmproxy.providers.facts`); an API of a provider with two adds to its facts."""
+
+
+def _merge(declared: tuple[ProviderFacts, ...]) -> dict[Provider | None, ProviderFacts]:
+    merged: dict[Provider | None, ProviderFacts] = {}
+    for one in declared:
+        known = merged.get(one.provider)
+        merged[one.provider] = known.merged(one) if known is not None else one
+    return merged
+
+
+_FACTS = _merge(_DECLARED)
+_NOTHING = ProviderFacts(None)
+_HISTORY_PATHS = tuple(dict.fromkeys(path for declared in _DECLARED for path in declared.history))
+
+
+def facts(provider: Provider | str | None) -> ProviderFacts:
+    """What llmproxy knows about this provider's API; nothing for one it does not know, or for traffic that is
+    not an LLM API's."""
+    try:
+        known = Provider(provider) if provider is not None else None
+    except ValueError:
+        return _NOTHING
+    return _FACTS.get(known, _NOTHING)
+
+
+def history_paths() -> tuple[tuple[str, ...], ...]:
+    """Where any API llmproxy knows carries its conversation history, each path once, in declaration order."""
+    return _HISTORY_PATHS

@@ -4,6 +4,7 @@ from llmproxy.model import Operation, Provider
 from llmproxy.providers.anthropic import errors, request, response, stream
 from llmproxy.providers.anthropic.visible import visible
 from llmproxy.providers.base import ChatCodec, assistant_messages
+from llmproxy.providers.facts import ProviderFacts
 
 MESSAGES = ChatCodec(
     provider=Provider.ANTHROPIC,
@@ -20,4 +21,8 @@ MESSAGES = ChatCodec(
     rate_limit_headers=errors.rate_limit_headers,
 )
 
-__all__ = ["MESSAGES"]
+FACTS = ProviderFacts(
+    Provider.ANTHROPIC, volatile=("$.metadata.user_id",), history=(("messages",),), input_excludes_cache=True
+)
+
+__all__ = ["FACTS", "MESSAGES"]

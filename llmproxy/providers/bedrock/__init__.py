@@ -8,6 +8,7 @@ from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.bedrock import errors, invoke, models, request, response, stream
 from llmproxy.providers.bedrock.signing import SIGV4_HEADERS, VOLATILE_HEADERS
 from llmproxy.providers.bedrock.visible import visible
+from llmproxy.providers.facts import ProviderFacts
 
 CONVERSE = ChatCodec(
     provider=Provider.BEDROCK,
@@ -47,4 +48,6 @@ def invoke_codec(model_id: str | None) -> ChatCodec | None:
     return models.invoke_codec(model_id, INVOKE_ANTHROPIC)
 
 
-__all__ = ["CONVERSE", "INVOKE_ANTHROPIC", "SIGV4_HEADERS", "VOLATILE_HEADERS", "invoke_codec"]
+FACTS = ProviderFacts(Provider.BEDROCK, history=(("messages",),), input_excludes_cache=True)
+
+__all__ = ["CONVERSE", "FACTS", "INVOKE_ANTHROPIC", "SIGV4_HEADERS", "VOLATILE_HEADERS", "invoke_codec"]

@@ -6,6 +6,7 @@ from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.cohere_chat import request, response, stream, v1, wire
 from llmproxy.providers.cohere_chat.visible import visible, visible_v1
+from llmproxy.providers.facts import ProviderFacts
 
 CHAT = ChatCodec(
     provider=Provider.COHERE,
@@ -38,4 +39,6 @@ CHAT_V1 = ChatCodec(
     stream_media_type=v1.MEDIA_TYPE,
 )
 
-__all__ = ["CHAT", "CHAT_V1"]
+FACTS = ProviderFacts(Provider.COHERE, history=(("messages",),))
+
+__all__ = ["CHAT", "CHAT_V1", "FACTS"]

@@ -4,6 +4,7 @@ wraps these same bodies (`llmproxy.providers.gemini_code_assist`)."""
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.gemini import errors, request, response, stream
 from llmproxy.providers.gemini.count_tokens import (
     decode_count_tokens_request,
@@ -27,7 +28,10 @@ GENERATE = ChatCodec(
     rate_limit_headers=errors.rate_limit_headers,
 )
 
+FACTS = ProviderFacts(Provider.GEMINI, history=(("contents",),))
+
 __all__ = [
+    "FACTS",
     "GENERATE",
     "decode_count_tokens_request",
     "decode_count_tokens_response",

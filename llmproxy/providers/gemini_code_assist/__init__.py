@@ -3,6 +3,7 @@
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.gemini import errors
 from llmproxy.providers.gemini.visible import visible
 from llmproxy.providers.gemini_code_assist import envelope
@@ -23,4 +24,10 @@ CODE_ASSIST = ChatCodec(
     rate_limit_headers=errors.rate_limit_headers,
 )
 
-__all__ = ["CODE_ASSIST", "decode_count_tokens_request"]
+FACTS = ProviderFacts(
+    Provider.GEMINI_CODE_ASSIST,
+    volatile=("$.user_prompt_id", "$.request.session_id"),
+    history=(("request", "contents"),),
+)
+
+__all__ = ["CODE_ASSIST", "FACTS", "decode_count_tokens_request"]

@@ -6,6 +6,7 @@ Ollama's OpenAI-compatible `/v1/…` endpoints are served by the OpenAI codecs.
 from llmproxy.framing import ndjson
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec, assistant_messages
+from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.ollama import errors, request, response, stream
 from llmproxy.providers.ollama.visible import visible_chat, visible_generate
 
@@ -41,4 +42,6 @@ GENERATE = ChatCodec(
     stream_media_type=ndjson.MEDIA_TYPE,
 )
 
-__all__ = ["CHAT", "GENERATE"]
+FACTS = ProviderFacts(Provider.OLLAMA, history=(("messages",),))
+
+__all__ = ["CHAT", "FACTS", "GENERATE"]

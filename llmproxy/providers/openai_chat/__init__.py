@@ -7,6 +7,7 @@ request, the `chat.completion` body, the chunk stream, and what of a Completion 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers import openai_errors
 from llmproxy.providers.base import ChatCodec, assistant_messages
+from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.openai_chat import request, response, stream
 from llmproxy.providers.openai_chat.visible import visible
 
@@ -25,4 +26,7 @@ CHAT = ChatCodec(
     rate_limit_headers=openai_errors.rate_limit_headers,
 )
 
-__all__ = ["CHAT"]
+OPENAI_VOLATILE = ("$.user", "$.prompt_cache_key", "$.safety_identifier")  # OpenAI-wide: Responses too
+FACTS = ProviderFacts(Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("messages",),))
+
+__all__ = ["CHAT", "FACTS"]

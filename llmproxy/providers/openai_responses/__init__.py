@@ -7,6 +7,8 @@ OpenAI's, shared with Chat Completions.
 from llmproxy.model import Operation, Provider
 from llmproxy.providers import openai_errors
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.facts import ProviderFacts
+from llmproxy.providers.openai_chat import OPENAI_VOLATILE
 from llmproxy.providers.openai_responses.encode import encode_response, visible
 from llmproxy.providers.openai_responses.reassemble import decode_stream
 from llmproxy.providers.openai_responses.request import asks_nothing, assistant_turns, decode_request
@@ -29,4 +31,6 @@ RESPONSES = ChatCodec(
     asks_nothing=asks_nothing,
 )
 
-__all__ = ["RESPONSES"]
+FACTS = ProviderFacts(Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("input",),))
+
+__all__ = ["FACTS", "RESPONSES"]
