@@ -14,6 +14,7 @@ from typing import Any, Final, Protocol
 
 import orjson
 
+from llmproxy.errors import ParseError
 from llmproxy.model import (
     Completion,
     Conversation,
@@ -23,7 +24,7 @@ from llmproxy.model import (
     ProviderError,
     ToolCall,
 )
-from llmproxy.providers.node import Parsed
+from llmproxy.providers.node import Node, Parsed
 
 type JsonObject = dict[str, Any]
 
@@ -175,6 +176,20 @@ def stable_id(prefix: str, *parts: object) -> str:
 def status_kind(status: int) -> ErrorKind:
     """The error kind a bare HTTP status implies, for bodies that say nothing more."""
     return _STATUS_KINDS.get(status, ErrorKind.SERVER_ERROR if status >= 500 else ErrorKind.INVALID_REQUEST)
+
+
+def decode_error_body(read: Callable[[Node, int], ProviderError], what: str, status: int, body: bytes) -> ProviderError:
+    """An error body as `read` reads the provider's shape; any other body (a gateway's HTML page…) keeps its
+    text, and the status gives the kind."""
+    try:
+        return read(Node.parse(body, what), status)
+    except ParseError:
+        return unreadable_error(status, body)
+
+
+def unreadable_error(status: int, body: bytes) -> ProviderError:
+    """An error body in no shape llmproxy knows: its text, and the kind its status implies."""
+    return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
 
 
 _STATUS_KINDS = {

@@ -4,7 +4,14 @@ from datetime import datetime
 
 from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import ErrorReply, RateLimits, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.base import (
+    ErrorReply,
+    RateLimits,
+    dump_json,
+    retry_after_headers,
+    status_kind,
+    unreadable_error,
+)
 from llmproxy.providers.node import Node
 
 # kind → (HTTP status, error.type, error.code), as api.openai.com answers.
@@ -32,7 +39,6 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 def decode_error(status: int, body: bytes) -> ProviderError:
     """`{"error": {"message", "type", "code"}}`; any other body still yields a kind from the status."""
     kind = status_kind(status)
-    text = body.decode("utf-8", "replace")
     try:
         error = Node.parse(body, "openai error")["error"]
         message = error["message"].opt_string()
@@ -41,7 +47,7 @@ def decode_error(status: int, body: bytes) -> ProviderError:
     except ParseError:
         message = None
     if message is None:  # not OpenAI's shape (a gateway's own body, HTML…): keep the text
-        return ProviderError(kind, text, None, status)
+        return unreadable_error(status, body)
     if "insufficient_quota" in (type_, code):
         kind = ErrorKind.QUOTA_EXCEEDED
     return ProviderError(kind, message, type_ or code, status)

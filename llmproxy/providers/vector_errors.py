@@ -7,7 +7,14 @@ from typing import Final
 
 from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import KIND_STATUSES, ErrorReply, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.base import (
+    KIND_STATUSES,
+    ErrorReply,
+    dump_json,
+    retry_after_headers,
+    status_kind,
+    unreadable_error,
+)
 from llmproxy.providers.node import Node
 
 
@@ -30,7 +37,7 @@ class FlatErrors:
         except ParseError:
             message = None
         if message is None:
-            return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+            return unreadable_error(status, body)
         return ProviderError(status_kind(status), message, None, status)
 
 

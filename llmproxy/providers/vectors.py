@@ -154,3 +154,17 @@ def input_tokens(result: EmbeddingResult | RerankResult) -> int:
 def model_of(result: EmbeddingResult | RerankResult, request: EmbeddingRequest | RerankRequest | None) -> str | None:
     """The result's model, else the one the request named (servers echo it)."""
     return result.model or (request.model if request is not None else None) or None
+
+
+def read_rerank_request(body: bytes, what: str, top: str, document: Callable[[Node], str]) -> RerankRequest:
+    """A rerank request: the query and the documents (each read by `document`), how many to return under the
+    API's own key (`top`: Cohere's `top_n`, Voyage's `top_k`), and whether to echo the documents."""
+    root = Node.parse(body, what)
+    root.obj()
+    return RerankRequest(
+        model=root["model"].opt_string(),
+        query=root["query"].string(),
+        documents=tuple(document(item) for item in root["documents"].items()),
+        top_n=root[top].integer() if root[top].present else None,
+        return_documents=root["return_documents"].boolean(),
+    )

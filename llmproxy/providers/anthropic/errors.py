@@ -3,12 +3,12 @@
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
-from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
 from llmproxy.providers.base import (
     ErrorReply,
     JsonObject,
     RateLimits,
+    decode_error_body,
     dump_json,
     retry_after_headers,
     stable_id,
@@ -63,10 +63,7 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 
 def decode_error(status: int, body: bytes) -> ProviderError:
     """Anthropic's error body; any other body (an HTML gateway page…) still gives a kind from the status."""
-    try:
-        return read_error(Node.parse(body, WHAT), status)
-    except ParseError:
-        return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+    return decode_error_body(read_error, WHAT, status, body)
 
 
 def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:

@@ -12,10 +12,17 @@ from datetime import datetime
 from typing import Final
 from uuid import UUID
 
-from llmproxy.errors import ParseError
 from llmproxy.framing.eventstream import EventMessage, encode_event
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import ErrorReply, JsonObject, RateLimits, dump_json, retry_after_headers, status_kind
+from llmproxy.providers.base import (
+    ErrorReply,
+    JsonObject,
+    RateLimits,
+    decode_error_body,
+    dump_json,
+    retry_after_headers,
+    status_kind,
+)
 from llmproxy.providers.node import Node
 
 WHAT: Final = "bedrock error"
@@ -105,12 +112,12 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 
 def decode_error(status: int, body: bytes) -> ProviderError:
     """Bedrock's error body; any other body (a gateway page…) still gives a kind from the status."""
-    try:
-        node = Node.parse(body, WHAT)
-        node.obj()
-        return read_error_body(node, status)
-    except ParseError:
-        return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+    return decode_error_body(_read_object, WHAT, status, body)
+
+
+def _read_object(node: Node, status: int) -> ProviderError:
+    node.obj()  # an object, or a ParseError
+    return read_error_body(node, status)
 
 
 def request_id(*parts: object) -> str:

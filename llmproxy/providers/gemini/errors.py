@@ -10,9 +10,8 @@ line between retryable and terminal quota errors). A delay travels as `google.rp
 from datetime import datetime
 from typing import Final
 
-from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
-from llmproxy.providers.base import ErrorReply, JsonObject, RateLimits, dump_json, status_kind
+from llmproxy.providers.base import ErrorReply, JsonObject, RateLimits, decode_error_body, dump_json, status_kind
 from llmproxy.providers.node import Node
 
 WHAT: Final = "gemini error"
@@ -110,13 +109,13 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 def decode_error(status: int, body: bytes) -> ProviderError:
     """Google's error body, bare or as the one element of a JSON-array stream (`[{"error": …}]`); any other
     body (an HTML front-end page…) still gives a kind from the status."""
-    try:
-        node = Node.parse(body, WHAT)
-        if node.is_list() and len(node.value) == 1:
-            node = next(node.items())
-        return read_error(node, status)
-    except ParseError:
-        return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+    return decode_error_body(_read_bare_or_listed, WHAT, status, body)
+
+
+def _read_bare_or_listed(node: Node, status: int) -> ProviderError:
+    if node.is_list() and len(node.value) == 1:
+        node = next(node.items())
+    return read_error(node, status)
 
 
 def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:

@@ -8,13 +8,13 @@ headers.
 from datetime import datetime
 from typing import Final
 
-from llmproxy.errors import ParseError
 from llmproxy.model import ErrorKind, ProviderError
 from llmproxy.providers.base import (
     KIND_STATUSES,
     ErrorReply,
     JsonObject,
     RateLimits,
+    decode_error_body,
     dump_json,
     retry_after_headers,
     status_kind,
@@ -46,10 +46,7 @@ def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = N
 
 def decode_error(status: int, body: bytes) -> ProviderError:
     """`{"error": "…"}`; any other body (a proxy's HTML page…) keeps its text, the status gives the kind."""
-    try:
-        return read_error(Node.parse(body, WHAT), status)
-    except ParseError:
-        return ProviderError(status_kind(status), body.decode("utf-8", "replace"), None, status)
+    return decode_error_body(read_error, WHAT, status, body)
 
 
 def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:

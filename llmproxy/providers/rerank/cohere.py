@@ -11,21 +11,13 @@ from dataclasses import replace
 from llmproxy.model import RerankItem, RerankRequest, RerankResult
 from llmproxy.providers.base import JsonObject, dump_json, stable_id
 from llmproxy.providers.node import Node
-from llmproxy.providers.vectors import read_number
+from llmproxy.providers.vectors import read_number, read_rerank_request
 
 WHAT = "cohere rerank"
 
 
 def decode_request(body: bytes) -> RerankRequest:
-    root = Node.parse(body, WHAT)
-    root.obj()
-    return RerankRequest(
-        model=root["model"].opt_string(),
-        query=root["query"].string(),
-        documents=tuple(_document(document) for document in root["documents"].items()),
-        top_n=root["top_n"].integer() if root["top_n"].present else None,
-        return_documents=root["return_documents"].boolean(),
-    )
+    return read_rerank_request(body, WHAT, "top_n", _document)
 
 
 def _document(node: Node) -> str:

@@ -6,21 +6,13 @@ from dataclasses import replace
 from llmproxy.model import RerankItem, RerankRequest, RerankResult, Usage
 from llmproxy.providers.base import JsonObject, dump_json
 from llmproxy.providers.node import Node
-from llmproxy.providers.vectors import input_tokens, model_of, read_number, read_optional_tokens
+from llmproxy.providers.vectors import input_tokens, model_of, read_number, read_optional_tokens, read_rerank_request
 
 WHAT = "voyage rerank"
 
 
 def decode_request(body: bytes) -> RerankRequest:
-    root = Node.parse(body, WHAT)
-    root.obj()
-    return RerankRequest(
-        model=root["model"].opt_string(),
-        query=root["query"].string(),
-        documents=tuple(document.string() for document in root["documents"].items()),
-        top_n=root["top_k"].integer() if root["top_k"].present else None,
-        return_documents=root["return_documents"].boolean(),
-    )
+    return read_rerank_request(body, WHAT, "top_k", Node.string)
 
 
 def decode_response(body: bytes) -> RerankResult:
