@@ -6,12 +6,20 @@ from typing import Any
 
 import click
 
-from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
+from llmproxy.cli.serving import (
+    ServeOptions,
+    configure_logging,
+    explain,
+    miss_status_option,
+    preset_option,
+    proxy_options,
+    redact_field_option,
+    serve,
+)
 from llmproxy.errors import LlmproxyError
 
 
@@ -62,18 +70,8 @@ def mock() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also answer from this cassette when no expectation matches (repeatable).",
 )
-@click.option(
-    "--preset",
-    type=click.Choice([*PRESETS, "none"]),
-    help="For the cassette: ignore what this client varies between runs (default: from the User-Agent).",
-)
-@click.option(
-    "--miss-status",
-    type=click.IntRange(100, 999),
-    default=599,
-    show_default=True,
-    help="The status of a request nothing answers.",
-)
+@preset_option("For the cassette: ignore what this client varies between runs (default: from the User-Agent).")
+@miss_status_option("The status of a request nothing answers.")
 @click.option(
     "--base-url-port",
     type=click.IntRange(0, 65535),
@@ -81,7 +79,7 @@ def mock() -> None:
     help="Port of the base URL for clients set by base URL, answered without interception (default: a free one).",
 )
 @click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
-@click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
+@redact_field_option
 @proxy_options
 @reported("mock")
 def run(

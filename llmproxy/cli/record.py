@@ -6,7 +6,7 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
+from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, redact_field_option, serve
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
@@ -15,7 +15,7 @@ from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy
 )
 @click.option("--record-host", multiple=True, metavar="HOST", help="Also record all traffic to HOST. Repeatable.")
 @click.option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
-@click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
+@redact_field_option
 @proxy_options
 @reported("record")
 def record(

@@ -5,11 +5,19 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette import jsonpath
-from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, serve
+from llmproxy.cli.serving import (
+    ServeOptions,
+    configure_logging,
+    explain,
+    miss_status_option,
+    preset_option,
+    proxy_options,
+    redact_field_option,
+    serve,
+)
 from llmproxy.plan import parse_timing
 
 
@@ -44,11 +52,7 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     help="none: offline, strict; once; new_episodes; all; rewrite (vcrpy's meanings).",
 )
 @click.option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network.")
-@click.option(
-    "--preset",
-    type=click.Choice([*PRESETS, "none"]),
-    help="Ignore what this client varies between runs (default: chosen from the User-Agent).",
-)
+@preset_option("Ignore what this client varies between runs (default: chosen from the User-Agent).")
 @click.option("--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]).")
 @click.option(
     "--on-exhausted",
@@ -57,18 +61,12 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     show_default=True,
     help="When identical requests outnumber their recordings: serve the last again, or miss.",
 )
-@click.option(
-    "--miss-status",
-    type=click.IntRange(100, 999),
-    default=599,
-    show_default=True,
-    help="The status of a request with no recording.",
-)
+@miss_status_option("The status of a request with no recording.")
 @click.option(
     "--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast)."
 )
 @click.option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
-@click.option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
+@redact_field_option
 @proxy_options
 @reported("replay")
 def replay(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from llmproxy import redacted_logs
+from llmproxy.cassette.presets import PRESETS
 from llmproxy.cli.reporting import OneLineFormatter, Stopped
 from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import child_environment, export_lines
@@ -28,6 +29,21 @@ if TYPE_CHECKING:
     from llmproxy.session import Listening, Session
 
 type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+def preset_option(help: str) -> Decorator:
+    """`--preset`: what a client varies between runs, left out when matching recordings."""
+    return click.option("--preset", type=click.Choice([*PRESETS, "none"]), help=help)
+
+
+def miss_status_option(help: str) -> Decorator:
+    """`--miss-status`: what a request nothing answers gets."""
+    return click.option("--miss-status", type=click.IntRange(100, 999), default=599, show_default=True, help=help)
+
+
+redact_field_option: Decorator = click.option(
+    "--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable."
+)
 
 
 def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
