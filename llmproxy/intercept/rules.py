@@ -12,12 +12,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from llmproxy.errors import ChaosError, UsageError
 from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.json_files import read_json
 from llmproxy.mock.locations import describe
 from llmproxy.model import Route
 
@@ -78,13 +78,7 @@ class ChaosFile(_Spec):
 
 def load_chaos(path: Path) -> ChaosFile:
     """Raises ChaosError: ``chaos.json: $.rules[0].chaos.quotaLimit: …``."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as error:
-        raise ChaosError(f"{path}: cannot read the chaos file: {error.strerror or error}") from error
-    except orjson.JSONDecodeError as error:
-        raise ChaosError(f"{path}: not JSON: {error}") from error
-    return parse_chaos(data, str(path))
+    return parse_chaos(read_json(path, "chaos file", ChaosError), str(path))
 
 
 def parse_chaos(data: Any, where: str) -> ChaosFile:

@@ -3,10 +3,10 @@ too — every problem reported with the file and the JSON path of the offending 
 
 from pathlib import Path
 
-import orjson
 import pydantic
 
 from llmproxy.errors import MockError
+from llmproxy.json_files import read_json
 from llmproxy.mock import spec
 from llmproxy.mock.locations import describe
 from llmproxy.mock.script import load_script
@@ -14,12 +14,7 @@ from llmproxy.mock.script import load_script
 
 def load_expectations(path: Path) -> spec.ExpectationsFile:
     """Raises MockError: ``exp.json: $.expectations[2].respond.toolCalls[0].name: Field required``."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as error:
-        raise MockError(f"{path}: cannot read the expectations file: {error.strerror or error}") from error
-    except orjson.JSONDecodeError as error:
-        raise MockError(f"{path}: not JSON: {error}") from error
+    data = read_json(path, "expectations file", MockError)
     try:
         expectations = spec.ExpectationsFile.model_validate(data)
     except pydantic.ValidationError as error:

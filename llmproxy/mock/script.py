@@ -9,10 +9,10 @@ get `call_llmproxy_<turn>_<call>`: stable, and unique across the script, so late
 import threading
 from pathlib import Path
 
-import orjson
 import pydantic
 
 from llmproxy.errors import MockError
+from llmproxy.json_files import read_json
 from llmproxy.mock.locations import describe
 from llmproxy.mock.spec import (
     AssistantTurn,
@@ -40,12 +40,7 @@ _ERROR_MESSAGE = {
 
 def load_script(path: Path) -> Script:
     """Raises MockError naming the file and the field: ``s.json: $.turns[2].kind: Input should be …``."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except OSError as error:
-        raise MockError(f"{path}: cannot read the script: {error.strerror or error}") from error
-    except orjson.JSONDecodeError as error:
-        raise MockError(f"{path}: not JSON: {error}") from error
+    data = read_json(path, "script", MockError)
     try:
         return Script.model_validate(data)
     except pydantic.ValidationError as error:
