@@ -1,0 +1,163 @@
+"""The meter: one `Call` per request answered — who answered it (a cassette, an expectation, the upstream, an
+injected fault, or nobody), its tokens, its cost, its timing and the tool calls the model asked for. The live
+view shows each as it happens, `-v` logs it, and the pytest plugin's `llmproxy` fixture totals a test's.
+
+`Meter.add` prices a call with `llmproxy.pricing` (once per call) and hands it to every listener; a call that
+cannot be priced keeps why, and totals never count it as $0.
+"""
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import StrEnum
+
+from llmproxy.model import Provider, ToolCall, Usage
+from llmproxy.pricing import PriceBook, Priced
+
+logger = logging.getLogger(__name__)
+
+
+class Answered(StrEnum):
+    """Who answered a request."""
+
+    HIT = "hit"  # a recorded exchange (replay)
+    MOCK = "mock"  # an expectation
+    UPSTREAM = "upstream"  # the real server (and, when recording, kept in the cassette)
+    INJECTED = "injected"  # a fault put there on purpose (chaos, a quota, the budget)
+    MISS = "miss"  # nothing may answer it: llmproxy refused it
+    ERROR = "error"  # llmproxy failed to answer it
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request and its answer. `cost_usd` is None when it was not priced (`unpriced` says why, or the call
+    carried no usage); `latency_ms` is until the answer ended, `ttft_ms` until its first event (streams)."""
+
+    method: str
+    host: str
+    path: str
+    answered: Answered
+    status: int | None
+    provider: Provider | None = None
+    model: str | None = None
+    usage: Usage | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    streamed: bool = False
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    detail: str = ""  # a miss: why nothing answered
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    seq: int = 0  # set by the meter: 1, 2, … in the order calls ended
+    cost_usd: Decimal | None = None
+    unpriced: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}{self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """Token totals, with `Usage`'s meanings: `input` includes cache reads and writes, `output` reasoning."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+    def __add__(self, usage: Usage) -> "Tokens":
+        return Tokens(
+            self.input + usage.input_tokens,
+            self.output + usage.output_tokens,
+            self.cache_read + usage.cache_read_tokens,
+            self.cache_write + usage.cache_write_tokens,
+            self.reasoning + usage.reasoning_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    calls: int
+    tokens: Tokens
+    cost_usd: Decimal  # of the priced calls
+    unpriced: tuple[Call, ...]  # calls with usage that could not be priced: not in `cost_usd`
+    by_answer: dict[Answered, int]
+
+
+def totals(calls: Sequence[Call]) -> Totals:
+    tokens, cost = Tokens(), Decimal(0)
+    for call in calls:
+        if call.usage is not None:
+            tokens += call.usage
+        if call.cost_usd is not None:
+            cost += call.cost_usd
+    unpriced = tuple(call for call in calls if call.unpriced is not None)
+    by_answer = {answer: sum(call.answered is answer for call in calls) for answer in Answered}
+    return Totals(len(calls), tokens, cost, unpriced, by_answer)
+
+
+type Listener = Callable[[Call], None]
+
+
+class Meter:
+    """Calls as they end, priced and numbered; any thread may `add`, listeners run on the adding thread and
+    must be quick (the proxy's event loop). A listener that fails is logged and dropped, never raised into
+    the traffic."""
+
+    def __init__(self, book: PriceBook | None = None) -> None:
+        self._book = book
+        self._calls: list[Call] = []
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+        self._seq = itertools.count(1)
+
+    @property
+    def book(self) -> PriceBook:
+        if self._book is None:  # loading the price library costs a moment: only once something is priced
+            self._book = PriceBook()
+        return self._book
+
+    def listen(self, listener: Listener) -> None:
+        with self._lock:
+            self._listeners.append(listener)
+
+    def add(self, call: Call) -> Call:
+        call = self._priced(call)
+        with self._lock:
+            call = replace(call, seq=next(self._seq))
+            self._calls.append(call)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(call)
+            except Exception:
+                logger.exception("a meter listener failed; it hears no more calls")
+                with self._lock:
+                    self._listeners.remove(listener)
+        return call
+
+    @property
+    def calls(self) -> list[Call]:
+        with self._lock:
+            return list(self._calls)
+
+    def _priced(self, call: Call) -> Call:
+        if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
+            return call
+        try:
+            cost = self.book.cost(call.usage, call.model, at=call.at, url=call.url, provider=call.provider)
+        except Exception as error:  # pricing observes: it never breaks the traffic
+            logger.exception("could not price %s", call.url)
+            return replace(call, unpriced=f"pricing failed: {error}")
+        if isinstance(cost, Priced):
+            return replace(call, cost_usd=cost.usd)
+        return replace(call, unpriced=cost.reason)

@@ -1,0 +1,75 @@
+"""The meter: calls numbered in the order they end, priced once with the maintained price data, an unknown
+model left unpriced (never $0), a failing listener dropped without touching the traffic."""
+
+import threading
+from decimal import Decimal
+
+import pytest
+
+from llmproxy.meter import Answered, Call, Meter, Tokens, totals
+from llmproxy.model import Provider, Usage
+from llmproxy.pricing import PriceBook
+
+USAGE = Usage(input_tokens=1_000, output_tokens=200, cache_read_tokens=400)
+
+
+def call(
+    model: str | None = "claude-haiku-4-5", answered: Answered = Answered.HIT, usage: Usage | None = USAGE
+) -> Call:
+    return Call("POST", "api.anthropic.com", "/v1/messages", answered, 200, Provider.ANTHROPIC, model, usage)
+
+
+def test_calls_are_numbered_priced_and_heard() -> None:
+    meter, heard = Meter(), []
+    meter.listen(heard.append)
+    first = meter.add(call())
+    expected = PriceBook().cost(USAGE, "claude-haiku-4-5", at=first.at, url=first.url, provider=Provider.ANTHROPIC)
+    assert first.seq == 1
+    assert first.cost_usd == expected.usd > 0  # type: ignore[union-attr]
+    assert first.unpriced is None
+    assert meter.add(call(answered=Answered.MOCK)).seq == 2
+    assert [c.seq for c in heard] == [1, 2]
+
+
+def test_an_unknown_model_is_unpriced_and_kept_out_of_the_cost() -> None:
+    meter = Meter()
+    priced = meter.add(call())
+    unknown = meter.add(call(model="house-model-7"))
+    assert unknown.cost_usd is None
+    assert "house-model-7" in (unknown.unpriced or "")
+    total = totals(meter.calls)
+    assert total.cost_usd == priced.cost_usd
+    assert total.unpriced == (unknown,)
+    assert total.tokens == Tokens(input=2_000, output=400, cache_read=800)
+
+
+def test_misses_and_calls_without_usage_are_not_priced() -> None:
+    meter = Meter()
+    missed = meter.add(call(answered=Answered.MISS, usage=None))
+    assert (missed.cost_usd, missed.unpriced) == (None, None)
+    assert totals(meter.calls).by_answer[Answered.MISS] == 1
+    assert totals(meter.calls).cost_usd == Decimal(0)
+
+
+def test_a_failing_listener_is_dropped_and_the_others_hear_on(caplog: pytest.LogCaptureFixture) -> None:
+    meter, heard = Meter(), []
+
+    def broken(_: Call) -> None:
+        raise RuntimeError("boom")
+
+    meter.listen(broken)
+    meter.listen(heard.append)
+    meter.add(call(usage=None))
+    meter.add(call(usage=None))
+    assert len(heard) == 2
+    assert "a meter listener failed" in caplog.text
+
+
+def test_calls_from_many_threads_get_distinct_numbers() -> None:
+    meter = Meter()
+    threads = [threading.Thread(target=lambda: [meter.add(call(usage=None)) for _ in range(50)]) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(c.seq for c in meter.calls) == list(range(1, 201))
