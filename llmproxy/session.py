@@ -34,6 +34,7 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.mock.log import MockLog
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
+from llmproxy.words import plural
 
 __all__ = ["Listening", "RecordMode", "Session", "mocking", "recording", "replaying", "running"]
 
@@ -132,7 +133,7 @@ class Session:
         failures: list[LlmproxyError] = []
         lines = self.chain.close(failures)
         if refused := self.refused:
-            lines.append(f"refused {len(refused)} connection{'s' if len(refused) != 1 else ''} out:")
+            lines.append(f"refused {plural(len(refused), 'connection')} out:")
             lines += [f"  refused: {refusal}" for refusal in refused]
         self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
         if failures:

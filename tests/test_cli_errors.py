@@ -83,7 +83,7 @@ def test_a_mock_log_on_a_full_disk_keeps_the_mock_serving_and_fails_the_run(
     assert run.returncode == 1
     assert "Traceback" not in run.stderr
     assert "cannot write the request log /dev/full: No space left on device" in run.stderr
-    assert "mock answered 1 of 1 requests" in run.stderr
+    assert "mock answered 1 of 1 request" in run.stderr
 
 
 def test_a_cassette_on_a_full_disk(home: dict[str, str], tmp_path: Path, loopback: LoopbackServer) -> None:

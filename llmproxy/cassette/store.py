@@ -44,6 +44,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.audit import DecodeTally
+from llmproxy.words import plural
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +75,8 @@ class RecordSummary:
         if self.failed:
             parts.append(f"{self.failed} failed")
         if self.error_statuses:
-            parts.append(f"{self.error_statuses} error statuses")
-        plural = "s" if self.exchanges != 1 else ""
-        line = f"recorded {self.exchanges} exchange{plural} to {self.path} ({'; '.join(parts)})"
+            parts.append(plural(self.error_statuses, "error status", "error statuses"))
+        line = f"recorded {plural(self.exchanges, 'exchange')} to {self.path} ({'; '.join(parts)})"
         return "\n".join([line, *self.decoding.lines()])
 
     def count(self, exchange: Exchange) -> None:

@@ -26,6 +26,7 @@ from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.model import Conversation, Message, Role, Usage
 from llmproxy.providers.base import ChatCodec
+from llmproxy.words import plural
 
 logger = logging.getLogger(__name__)
 
@@ -83,10 +84,10 @@ class MockLog:
 
     def summary(self) -> str:
         """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it."""
-        lines = [f"mock answered {self.count - self.missed_count} of {self.count} requests"]
+        lines = [f"mock answered {self.count - self.missed_count} of {plural(self.count, 'request')}"]
         if self.count > SHOWN:
             where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
-            lines.append(f"  … {self.count - SHOWN} earlier requests not listed ({where})")
+            lines.append(f"  … {plural(self.count - SHOWN, 'earlier request')} not listed ({where})")
         for logged in self._logged[-SHOWN:]:
             head, outcome = logged.head, logged.outcome
             what = f"{head.get('provider') or head['host']} {head.get('model') or ''}".rstrip()

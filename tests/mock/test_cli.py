@@ -50,7 +50,7 @@ def test_an_answered_request_exits_zero(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert answer["status"] == 200
     assert answer["body"]["content"] == [{"type": "text", "text": "Paris."}]  # type: ignore[index]
-    assert "mock answered 1 of 1 requests" in done.stderr
+    assert "mock answered 1 of 1 request" in done.stderr
 
 
 def test_an_unanswered_request_gets_the_miss_status_and_fails_the_run(tmp_path: Path) -> None:

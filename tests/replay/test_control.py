@@ -60,7 +60,7 @@ def test_a_running_replay_switches_cassettes(tmp_path: Path) -> None:
     assert (served.hits, served.misses, served.index.unused()) == (1, [], [])
     assert served.sources == (first,)
     assert len(proxy.misses) == 1  # b's report: what the session's summary gives
-    assert "replayed 1 requests: 1 missed, 0 unused" in proxy.summary
+    assert "replayed 1 request: 1 missed, 0 unused" in proxy.summary
 
 
 def test_a_bad_cassette_is_refused_and_the_old_one_serves_on(tmp_path: Path) -> None:

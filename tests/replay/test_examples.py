@@ -40,7 +40,7 @@ def test_the_readme_quickstart_replays_offline(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "replay them offline in CI" in run.stdout
-    assert "replayed 1 requests: 0 missed, 0 unused" in run.stderr
+    assert "replayed 1 request: 0 missed, 0 unused" in run.stderr
 
 
 @pytest.mark.e2e

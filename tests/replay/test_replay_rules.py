@@ -133,6 +133,6 @@ def test_fail_on_unused_fails_a_run_whose_command_succeeded(tmp_path: Path, loop
         [*command, "--fail-on-unused", "--", sys.executable, "-c", client], env=env, capture_output=True, text=True
     )
     assert lenient.returncode == 0, lenient.stderr
-    assert "replayed 1 requests: 0 missed, 1 unused" in lenient.stderr
+    assert "replayed 1 request: 0 missed, 1 unused" in lenient.stderr
     assert strict.returncode == 1
     assert "1 unused" in strict.stderr

@@ -31,6 +31,7 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.http import HOP_BY_HOP
 from llmproxy.model import Completion
 from llmproxy.providers.registry import chat_codec
+from llmproxy.words import plural
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class Replaying:
 
     def summary(self) -> list[str]:
         unused = self.index.unused()
-        lines = [f"replayed {self.hits} requests: {len(self.misses)} missed, {len(unused)} unused"]
+        lines = [f"replayed {plural(self.hits, 'request')}: {len(self.misses)} missed, {len(unused)} unused"]
         for miss in self.misses:  # with the paths that differ, as the miss diagnostic gave them
             first, *differences = miss.explain().splitlines()
             lines += [f"  miss: {first}", *(f"  {line}" for line in differences)]
