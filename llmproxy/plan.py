@@ -72,6 +72,7 @@ class Plan:
     base_url: bool = False  # announce the relay to clients set by base URL (`LLMPROXY_BASE_URL`)
     base_url_port: int = 0  # the relay's port (0: a free one)
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
+    meter: bool = False  # each answer's tokens, cost and timing (`--live`, `-v`, `--json`, the pytest plugin)
     describe: str = field(default="", compare=False)
 
     def explain(self) -> str:
@@ -89,6 +90,8 @@ class Plan:
             also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
             fresh = " (replacing it)" if self.record.fresh else ""
             taps["record"] = f"to {self.record.cassette}{fresh}: LLM APIs" + (f", and {also}" if also else "")
+        if self.meter:
+            taps["meter"] = "each answer's tokens, cost and timing"
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
         return layout(stages, self.network, taps) + declared
 
@@ -210,7 +213,9 @@ def build(plan: Plan) -> Chain:
     from llmproxy.cassette.writer_process import WriterProcess
     from llmproxy.chain.stages.mock import MockStage
     from llmproxy.chain.stages.replay import Replaying, ReplayStage
+    from llmproxy.chain.taps.meter import MeterTap
     from llmproxy.chain.taps.record import RecordTap
+    from llmproxy.meter import Meter
     from llmproxy.mock.engine import MockEngine
     from llmproxy.mock.load import load_expectations
     from llmproxy.mock.log import MockLog
@@ -232,4 +237,6 @@ def build(plan: Plan) -> Chain:
         stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
     if plan.replay is not None and replaying is not None:
         stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, plan.network.miss_status))
+    if plan.meter:
+        taps.append(MeterTap(Meter()))
     return Chain(stages, taps, plan.network, plan.redactor)

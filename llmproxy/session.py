@@ -29,8 +29,10 @@ from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.chain import Chain
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
+from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
+from llmproxy.meter import Meter
 from llmproxy.mock.log import MockLog
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
@@ -84,6 +86,12 @@ class Session:
     @property
     def record(self) -> RecordTap | None:
         return next((tap for tap in self.chain.taps if isinstance(tap, RecordTap)), None)
+
+    @property
+    def meter(self) -> Meter | None:
+        """Each answer as a call, with its tokens, cost and timing, when the plan asks for it (`Plan.meter`)."""
+        tap = next((tap for tap in self.chain.taps if isinstance(tap, MeterTap)), None)
+        return tap.meter if tap is not None else None
 
     @property
     def mock_log(self) -> MockLog | None:

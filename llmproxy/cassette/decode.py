@@ -8,6 +8,7 @@ WebSocket reads its request message and the messages that answered it (a request
 answer on its connection is read as it was sent: `cassette.websocket.matched_requests` reads it whole).
 """
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -56,13 +57,16 @@ def exchange_route(exchange: Exchange) -> Route | None:
 def decode_response(codec: ChatCodec, response: Response) -> Completion:
     """A recorded answer as a completion: the stream reassembled, or the body read; an error status gives a
     completion carrying only the provider's error."""
-    if response.events is not None:
-        data = b"".join(event_bytes(event) for event in response.events)
-    else:
-        data = body_bytes(response.body) if response.body is not None else b""
-    if response.status >= 400:
-        error = replace(codec.decode_error(response.status, data), status=response.status)
-        return Completion(stop_reason=None, error=error)
-    if response.events is not None:
-        return codec.decode_stream(event_bytes(event) for event in response.events)
-    return codec.decode_response(data)
+    events = [event_bytes(event) for event in response.events] if response.events is not None else None
+    body = body_bytes(response.body) if response.body is not None else b""
+    return decode_answer(codec, response.status, body, events)
+
+
+def decode_answer(codec: ChatCodec, status: int, body: bytes, events: Sequence[bytes] | None) -> Completion:
+    """An answer on the wire as a completion: its wire `events` when it streamed, else its `body`."""
+    if status >= 400:
+        data = b"".join(events) if events is not None else body
+        return Completion(stop_reason=None, error=replace(codec.decode_error(status, data), status=status))
+    if events is not None:
+        return codec.decode_stream(iter(events))
+    return codec.decode_response(body)

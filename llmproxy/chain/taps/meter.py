@@ -1,0 +1,155 @@
+"""The meter tap: every answer, whoever gave it, becomes a `Call` on the session's meter (`llmproxy.meter`) —
+a stage's reply as it is sent, the upstream's answer once it has ended (its stream cut into events as it
+passes, nothing held back). Observation only: a failure here is logged and the traffic carries on.
+
+What it meters lives in its state, so the pytest plugin gives each test a meter of its own.
+"""
+
+import logging
+import time
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+
+from llmproxy.cassette.decode import decode_answer
+from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.stage import Observer, ResponseHead, Tap
+from llmproxy.chain.state import State
+from llmproxy.meter import Answered, Call, Meter
+from llmproxy.model import Completion
+from llmproxy.model.exchange import RawExchange
+from llmproxy.providers.registry import chat_codec
+
+logger = logging.getLogger(__name__)
+
+ANSWERED = {
+    Source.MOCK: Answered.MOCK,
+    Source.CASSETTE: Answered.HIT,
+    Source.FAULT: Answered.INJECTED,
+    Source.MISS: Answered.MISS,
+    Source.ERROR: Answered.ERROR,
+    Source.UPSTREAM: Answered.UPSTREAM,
+}
+
+
+class MeterTap(Tap):
+    name = "meter"
+
+    def __init__(self, meter: Meter) -> None:
+        self.state = State(meter)
+
+    @property
+    def meter(self) -> Meter:
+        return self.state.value
+
+    def reply(self, incoming: Incoming, reply: Reply) -> Reply:
+        try:
+            self.state.value.add(replied(incoming, reply))
+        except Exception:  # metering observes: it never breaks the traffic
+            logger.exception("could not meter %s %s", incoming.raw.method, incoming.path)
+        return reply
+
+    def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
+        if head is None:
+            return _Answer(self.state.value, incoming, None, None)
+        capture = None
+        if head.streamed:
+            capture = StreamCapture(head.header("content-type") or "", head.header("content-encoding"), head.started)
+        return _Answer(self.state.value, incoming, head, capture)
+
+    def explain(self) -> str:
+        return "each answer's tokens, cost and timing"
+
+
+def replied(incoming: Incoming, reply: Reply) -> Call:
+    """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
+    completion = None
+    if reply.source in (Source.MOCK, Source.CASSETTE, Source.FAULT):
+        try:
+            completion = reply.understood()
+        except Exception:  # an answer the codec cannot read: counted, without tokens
+            logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
+    events = reply.events
+    first, last = (events[0][0] * 1000, events[-1][0] * 1000) if events else (None, None)
+    content_type = next((value for name, value in reply.headers if name.lower() == "content-type"), "")
+    streamed = events is not None or StreamCapture.streams(content_type)  # `--timing instant` sends it whole
+    detail = "; ".join(decline.reason.splitlines()[0] for decline in incoming.declines)
+    return _call(incoming, ANSWERED[reply.source], reply.status, completion, streamed, last, first, detail)
+
+
+class _Answer:
+    """The upstream's answer as it passes: its first piece's time, its events when it streams."""
+
+    __slots__ = ("capture", "first", "head", "incoming", "meter")
+
+    def __init__(
+        self, meter: Meter, incoming: Incoming, head: ResponseHead | None, capture: StreamCapture | None
+    ) -> None:
+        self.meter = meter
+        self.incoming = incoming
+        self.head = head
+        self.capture = capture
+        self.first: float | None = None
+
+    def chunk(self, data: bytes, at: float) -> bytes:
+        if self.first is None:
+            self.first = at
+        if self.capture is not None:
+            self.capture.feed(data, at)
+        return data
+
+    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
+        try:
+            self.meter.add(self._call(exchange))
+        except Exception:
+            logger.exception("could not meter the answer to %s", self.incoming.path)
+        return None
+
+    def _call(self, exchange: RawExchange) -> Call:
+        response = exchange.response
+        incoming = self.incoming
+        if response is None:
+            return _call(incoming, Answered.UPSTREAM, None, None, False, exchange.total_ms, None, exchange.error or "")
+        events = [event.data for event in self.capture.finish(time.time())] if self.capture is not None else None
+        completion = None
+        route = incoming.route
+        codec = chat_codec(route) if route is not None else None
+        if codec is not None:
+            try:
+                completion = decode_answer(codec, response.status, response.body or b"", events)
+            except Exception:  # not what the API sends: counted, without tokens
+                logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
+        started = self.head.started if self.head is not None else None
+        ttft = (self.first - started) * 1000 if events is not None and self.first and started else None
+        streamed = events is not None
+        return _call(incoming, Answered.UPSTREAM, response.status, completion, streamed, exchange.total_ms, ttft, "")
+
+
+def _call(
+    incoming: Incoming,
+    answered: Answered,
+    status: int | None,
+    completion: Completion | None,
+    streamed: bool,
+    latency_ms: float | None,
+    ttft_ms: float | None,
+    detail: str,
+) -> Call:
+    raw, route = incoming.raw, incoming.route
+    return Call(
+        method=raw.method,
+        host=raw.host,
+        path=incoming.path,
+        answered=answered,
+        status=status,
+        provider=route.provider if route is not None else None,
+        model=(completion.model if completion is not None and completion.model else None) or incoming.model,
+        usage=completion.usage if completion is not None else None,
+        tool_calls=completion.tool_calls if completion is not None else (),
+        streamed=streamed,
+        latency_ms=latency_ms,
+        ttft_ms=ttft_ms,
+        detail=detail,
+        at=datetime.now(UTC),
+    )
