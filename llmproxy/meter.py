@@ -59,6 +59,21 @@ class Call:
     def url(self) -> str:
         return f"https://{self.host}{self.path}"
 
+    def line(self) -> str:
+        """The call in a line: "#3 hit 200 anthropic claude-haiku-4-5 · 1,200 in (1,000 cached) / 80 out ·
+        $0.0012 · 153 ms · POST https://api.anthropic.com/v1/messages"."""
+        parts = [f"#{self.seq} {self.answered.value} {self.status if self.status is not None else 'no answer'}"]
+        parts[0] += "".join(f" {part}" for part in (self.provider.value if self.provider else "", self.model) if part)
+        if (usage := self.usage) is not None:
+            cached = f" ({usage.cache_read_tokens:,} cached)" if usage.cache_read_tokens else ""
+            parts.append(f"{usage.input_tokens:,} in{cached} / {usage.output_tokens:,} out")
+        if self.cost_usd is not None:
+            parts.append(f"${self.cost_usd}")
+        if self.latency_ms is not None:
+            parts.append(f"{self.latency_ms:.0f} ms")
+        parts.append(f"{self.method} {self.url}")
+        return " · ".join(parts)
+
 
 @dataclass(frozen=True, slots=True)
 class Tokens:

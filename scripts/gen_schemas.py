@@ -24,6 +24,7 @@ from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
 from llmproxy.outputs.chaos import ChaosState, ChaosValidation  # noqa: E402
 from llmproxy.outputs.check import CassetteCheck  # noqa: E402
 from llmproxy.outputs.doctor import Doctor  # noqa: E402
+from llmproxy.outputs.run import Run  # noqa: E402
 from llmproxy.outputs.validate import MockValidation  # noqa: E402
 
 JSON = ROOT / "docs" / "json"
@@ -36,6 +37,7 @@ SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),
     JSON / "mock-validate.schema.json": (MockValidation, "llmproxy mock validate --json, schema version 1"),
     JSON / "doctor.schema.json": (Doctor, "llmproxy doctor --json, schema version 1"),
+    JSON / "run.schema.json": (Run, "llmproxy record|replay|mock --json, schema version 1"),
     JSON / "chaos-validate.schema.json": (ChaosValidation, "llmproxy chaos validate --json, schema version 1"),
     JSON / "chaos-show.schema.json": (ChaosState, "llmproxy chaos show --json, schema version 1"),
 }

@@ -111,11 +111,7 @@ def run(
     )
     if options.explain_chain:
         return explain("mock", plan)
-    session = Session.of(plan)
-    status = serve("mock", options, session, listening)
-    if status == 0 and session.strict_misses:
-        status = 1
-    return status
+    return serve("mock", options, Session.of(options.planned(plan)), listening, lambda run: run.strict_misses)
 
 
 @mock.command()

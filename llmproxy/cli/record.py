@@ -43,4 +43,4 @@ def record(
     )
     if options.explain_chain:
         return explain("record", plan)
-    return serve("record", options, Session.of(plan), listening)
+    return serve("record", options, Session.of(options.planned(plan)), listening)

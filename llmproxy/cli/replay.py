@@ -107,8 +107,7 @@ def replay(
     )
     if options.explain_chain:
         return explain("replay", plan)
-    session = Session.of(plan)
-    status = serve("replay", options, session, listening)
-    if status == 0 and (session.strict_misses or (fail_on_unused and session.unused)):
-        status = 1
-    return status
+    session = Session.of(options.planned(plan))
+    return serve(
+        "replay", options, session, listening, lambda run: run.strict_misses or (fail_on_unused and bool(run.unused))
+    )

@@ -1,30 +1,36 @@
 """What `record`, `replay` and `mock` share: the listener options, and running the proxy either around a
 command (`-- CMD ARGS…`) or until Ctrl-C / SIGTERM."""
 
+import dataclasses
 import gc
 import logging
 import os
-import signal
-import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.console import Console
 
 from llmproxy import redacted_logs
 from llmproxy.cassette.presets import PRESETS
-from llmproxy.cli.reporting import OneLineFormatter, Stopped
+from llmproxy.cli.children import run_child, stopped_by_sigterm, wait_for_stop
+from llmproxy.cli.live import LiveView, wanted
+from llmproxy.cli.output import emit
+from llmproxy.cli.reporting import OneLineFormatter
 from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import child_environment, export_lines
-from llmproxy.errors import CommandError
+from llmproxy.errors import UsageError
+
+_calls = logging.getLogger("llmproxy.calls")
 
 if TYPE_CHECKING:
+    from llmproxy.meter import Call
+    from llmproxy.outputs import Document
     from llmproxy.plan import Plan
     from llmproxy.session import Listening, Session
 
@@ -84,7 +90,18 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Print the answer chain these options build (what answers, in which order), then exit.",
         ),
-        click.option("-v", "--verbose", count=True, help="More log output (-vv for debug)."),
+        click.option(
+            "--live/--no-live",
+            default=None,
+            help="A table of the calls as they happen, on stderr (default: on a terminal, when no CMD shares it).",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="At the end, one JSON document on stdout: the run and every call (docs/json-output.md).",
+        ),
+        click.option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
         click.option(
             "--debug", is_flag=True, help="Show the answer chain when starting, and the traceback of an error."
         ),
@@ -105,6 +122,8 @@ class ServeOptions:
     routes: tuple[str, ...]
     print_env: bool
     explain_chain: bool
+    live: bool | None
+    as_json: bool
     verbose: int
     debug: bool
     command: tuple[str, ...]
@@ -120,6 +139,16 @@ class ServeOptions:
             host=self.listen_host,
             port=self.port,
         )
+
+    def planned(self, plan: "Plan") -> "Plan":
+        """The plan with the meter on when something shows the calls (`--live`, `-v`, `--json`)."""
+        if self.as_json and self.print_env:
+            raise UsageError("--json and --print-env both want stdout: choose one")
+        metered = self.verbose > 0 or self.as_json or self.live_view(Console(stderr=True))
+        return dataclasses.replace(plan, meter=True) if metered else plan
+
+    def live_view(self, console: Console) -> bool:
+        return wanted(self.live, bool(self.command), console)
 
 
 def configure_logging(verbose: int, debug: bool = False) -> None:
@@ -138,104 +167,103 @@ def explain(name: str, plan: "Plan") -> int:
     return 0
 
 
-def serve(name: str, options: ServeOptions, session: "Session", listening: "Listening") -> int:
+def serve(
+    name: str,
+    options: ServeOptions,
+    session: "Session",
+    listening: "Listening",
+    failed: Callable[["Session"], bool] = lambda session: False,
+) -> int:
     """Run `session` around the command, or until stopped, with a start line and, once the proxy ran, the
-    session's summary at the end (also when closing it failed). Returns the command's exit status (0 without
-    one)."""
+    session's summary at the end (also when closing it failed) — in the live view's panel when it shows, and
+    with `--json` the run's document on stdout. Returns the command's exit status (0 without one), or 1 when
+    it succeeded but `failed(session)` says the run did not (a miss)."""
+    console = Console(stderr=True)
+    view = LiveView(console, f"llmproxy {name}") if options.live_view(console) else None
+    meter = session.meter
+    if meter is not None and options.verbose:
+        meter.listen(_log_call)
+    if meter is not None and view is not None:
+        meter.listen(view.add)
+    child: list[int] = []
+    status = 1
     try:
-        return _serve(name, options, session, listening)
+        with view or nullcontext():
+            status = _serve(name, options, session, listening, view, child)
+        if status == 0 and failed(session):
+            status = 1
+        return status
     finally:
         if session.summary and session.url:
-            click.echo(f"llmproxy {name}: {session.summary}", err=True)
+            if view is not None:
+                view.close(session.summary, status != 0)
+            else:
+                click.echo(f"llmproxy {name}: {session.summary}", err=True)
+        if options.as_json and session.url:
+            emit(_document(name, session, status, child[0] if child else None))
 
 
-def _serve(name: str, options: ServeOptions, session: "Session", listening: "Listening") -> int:
+def _serve(
+    name: str,
+    options: ServeOptions,
+    session: "Session",
+    listening: "Listening",
+    view: LiveView | None,
+    child: list[int],
+) -> int:
     from llmproxy.session import running
 
-    with _stopped_by_sigterm(), running(session, listening, start=False) as proxy:
+    say = view.say if view is not None else partial(click.echo, err=True)
+    with stopped_by_sigterm(), running(session, listening, start=False) as proxy:
         # What is loaded by now (mitmproxy, a cassette, the expectations) lives as long as the process: keep
         # the collector from walking it again and again while requests come in.
         gc.freeze()
         reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
-        click.echo(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}", err=True)
+        say(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}")
         if options.debug:
-            click.echo(f"llmproxy {name}: the answer chain:\n{session.chain.explain()}", err=True)
+            say(f"llmproxy {name}: the answer chain:\n{session.chain.explain()}")
         if proxy.base_url:
-            click.echo(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)", err=True)
+            say(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)")
         if options.command:
-            status = _run_child(options.command, child_environment(os.environ, proxy.environment), session.start)
+            env = child_environment(os.environ, proxy.environment)
+            output = view.say if view is not None else None
+            status = run_child(options.command, env, session.start, output=output, stdout_to_stderr=options.as_json)
+            child.append(status)
         else:
-            _announce(proxy.url, proxy.environment, proxy.ca_cert, options.print_env)
+            _announce(proxy.url, proxy.environment, proxy.ca_cert, options.print_env, to_stderr=options.as_json)
             session.start()
-            status = 128 + _wait_for_stop()
+            status = 128 + wait_for_stop()
     return status
 
 
-def _announce(url: str, variables: dict[str, str], ca_cert: Path | None, only_env: bool) -> None:
+def _announce(url: str, variables: dict[str, str], ca_cert: Path | None, only_env: bool, to_stderr: bool) -> None:
     if not only_env:
         click.echo(f"Proxy: {url}\nCA certificate: {ca_cert}\nPoint a shell at it with:\n", err=True)
-    click.echo(export_lines(variables), nl=False)
+    click.echo(export_lines(variables), nl=False, err=to_stderr)
     if not only_env:
         click.echo("\nStop with Ctrl-C.", err=True)
 
 
-@contextmanager
-def _stopped_by_sigterm() -> Iterator[None]:
-    """SIGTERM while the proxy starts or stops unwinds like Ctrl-C does (`Stopped`), so the proxy stops and
-    the cassette is finished; the writer process, in a group of its own, finishes it even if llmproxy is
-    interrupted again."""
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        raise Stopped(signum)
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _log_call(call: "Call") -> None:
+    """`-v`: each request as it is answered, in a line."""
+    _calls.info("%s", call.line())
 
 
-def _run_child(command: Sequence[str], env: dict[str, str], started: Callable[[], None]) -> int:
-    """Run the command to its end and return its exit status (128 + N when killed by signal N, as a shell
-    says); `started` once it runs. Ctrl-C reaches the child from the terminal (the whole process group gets
-    it), and llmproxy waits for the child to finish; SIGTERM sent to llmproxy is passed on to the child."""
-    try:
-        child = subprocess.Popen(list(command), env=env)
-    except FileNotFoundError:
-        raise CommandError(f"cannot run {command[0]!r}: no such command", 127) from None
-    except OSError as error:
-        raise CommandError(f"cannot run {command[0]!r}: {error.strerror or error}", 126) from None
-    started()
+def _document(name: str, session: "Session", status: int, child: int | None) -> "Document":
+    from llmproxy.outputs.run import Run, UnusedRow, call_row, run_totals
 
-    def forward(signum: int, _frame: FrameType | None) -> None:
-        child.send_signal(signum)
-
-    previous = {
-        signal.SIGTERM: signal.signal(signal.SIGTERM, forward),
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    }
-    try:
-        status = child.wait()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return 128 - status if status < 0 else status
-
-
-def _wait_for_stop() -> int:
-    """Wait for Ctrl-C or SIGTERM; the signal's number."""
-    stop = threading.Event()
-    received: list[int] = []
-
-    def request_stop(signum: int, _frame: FrameType | None) -> None:
-        received.append(signum)
-        stop.set()
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    return received[0]
+    calls = session.meter.calls if session.meter is not None else []
+    unused = [UnusedRow(id=e.id, method=e.request.method, url=e.request.url) for e in session.unused]
+    return Run(
+        command=name,  # type: ignore[arg-type]
+        exitStatus=status,
+        commandExitStatus=child,
+        proxy=session.url,
+        describe=session.describe,
+        summary=session.summary.splitlines(),
+        misses=[redacted_logs.redact(miss.explain()) for miss in session.misses],
+        unused=unused,
+        refused=session.refused,
+        calls=[call_row(call) for call in calls],
+        totals=run_totals(calls),
+    )

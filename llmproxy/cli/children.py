@@ -1,0 +1,107 @@
+"""The command `record`, `replay` and `mock` run around (`-- CMD ARGS…`), and how llmproxy waits and stops:
+Ctrl-C reaches the child from the terminal, SIGTERM is passed on, and the child's exit status becomes
+llmproxy's (128 + N when a signal N ended it, as a shell says)."""
+
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
+from typing import IO
+
+from llmproxy.cli.reporting import Stopped
+from llmproxy.errors import CommandError
+
+type Output = Callable[[str], None]
+
+
+def run_child(
+    command: Sequence[str],
+    env: dict[str, str],
+    started: Callable[[], None],
+    *,
+    output: Output | None = None,
+    stdout_to_stderr: bool = False,
+) -> int:
+    """Run the command to its end and return its exit status; `started` once it runs. `output`: each line the
+    command prints (both streams) goes there instead of the terminal (the live view prints it above its
+    table). `stdout_to_stderr`: its standard output goes to llmproxy's stderr (`--json` keeps stdout for the
+    document)."""
+    stdout: int | None = None
+    if output is not None:
+        stdout = subprocess.PIPE
+    elif stdout_to_stderr:
+        stdout = sys.stderr.fileno()
+    try:
+        child = subprocess.Popen(
+            list(command), env=env, stdout=stdout, stderr=subprocess.STDOUT if output is not None else None
+        )
+    except FileNotFoundError:
+        raise CommandError(f"cannot run {command[0]!r}: no such command", 127) from None
+    except OSError as error:
+        raise CommandError(f"cannot run {command[0]!r}: {error.strerror or error}", 126) from None
+    started()
+    reader = None
+    if output is not None and child.stdout is not None:
+        pipe = child.stdout
+        reader = threading.Thread(target=lambda: _pass_on(pipe, output), name="llmproxy-child-output", daemon=True)
+        reader.start()
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        child.send_signal(signum)
+
+    previous = {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, forward),
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    }
+    try:
+        status = child.wait()
+        if reader is not None:
+            reader.join()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - status if status < 0 else status
+
+
+def _pass_on(pipe: IO[bytes], output: Output) -> None:
+    for line in iter(pipe.readline, b""):
+        output(line.decode("utf-8", "replace"))
+    pipe.close()
+
+
+@contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM while the proxy starts or stops unwinds like Ctrl-C does (`Stopped`), so the proxy stops and
+    the cassette is finished; the writer process, in a group of its own, finishes it even if llmproxy is
+    interrupted again."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def wait_for_stop() -> int:
+    """Wait for Ctrl-C or SIGTERM; the signal's number."""
+    stop = threading.Event()
+    received: list[int] = []
+
+    def request_stop(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return received[0]
