@@ -84,7 +84,7 @@ class MockLog:
 
     def summary(self) -> str:
         """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it."""
-        lines = [f"mock answered {self.count - self.missed_count} of {plural(self.count, 'request')}"]
+        lines = [f"mock answered {self.count - self.missed_count:,} of {plural(self.count, 'request')}"]
         if self.count > SHOWN:
             where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
             lines.append(f"  … {plural(self.count - SHOWN, 'earlier request')} not listed ({where})")

@@ -39,8 +39,8 @@ def test_memory_keeps_the_latest_entries_and_every_count(tmp_path: Path) -> None
     assert [entry["seq"] for entry in log.entries] == list(range(total - len(log.entries) + 1, total + 1))
     assert (log.count, log.missed_count) == (total, total // 1000)
     lines = summary.splitlines()
-    assert lines[0] == f"mock answered {total - total // 1000} of {total} requests"
-    assert lines[1] == f"  … {total - SHOWN} earlier requests not listed (the --log file has them all)"
+    assert lines[0] == f"mock answered {total - total // 1000:,} of {total:,} requests"
+    assert lines[1] == f"  … {total - SHOWN:,} earlier requests not listed (the --log file has them all)"
     assert len(lines) == 2 + SHOWN
     assert lines[-1] == f"  {total}. api.example.com (turn index -): expectation 1"
     written = [orjson.loads(line) for line in path.read_bytes().splitlines()]
