@@ -167,6 +167,13 @@ def assistant_messages(body: Any) -> int:
     return role_count(body, "messages", "assistant")
 
 
+def says_more(obj: Mapping[str, Any], known: Iterable[str]) -> bool:
+    """Whether a wire object sets a field beyond `known` (a null, [] or {} says nothing): then its neutral
+    part cannot say all of it, and the decoders keep it whole."""
+    fields = frozenset(known)
+    return any(key not in fields and value is not None and value != [] and value != {} for key, value in obj.items())
+
+
 def stable_id(prefix: str, *parts: object) -> str:
     """A deterministic id for encoders that must invent one (same content, same id; no clock, no rng)."""
     digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:24]

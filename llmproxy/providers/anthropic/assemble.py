@@ -1,12 +1,41 @@
 """Collecting response content blocks into a Completion, shared by the body and the stream decoders.
 
 Blocks arrive in wire order; the Completion keeps one text, one reasoning and the tool calls. Pieces are
-gathered in lists and joined once, so long streams cost linear time.
+gathered in lists and joined once, so long streams cost linear time. A block with no neutral meaning
+(`server_tool_use`, `web_search_tool_result`, `container_upload`, `compaction`…) or a known one carrying
+more than the Completion keeps (a text block's `citations`) is kept whole in `Completion.parts`, in order
+with the rest, so the answer can be sent again exactly; what it says (a cited text) still counts.
 """
 
 from dataclasses import dataclass, field
+from typing import Final
 
-from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import (
+    Completion,
+    ContentPart,
+    OtherPart,
+    ProviderError,
+    ReasoningPart,
+    StopReason,
+    TextPart,
+    ToolCall,
+    Usage,
+)
+from llmproxy.providers.base import JsonObject, says_more
+
+KNOWN_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "text": frozenset({"type", "text"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+    "tool_use": frozenset({"type", "id", "name", "input"}),
+}
+"""What a block's neutral part says in full: a block with anything more (set, not null or empty) is kept."""
+
+
+def kept_whole(block: JsonObject) -> bool:
+    """Whether a block says more than its neutral part can (or has no neutral part at all)."""
+    known = KNOWN_FIELDS.get(block.get("type"))  # type: ignore[arg-type]
+    return known is None or says_more(block, known)
 
 
 @dataclass(slots=True)
@@ -15,16 +44,38 @@ class Assembly:
     reasoning: list[str] = field(default_factory=list)
     signature: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
+    parts: list[ContentPart] = field(default_factory=list)
+    opaque: bool = False
 
-    def add_thinking(self, pieces: list[str], signature: str | None) -> None:
+    def add_text(self, text: str, block: JsonObject | None = None) -> None:
+        self.text.append(text)
+        self._part(TextPart(text), block)
+
+    def add_thinking(self, pieces: list[str], signature: str | None, block: JsonObject | None = None) -> None:
         """Several thinking blocks join into one reasoning text; the last signature is the one kept."""
         self.reasoning.extend(pieces)
         if signature:
             self.signature = signature
+        self._part(ReasoningPart("".join(pieces), signature or None), block)
 
-    def add_redacted(self, data: str) -> None:
+    def add_redacted(self, data: str, block: JsonObject | None = None) -> None:
         if data:
             self.signature = data
+        self._part(ReasoningPart(signature=data, redacted=True), block)
+
+    def add_call(self, call: ToolCall, block: JsonObject | None = None) -> None:
+        self.tool_calls.append(call)
+        self._part(call, block)
+
+    def add_other(self, block: JsonObject) -> None:
+        self._part(None, block)
+
+    def _part(self, part: ContentPart | None, block: JsonObject | None) -> None:
+        if block is not None and (part is None or kept_whole(block)):
+            self.parts.append(OtherPart(str(block.get("type")), block))
+            self.opaque = True
+        elif part is not None:
+            self.parts.append(part)
 
     def completion(
         self,
@@ -45,4 +96,5 @@ class Assembly:
             reasoning_signature=self.signature,
             usage=usage,
             error=error,
+            parts=tuple(self.parts) if self.opaque else (),
         )

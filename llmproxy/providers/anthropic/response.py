@@ -2,7 +2,8 @@
 
 from typing import Final
 
-from llmproxy.model import Completion, ToolCall
+from llmproxy.errors import UnsupportedError
+from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.errors import error_object, read_error
 from llmproxy.providers.anthropic.wire import (
@@ -47,19 +48,20 @@ def decode_response(body: bytes) -> Completion:
         raise root["type"].fail('"message"')
     assembly = Assembly()
     for block in root["content"].items():
+        raw = block.obj()
         match block["type"].string():
             case "text":
-                assembly.text.append(block["text"].string())
+                assembly.add_text(block["text"].string(), raw)
             case "thinking":
-                assembly.add_thinking([block["thinking"].string()], block["signature"].opt_string())
+                assembly.add_thinking([block["thinking"].string()], block["signature"].opt_string(), raw)
             case "redacted_thinking":
-                assembly.add_redacted(block["data"].string())
+                assembly.add_redacted(block["data"].string(), raw)
             case "tool_use":
                 arguments, invalid = tool_arguments(block["input"].obj())
                 call = ToolCall(block["id"].string(), block["name"].string(), arguments, invalid)
-                assembly.tool_calls.append(call)
-            case _:  # server tool blocks have no place in a Completion
-                pass
+                assembly.add_call(call, raw)
+            case _:  # server tool use and results, containers, compaction…: kept whole
+                assembly.add_other(raw)
     counters: dict[str, int] = {}
     read_counters(root["usage"], counters)
     return assembly.completion(
@@ -75,18 +77,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     (a body cannot carry content and an error; the status is the caller's, see `encode_error`)."""
     if completion.error is not None:
         return dump_json(error_object(completion.error.kind, completion.error.message))
-    content: list[JsonObject] = []
-    if completion.reasoning:
-        signature = completion.reasoning_signature or ""
-        content.append({"type": "thinking", "thinking": completion.reasoning, "signature": signature})
-    elif completion.reasoning_signature:
-        content.append({"type": "redacted_thinking", "data": completion.reasoning_signature})
-    if completion.text:
-        content.append({"type": "text", "text": completion.text})
-    content.extend(
-        {"type": "tool_use", "id": call.id, "name": call.name, "input": wire_input(call)}
-        for call in completion.tool_calls
-    )
+    content = [part_block(part) for part in completion.parts] if completion.parts else _blocks(completion)
     body = {
         "id": message_id(completion),
         "type": "message",
@@ -98,3 +89,32 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
         "usage": wire_usage(visible_usage(completion.usage)),
     }
     return dump_json(body)
+
+
+def _blocks(completion: Completion) -> list[JsonObject]:
+    """The content of a completion without `parts`: reasoning, text, tool calls."""
+    content: list[JsonObject] = []
+    if completion.reasoning:
+        signature = completion.reasoning_signature or ""
+        content.append({"type": "thinking", "thinking": completion.reasoning, "signature": signature})
+    elif completion.reasoning_signature:
+        content.append({"type": "redacted_thinking", "data": completion.reasoning_signature})
+    if completion.text:
+        content.append({"type": "text", "text": completion.text})
+    content.extend(part_block(call) for call in completion.tool_calls)
+    return content
+
+
+def part_block(part: ContentPart) -> JsonObject:
+    """One part of `Completion.parts` as its content block; a kept block as it came."""
+    if isinstance(part, OtherPart):
+        return part.raw
+    if isinstance(part, ReasoningPart):
+        if part.redacted or not part.text:
+            return {"type": "redacted_thinking", "data": part.signature or ""}
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
+    if isinstance(part, ToolCall):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": wire_input(part)}
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    raise UnsupportedError(f"an Anthropic answer cannot hold a {type(part).__name__}")

@@ -3,13 +3,13 @@ sequence the SDKs expect (message_start, blocks in index order, message_delta, m
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from llmproxy.framing.sse import SseDecoder, SseEvent, encode_json_event
-from llmproxy.model import Completion, ProviderError, StopReason, ToolCall
+from llmproxy.model import Completion, ContentPart, ProviderError, ReasoningPart, StopReason, TextPart, ToolCall
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.errors import error_object, read_error
-from llmproxy.providers.anthropic.response import message_id, message_model
+from llmproxy.providers.anthropic.response import message_id, message_model, part_block
 from llmproxy.providers.anthropic.wire import (
     decode_stop,
     encode_stop,
@@ -20,7 +20,14 @@ from llmproxy.providers.anthropic.wire import (
     visible_usage,
     wire_usage,
 )
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, split_deltas
+from llmproxy.providers.base import (
+    DEFAULT_DELTA_CHARS,
+    JsonObject,
+    dump_arguments,
+    dump_json,
+    parse_arguments,
+    split_deltas,
+)
 from llmproxy.providers.node import Node
 
 WHAT: Final = "anthropic stream"
@@ -35,6 +42,25 @@ class _Block:
     pieces: list[str] = field(default_factory=list)
     signature: str | None = None
     streamed_json: bool = False
+    citations: list[Any] = field(default_factory=list)
+
+    def final(self) -> JsonObject:
+        """The block as a body would hold it: the start with what the deltas added."""
+        block = dict(self.start.obj())
+        joined = "".join(self.pieces)
+        if self.kind == "text":
+            block["text"] = (self.start["text"].opt_string() or "") + joined
+        elif self.kind == "thinking":
+            block["thinking"] = (self.start["thinking"].opt_string() or "") + joined
+            if self.signature is not None:
+                block["signature"] = self.signature
+        elif self.streamed_json:
+            parsed, invalid = parse_arguments(joined)
+            if invalid is None:
+                block["input"] = parsed
+        if self.citations:
+            block["citations"] = [*(block.get("citations") or ()), *self.citations]
+        return block
 
 
 @dataclass(slots=True)
@@ -84,31 +110,33 @@ class _State:
             case "input_json_delta":
                 block.pieces.append(delta["partial_json"].string())
                 block.streamed_json = True
-            case _:  # citations_delta and future deltas carry nothing a Completion keeps
+            case "citations_delta":
+                block.citations.append(delta["citation"].value)
+            case _:  # future deltas
                 pass
 
     def completion(self) -> Completion:
         assembly = Assembly()
         for _, block in sorted(self.blocks.items()):
-            start = block.start
+            start, final = block.start, block.final()
             match block.kind:
                 case "text":
-                    assembly.text.append(start["text"].opt_string() or "")
-                    assembly.text.extend(block.pieces)
+                    assembly.add_text(final["text"], final)
                 case "thinking":
-                    pieces = [start["thinking"].opt_string() or "", *block.pieces]
-                    assembly.add_thinking(pieces, block.signature or start["signature"].opt_string())
+                    assembly.add_thinking(
+                        [final["thinking"]], block.signature or start["signature"].opt_string(), final
+                    )
                 case "redacted_thinking":
-                    assembly.add_redacted(start["data"].string())
+                    assembly.add_redacted(start["data"].string(), final)
                 case "tool_use":
                     if block.streamed_json:
                         arguments, invalid = parse_tool_json("".join(block.pieces))
                     else:  # nothing streamed (a cut stream): the start's input is all there is
                         arguments, invalid = tool_arguments(start["input"].opt_obj() or {})
                     call = ToolCall(start["id"].string(), start["name"].string(), arguments, invalid)
-                    assembly.tool_calls.append(call)
-                case _:
-                    pass
+                    assembly.add_call(call, final)
+                case _:  # server tool use and results, containers, compaction…: kept whole
+                    assembly.add_other(final)
         return assembly.completion(
             id=self.id,
             model=self.model,
@@ -174,26 +202,8 @@ def stream_events(
         "usage": wire_usage(usage, output_tokens=1),
     }
     emit({"type": "message_start", "message": message})
-    index = 0
-    reasoning, signature = completion.reasoning, completion.reasoning_signature
-    if reasoning:
-        deltas = [{"type": "thinking_delta", "thinking": p} for p in split_deltas(reasoning, delta_chars)]
-        if signature:
-            deltas.append({"type": "signature_delta", "signature": signature})
-        block(index, {"type": "thinking", "thinking": "", "signature": ""}, deltas)
-        index += 1
-    elif signature:
-        block(index, {"type": "redacted_thinking", "data": signature}, ())
-        index += 1
-    if completion.text:
-        deltas = [{"type": "text_delta", "text": p} for p in split_deltas(completion.text, delta_chars)]
-        block(index, {"type": "text", "text": ""}, deltas)
-        index += 1
-    for call in completion.tool_calls:
-        pieces = split_deltas(dump_arguments(call), delta_chars)
-        start = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
-        block(index, start, ({"type": "input_json_delta", "partial_json": p} for p in pieces))
-        index += 1
+    for index, part in enumerate(completion.parts or _parts(completion)):
+        block(index, *_streamed(part, delta_chars))
     if completion.error is not None:
         emit(error_object(completion.error.kind, completion.error.message))
         return events
@@ -201,3 +211,41 @@ def stream_events(
     emit({"type": "message_delta", "delta": delta, "usage": wire_usage(usage)})
     emit({"type": "message_stop"})
     return events
+
+
+def _parts(completion: Completion) -> list[ContentPart]:
+    """A completion without `parts` as the parts its blocks stream: reasoning, text, tool calls."""
+    parts: list[ContentPart] = []
+    if completion.reasoning:
+        parts.append(ReasoningPart(completion.reasoning, completion.reasoning_signature))
+    elif completion.reasoning_signature:
+        parts.append(ReasoningPart(signature=completion.reasoning_signature, redacted=True))
+    if completion.text:
+        parts.append(TextPart(completion.text))
+    parts.extend(completion.tool_calls)
+    return parts
+
+
+def _streamed(part: ContentPart, delta_chars: int) -> tuple[JsonObject, list[JsonObject]]:
+    """A block's `content_block_start` payload and its deltas, as the API streams that kind of block: text,
+    thinking and JSON input in pieces, citations one by one, anything else whole in its start."""
+    block = part_block(part)
+    kind = block.get("type")
+    deltas: list[JsonObject] = []
+    start = dict(block)
+    if kind == "text":
+        start["text"] = ""
+        if isinstance(block.get("citations"), list):
+            start["citations"] = []
+            deltas += [{"type": "citations_delta", "citation": citation} for citation in block["citations"]]
+        deltas += [{"type": "text_delta", "text": p} for p in split_deltas(block["text"], delta_chars)]
+    elif kind == "thinking":
+        start.update(thinking="", signature="")
+        deltas += [{"type": "thinking_delta", "thinking": p} for p in split_deltas(block["thinking"], delta_chars)]
+        if block.get("signature"):
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif isinstance(block.get("input"), dict):  # tool_use, server_tool_use, mcp_tool_use…
+        text = dump_arguments(part) if isinstance(part, ToolCall) else dump_json(block["input"]).decode()
+        start["input"] = {}
+        deltas += [{"type": "input_json_delta", "partial_json": p} for p in split_deltas(text, delta_chars)]
+    return start, deltas

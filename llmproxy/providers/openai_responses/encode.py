@@ -8,7 +8,8 @@ from copy import deepcopy
 from dataclasses import replace
 from typing import Any
 
-from llmproxy.model import Completion, ProviderError, ToolCall
+from llmproxy.errors import UnsupportedError
+from llmproxy.model import Completion, ContentPart, OtherPart, ProviderError, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers.base import JsonObject, dump_arguments, dump_json, parse_arguments
 from llmproxy.providers.openai_responses.common import (
     INCOMPLETE_STOPS,
@@ -82,20 +83,36 @@ def response_object(
 
 
 def output_items(completion: Completion) -> list[JsonObject]:
-    """The finished output items, in the order the encoders use: reasoning, message, function calls."""
+    """The finished output items: the answer's `parts` in their order (kept items as they came), or else
+    reasoning, message, function calls."""
     rid = response_id(completion)
-    items: list[JsonObject] = []
+    return [_item(part, rid, index) for index, part in enumerate(completion.parts or _parts(completion))]
+
+
+def _parts(completion: Completion) -> list[ContentPart]:
+    parts: list[ContentPart] = []
     if completion.reasoning or completion.reasoning_signature is not None:
-        summary = [{"type": "summary_text", "text": completion.reasoning}] if completion.reasoning else []
-        reasoning: JsonObject = {"id": item_id("rs_", rid, len(items)), "type": "reasoning", "summary": summary}
-        if completion.reasoning_signature is not None:
-            reasoning["encrypted_content"] = completion.reasoning_signature
-        items.append(reasoning)
+        parts.append(ReasoningPart(completion.reasoning or "", completion.reasoning_signature))
     if completion.text:
-        items.append(message_item(item_id("msg_", rid, len(items)), completion.text, "completed"))
-    for call in completion.tool_calls:
-        items.append(call_item(item_id("fc_", rid, len(items)), call, dump_arguments(call), "completed"))
-    return items
+        parts.append(TextPart(completion.text))
+    parts.extend(completion.tool_calls)
+    return parts
+
+
+def _item(part: ContentPart, rid: str, index: int) -> JsonObject:
+    if isinstance(part, OtherPart):
+        return part.raw
+    if isinstance(part, ReasoningPart):
+        summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+        reasoning: JsonObject = {"id": part.id or item_id("rs_", rid, index), "type": "reasoning", "summary": summary}
+        if part.signature is not None:
+            reasoning["encrypted_content"] = part.signature
+        return reasoning
+    if isinstance(part, TextPart):
+        return message_item(item_id("msg_", rid, index), part.text, "completed")
+    if isinstance(part, ToolCall):
+        return call_item(item_id("fc_", rid, index), part, dump_arguments(part), "completed")
+    raise UnsupportedError(f"a Responses answer cannot hold a {type(part).__name__}")
 
 
 def text_part(text: str) -> JsonObject:

@@ -1,9 +1,19 @@
 """Responses response objects → Completion (wire-formats.md §4.2). The stream decoder ends here too."""
 
 from collections.abc import Iterable
+from typing import Any
 
-from llmproxy.model import Completion, ProviderError, StopReason, ToolCall
-from llmproxy.providers.base import parse_arguments
+from llmproxy.model import (
+    Completion,
+    ContentPart,
+    OtherPart,
+    ProviderError,
+    ReasoningPart,
+    StopReason,
+    TextPart,
+    ToolCall,
+)
+from llmproxy.providers.base import parse_arguments, says_more
 from llmproxy.providers.node import Node
 from llmproxy.providers.openai_responses.common import (
     INCOMPLETE_REASONS,
@@ -29,24 +39,40 @@ def completion_from(response: Node, output: Iterable[Node], error: ProviderError
     calls: list[ToolCall] = []
     summaries: list[str] = []
     signature: str | None = None
+    parts: list[ContentPart] = []
+    opaque = False
     for item in output:
         type_ = item["type"].opt_string()
+        raw = item.obj()
+        part: ContentPart | None = None
         if type_ == "message":
-            for part in item["content"].items():
-                part_type = part["type"].string()
-                if part_type == "output_text":
-                    text.append(part["text"].string())
-                elif part_type == "refusal":
-                    text.append(part["refusal"].string())
+            said: list[str] = []
+            for content in item["content"].items():
+                content_type = content["type"].string()
+                if content_type == "output_text":
+                    said.append(content["text"].string())
+                elif content_type == "refusal":
+                    said.append(content["refusal"].string())
                     refused = True
+            text += said
+            part = TextPart("".join(said))
         elif type_ == "function_call":
             arguments, invalid = parse_arguments(item["arguments"].opt_string() or "")
-            calls.append(ToolCall(item["call_id"].string(), item["name"].string(), arguments, invalid))
+            call = ToolCall(item["call_id"].string(), item["name"].string(), arguments, invalid)
+            calls.append(call)
+            part = call
         elif type_ == "reasoning":
-            parts = list(item["summary"].items()) or list(item["content"].items())
-            summaries.extend(part["text"].string() for part in parts)
+            said = [p["text"].string() for p in list(item["summary"].items()) or list(item["content"].items())]
+            summaries += said
+            encrypted = item["encrypted_content"].opt_string()
             if signature is None:
-                signature = item["encrypted_content"].opt_string()
+                signature = encrypted
+            part = ReasoningPart("\n\n".join(said), encrypted, id=item["id"].opt_string())
+        if part is None or kept_whole(raw):
+            parts.append(OtherPart(str(type_), raw))
+            opaque = True
+        else:
+            parts.append(part)
     status = response["status"].opt_string()
     if response["error"].present or status == "failed":
         error = decode_failure(response["error"])
@@ -60,8 +86,38 @@ def completion_from(response: Node, output: Iterable[Node], error: ProviderError
         reasoning_signature=signature,
         usage=decode_usage(response["usage"]),
         error=error,
+        parts=tuple(parts) if opaque else (),
         stop_reason=None if error is not None else _stop(status, response, refused, bool(calls)),
     )
+
+
+# What an output item's neutral part says in full; an item with anything more (set, not empty) is kept whole.
+_KNOWN_ITEM_FIELDS = {
+    "message": frozenset({"id", "type", "role", "status", "content"}),
+    "function_call": frozenset({"id", "type", "status", "arguments", "call_id", "name"}),
+    "reasoning": frozenset({"id", "type", "status", "summary", "content", "encrypted_content"}),
+}
+_KNOWN_CONTENT_FIELDS = {
+    "output_text": frozenset({"type", "text"}),  # annotations (citations) and logprobs: kept whole
+    "refusal": frozenset({"type", "refusal"}),
+    "summary_text": frozenset({"type", "text"}),
+    "reasoning_text": frozenset({"type", "text"}),
+}
+
+
+def kept_whole(item: dict[str, Any]) -> bool:
+    """Whether an output item says more than its neutral part: annotations (citations), logprobs, fields of
+    a later API version; every item of another type (web search, file search, code interpreter, image
+    generation, MCP, compaction…)."""
+    known = _KNOWN_ITEM_FIELDS.get(item.get("type"))  # type: ignore[arg-type]
+    if known is None or says_more(item, known):
+        return True
+    for key in ("content", "summary"):
+        for part in item.get(key) or ():
+            fields = _KNOWN_CONTENT_FIELDS.get(str(part.get("type"))) if isinstance(part, dict) else None
+            if fields is None or says_more(part, fields):
+                return True
+    return False
 
 
 def _stop(status: str | None, response: Node, refused: bool, called: bool) -> StopReason | None:

@@ -49,8 +49,11 @@ def stream_events(
             _reasoning(events, index, item, delta_chars)
         elif kind == "message":
             _message(events, index, item, delta_chars)
-        else:
+        elif kind == "function_call":
             _function_call(events, index, item, delta_chars)
+        else:  # an item kept whole (web search, compaction…): announced and closed as it came
+            events.add("response.output_item.added", output_index=index, item=item)
+            events.add("response.output_item.done", output_index=index, item=item)
     final = response_object(completion, request)
     events.add(_FINAL_EVENTS[final["status"]], response=final)
     return events.payloads
@@ -81,6 +84,10 @@ def _message(events: _Events, index: int, item: JsonObject, delta_chars: int) ->
     )
     for content_index, part in enumerate(item["content"]):
         where = {"item_id": item["id"], "output_index": index, "content_index": content_index}
+        if part.get("type") != "output_text":  # a refusal in a message kept whole
+            events.add("response.content_part.added", **where, part=part)
+            events.add("response.content_part.done", **where, part=part)
+            continue
         events.add("response.content_part.added", **where, part=text_part(""))
         for delta in split_deltas(part["text"], delta_chars):
             events.add("response.output_text.delta", **where, delta=delta, logprobs=[])

@@ -5,7 +5,17 @@ import json
 import pytest
 
 from llmproxy.errors import ParseError
-from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import (
+    Completion,
+    ErrorKind,
+    OtherPart,
+    ProviderError,
+    ReasoningPart,
+    StopReason,
+    TextPart,
+    ToolCall,
+    Usage,
+)
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.base import stable_id
 
@@ -52,7 +62,21 @@ def test_decode_api_body() -> None:
         usage=Usage(
             input_tokens=117, output_tokens=70, cache_read_tokens=5, cache_write_tokens=100, reasoning_tokens=40
         ),
+        parts=(  # the server tool blocks have no neutral meaning: the answer's blocks are kept in order
+            ReasoningPart("First ", "sig-1"),
+            ReasoningPart(signature="redacted-2", redacted=True),
+            ReasoningPart("second.", "sig-3"),
+            TextPart("Hello"),
+            OtherPart("server_tool_use", API_BODY["content"][4]),  # type: ignore[index]
+            OtherPart("web_search_tool_result", API_BODY["content"][5]),  # type: ignore[index]
+            TextPart(" world"),
+            ToolCall("toolu_01", "get_weather", {"city": "Paris"}),
+        ),
     )
+    # sent again, the blocks come back as they were (a null `citations` says nothing and is left out)
+    again = json.loads(MESSAGES.encode_response(completion))["content"]
+    assert again == [{k: v for k, v in b.items() if v is not None} for b in API_BODY["content"]]  # type: ignore[union-attr]
+    assert MESSAGES.decode_stream(MESSAGES.encode_stream(completion)) == completion
 
 
 @pytest.mark.parametrize(

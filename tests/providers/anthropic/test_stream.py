@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from llmproxy.errors import ParseError
 from llmproxy.framing.sse import decode_all
-from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import Completion, ErrorKind, OtherPart, ProviderError, ReasoningPart, StopReason, ToolCall, Usage
 from llmproxy.providers.anthropic import MESSAGES
 from tests.golden.cases import CASES
 
@@ -46,6 +46,8 @@ MESSAGE_START = sse(
         },
     },
 )
+CITATION = {"type": "char_location", "cited_text": "x"}
+SERVER_TOOL = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
 API_STREAM = "".join(
     [
         MESSAGE_START,
@@ -59,11 +61,11 @@ API_STREAM = "".join(
         stop(1),
         start(2, {"type": "text", "text": ""}),
         delta(2, {"type": "text_delta", "text": "Hi "}),
-        delta(2, {"type": "citations_delta", "citation": {"type": "char_location", "cited_text": "x"}}),
+        delta(2, {"type": "citations_delta", "citation": CITATION}),
         sse("ping", {"type": "ping"}),
         delta(2, {"type": "text_delta", "text": "there"}),
         stop(2),
-        start(3, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}),
+        start(3, SERVER_TOOL),
         delta(3, {"type": "input_json_delta", "partial_json": '{"query":"x"}'}),
         stop(3),
         start(4, {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}),
@@ -93,11 +95,25 @@ API_COMPLETION = Completion(
     reasoning_signature="sig-b",
     # message_delta overwrote output and cache writes; the null input_tokens kept message_start's 10.
     usage=Usage(input_tokens=20, output_tokens=42, cache_read_tokens=4, cache_write_tokens=6),
+    parts=(  # the cited text and the server tool call are kept whole, as a body would hold them
+        ReasoningPart("Let me think.", "sig-a"),
+        ReasoningPart(signature="sig-b", redacted=True),
+        OtherPart(
+            "text", {"type": "text", "text": "Hi there", "citations": [{"type": "char_location", "cited_text": "x"}]}
+        ),
+        OtherPart(
+            "server_tool_use",
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+        ),
+        ToolCall("toolu_1", "get_weather", {"city": "Paris"}),
+    ),
 )
 
 
 def test_api_stream() -> None:
     assert MESSAGES.decode_stream([API_STREAM]) == API_COMPLETION
+    # streamed again (citations one by one, the server tool's input in pieces), it reads back the same
+    assert MESSAGES.decode_stream(MESSAGES.encode_stream(API_COMPLETION, delta_chars=3)) == API_COMPLETION
 
 
 def test_crlf_and_byte_at_a_time() -> None:

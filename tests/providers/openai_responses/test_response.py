@@ -5,7 +5,17 @@ The round trip of any Completion is a property of every codec: tests/providers/t
 
 import json
 
-from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import (
+    Completion,
+    ErrorKind,
+    OtherPart,
+    ProviderError,
+    ReasoningPart,
+    StopReason,
+    TextPart,
+    ToolCall,
+    Usage,
+)
 from llmproxy.providers.openai_responses import RESPONSES
 from tests.golden.cases import CASES
 
@@ -65,7 +75,43 @@ def test_decodes_an_api_response() -> None:
         reasoning="Thinking",
         reasoning_signature=None,
         usage=Usage(input_tokens=30, output_tokens=15, cache_read_tokens=10, reasoning_tokens=8),
+        parts=(  # the web search call has no neutral meaning: the output items are kept in order
+            ReasoningPart("Thinking", id="rs_1"),
+            TextPart("Hello"),
+            ToolCall("call_1", "get_weather", {"city": "Paris"}),
+            OtherPart("web_search_call", API_RESPONSE["output"][3]),  # type: ignore[index]
+        ),
     )
+
+
+def test_kept_items_survive_encoding() -> None:
+    """Items with no neutral meaning, and messages whose text carries citations, come back as they were."""
+    cited = {
+        "id": "msg_2",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [
+            {
+                "type": "output_text",
+                "text": "See the docs.",
+                "annotations": [
+                    {"type": "url_citation", "start_index": 4, "end_index": 8, "url": "https://x", "title": "x"}
+                ],
+                "logprobs": [],
+            }
+        ],
+    }
+    compaction = {"id": "cmp_1", "type": "compaction", "encrypted_content": "opaque=="}
+    body = {**API_RESPONSE, "output": [*API_RESPONSE["output"], cited, compaction]}  # type: ignore[list-item]
+    completion = decode(body)
+    assert completion.text == "HelloSee the docs."
+    assert completion.opaque == 3
+    output = json.loads(RESPONSES.encode_response(completion))["output"]
+    assert output[3:] == body["output"][3:]
+    assert output[0]["id"] == "rs_1"
+    assert output[1]["content"][0]["text"] == "Hello"
+    assert RESPONSES.decode_stream(RESPONSES.encode_stream(completion, delta_chars=4)) == completion
 
 
 def test_incomplete_failed_cancelled_and_refusal() -> None:
