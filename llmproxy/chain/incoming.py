@@ -18,6 +18,7 @@ from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
+from llmproxy.providers.token_counts import TokenCounter, token_counter
 
 _NOT_YET: Final = object()
 logger = logging.getLogger(__name__)
@@ -152,10 +153,15 @@ class Incoming:
 
     @property
     def conversation(self) -> Conversation | None:
-        """The decoded chat request; None when it is not one, or does not decode."""
+        """The decoded chat request (or the conversation a count-token request counts); None when it is not
+        one, or does not decode."""
         if self._conversation is _NOT_YET:
             json = self.json
-            self._conversation = decode_conversation(self.codec, Parsed(json) if json is not None else None)
+            counter = token_counter(self.route) if self.codec is None else None
+            if counter is not None and self.route is not None:
+                self._conversation = _counted_conversation(counter, self.route, self.raw.body)
+            else:
+                self._conversation = decode_conversation(self.codec, Parsed(json) if json is not None else None)
         conversation: Conversation | None = self._conversation
         return conversation
 
@@ -202,6 +208,13 @@ def decode_conversation(codec: ChatCodec | None, body: bytes | Parsed | None) ->
         return None
     try:
         return codec.decode_request(body)
+    except Exception:
+        return None
+
+
+def _counted_conversation(counter: TokenCounter, route: Route, body: bytes) -> Conversation | None:
+    try:
+        return counter.read(body, route)
     except Exception:
         return None
 

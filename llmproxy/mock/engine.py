@@ -4,7 +4,8 @@ state — remaining `times`, a script's cursor, a failover's count, a conversati
 `decide` runs under one lock, so concurrent requests take turns in arrival order and none is skipped or
 answered twice. A request no expectation answers gets a `MockMiss` naming the closest expectation and why it
 did not match, as replay explains its misses. A request that asks for no output (Codex CLI's warm-up) gets an
-empty answer without taking a turn from anything.
+empty answer without taking a turn from anything; a count-token request no expectation answers gets
+llmproxy's estimate (`token_count.py`).
 """
 
 import logging
@@ -16,12 +17,13 @@ from http.cookies import SimpleCookie
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
-from llmproxy.mock import spec
+from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.failover import FailoverState
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
 from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
+from llmproxy.mock.token_count import estimated_count
 
 logger = logging.getLogger(__name__)
 _NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request that asks for no output
@@ -63,6 +65,9 @@ class MockEngine:
                 if isinstance(outcome, MockDecision):
                     return outcome
                 near.append((len(outcome), -entry.predicates, entry.name, outcome))
+        counted = estimated_count(request)
+        if counted is not None:
+            return MockDecision(counted, token_count.SOURCE, 0)
         if not near:
             return MockMiss(None, ())
         # closest: the fewest predicates failed, then the most held (the most specific to this request)
