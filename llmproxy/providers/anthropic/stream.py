@@ -43,6 +43,7 @@ class _Block:
     signature: str | None = None
     streamed_json: bool = False
     citations: list[Any] = field(default_factory=list)
+    replaced: JsonObject = field(default_factory=dict)  # fields a delta sets whole (compaction_delta)
 
     def final(self) -> JsonObject:
         """The block as a body would hold it: the start with what the deltas added."""
@@ -60,6 +61,7 @@ class _Block:
                 block["input"] = parsed
         if self.citations:
             block["citations"] = [*(block.get("citations") or ()), *self.citations]
+        block.update(self.replaced)
         return block
 
 
@@ -112,6 +114,9 @@ class _State:
                 block.streamed_json = True
             case "citations_delta":
                 block.citations.append(delta["citation"].value)
+            case "compaction_delta":  # the SDK sets both fields from it
+                fields = ("content", "encrypted_content")
+                block.replaced.update({key: delta[key].opt_string() for key in fields if delta[key].present})
             case _:  # future deltas
                 pass
 
@@ -244,6 +249,10 @@ def _streamed(part: ContentPart, delta_chars: int) -> tuple[JsonObject, list[Jso
         deltas += [{"type": "thinking_delta", "thinking": p} for p in split_deltas(block["thinking"], delta_chars)]
         if block.get("signature"):
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "compaction":  # its summary comes in one delta, as the API streams it
+        delta: JsonObject = {key: block[key] for key in ("content", "encrypted_content") if key in block}
+        start.update(dict.fromkeys(delta))
+        deltas.append({"type": "compaction_delta", **delta})
     elif isinstance(block.get("input"), dict):  # tool_use, server_tool_use, mcp_tool_use…
         text = dump_arguments(part) if isinstance(part, ToolCall) else dump_json(block["input"]).decode()
         start["input"] = {}

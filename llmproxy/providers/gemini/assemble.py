@@ -3,13 +3,47 @@
 A streamed chunk is a complete response whose parts are a delta, so the body and stream decoders (and
 Code Assist's, once unwrapped) share this. Only the first candidate counts (others are alternatives, not
 parts). Pieces are gathered in lists and joined once, so long streams cost linear time.
+
+A part of a kind a Completion has no field for (`executableCode`, `codeExecutionResult`, `inlineData`,
+`fileData`…) is kept whole in `Completion.parts`, in order with the rest, so the answer can be sent again
+exactly; then a known part that says more than its neutral form (a text or call carrying a thought
+signature) is kept whole too. Consecutive text or thought parts (a stream's deltas) are one part.
 """
 
 from dataclasses import dataclass, field
+from typing import Final
 
-from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import (
+    Completion,
+    ContentPart,
+    OtherPart,
+    ProviderError,
+    ReasoningPart,
+    StopReason,
+    TextPart,
+    ToolCall,
+    Usage,
+)
+from llmproxy.providers.base import JsonObject, says_more
 from llmproxy.providers.gemini.wire import decode_call, decode_usage, get, stop_reason
 from llmproxy.providers.node import Node
+
+_SIGNATURE: Final = frozenset({"thoughtSignature", "thought_signature"})
+KNOWN_FIELDS: Final = frozenset({"text", "thought", "functionCall", "function_call", *_SIGNATURE})
+"""The fields of the parts a Completion can say: any other (set) makes a part opaque."""
+
+
+@dataclass(slots=True)
+class _Run:
+    """Consecutive text (or thought) parts, joined once at the end."""
+
+    thought: bool
+    pieces: list[str] = field(default_factory=list)
+    signature: str | None = None
+
+    def part(self) -> ContentPart:
+        text = "".join(self.pieces)
+        return ReasoningPart(text, self.signature) if self.thought else TextPart(text)
 
 
 @dataclass(slots=True)
@@ -23,6 +57,8 @@ class Assembly:
     finish: str | None = None
     blocked: bool = False
     usage: Usage | None = None
+    parts: "list[ContentPart | _Run]" = field(default_factory=list)
+    opaque: bool = False
 
     def add(self, node: Node, *, id: str | None = None) -> None:
         """One response object; `id` stands in for a missing `responseId` (Code Assist's `traceId`)."""
@@ -46,13 +82,39 @@ class Assembly:
             self.signature = self.signature or signature or None
             text = part["text"].opt_string()
             call = get(part, "functionCall")
-            if get(part, "thought").boolean():
+            raw = part.obj()
+            if says_more(raw, KNOWN_FIELDS):
+                self._keep(None, raw)
+            elif get(part, "thought").boolean():
                 self.reasoning.append(text or "")
+                self._keep(ReasoningPart(text or "", signature or None), raw)
             elif text is not None:
                 self.text.append(text)
+                self._keep(TextPart(text), raw)
             elif call.present:
                 self.tool_calls.append(decode_call(call))
-            # executableCode, inlineData and other parts have no place in a Completion
+                self._keep(self.tool_calls[-1], raw)
+
+    def _keep(self, part: TextPart | ReasoningPart | ToolCall | None, raw: JsonObject) -> None:
+        """The part in wire order: opaque when it has no neutral form; kept whole when it says more than
+        its neutral form (a signature on a text or call); consecutive texts and thoughts as one run."""
+        if part is None:
+            self.opaque = True
+        elif isinstance(part, TextPart | ToolCall) and says_more(raw, KNOWN_FIELDS - _SIGNATURE):
+            part = None
+        last = self.parts[-1] if self.parts else None
+        if part is None:
+            self.parts.append(OtherPart(next(iter(raw), "part"), raw))
+        elif isinstance(part, ToolCall):
+            self.parts.append(part)
+        else:
+            thought = isinstance(part, ReasoningPart)
+            if not isinstance(last, _Run) or last.thought != thought:
+                last = _Run(thought)
+                self.parts.append(last)
+            last.pieces.append(part.text)
+            if isinstance(part, ReasoningPart) and part.signature:
+                last.signature = part.signature
 
     def completion(self, error: ProviderError | None = None) -> Completion:
         stop = stop_reason(self.finish, bool(self.tool_calls))
@@ -68,4 +130,5 @@ class Assembly:
             reasoning_signature=self.signature,
             usage=self.usage,
             error=error,
+            parts=tuple(p.part() if isinstance(p, _Run) else p for p in self.parts) if self.opaque else (),
         )

@@ -1,10 +1,12 @@
 """`GenerateContentResponse` bodies (wire-formats.md §5.3), and the parts and response objects that the
 stream and Code Assist encoders send too."""
 
+from collections.abc import Callable
 from itertools import chain
 from typing import Final
 
-from llmproxy.model import Completion
+from llmproxy.errors import UnsupportedError
+from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers.base import JsonObject, dump_json, split_deltas
 from llmproxy.providers.gemini.assemble import Assembly
 from llmproxy.providers.gemini.errors import error_object, read_error
@@ -24,6 +26,8 @@ def part_groups(completion: Completion, delta_chars: int | None = None) -> list[
     def pieces(text: str) -> tuple[str, ...]:
         return split_deltas(text, delta_chars) if delta_chars is not None else (text,) if text else ()
 
+    if completion.parts:
+        return [group for part in completion.parts for group in _kept_groups(part, pieces)]
     groups: list[list[JsonObject]] = [[{"text": p, "thought": True}] for p in pieces(completion.reasoning or "")]
     groups.extend([{"text": p}] for p in pieces(completion.text))
     calls: list[JsonObject] = [{"functionCall": encode_call(call)} for call in completion.tool_calls]
@@ -37,6 +41,24 @@ def part_groups(completion: Completion, delta_chars: int | None = None) -> list[
             groups[-1][-1]["thoughtSignature"] = signature
         else:
             groups.append([{"text": "", "thoughtSignature": signature}])
+    return groups
+
+
+def _kept_groups(part: ContentPart, pieces: Callable[[str], tuple[str, ...]]) -> list[list[JsonObject]]:
+    """One part of an answer kept part by part (`Completion.parts`): texts and thoughts in their deltas (a
+    thought's signature on its last), a call or a part kept whole in a group of its own."""
+    if isinstance(part, OtherPart):
+        return [[part.raw]]
+    if isinstance(part, ToolCall):
+        return [[{"functionCall": encode_call(part)}]]
+    if isinstance(part, TextPart):
+        return [[{"text": piece}] for piece in pieces(part.text)]
+    if not isinstance(part, ReasoningPart):
+        raise UnsupportedError(f"a Gemini answer cannot hold a {type(part).__name__}")
+    groups: list[list[JsonObject]] = [[{"text": piece, "thought": True}] for piece in pieces(part.text)]
+    if part.signature:
+        groups = groups or [[{"text": "", "thought": True}]]
+        groups[-1][-1]["thoughtSignature"] = part.signature
     return groups
 
 
