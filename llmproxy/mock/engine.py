@@ -5,7 +5,8 @@ state — remaining `times`, a script's cursor, a failover's count, a conversati
 answered twice. A request no expectation answers gets a `MockMiss` naming the closest expectation and why it
 did not match, as replay explains its misses. A request that asks for no output (Codex CLI's warm-up) gets an
 empty answer without taking a turn from anything; a count-token request no expectation answers gets
-llmproxy's estimate (`token_count.py`).
+llmproxy's estimate (`token_count.py`). A Responses create in background mode is answered `queued`, and the
+polls, stream resumptions and cancels for its id from the same answer (`background.py`).
 """
 
 import logging
@@ -19,6 +20,7 @@ from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
+from llmproxy.mock.background import BackgroundResponses
 from llmproxy.mock.failover import FailoverState
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
 from llmproxy.mock.reply import encode_answer, unfit
@@ -27,6 +29,7 @@ from llmproxy.mock.token_count import estimated_count
 
 logger = logging.getLogger(__name__)
 _NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request that asks for no output
+_LIFECYCLE = spec.HttpReply()  # what the log says answered a background response's later requests
 
 
 @dataclass(slots=True)
@@ -54,6 +57,7 @@ class MockEngine:
         entries = [_Entry.of(number, entry) for number, entry in enumerate(expectations.expectations, 1)]
         self._entries = sorted(entries, key=lambda entry: -entry.priority)  # stable: file order within a priority
         self._lock = threading.Lock()
+        self._background = BackgroundResponses()
 
     def decide(self, request: Incoming) -> MockDecision | MockMiss:
         if request.codec is not None and request.codec.asks_nothing(request.json):
@@ -77,11 +81,16 @@ class MockEngine:
     def answer(self, request: Incoming) -> tuple[MockDecision, Reply] | MockMiss:
         """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
         its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own."""
+        lifecycle = self._background.answer(request)
+        if lifecycle is not None:
+            word, reply = lifecycle
+            return MockDecision(_LIFECYCLE, f"background response ({word})", 0), reply
         decision = self.decide(request)
         if isinstance(decision, MockMiss):
             return decision
         try:
-            return decision, encode_answer(decision.answer, request)
+            reply = encode_answer(decision.answer, request)
+            return decision, self._background.start(request, reply) if BackgroundResponses.starts(request) else reply
         except Exception as exc:
             logger.debug("%s could not answer %s %s", decision.source, request.host, request.path, exc_info=True)
             why = str(exc) if isinstance(exc, LlmproxyError) else f"{type(exc).__name__}: {exc}"
