@@ -79,7 +79,7 @@ def test_mitmdump_records_then_replays_with_llmproxys_chain(tmp_path: Path) -> N
     assert replayed.json() == ANSWER
     assert missed.status_code == 599
     assert "$.model" in missed.text
-    assert "replayed 1 requests: 1 missed, 0 unused" in logged[0]
+    assert "replayed 1 request: 1 missed, 0 unused" in logged[0]
 
 
 def test_a_bad_option_is_refused_with_what_is_wrong(tmp_path: Path) -> None:
