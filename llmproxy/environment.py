@@ -8,7 +8,7 @@ system roots plus llmproxy's CA; those that *add* to the roots (`NODE_EXTRA_CA_C
 """
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
@@ -30,6 +30,27 @@ def proxy_environment(proxy_url: str, ca_cert: Path, bundle: Path) -> dict[str, 
 def ca_environment(ca_cert: Path, bundle: Path) -> dict[str, str]:
     """The variables that make each client family trust the CA (what `llmproxy ca --install` exports)."""
     return dict.fromkeys(BUNDLE_VARIABLES, str(bundle)) | dict.fromkeys(ADDED_CA_VARIABLES, str(ca_cert))
+
+
+# The variables clients read a base URL from, and the path each expects after it (--base-url-env).
+BASE_URL_VARIABLES: dict[str, str] = {
+    "ANTHROPIC_BASE_URL": "",  # Anthropic SDKs, Claude Code
+    "OPENAI_BASE_URL": "/v1",  # OpenAI SDKs, openai-agents, litellm
+    "GOOGLE_GEMINI_BASE_URL": "",  # google-genai, the Gemini CLI with an API key
+    "GOOGLE_VERTEX_BASE_URL": "",  # google-genai and the Gemini CLI on Vertex AI
+    "CODE_ASSIST_ENDPOINT": "",  # the Gemini CLI logged in with Google
+    "OLLAMA_HOST": "",  # the Ollama clients
+}
+
+
+def base_url_environment(base_url: str, reverse_urls: Sequence[str], per_provider: bool) -> dict[str, str]:
+    """`LLMPROXY_BASE_URL` (the base URL that serves every provider by path), `LLMPROXY_REVERSE_URL_<n>` for
+    each `--reverse` listener, and with `per_provider` each provider's own base-URL variable."""
+    variables = {"LLMPROXY_BASE_URL": base_url} if base_url else {}
+    variables |= {f"LLMPROXY_REVERSE_URL_{n}": url for n, url in enumerate(reverse_urls, 1)}
+    if per_provider and base_url:
+        variables |= {name: base_url + path for name, path in BASE_URL_VARIABLES.items()}
+    return variables
 
 
 def child_environment(base: Mapping[str, str], variables: Mapping[str, str]) -> dict[str, str]:

@@ -28,7 +28,7 @@ from llmproxy.record_scope import RecordScope
 
 DEFAULT_REDACTOR: Final = Redactor()
 DEFAULT_MATCH: Final = MatchOptions()
-CLOSED: Final = Network()  # nothing reaches the network; what nothing answers gets 599
+CLOSED: Final = Network()  # nothing reaches the network; what nothing answers is refused
 LLM_APIS: Final = RecordScope()  # LLM APIs on any host, and known LLM hosts
 
 
@@ -69,6 +69,7 @@ class Plan:
     record: RecordPlan | None = None
     network: Network = CLOSED
     redactor: Redactor = DEFAULT_REDACTOR
+    strict_background: bool = False  # the CLIs' background traffic is refused like anything else
     base_url: bool = False  # announce the relay to clients set by base URL (`LLMPROXY_BASE_URL`)
     base_url_port: int = 0  # the relay's port (0: a free one)
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
@@ -84,6 +85,8 @@ class Plan:
         if self.replay is not None:
             timing = "at once" if self.replay.timing is None else f"recorded timing x{self.replay.timing:g}"
             stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
+        if self.answers_background:
+            stages["background"] = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
         taps = {}
         if self.record is not None:
             scope = self.record.scope
@@ -94,6 +97,12 @@ class Plan:
             taps["meter"] = "each answer's tokens, cost and timing"
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
         return layout(stages, self.network, taps) + declared
+
+    @property
+    def answers_background(self) -> bool:
+        """Whether background traffic nothing else answers gets a harmless answer (when the network is closed to
+        it), not a refusal."""
+        return not self.network.everything and not self.strict_background
 
     @property
     def offline(self) -> bool:
@@ -142,8 +151,9 @@ def replay_plan(
     mode: RecordMode = RecordMode.NONE,
     match: MatchOptions = DEFAULT_MATCH,
     timing: float | None = 1.0,
-    miss_status: int = 599,
+    miss_status: int | None = None,
     allow_hosts: Sequence[str] = (),
+    strict_background: bool = False,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
 ) -> Plan:
@@ -174,7 +184,14 @@ def replay_plan(
         )
     network = Network(egress=egress, miss_status=miss_status)
     describe = f"none mode, replaying {served}"
-    return Plan(replay=replay, network=network, redactor=redactor, routes=declarations, describe=describe)
+    return Plan(
+        replay=replay,
+        network=network,
+        redactor=redactor,
+        strict_background=strict_background,
+        routes=declarations,
+        describe=describe,
+    )
 
 
 def mock_plan(
@@ -182,8 +199,9 @@ def mock_plan(
     *,
     cassettes: Sequence[Path] = (),
     match: MatchOptions = DEFAULT_MATCH,
-    miss_status: int = 599,
+    miss_status: int | None = None,
     log: Path | None = None,
+    strict_background: bool = False,
     base_url_port: int = 0,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
@@ -200,6 +218,7 @@ def mock_plan(
         replay=replay,
         network=Network(miss_status=miss_status),
         redactor=redactor,
+        strict_background=strict_background,
         base_url=True,
         base_url_port=base_url_port,
         routes=declared.parse_all(routes),
@@ -211,6 +230,7 @@ def build(plan: Plan) -> Chain:
     """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
     naming the file and the field) before anything runs; on failure, what was started is closed again."""
     from llmproxy.cassette.writer_process import WriterProcess
+    from llmproxy.chain.stages.background import BackgroundStage
     from llmproxy.chain.stages.mock import MockStage
     from llmproxy.chain.stages.replay import Replaying, ReplayStage
     from llmproxy.chain.taps.meter import MeterTap
@@ -236,7 +256,10 @@ def build(plan: Plan) -> Chain:
     if plan.mock is not None and engine is not None:
         stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
     if plan.replay is not None and replaying is not None:
-        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, plan.network.miss_status))
+        error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
+        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status))
+    if plan.answers_background:
+        stages.append(BackgroundStage(plan.network))
     if plan.meter:
         taps.append(MeterTap(Meter()))
     return Chain(stages, taps, plan.network, plan.redactor)

@@ -51,6 +51,10 @@ class Listening:
     host: str = "127.0.0.1"
     port: int = 0
     ca_directory: Path | None = None  # default: the per-user CA (`llmproxy ca`)
+    # llmproxy's own base URL (`$LLMPROXY_BASE_URL`) in record and replay, on this port (0: a free one); the
+    # mock's is its relay, on `plan.base_url_port`
+    base_url_port: int = 0
+    base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
 
 
 @dataclass(eq=False)
@@ -61,7 +65,7 @@ class Session:
     environment: dict[str, str] = field(default_factory=dict)  # the variables a child process needs
     ca_cert: Path | None = None  # the certificate clients must trust
     listeners: list[Any] = field(default_factory=list)  # the forward listener, then reverse ones
-    base_url: str = ""  # where clients set by base URL connect (no interception), when the plan offers it
+    base_url: str = ""  # `$LLMPROXY_BASE_URL`: where clients set by base URL connect, while running
     egress: Any = None  # strict replay and mock, while running: the adapters' gate on connections out
     summary: str = ""  # set when closed
     _closed: bool = field(default=False, repr=False)
@@ -105,7 +109,8 @@ class Session:
 
     @property
     def unused(self) -> list[Exchange]:
-        return self.replay.state.value.index.unused() if self.replay is not None else []
+        """Recorded exchanges never served (background traffic aside: its ids change every run)."""
+        return self.replay.state.value.unused() if self.replay is not None else []
 
     @property
     def refused(self) -> list[str]:

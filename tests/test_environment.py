@@ -1,7 +1,7 @@
 import subprocess
 from pathlib import Path
 
-from llmproxy.environment import child_environment, export_lines, proxy_environment
+from llmproxy.environment import base_url_environment, child_environment, export_lines, proxy_environment
 
 
 def test_proxy_environment_covers_every_client_family() -> None:
@@ -26,3 +26,15 @@ def test_export_lines_survive_a_real_shell(tmp_path: Path) -> None:
     script = export_lines(variables) + 'printf %s "$NODE_EXTRA_CA_CERTS"'
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout == str(odd)
+
+
+def test_base_url_variables_only_when_asked() -> None:
+    plain = base_url_environment("http://127.0.0.1:7", ["http://127.0.0.1:8", "http://127.0.0.1:9"], False)
+    assert plain == {
+        "LLMPROXY_BASE_URL": "http://127.0.0.1:7",
+        "LLMPROXY_REVERSE_URL_1": "http://127.0.0.1:8",
+        "LLMPROXY_REVERSE_URL_2": "http://127.0.0.1:9",
+    }
+    asked = base_url_environment("http://127.0.0.1:7", [], True)
+    assert asked["ANTHROPIC_BASE_URL"] == asked["GOOGLE_GEMINI_BASE_URL"] == asked["CODE_ASSIST_ENDPOINT"]
+    assert asked["OPENAI_BASE_URL"] == "http://127.0.0.1:7/v1"  # the OpenAI SDKs expect the version in it

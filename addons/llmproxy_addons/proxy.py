@@ -25,6 +25,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 from llmproxy.destinations import Destination
 from llmproxy.errors import LlmproxyError
 from llmproxy_addons import dispatch
+from llmproxy_addons.base_url import PLACEHOLDER as BASE_URL_PLACEHOLDER
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class ProxySettings:
     reverse: tuple[str, ...] = ()  # upstream base URLs, each served on a local port of its own
     upstream_ca: Path | None = None
     options: dict[str, object] = field(default_factory=dict)
+    base_url_port: int | None = None  # llmproxy's own base URL (addons/base_url.py) on this port (0: a free one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,8 @@ class ProxyThread:
     def __init__(self, settings: ProxySettings, addons: Sequence[object]) -> None:
         self.settings = settings
         self.addons = list(addons)
-        self.listeners: list[Listener] = []
+        self.listeners: list[Listener] = []  # the forward proxy, then the reverse listeners
+        self.base_url: Listener | None = None
         self._thread = threading.Thread(target=self._run, name="llmproxy-proxy", daemon=True)
         self._ready = threading.Event()
         self._failure: BaseException | None = None
@@ -141,6 +144,8 @@ class ProxyThread:
                 Listener(instance.mode.full_spec, self._listener_url(instance.listen_addrs), target)
                 for instance, (_, target) in zip(server.servers, modes, strict=True)
             ]
+            if self.settings.base_url_port is not None:
+                self.base_url = self.listeners.pop()
             self._ready.set()
             await self._stop.wait()
         finally:
@@ -157,6 +162,9 @@ class ProxyThread:
             parts = urlsplit(target)
             origin = f"{parts.scheme}://{parts.netloc}"
             modes.append((f"reverse:{origin}@{host}:{free_port(host)}", target))
+        if self.settings.base_url_port is not None:
+            port = self.settings.base_url_port or free_port(host)
+            modes.append((f"reverse:{BASE_URL_PLACEHOLDER}@{host}:{port}", None))
         return modes
 
     @staticmethod

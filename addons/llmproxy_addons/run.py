@@ -6,9 +6,10 @@ from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
 from llmproxy.ca import ensure_ca
-from llmproxy.environment import proxy_environment
+from llmproxy.environment import base_url_environment, proxy_environment
 from llmproxy.errors import LlmproxyError
 from llmproxy.session import Listening, Session
+from llmproxy_addons.base_url import BaseUrl
 from llmproxy_addons.door import ProxyDoor
 from llmproxy_addons.egress import EgressGate
 from llmproxy_addons.proxy import ProxySettings, ProxyThread
@@ -17,11 +18,13 @@ from llmproxy_addons.upstreams import Destination, Upstreams
 from llmproxy_addons.websocket_recorder import WebSocketRecorder
 
 
-def addons_for(session: Session, upstreams: Upstreams, listening: Listening) -> list[object]:
-    """The proxy door; the relay door when something but the upstream may answer (a paced reply needs it,
-    clients set by base URL use it); the WebSocket recorder beside the record tap; the gate on connections
-    out when the network is not open to everything (what the user pointed llmproxy at is reached as
-    configured)."""
+def addons_for(
+    session: Session, upstreams: Upstreams, listening: Listening, base_url: BaseUrl | None = None
+) -> list[object]:
+    """The router of llmproxy's base URL when it has one (before the proxy door: it says where a request goes);
+    the proxy door; the relay door when something but the upstream may answer (a paced reply needs it, the mock's
+    clients set by base URL use it); the WebSocket recorder beside the record tap; the gate on connections out
+    when the network is not open to everything (what the user pointed llmproxy at is reached as configured)."""
     chain = session.chain
     relay = None
     if chain.answers:
@@ -30,6 +33,8 @@ def addons_for(session: Session, upstreams: Upstreams, listening: Listening) -> 
         except OSError as error:
             raise LlmproxyError(f"cannot listen on 127.0.0.1:{session.plan.base_url_port}: {error.strerror}") from error
     addons: list[object] = [] if relay is None else [relay]
+    if base_url is not None:
+        addons.append(base_url)
     addons.append(ProxyDoor(chain, relay, upstreams))
     if session.record is not None:
         addons.append(WebSocketRecorder(session.record))
@@ -57,9 +62,12 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
             upstream_ca=listening.upstream_ca,
             # offline: not even a TLS handshake upstream to learn a certificate
             options={"upstream_cert": False} if session.plan.offline else {},
+            # the mock answers clients set by base URL on its relay; record and replay on a listener of their own
+            base_url_port=None if session.plan.base_url else listening.base_url_port,
         )
         upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
-        addons = addons_for(session, upstreams, listening)
+        base_url = BaseUrl()
+        addons = addons_for(session, upstreams, listening, base_url)
         try:
             proxy = ProxyThread(settings, addons).start()
         except BaseException:
@@ -80,9 +88,19 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         session.ca_cert = ca.cert_path
         session.listeners = list(proxy.listeners)
         relay = next((addon for addon in addons if isinstance(addon, StreamRelay)), None)
-        if relay is not None and session.plan.base_url:
+        if proxy.base_url is not None:
+            base_url.spec, session.base_url = proxy.base_url.spec, proxy.base_url.url
+            base_url.port = urlsplit(proxy.base_url.url).port
+        elif relay is not None and session.plan.base_url:
             session.base_url = f"http://127.0.0.1:{relay.port}"
-            session.environment["LLMPROXY_BASE_URL"] = session.base_url
+        reverse = proxy.listeners[1:]
+        base_url.reverse = {
+            urlsplit(listener.url).port or 0: Destination.parse(listener.target, "--reverse")
+            for listener in reverse
+            if listener.target
+        }
+        listed = [listener.url for listener in reverse]
+        session.environment |= base_url_environment(session.base_url, listed, listening.base_url_env)
         if start:
             session.start()
         yield session

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
@@ -60,7 +60,12 @@ class Llmproxy:
             "llmproxy_record_mode", str, "none", "For llmproxy_replay: none, once, new_episodes, all or rewrite."
         )
         loader.add_option("llmproxy_timing", str, "recorded", "Replayed streams: recorded, instant, or a scale.")
-        loader.add_option("llmproxy_miss_status", int, 599, "The status of a request nothing answers.")
+        loader.add_option(
+            "llmproxy_miss_status",
+            Optional[int],  # type: ignore[arg-type]  # noqa: UP045 (mitmproxy takes typing's forms, not `int | None`)
+            None,
+            "The status of a request nothing answers (default: the API's own invalid-request error, not retried).",
+        )
         loader.add_option("llmproxy_allow_host", Sequence[str], [], "Let traffic to this host out (strict replay).")
         loader.add_option("llmproxy_preset", str, "", "Replay: ignore what this client varies between runs.")
         loader.add_option("llmproxy_route", Sequence[str], [], "HOST=CODEC|VENDOR, as --route.")

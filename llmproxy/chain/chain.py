@@ -5,7 +5,7 @@ request goes upstream when the plan opens the network to it and the door can for
 otherwise — with the reasons every stage gave. On the response side, taps see what answers: a stage's reply
 whole, or the upstream's answer as it arrives.
 
-    request side:  intercept → mock → replay → (upstream, or refused)
+    request side:  intercept → mock → replay → background → (upstream, or refused)
     response side: intercept → record → meter
 
 A slot with no stage in it costs nothing; `explain()` prints the chain a plan built (`--explain-chain`).
@@ -17,22 +17,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-import orjson
-
 from llmproxy.cassette.convert import url
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Observer, ResponseHead, Stage, Tap
 from llmproxy.egress import EgressPolicy, Refused
 from llmproxy.errors import LlmproxyError
-from llmproxy.model import ErrorKind
-from llmproxy.providers.registry import error_encoder, websocket_codec
+from llmproxy.providers.registry import websocket_codec
 
 logger = logging.getLogger(__name__)
 
-REQUEST_SIDE: Final = ("intercept", "mock", "replay")
-"""Request-side slots, in order: faults and quotas before anything answers, expectations before recordings."""
+REQUEST_SIDE: Final = ("intercept", "mock", "replay", "background")
+"""Request-side slots, in order: faults and quotas before anything answers, expectations before recordings,
+and what the coding CLIs send beside their model calls answered last, only when nothing else does."""
 RESPONSE_SIDE: Final = ("intercept", "record", "meter")
 """Response-side slots, in order: what a fault changes is what the client gets, so it is what is recorded."""
 
@@ -43,11 +42,12 @@ NO_ENTRIES: Final = EgressPolicy()
 @dataclass(frozen=True, slots=True)
 class Network:
     """Which requests nothing answered may reach their upstream (everything, or what `--allow-host` lets out,
-    judged by where the connection really goes: `llmproxy.egress`); the others are refused with `miss_status`."""
+    judged by where the connection really goes: `llmproxy.egress`); the others are refused (`llmproxy.chain.misses`:
+    the API's own invalid-request error, not to be retried, unless `miss_status` names another status)."""
 
     everything: bool = False  # record modes that forward: all, new_episodes
     egress: EgressPolicy = NO_ENTRIES  # --allow-host
-    miss_status: int = 599
+    miss_status: int | None = None
 
     def refusal(self, incoming: Incoming) -> Refused | None:
         """Why `incoming` may not go out; None when it may."""
@@ -63,8 +63,12 @@ class Network:
             return "upstream: what nothing answered goes to the network"
         if self.egress.entries:
             allowed = ", ".join(map(str, self.egress.entries))
-            return f"upstream: only {allowed} (--allow-host); the rest refused with {self.miss_status}"
-        return f"upstream: closed; what nothing answered is refused with {self.miss_status}"
+            return f"upstream: only {allowed} (--allow-host); the rest refused with {self.refused_with}"
+        return f"upstream: closed; what nothing answered is refused with {self.refused_with}"
+
+    @property
+    def refused_with(self) -> str:
+        return str(self.miss_status) if self.miss_status is not None else "the API's invalid-request error (400)"
 
 
 FORWARD: Final = Network(everything=True)
@@ -169,8 +173,8 @@ class Chain:
         return [*self.stages, *self.taps]
 
     def _refuse(self, incoming: Incoming, kept_in: str | None) -> Reply:
-        """What nothing may answer gets `miss_status` and every stage's reason (and why `--allow-host` kept it
-        in), in its API's error shape; anything else gets a plain JSON error, as an HTTP API says "not found"."""
+        """What nothing may answer gets every stage's reason (and why `--allow-host` kept it in) in its API's
+        invalid-request error; anything else a plain JSON "not found" (`llmproxy.chain.misses`)."""
         reasons = [decline.reason for decline in incoming.declines]
         message = f"{self.describe(incoming)}: " + ("\nand ".join(reasons) or "nothing here answers it")
         if kept_in is not None:
@@ -182,13 +186,8 @@ class Chain:
         with self._lock:
             self.refusals += 1
         logger.error("refused: %s", message)
-        status = self.network.miss_status
-        route = incoming.route
-        if route is None:
-            body = orjson.dumps({"error": {"type": "not_found_error", "message": message}})
-            return Reply(status, (("content-type", "application/json"),), body, source=Source.MISS)
-        error = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
-        return Reply(status, tuple(error.headers.items()), error.body, source=Source.MISS)
+        miss = miss_reply(incoming.route, message, self.network.miss_status)
+        return Reply(miss.status, miss.headers, miss.body, source=Source.MISS)
 
 
 def _ordered[T: (Stage, Tap)](parts: Sequence[T], order: tuple[str, ...], kind: str) -> list[T]:

@@ -23,6 +23,7 @@ class Source(StrEnum):
     CASSETTE = "cassette"  # a recorded exchange
     FAULT = "fault"  # injected on purpose (chaos, a quota, a budget)
     MISS = "miss"  # nothing may answer and the network is closed: llmproxy refuses, saying why
+    BACKGROUND = "background"  # a coding CLI's telemetry, update check…, answered harmlessly
     ERROR = "error"  # llmproxy failed to answer (a bad expectation, a bug): it says why and fails closed
     UPSTREAM = "upstream"  # the real server
     RELAYED = "relayed"  # a WebSocket whose messages the chain answers one by one, on the relay

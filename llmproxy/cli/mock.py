@@ -19,6 +19,7 @@ from llmproxy.cli.serving import (
     proxy_options,
     redact_field_option,
     serve,
+    strict_background_option,
 )
 from llmproxy.errors import LlmproxyError
 
@@ -51,8 +52,8 @@ def mock() -> None:
     """Serve scripted LLM answers: `llmproxy mock --expectations FILE [-- CMD ARGS…]`.
 
     Expectations answer first, then a cassette given with --cassette (replay's rules); nothing reaches the
-    network, and a request nothing answers gets --miss-status with the closest expectation and why it did
-    not match. `llmproxy mock validate FILE` checks a file without starting anything.
+    network, and a request nothing answers gets its API's invalid-request error (400) with the closest
+    expectation and why it did not match. `llmproxy mock validate FILE` checks a file without starting anything.
     """
 
 
@@ -72,12 +73,7 @@ def mock() -> None:
 )
 @preset_option("For the cassette: ignore what this client varies between runs (default: from the User-Agent).")
 @miss_status_option("The status of a request nothing answers.")
-@click.option(
-    "--base-url-port",
-    type=click.IntRange(0, 65535),
-    default=0,
-    help="Port of the base URL for clients set by base URL, answered without interception (default: a free one).",
-)
+@strict_background_option
 @click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
 @redact_field_option
 @proxy_options
@@ -86,8 +82,8 @@ def run(
     expectations: Path,
     cassettes: tuple[Path, ...],
     preset: str | None,
-    miss_status: int,
-    base_url_port: int,
+    miss_status: int | None,
+    strict_background: bool,
     log: Path | None,
     redact_field: tuple[str, ...],
     **serving: Any,
@@ -104,8 +100,9 @@ def run(
         cassettes=cassettes,
         match=MatchOptions(preset),
         miss_status=miss_status,
+        strict_background=strict_background,
         log=log,
-        base_url_port=base_url_port,
+        base_url_port=options.base_url_port,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
     )

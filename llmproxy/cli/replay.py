@@ -17,6 +17,7 @@ from llmproxy.cli.serving import (
     proxy_options,
     redact_field_option,
     serve,
+    strict_background_option,
 )
 from llmproxy.plan import parse_timing
 
@@ -62,6 +63,7 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     help="When identical requests outnumber their recordings: serve the last again, or miss.",
 )
 @miss_status_option("The status of a request with no recording.")
+@strict_background_option
 @click.option(
     "--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast)."
 )
@@ -76,7 +78,8 @@ def replay(
     preset: str | None,
     ignore: tuple[str, ...],
     on_exhausted: str,
-    miss_status: int,
+    miss_status: int | None,
+    strict_background: bool,
     timing: str,
     fail_on_unused: bool,
     redact_field: tuple[str, ...],
@@ -85,8 +88,9 @@ def replay(
     """Serve recorded LLM exchanges: `llmproxy replay --cassette c.json -- CMD ARGS…`.
 
     In the default mode (`none`) nothing reaches the network: a request with no recording gets
-    --miss-status and a diagnostic naming the closest recording and what differs, and llmproxy exits
-    non-zero. Streams keep their recorded timing unless --timing says otherwise.
+    its API's invalid-request error (400, not retried) with a diagnostic naming the closest recording and
+    what differs, and llmproxy exits non-zero; the CLIs' background traffic gets a harmless answer.
+    Streams keep their recorded timing unless --timing says otherwise.
     """
     from llmproxy.plan import RecordMode, replay_plan
     from llmproxy.session import Session
@@ -101,6 +105,7 @@ def replay(
         match=match,
         timing=_timing(timing),
         miss_status=miss_status,
+        strict_background=strict_background,
         allow_hosts=allow_host,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,

@@ -23,7 +23,7 @@ from llmproxy.cli.live import LiveView, wanted
 from llmproxy.cli.output import emit
 from llmproxy.cli.reporting import OneLineFormatter
 from llmproxy.destinations import check_reverse, parse_map
-from llmproxy.environment import child_environment, export_lines
+from llmproxy.environment import BASE_URL_VARIABLES, child_environment, export_lines
 from llmproxy.errors import UsageError
 
 _calls = logging.getLogger("llmproxy.calls")
@@ -43,8 +43,22 @@ def preset_option(help: str) -> Decorator:
 
 
 def miss_status_option(help: str) -> Decorator:
-    """`--miss-status`: what a request nothing answers gets."""
-    return click.option("--miss-status", type=click.IntRange(100, 999), default=599, show_default=True, help=help)
+    """`--miss-status`: what a request nothing answers gets. By default the API's own invalid-request error, which
+    clients do not retry, so a miss ends the client in seconds with llmproxy's diagnostic."""
+    return click.option(
+        "--miss-status",
+        type=click.IntRange(100, 999),
+        help=f"{help} (default: the API's own invalid-request error, 400, marked not to be retried; 599 answers "
+        "as MockServer does, and clients retry it).",
+    )
+
+
+strict_background_option: Decorator = click.option(
+    "--strict-background",
+    is_flag=True,
+    help="Treat the CLIs' background traffic (telemetry, update checks, registry look-ups; docs/replay.md) "
+    "like any request: a miss, instead of a harmless answer.",
+)
 
 
 redact_field_option: Decorator = click.option(
@@ -84,6 +98,19 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Treat HOST[:PORT][/PATH] as this codec's API (a private gateway: openai-chat, anthropic-messages…,"
             " CODEC@VENDOR to name who serves it) or as a compatible VENDOR's host (deepseek…). Repeatable.",
         ),
+        click.option(
+            "--base-url-port",
+            type=click.IntRange(0, 65535),
+            default=0,
+            help="Port of llmproxy's base URL ($LLMPROXY_BASE_URL), for clients set by base URL: it serves every "
+            "provider by path (default: a free port).",
+        ),
+        click.option(
+            "--base-url-env",
+            is_flag=True,
+            help="Also set the providers' base-URL variables (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, "
+            "GOOGLE_GEMINI_BASE_URL, …) to llmproxy's base URL.",
+        ),
         click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
         click.option(
             "--explain-chain",
@@ -120,6 +147,8 @@ class ServeOptions:
     mapping: tuple[str, ...]
     upstream_ca: Path | None
     routes: tuple[str, ...]
+    base_url_port: int
+    base_url_env: bool
     print_env: bool
     explain_chain: bool
     live: bool | None
@@ -138,6 +167,8 @@ class ServeOptions:
             reverse=check_reverse(self.reverse),
             host=self.listen_host,
             port=self.port,
+            base_url_port=self.base_url_port,
+            base_url_env=self.base_url_env,
         )
 
     def planned(self, plan: "Plan") -> "Plan":
@@ -218,12 +249,17 @@ def _serve(
         # What is loaded by now (mitmproxy, a cassette, the expectations) lives as long as the process: keep
         # the collector from walking it again and again while requests come in.
         gc.freeze()
-        reverse = "".join(f", {listener.url} → {listener.target}" for listener in proxy.listeners[1:])
+        reverse = "".join(
+            f", {listener.url} → {listener.target} ($LLMPROXY_REVERSE_URL_{n})"
+            for n, listener in enumerate(proxy.listeners[1:], 1)
+        )
         say(f"llmproxy {name}: proxy on {proxy.url}{reverse}; {session.describe}")
         if options.debug:
             say(f"llmproxy {name}: the answer chain:\n{session.chain.explain()}")
         if proxy.base_url:
             say(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)")
+        if options.base_url_env:
+            say(f"llmproxy {name}: {', '.join(BASE_URL_VARIABLES)} point at it")
         if options.command:
             env = child_environment(os.environ, proxy.environment)
             output = view.say if view is not None else None

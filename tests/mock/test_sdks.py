@@ -383,7 +383,7 @@ def test_base_url_clients_are_answered_on_the_relay_alike(proxy: Session) -> Non
         assert chat(gpt, "scenario:text (direct)", stream=False)[0] == "Paris is the capital of France."
         with pytest.raises(openai.APIStatusError) as missed:
             chat(gpt, "nothing matches this (direct)", stream=False)
-        assert missed.value.status_code == 599
+        assert missed.value.status_code == 400
         assert "no expectation matched" in str(missed.value)
     logged = served(proxy, "(direct)")
     assert [entry.get("answeredBy") for entry in logged] == ["expectation 2", "expectation 5", "expectation 1", None]

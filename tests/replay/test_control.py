@@ -56,7 +56,7 @@ def test_a_running_replay_switches_cassettes(tmp_path: Path) -> None:
         assert asked(client) == "from a"
         served = proxy.use_cassettes(second)
         assert asked(client) == "from b"
-        assert client.post(URL, json=BODY).status_code == 599  # b's one recording is used up
+        assert client.post(URL, json=BODY).status_code == 400  # b's one recording is used up
     assert (served.hits, served.misses, served.index.unused()) == (1, [], [])
     assert served.sources == (first,)
     assert len(proxy.misses) == 1  # b's report: what the session's summary gives

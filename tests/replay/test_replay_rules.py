@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anthropic
 import httpx2 as httpx
 import pytest
 
@@ -46,7 +47,7 @@ def free_port() -> int:
 
 
 @pytest.mark.parametrize(
-    ("exhausted", "third"), [(OnExhausted.ERROR, 599), (OnExhausted.REPEAT_LAST, "second")], ids=["error", "repeat"]
+    ("exhausted", "third"), [(OnExhausted.ERROR, 400), (OnExhausted.REPEAT_LAST, "second")], ids=["error", "repeat"]
 )
 def test_identical_requests_are_served_in_recorded_order(
     tmp_path: Path, loopback: LoopbackServer, exhausted: OnExhausted, third: object
@@ -58,6 +59,23 @@ def test_identical_requests_are_served_in_recorded_order(
     texts = [r.json()["content"][0]["text"] if r.status_code == 200 else r.status_code for r in served]
     assert texts == ["first", "second", third]
     assert len(loopback.received) == 2  # only the recording reached the upstream
+
+
+@pytest.mark.parametrize(("miss_status", "attempts"), [(None, 1), (599, 2)], ids=["default", "599"])
+def test_a_miss_ends_the_sdk_at_once_unless_a_retried_status_is_asked_for(
+    tmp_path: Path, loopback: LoopbackServer, miss_status: int | None, attempts: int
+) -> None:
+    cassette, _ = record(tmp_path, loopback, Reply(200, JSON, answer("recorded")))
+    listening = Listening(ca_directory=tmp_path / "ca")
+    with replaying(cassette, listening=listening, timing=None, miss_status=miss_status) as proxy:
+        http = httpx.Client(proxy=proxy.url)
+        client = anthropic.Anthropic(api_key="sk-ant-test", base_url=loopback.url, http_client=http, max_retries=1)
+        with pytest.raises(anthropic.APIStatusError) as missed:
+            client.messages.create(model="claude-haiku-4-5", max_tokens=16, messages=[{"role": "user", "content": "?"}])
+        http.close()
+    assert missed.value.status_code == (miss_status or 400)
+    assert "closest is exchange 1" in missed.value.message
+    assert len(proxy.misses) == attempts  # the SDK (max_retries=1) retried the 599 only
 
 
 def test_recorded_errors_and_failed_connections_replay_as_recorded(tmp_path: Path, loopback: LoopbackServer) -> None:
@@ -105,7 +123,7 @@ def test_hosts_outside_the_cassette_are_answered_locally_unless_allowed(
     listening = Listening(ca_directory=tmp_path / "ca")
     with replaying(cassette, listening=listening, timing=None) as proxy:
         health = httpx.get(f"{loopback.url}/health", proxy=proxy.url, timeout=10)
-    assert health.status_code == 599
+    assert health.status_code == 404  # not an LLM API: not found
     assert len(loopback.received) == 1  # the recording only: strict replay sent nothing on
 
     loopback.queue(Reply(200, {"content-type": "text/plain"}, b"ok"))

@@ -99,7 +99,7 @@ def test_a_changed_request_is_refused_saying_where_it_differs(
             _, refused = session(socket, prompt="run something else")
     (error,) = refused
     assert error.type == "error"
-    assert error.status == 599
+    assert error.status == 400  # the API's invalid-request error: Codex does not retry it
     assert "closest is exchange 2" in error.error.message
     assert "$.input[0].content" in error.error.message
     assert len(proxy.misses) == 1

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import orjson
 
+from llmproxy.background import background_url
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.decode import decode_response, exchange_route
@@ -55,8 +56,12 @@ class Replaying:
         exchanges = [exchange for path in paths if cassette_exists(path) for exchange in load_cassette(path).exchanges]
         return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
 
+    def unused(self) -> list[Exchange]:
+        """Recorded exchanges never served (background traffic aside: its ids change every run)."""
+        return [exchange for exchange in self.index.unused() if background_url(exchange.request.url) is None]
+
     def summary(self) -> list[str]:
-        unused = self.index.unused()
+        unused = self.unused()
         lines = [f"replayed {plural(self.hits, 'request')}: {len(self.misses)} missed, {len(unused)} unused"]
         for miss in self.misses:  # with the paths that differ, as the miss diagnostic gave them
             first, *differences = miss.explain().splitlines()

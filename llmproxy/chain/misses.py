@@ -1,0 +1,44 @@
+"""What a request nothing answers gets in strict replay and mock: an error that ends the client at once and
+carries llmproxy's diagnostic as the error message its SDK or CLI shows.
+
+By default it is the provider's own "invalid request" error (HTTP 400, in the API's error shape), which no
+client retries: the Stainless SDKs (Anthropic, OpenAI; Claude Code, opencode through the AI SDK) retry
+408, 409, 429 and 5xx, and `x-should-retry: false` forbids even those; Codex retries 5xx and transport
+errors; the Gemini CLI retries 429 and 5xx; google-genai and botocore retry neither 400 (wire-formats.md
+§1.2). A 5xx — MockServer's 599 — is retried by all of them, so a miss took minutes to surface: it stays
+available as an explicit `--miss-status`.
+"""
+
+from dataclasses import dataclass
+
+import orjson
+
+from llmproxy.model import ErrorKind, Route
+from llmproxy.providers.registry import error_encoder
+
+NO_RETRY = (
+    ("x-should-retry", "false"),  # read by the Stainless SDKs before any status rule
+    # opencode retries any error whose text looks transient (a "500" or "rate limit" anywhere in it, and a
+    # diagnostic quotes prompts and paths), waiting what retry-after-ms says: then at once, not for a minute
+    ("retry-after-ms", "0"),
+)
+MISS_HEADER = ("x-llmproxy-miss", "1")  # tells a reader of the traffic that llmproxy answered, not the API
+
+
+@dataclass(frozen=True, slots=True)
+class MissReply:
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+def miss_reply(route: Route | None, message: str, status: int | None = None) -> MissReply:
+    """The answer to a miss on `route` with `message` as the error's text: the provider's invalid-request
+    error (400), or off the LLM APIs (`route` None) a plain JSON "not found" (404), marked not to be retried.
+    `status` replaces the default with that status alone, so a client retries it by its own rules."""
+    retry = (MISS_HEADER,) if status is not None else (*NO_RETRY, MISS_HEADER)
+    if route is None:
+        body = orjson.dumps({"error": {"type": "not_found_error", "message": message}})
+        return MissReply(status or 404, (("content-type", "application/json"), *retry), body)
+    reply = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
+    return MissReply(status or reply.status, (*reply.headers.items(), *retry), reply.body)

@@ -1,0 +1,46 @@
+"""The background stage: what the coding CLIs and agent frameworks send beside their model calls (telemetry,
+flags, update checks, registry look-ups: `llmproxy.background`) gets a harmless answer when nothing before it
+answered and the network is closed to it — instead of a miss that fails the run. What may go out (a record
+mode, `--allow-host`) goes out. Left out of the chain with `--strict-background`."""
+
+import threading
+from collections import Counter
+
+from llmproxy.background import Background, background
+from llmproxy.chain.chain import Network
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.stage import Context, Stage
+from llmproxy.errors import LlmproxyError
+
+
+class BackgroundStage(Stage):
+    name = "background"
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self.answered: Counter[str] = Counter()  # "Claude Code telemetry" → how many
+        self._lock = threading.Lock()
+
+    def decide(self, incoming: Incoming, context: Context) -> Reply | None:
+        entry = background(incoming.raw.host, incoming.raw.path)
+        if entry is None or (context.forwards and self.network.refusal(incoming) is None):
+            return None
+        with self._lock:
+            self.answered[_name(entry)] += 1
+        answer = entry.answer
+        return Reply(answer.status, (("content-type", answer.content_type),), answer.body, source=Source.BACKGROUND)
+
+    def explain(self) -> str:
+        return "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
+
+    def close(self, failures: list[LlmproxyError]) -> list[str]:
+        if not self.answered:
+            return []
+        total = sum(self.answered.values())
+        named = ", ".join(f"{name} ×{count}" if count > 1 else name for name, count in self.answered.items())
+        return [f"  answered {total} background requests harmlessly: {named}"]
+
+
+def _name(entry: Background) -> str:
+    return f"{entry.client} {entry.what}"
