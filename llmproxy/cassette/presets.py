@@ -4,7 +4,7 @@ A preset names fields to drop (session and user ids, prompt-cache keys), anchors
 value — the working directory, the CLI's home — is replaced wherever it appears, also in the dash-mangled
 form CLIs use for project folders: every character but letters and digits a dash), and rewrites applied
 to every string (dates, UUIDs, per-run hashes, git status). Presets are chosen by name (`--preset`) or
-from the client's User-Agent.
+from the client's headers (its User-Agent first).
 """
 
 import re
@@ -22,6 +22,11 @@ _LONG_DATE = (
     ),
     "<date>",
 )
+# JavaScript's Date.toDateString(): "Wed Nov 25 2026"
+_JS_DATE = (
+    re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4}\b"),
+    "<date>",
+)
 # ids are often prefixed (`msg_…`), so no word boundary: not inside a longer run of hex digits
 _UUID = (re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-f])"), "<uuid>")
 
@@ -30,9 +35,12 @@ _UUID = (re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 class Preset:
     name: str
     user_agent: re.Pattern[str]
+    hint: tuple[str, re.Pattern[str]] | None = None  # another header that names the client (lower-case name)
     drop: tuple[jsonpath.Path, ...] = ()
     anchors: tuple[re.Pattern[str], ...] = ()  # group 1: a value to replace everywhere
     rewrites: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # rewrites made before the anchored values are replaced, for text that may hold one by coincidence
+    first: tuple[tuple[re.Pattern[str], str], ...] = ()
 
     def apply(self, body: Any) -> Any:
         """The body with this client's run-to-run changes neutralised."""
@@ -44,6 +52,8 @@ class Preset:
         replacements = sorted(values | mangled, key=len, reverse=True)
 
         def rewrite(text: str) -> str:
+            for pattern, replacement in self.first:
+                text = pattern.sub(replacement, text)
             for value in replacements:
                 text = text.replace(value, "<volatile>")
             for pattern, replacement in self.rewrites:
@@ -84,6 +94,7 @@ PRESETS: Mapping[str, Preset] = {
         Preset(
             "claude-code",
             re.compile(r"^claude-cli/"),
+            hint=("x-app", re.compile(r"^cli$")),
             drop=(jsonpath.parse("$.metadata.user_id"),),
             anchors=(
                 re.compile(r"Primary working directory: (\S+)"),
@@ -102,6 +113,7 @@ PRESETS: Mapping[str, Preset] = {
         Preset(
             "codex",
             re.compile(r"^codex"),
+            hint=("originator", re.compile(r"^codex")),
             drop=(
                 jsonpath.parse("$.prompt_cache_key"),
                 jsonpath.parse("$.client_metadata"),
@@ -134,14 +146,43 @@ PRESETS: Mapping[str, Preset] = {
                 _UUID,
                 # what its shell tool adds to a command's output: the process group it ran in
                 (re.compile(r"\bProcess Group PGID: \d+"), "Process Group PGID: <volatile>"),
+                # where it is installed: its built-in skills are listed by path
+                (re.compile(r"[^\s`'\"<>()]*/@google/gemini-cli/"), "<gemini-cli>/"),
+            ),
+            # its project folders, named after the working directory's name (`~/.gemini/tmp/<slug>`): first,
+            # since `/tmp/<slug>` is also the working directory itself when that is a folder in /tmp
+            first=((re.compile(r"(\.gemini/(?:tmp|history)/)[a-z0-9-]+"), r"\1<project>"),),
+        ),
+        Preset(
+            "opencode",
+            re.compile(r"^opencode/"),  # opencode/1.18.33 ai-sdk/… runtime/bun/…
+            anchors=(
+                re.compile(r"Working directory: (\S+)"),
+                re.compile(r"Workspace root folder: (\S+)"),
+                re.compile(r"(/[^\s`'\"]*?)/\.(?:config|local/share|cache)/opencode/"),
+            ),
+            rewrites=(
+                _DATE,
+                _LONG_DATE,
+                _JS_DATE,
+                _UUID,
+                # the machine it runs on, from its <env> block
+                (re.compile(r"(\n  (?:Is directory a git repo|Platform): )[^\n]*"), r"\1<volatile>"),
             ),
         ),
     )
 }
 
 
-def preset_for(user_agent: str | None) -> Preset | None:
-    """The preset whose client sent this User-Agent, if any."""
-    if not user_agent:
-        return None
-    return next((preset for preset in PRESETS.values() if preset.user_agent.search(user_agent)), None)
+def preset_for(headers: Mapping[str, str]) -> Preset | None:
+    """The preset of the client that sent these headers (lower-case names): by its User-Agent, else by
+    another header it sends (when a wrapper or gateway replaced the User-Agent)."""
+    user_agent = headers.get("user-agent")
+    if user_agent:
+        chosen = next((preset for preset in PRESETS.values() if preset.user_agent.search(user_agent)), None)
+        if chosen is not None:
+            return chosen
+    for preset in PRESETS.values():
+        if preset.hint is not None and preset.hint[1].search(headers.get(preset.hint[0], "")):
+            return preset
+    return None

@@ -118,11 +118,7 @@ class ReplayIndex:
             return None
         if name is not None:
             return PRESETS[name]
-        return preset_for(_header(request, "user-agent"))
-
-
-def _header(request: Request, name: str) -> str | None:
-    return next((value for key, value in header_pairs(request.headers) if key.lower() == name), None)
+        return preset_for({key.lower(): value for key, value in header_pairs(request.headers)})
 
 
 def _describe(request: Request) -> str:

@@ -87,41 +87,55 @@ def captured_body(name: str) -> dict[str, object]:
     return json.loads((CAPTURED / name).read_text())["body"]
 
 
+def elsewhere(text: str) -> str:
+    """The same request as another run would send it: another machine, folder (named differently), home and
+    install path, session ids and date."""
+    for slug in set(re.findall(r"\.gemini/(?:tmp|history)/([a-z0-9-]+)", text)):  # its project folders
+        text = re.sub(rf"(\.gemini/(?:tmp|history)/){slug}\b", r"\1another-project", text)
+    for old in sorted(set(re.findall(r"/tmp/tmp[a-z0-9_]+", text)), key=len, reverse=True):
+        new = old.replace("/tmp/tmp", "/home/someone/other")
+        text = text.replace(old, new).replace(old.replace("/", "-"), new.replace("/", "-"))
+    text = text.replace("/tmp/gcli/node_modules/", "/usr/local/lib/node_modules/")
+    for uuid in set(re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)):
+        text = text.replace(uuid, "00000000-1111-2222-3333-444444444444")
+    text = re.sub(r"\b2026-11-2\d\b", "2027-01-05", text)
+    text = re.sub(r"\bWed Nov 25 2026\b", "Tue Jan 05 2027", text)
+    return text.replace("Platform: linux", "Platform: darwin").replace("git repo: no", "git repo: yes")
+
+
 @pytest.mark.parametrize(
     ("fixture", "preset", "url"),
     [
         ("claude-2.1.197-turn1.json", "claude-code", "https://api.anthropic.com/v1/messages"),
+        ("claude-2.1.332-turn2.json", "claude-code", "https://api.anthropic.com/v1/messages"),
         ("codex-0.169.0-turn1.json", "codex", "https://chatgpt.com/backend-api/codex/responses"),
         (
             "gemini-0.61.0-turn1.json",
             "gemini-cli",
             "https://cloudcode-pa.googleapis.com/v1internal:streamGenerateContent",
         ),
+        (
+            "gemini-0.61.0-turn2.json",
+            "gemini-cli",
+            "https://cloudcode-pa.googleapis.com/v1internal:streamGenerateContent",
+        ),
+        ("opencode-1.18.33-turn1.json", "opencode", "https://api.anthropic.com/v1/messages"),
+        ("opencode-1.18.33-turn2.json", "opencode", "https://api.anthropic.com/v1/messages"),
     ],
 )
 def test_presets_match_the_same_session_run_elsewhere_another_day(fixture: str, preset: str, url: str) -> None:
-    """The captured request, and the same request as another run would send it: another working directory,
-    home, session id and date. Equal under the preset; different without it."""
+    """The captured request, and the same request as another run elsewhere would send it. Equal under the
+    preset (both sides normalised: the recorded one and the received one); different without it."""
     body = captured_body(fixture)
-    text = json.dumps(body)
-    variant = text
-    for old in sorted(set(re.findall(r"/tmp/tmp[a-z0-9_]+", text)), key=len, reverse=True):
-        variant = variant.replace(old, old.replace("/tmp/tmp", "/home/someone/other"))
-        variant = variant.replace(
-            old.replace("/", "-"), old.replace("/tmp/tmp", "/home/someone/other").replace("/", "-")
-        )
-    for uuid in set(re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", text)):
-        variant = variant.replace(uuid, "00000000-1111-2222-3333-444444444444")
-    variant = variant.replace("2026-11-22", "2027-01-05")
-    assert variant != text
-    provider = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "gemini_code_assist"}[preset]
-    ours = RequestView.of(req(body, url), provider, PRESETS[preset])
-    theirs = RequestView.of(req(json.loads(variant), url), provider, PRESETS[preset])
-    assert ours.key == theirs.key, differences(ours, theirs)
-    assert (
-        RequestView.of(req(body, url), provider, None).key
-        != RequestView.of(req(json.loads(variant), url), provider, None).key
+    variant = json.loads(elsewhere(json.dumps(body)))
+    assert variant != body
+    provider = {"claude-code": "anthropic", "codex": "openai", "gemini-cli": "gemini_code_assist"}.get(
+        preset, "anthropic"
     )
+    ours = RequestView.of(req(body, url), provider, PRESETS[preset])
+    theirs = RequestView.of(req(variant, url), provider, PRESETS[preset])
+    assert ours.key == theirs.key, differences(ours, theirs)
+    assert RequestView.of(req(body, url), provider, None).key != RequestView.of(req(variant, url), provider, None).key
 
 
 def test_codex_preset_matches_its_websocket_request_from_another_machine() -> None:
@@ -151,11 +165,29 @@ def test_codex_preset_matches_its_websocket_request_from_another_machine() -> No
         ("GeminiCLI/0.61.0/gemini-2.5-pro (linux; x64)", "gemini-cli"),
         # what the real Gemini CLI 0.61.0 sent through the proxy with `-p` (tests/e2e/test_replay_gemini.py)
         ("GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal) google-api-nodejs-client/10.9.0", "gemini-cli"),
+        ("claude-cli/2.1.332 (external, sdk-cli)", "claude-code"),
+        ("opencode/1.18.33 ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14", "opencode"),
         ("Anthropic/Python 2.12.0", None),
     ],
 )
 def test_presets_are_chosen_from_the_user_agent(user_agent: str, preset: str | None) -> None:
-    chosen = preset_for(user_agent)
+    chosen = preset_for({"user-agent": user_agent})
+    assert (chosen.name if chosen else None) == preset
+
+
+@pytest.mark.parametrize(
+    ("headers", "preset"),
+    [
+        ({"user-agent": "my-gateway/1.0", "x-app": "cli"}, "claude-code"),
+        ({"originator": "codex_exec"}, "codex"),
+        ({"user-agent": "opencode/1.18.33", "originator": "codex_exec"}, "opencode"),  # the User-Agent first
+        ({"x-app": "web"}, None),
+    ],
+)
+def test_presets_are_chosen_from_other_headers_without_a_known_user_agent(
+    headers: dict[str, str], preset: str | None
+) -> None:
+    chosen = preset_for(headers)
     assert (chosen.name if chosen else None) == preset
 
 

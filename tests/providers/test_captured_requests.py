@@ -1,8 +1,8 @@
 """Decoding requests exactly as the real coding CLIs send them.
 
-The fixtures were captured from Claude Code, Codex CLI and the Gemini CLI (on Code Assist) running a tool loop
-against llmproxy's own encodings (scripts/capture_cli_requests.py): turn 1 is the opening request, turn 2 carries
-the tool result.
+The fixtures were captured from Claude Code, Codex CLI, the Gemini CLI (on Code Assist) and opencode (on
+Anthropic) running a tool loop against llmproxy's own encodings (scripts/capture_cli_requests.py): turn 1 is the
+opening request, turn 2 carries the tool result.
 """
 
 import json
@@ -26,8 +26,12 @@ def decode(codec: str, body: dict[str, Any]) -> Conversation:
     return CHAT_CODECS[codec].decode_request(json.dumps(body).encode())
 
 
-def test_claude_code_first_turn() -> None:
-    body = load("claude-2.1.197-turn1.json")
+CLAUDE_VERSIONS = ("2.1.197", "2.1.332")
+
+
+@pytest.mark.parametrize("version", CLAUDE_VERSIONS)
+def test_claude_code_first_turn(version: str) -> None:
+    body = load(f"claude-{version}-turn1.json")
     conversation = decode("anthropic-messages", body)
     assert conversation.model == body["model"]
     assert conversation.stream is True
@@ -43,15 +47,17 @@ def test_claude_code_first_turn() -> None:
     prompt = conversation.messages[0].parts[-1]
     assert isinstance(prompt, TextPart)
     assert prompt.text == "Run `echo llmproxy-ok` with Bash, then tell me what it printed."
-    assert prompt.cache_control is not None
+    # a cache breakpoint on the prompt where this version puts one (2.1.197 did, 2.1.332 does not)
+    assert (prompt.cache_control is not None) == ("cache_control" in body["messages"][0]["content"][-1])
     assert [t.name for t in conversation.tools] == [t["name"] for t in body["tools"]]
     bash = next(t for t in conversation.tools if t.name == "Bash")
     assert bash.parameters is not None
     assert "command" in bash.parameters["properties"]
 
 
-def test_claude_code_tool_result_turn() -> None:
-    conversation = decode("anthropic-messages", load("claude-2.1.197-turn2.json"))
+@pytest.mark.parametrize("version", CLAUDE_VERSIONS)
+def test_claude_code_tool_result_turn(version: str) -> None:
+    conversation = decode("anthropic-messages", load(f"claude-{version}-turn2.json"))
     assert conversation.assistant_turns == 1
     assistant = next(m for m in conversation.messages if m.role is Role.ASSISTANT)
     assert assistant.text == "Running it."
@@ -155,7 +161,35 @@ def test_gemini_cli_tool_result_turn() -> None:
     assert "Output: llmproxy-ok" in result.text  # {"output": text} reads as the text
 
 
-CODECS = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini": "gemini-code-assist"}
+def test_opencode_first_turn() -> None:
+    body = load("opencode-1.18.33-turn1.json")
+    conversation = decode("anthropic-messages", body)
+    assert (conversation.model, conversation.stream) == ("claude-sonnet-4-5", True)
+    assert "<env>" in conversation.system_text  # where it runs: folder, git, platform, date
+    (message,) = conversation.messages
+    # opencode quotes the prompt of `opencode run`
+    assert message.text == '"Run `echo llmproxy-ok` with the bash tool, then tell me what it printed."'
+    assert {"bash", "edit", "read"} <= {t.name for t in conversation.tools}
+
+
+def test_opencode_tool_result_turn() -> None:
+    conversation = decode("anthropic-messages", load("opencode-1.18.33-turn2.json"))
+    assert conversation.assistant_turns == 1
+    calls = [(call.id, call.name, call.arguments) for m in conversation.messages for call in m.tool_calls]
+    assert calls == [("call_capture_1", "bash", {"command": "echo llmproxy-ok", "description": "Print a marker"})]
+    latest = conversation.latest
+    assert latest is not None
+    (result,) = latest.tool_results
+    assert (result.name, result.is_error) == ("bash", False)
+    assert "llmproxy-ok" in result.text
+
+
+CODECS = {
+    "claude": "anthropic-messages",
+    "codex": "openai-responses",
+    "gemini": "gemini-code-assist",
+    "opencode": "anthropic-messages",
+}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CAPTURED.glob("*.json")))

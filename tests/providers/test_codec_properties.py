@@ -48,7 +48,12 @@ from tests.providers.strategies import (
 CODECS = pytest.mark.parametrize("name", list(CHAT_CODECS))
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 # the codec each CLI speaks
-CAPTURED_BY = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini": "gemini-code-assist"}
+CAPTURED_BY = {
+    "claude": "anthropic-messages",
+    "codex": "openai-responses",
+    "gemini": "gemini-code-assist",
+    "opencode": "anthropic-messages",
+}
 DECODER_ONLY_EVENT_TYPES = {  # events a decoder reads that its encoder never sends
     "anthropic-messages": ["ping"],
     "openai-responses": ["error", "response.queued", "response.reasoning_text.delta", "response.reasoning_text.done"],
