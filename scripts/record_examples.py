@@ -2,6 +2,7 @@
 clients talking to a local stand-in for the provider (so no key and no network are needed):
 
     .venv/bin/python scripts/record_examples.py [quickstart] [claude-code] [codex-tool-loop] [codex-websocket]
+                                                [gemini-cli] [opencode]
 
 * `cassettes/quickstart.json`: scripts/quickstart.py (the official Anthropic SDK, streaming) — the README's
   first command replays it;
@@ -11,14 +12,18 @@ clients talking to a local stand-in for the provider (so no key and no network a
 * `cassettes/codex-websocket.json`: Codex CLI (from package.json) in its default configuration, its model
   traffic over a WebSocket to api.openai.com (a warm-up, then a tool loop on one connection), and its model
   list and plugin look-ups on chatgpt.com and api.github.com; its metrics upload turned off (`CODEX_QUIET`).
+* `cassettes/gemini-cli-tool-loop.json`: the Gemini CLI, logged in with Google (Code Assist), the same loop
+  with its shell tool, recorded as the end-to-end tests record it (tests/e2e/clis.py);
+* `cassettes/opencode-tool-loop.json`: opencode on Anthropic, the same loop with its bash tool, likewise.
 
-With no name, all of them.
+With no name, all of them. cassettes/README.md says how to replay each.
 """
 
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,8 +31,10 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.model import Completion, StopReason, Usage  # noqa: E402
 from tests.certs import make_test_ca  # noqa: E402
-from tests.e2e.clis import CLAUDE, CODEX, ScriptedServer  # noqa: E402
+from tests.e2e.clis import CLAUDE, CODEX, GEMINI, OPENCODE, Cli, ScriptedServer, record_scripted  # noqa: E402
 from tests.e2e.test_codex import codex_env  # noqa: E402
+from tests.e2e.test_opencode import opencode_env  # noqa: E402
+from tests.e2e.test_replay_gemini import gemini_env  # noqa: E402
 
 CODEX_QUIET = ["-c", "analytics.enabled=false"]
 ANSWER = (
@@ -78,7 +85,14 @@ def record(
 
 def main() -> int:
     out = ROOT / "cassettes"
-    names = set(sys.argv[1:]) or {"quickstart", "claude-code", "codex-tool-loop", "codex-websocket"}
+    names = set(sys.argv[1:]) or {
+        "quickstart",
+        "claude-code",
+        "codex-tool-loop",
+        "codex-websocket",
+        "gemini-cli",
+        "opencode",
+    }
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "ANTHROPIC_API_KEY": "sk-ant-example"}
         work = Path(home) / "work"
@@ -107,7 +121,37 @@ def main() -> int:
             command = [str(CODEX.binary), *CODEX_QUIET, *CODEX.argv]
             # its plugin look-up on GitHub is recorded too: the cassette then replays with nothing let out
             record(out / "codex-websocket.json", CODEX.turns, command, websocket_env, work, hosts, ("api.github.com",))
+    gemini = ("cloudcode-pa.googleapis.com", gemini_env, ())
+    # its plugin install from the npm registry: answered 404 by the local stand-in
+    opencode = (
+        "api.anthropic.com",
+        lambda root: opencode_env(root, OPENCODE_DISABLE_MODELS_FETCH="1"),
+        ("registry.npmjs.org",),
+    )
+    for cli, name, (host, environment, also) in ((GEMINI, "gemini-cli", gemini), (OPENCODE, "opencode", opencode)):
+        if name in names and not record_cli(cli, out / f"{name}-tool-loop.json", host, environment, also):
+            return 1
     return 0
+
+
+def record_cli(
+    cli: Cli, cassette: Path, host: str, environment: Callable[[Path], dict[str, str]], also: tuple[str, ...]
+) -> bool:
+    if cli.binary is None:
+        print(f"{cli.name} is not installed (scripts/setup.sh installs it): skipped its cassette", file=sys.stderr)
+        return False
+    with tempfile.TemporaryDirectory() as scratch:
+        run, recorded, _ = record_scripted(cli, Path(scratch), host, environment(Path(scratch) / "record"), *also)
+        if run.returncode != 0:
+            print(f"{cli.name} failed while recording:\n{run.stderr[-3000:]}", file=sys.stderr)
+            return False
+        text = recorded.read_text()
+    # where the CLI is installed is this machine's business (the gemini-cli preset ignores it): the usual
+    # global install stands in for it
+    text = text.replace(str(ROOT / "node_modules"), "/usr/local/lib/node_modules")
+    cassette.write_text(text)
+    print(f"wrote {cassette}")
+    return True
 
 
 if __name__ == "__main__":

@@ -49,6 +49,9 @@ class Cli:
     argv: list[str]
     canned: dict[str, bytes] = field(default_factory=dict)  # other paths the CLI calls: JSON answered as is
     websocket: bool = False  # its model traffic goes over WebSocket (Codex CLI's default configuration)
+    # requests on the side of the conversation (a title, a summary), told apart by a marker in the body: each
+    # gets its answer and is not a turn
+    asides: tuple[tuple[str, Completion], ...] = ()
 
     @property
     def label(self) -> str:
@@ -100,7 +103,28 @@ GEMINI = Cli(
 )
 # Codex CLI as installed: the built-in OpenAI provider, which talks to `/v1/responses` over WebSocket
 CODEX_WEBSOCKET = replace(CODEX, websocket=True)
-CLIS = {cli.label: cli for cli in (CLAUDE, CODEX, CODEX_WEBSOCKET, GEMINI)}
+# opencode, set to Anthropic by its config file (opencode_config below), runs its bash tool without asking;
+# beside the conversation it asks a small model for the session's title.
+OPENCODE = Cli(
+    "opencode",
+    "anthropic-messages",
+    tool_loop("bash", {"command": "echo llmproxy-ok", "description": "Print a marker"}),
+    ["run", "Run `echo llmproxy-ok` with the bash tool, then tell me what it printed."],
+    asides=(("You are a title generator", Completion(text="Echo a marker", stop_reason=StopReason.END_TURN)),),
+)
+CLIS = {cli.label: cli for cli in (CLAUDE, CODEX, CODEX_WEBSOCKET, GEMINI, OPENCODE)}
+
+
+def write_opencode_config(home: Path, base_url: str | None = None) -> None:
+    """opencode's user config in `home`: Anthropic's Claude Sonnet, no self-update; `base_url` sends
+    Anthropic's traffic there instead of api.anthropic.com."""
+    config: dict[str, Any] = {"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude-sonnet-4-5"}
+    config["autoupdate"] = False
+    if base_url is not None:
+        config["provider"] = {"anthropic": {"options": {"baseURL": base_url}}}
+    folder = home / ".config" / "opencode"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "opencode.json").write_text(json.dumps(config))
 
 
 @dataclass
@@ -119,7 +143,11 @@ class ScriptedServer:
     such as Gemini's); `canned` paths get their canned JSON. `tls` serves HTTPS instead of HTTP."""
 
     def __init__(
-        self, turns: list[Completion], canned: dict[str, bytes] | None = None, tls: ssl.SSLContext | None = None
+        self,
+        turns: list[Completion],
+        canned: dict[str, bytes] | None = None,
+        tls: ssl.SSLContext | None = None,
+        asides: tuple[tuple[str, Completion], ...] = (),
     ) -> None:
         canned = canned or {}
         self.bodies: list[dict[str, Any]] = []
@@ -157,7 +185,8 @@ class ScriptedServer:
                 route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
                 codec = chat_codec(route) if route is not None else None
                 request = json.loads(body) if codec is not None else None
-                completion = next_turn(request, self.path) if codec is not None else None
+                aside = next((answer for marker, answer in asides if marker.encode() in body), None)
+                completion = (aside or next_turn(request, self.path)) if codec is not None else None
                 if codec is None or route is None or completion is None:
                     self.send_response(404)
                     self.send_header("content-length", "0")
@@ -215,44 +244,108 @@ def cli_env(root: Path, folder: str = "work", **variables: str) -> dict[str, str
 
 
 def record_scripted(
-    cli: Cli, tmp_path: Path, host: str, env: dict[str, str]
+    cli: Cli, tmp_path: Path, host: str, env: dict[str, str], *also: str
 ) -> tuple[subprocess.CompletedProcess[str], Path, ScriptedServer]:
     """`llmproxy record` around the CLI talking to `host`, mapped to a scripted HTTPS upstream (stopped
-    afterwards): the run, the cassette, and the upstream with the bodies it received."""
-    upstream_ca = make_test_ca(tmp_path, (host,))
-    upstream = ScriptedServer(cli.turns, cli.canned, tls=upstream_ca.server_context)
-    cassette = tmp_path / f"{cli.name}.json"
-    mapping = ("--map", f"{host}={upstream.url}", "--upstream-ca", str(upstream_ca.cert_path))
+    afterwards): the run, the cassette, and the upstream with the bodies it received. The hosts in `also`
+    (a package registry…) are mapped to it too, so nothing reaches the network: it answers them 404."""
+    upstream_ca = make_test_ca(tmp_path, (host, *also))
+    upstream = ScriptedServer(cli.turns, cli.canned, tls=upstream_ca.server_context, asides=cli.asides)
+    cassette = tmp_path / "cassettes" / f"{cli.name}.json"  # not where opencode looks for opencode.json
+    mapping = [arg for name in (host, *also) for arg in ("--map", f"{name}={upstream.url}")]
     try:
-        recorded = around(cli, tmp_path / "record", env, "record", "--cassette", str(cassette), *mapping)
+        recorded = around(
+            cli,
+            tmp_path / "record",
+            env,
+            "record",
+            "--cassette",
+            str(cassette),
+            *mapping,
+            "--upstream-ca",
+            str(upstream_ca.cert_path),
+        )
     finally:
         upstream.close()
     return recorded, cassette, upstream
 
 
 def around(
-    cli: Cli, root: Path, env: dict[str, str], *llmproxy: str, folder: str = "work"
+    cli: Cli, root: Path, env: dict[str, str], *llmproxy: str, folder: str = "work", timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
-    """`llmproxy ARGS… -- CLI …` run in `root/<folder>` with `env` (the CLI must be installed)."""
+    """`llmproxy ARGS… -- CLI …` run in `root/<folder>` (made if need be) with `env` (the CLI must be
+    installed)."""
     assert cli.binary is not None
+    (root / folder).mkdir(exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "llmproxy", *llmproxy, "--", cli.binary, *cli.argv],
         cwd=root / folder,
         env=env,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=timeout,
     )
+
+
+def mock_tool_loop(
+    cli: Cli, root: Path, env: dict[str, str], expectations: dict[str, Any], conversation: int, tool: str
+) -> subprocess.CompletedProcess[str]:
+    """`llmproxy mock` around the CLI with `expectations`, whose entry number `conversation` is the two-turn
+    tool loop: the CLI printed the final text, and the request log shows turn 1 then turn 2 answered, the
+    second bringing back the tool's output (and the first not)."""
+    root.mkdir(parents=True, exist_ok=True)
+    path, log = root / "expectations.json", root / "mock.jsonl"
+    path.write_text(json.dumps(expectations))
+    done = around(cli, root, env, "mock", "--expectations", str(path), "--log", str(log))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert FINAL_TEXT in done.stdout
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    name = f"conversation {conversation}"
+    answered = [entry for entry in entries if entry.get("answeredBy", "").startswith(name + " ")]
+    assert [entry["answeredBy"] for entry in answered] == [f"{name} turn 1", f"{name} turn 2"]
+    (result,) = answered[1]["toolResults"]
+    assert result["name"] == tool
+    assert "llmproxy-ok" in result["text"]
+    assert "llmproxy-ok" not in json.dumps(answered[0].get("toolResults", []))
+    return done
+
+
+MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
+
+
+def replay_changed_prompt(
+    cli: Cli, root: Path, env: dict[str, str], cassette: Path, *llmproxy: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """A deliberate miss: the CLI replayed from `cassette` with another prompt than the recorded one. With
+    llmproxy's default miss answer it ends in seconds; a retried one (a 5xx) would take minutes, past
+    `timeout`."""
+    changed = replace(cli, argv=[arg.replace("llmproxy-ok", "llmproxy-changed") for arg in cli.argv])
+    return around(changed, root, env, "replay", "--cassette", str(cassette), *llmproxy, timeout=timeout)
+
+
+def cli_output_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
+    """What the CLI itself printed (llmproxy's own log and summary lines left out)."""
+    lines = (run.stdout + run.stderr).splitlines()
+    return [line for line in lines if not line.startswith(("llmproxy", "  miss:", "  unused:", "  $.", "  answered"))]
+
+
+def assert_missed_fast(run: subprocess.CompletedProcess[str]) -> None:
+    """The CLI stopped on the miss, showing llmproxy's diagnostic in its own output."""
+    assert run.returncode != 0, run.stderr[-3000:]
+    assert any(MISS_DIAGNOSTIC in line for line in cli_output_lines(run)), (run.stdout + run.stderr)[-3000:]
+    assert "missed" in run.stderr
 
 
 def run_session(cli: Cli, binary: str) -> Session:
     """Run the CLI's scripted session in a throwaway home and working directory, offline."""
-    server = ScriptedServer(cli.turns, cli.canned)
+    server = ScriptedServer(cli.turns, cli.canned, asides=cli.asides)
     try:
         words = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True).stdout.split()
         version = next((word for word in words if word[:1].isdigit()), "unknown")
         with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as workdir:
             env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8"}
+            # offline for sure: whatever the CLI sends beside the loopback server fails at once
+            env |= {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "127.0.0.1"}
             if cli is CLAUDE:
                 env |= {
                     "ANTHROPIC_BASE_URL": server.url,
@@ -266,6 +359,9 @@ def run_session(cli: Cli, binary: str) -> Session:
                     "GOOGLE_CLOUD_ACCESS_TOKEN": "test-token-not-secret",
                     "GEMINI_CLI_TRUST_WORKSPACE": "true",
                 }
+            elif cli is OPENCODE:
+                write_opencode_config(Path(home), f"{server.url}/v1")
+                env |= {"ANTHROPIC_API_KEY": "test-key-not-secret", "OPENCODE_DISABLE_MODELS_FETCH": "1"}
             elif cli.websocket:  # its own configuration file, as a user has it: only the base URL changed
                 Path(home, ".codex").mkdir()
                 Path(home, ".codex", "config.toml").write_text(f'openai_base_url = "{server.url}/v1"\n')

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from llmproxy.cassette.store import load_cassette
-from tests.e2e.clis import FINAL_TEXT, GEMINI, around, cli_env, record_scripted
+from tests.e2e.clis import (
+    FINAL_TEXT,
+    GEMINI,
+    around,
+    assert_missed_fast,
+    cli_env,
+    record_scripted,
+    replay_changed_prompt,
+)
 
 
 def gemini_env(root: Path) -> dict[str, str]:
@@ -28,11 +36,15 @@ def test_gemini_cli_session_replays_offline_from_elsewhere(tmp_path: Path) -> No
     streamed = [e for e in exchanges if e.response is not None and e.response.events is not None]
     assert len(streamed) == 2  # the tool call, then the final text
 
-    # the Gemini CLI also sends usage statistics to play.googleapis.com and asks www.googleapis.com who is
-    # logged in: not LLM traffic to replay; let them try the (absent) network, as docs/replay.md advises
-    allowed = ("--allow-host", "play.googleapis.com", "--allow-host", "www.googleapis.com")
+    # from a differently named folder (the Gemini CLI names its project folders after it) and a fresh home;
+    # its usage statistics and account look-up are answered as background traffic
     root = tmp_path / "replay"
-    replayed = around(GEMINI, root, gemini_env(root), "replay", "--cassette", str(cassette), *allowed)
+    replayed = around(GEMINI, root, gemini_env(root), "replay", "--cassette", str(cassette), folder="another-project")
     assert replayed.returncode == 0, replayed.stderr[-3000:]
     assert FINAL_TEXT in replayed.stdout
     assert "0 missed" in replayed.stderr
+    assert "background requests harmlessly: Gemini CLI" in replayed.stderr
+
+    # a deliberate miss ends the Gemini CLI at once (not after minutes of retries), with the diagnostic
+    root = tmp_path / "miss"
+    assert_missed_fast(replay_changed_prompt(GEMINI, root, gemini_env(root), cassette))

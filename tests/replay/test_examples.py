@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.clis import CLAUDE, CODEX, FINAL_TEXT
+from tests.e2e.clis import CLAUDE, CODEX, FINAL_TEXT, GEMINI, OPENCODE, around, cli_env
+from tests.e2e.test_codex import codex_env
+from tests.e2e.test_opencode import opencode_env
+from tests.e2e.test_replay_gemini import gemini_env
 
 ROOT = Path(__file__).resolve().parents[2]
 LLMPROXY_REPLAY = [sys.executable, "-m", "llmproxy", "replay", "--cassette"]
@@ -43,30 +46,25 @@ def test_the_readme_quickstart_replays_offline(tmp_path: Path) -> None:
     assert "replayed 1 request: 0 missed, 0 unused" in run.stderr
 
 
+EXAMPLES = {
+    "claude-code-tool-loop.json": (
+        CLAUDE,
+        lambda root: cli_env(root, ANTHROPIC_API_KEY="sk-ant-any", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1"),
+    ),
+    "codex-tool-loop.json": (CODEX, lambda root: codex_env(root, "HTTPS provider")),
+    "gemini-cli-tool-loop.json": (GEMINI, gemini_env),
+    "opencode-tool-loop.json": (OPENCODE, opencode_env),
+}
+
+
 @pytest.mark.e2e
-def test_the_committed_claude_code_session_replays_offline(tmp_path: Path) -> None:
-    if CLAUDE.binary is None:
-        pytest.skip("claude is not installed: scripts/setup.sh installs it from package.json (needs npm)")
-    env = bare_env(tmp_path) | {"ANTHROPIC_API_KEY": "sk-ant-any", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    (tmp_path / "work").mkdir()
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "llmproxy",
-            "replay",
-            "--cassette",
-            str(ROOT / "cassettes/claude-code-tool-loop.json"),
-            "--",
-            CLAUDE.binary,
-            *CLAUDE.argv,
-        ],
-        cwd=tmp_path / "work",
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_committed_coding_cli_session_replays_offline(tmp_path: Path, name: str) -> None:
+    """As cassettes/README.md shows: from an empty folder with a fresh home, any key, offline."""
+    cli, environment = EXAMPLES[name]
+    if cli.binary is None:
+        pytest.skip(f"{cli.name} is not installed: scripts/setup.sh installs it from package.json (needs npm)")
+    run = around(cli, tmp_path, environment(tmp_path), "replay", "--cassette", str(ROOT / "cassettes" / name))
     assert run.returncode == 0, run.stderr[-3000:]
     assert FINAL_TEXT in run.stdout
     assert "0 missed, 0 unused" in run.stderr
