@@ -37,6 +37,12 @@ Environment = Callable[[Path], dict[str, str]]
 SETUPS: dict[str, tuple[str, Environment, tuple[str, ...]]] = {
     "claude": ("api.anthropic.com", lambda root: claude_env(root, "sk-ant-api03-" + "m" * 86), ()),
     "codex": ("api.openai.com", lambda root: codex_env(root, "HTTPS provider"), ()),
+    # as installed: its model traffic over a WebSocket; its plugin look-ups and metrics mapped to the stand-in
+    "codex-websocket": (
+        "api.openai.com",
+        lambda root: codex_env(root, "default (WebSocket)"),
+        ("chatgpt.com", "ab.chatgpt.com", "api.github.com"),
+    ),
     "gemini": ("cloudcode-pa.googleapis.com", gemini_env, ()),
     "opencode": ("api.anthropic.com", opencode_env, ("registry.npmjs.org",)),
 }

@@ -16,7 +16,15 @@ import pytest
 
 from llmproxy.cassette.store import load_cassette
 from tests.certs import make_test_ca
-from tests.e2e.clis import CODEX, FINAL_TEXT, ScriptedServer, around, cli_env
+from tests.e2e.clis import (
+    CODEX,
+    FINAL_TEXT,
+    ScriptedServer,
+    around,
+    assert_missed_fast,
+    cli_env,
+    replay_changed_prompt,
+)
 
 MODEL_HOST = "api.openai.com"
 OTHER_HOSTS = ("chatgpt.com", "ab.chatgpt.com", "api.github.com")
@@ -121,6 +129,11 @@ def test_codex_records_then_replays_offline_from_another_folder(tmp_path: Path, 
     assert FINAL_TEXT in replayed.stdout
     assert "0 missed" in replayed.stderr
     assert "llmproxy-ok" in replayed.stdout  # Codex ran the command the recording asked for
+
+    # a deliberate miss ends Codex at once, over either transport, showing the diagnostic
+    root = tmp_path / "miss"
+    missed = replay_changed_prompt(CODEX, root, codex_env(root, configuration), cassette, *let_out, *closed)
+    assert_missed_fast(missed)
 
 
 @pytest.mark.e2e
