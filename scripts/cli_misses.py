@@ -69,7 +69,7 @@ def measure(name: str, scratch: Path, statuses: list[str | None]) -> list[str]:
             continue
         seconds = time.monotonic() - started
         shown = any(MISS_DIAGNOSTIC in line for line in cli_output_lines(run))
-        requests = run.stderr.count("llmproxy: ERROR addons.replayer: replay miss:")
+        requests = run.stderr.count("llmproxy: ERROR llmproxy.chain.chain: refused: ")
         cells.append(
             f"{seconds:.1f} s, {requests} request{'s' * (requests != 1)}"
             + ("" if shown else ", diagnostic not shown")
