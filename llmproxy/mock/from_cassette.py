@@ -29,6 +29,7 @@ from llmproxy.mock.spec import (
     ConversationSpec,
     ErrorReply,
     ExpectationsFile,
+    KeptParts,
     Match,
     Respond,
     ToolCall,
@@ -38,6 +39,7 @@ from llmproxy.mock.usage import usage_spec
 from llmproxy.model import Completion, Message, Provider, Role, StopReason, TextPart, ToolResultPart
 from llmproxy.model import Conversation as ChatRequest
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.kept_parts import parts_format, wire_parts
 from llmproxy.providers.registry import chat_codec
 from llmproxy.words import plural
 
@@ -120,7 +122,7 @@ def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
         skipped["no response"] += 1
         return None
     key = (route.provider.value, urlsplit(exchange.request.url).path, exchange.model or chat.model)
-    answer = _answer(codec, exchange.response, completion)
+    answer = _answer(codec, exchange.response, completion, parts_format(route))
     respond, error = (answer, None) if isinstance(answer, Respond) else (None, answer)
     return _Recorded(key, chat.assistant_turns, build(Turn, match=_match(chat), respond=respond, error=error))
 
@@ -167,7 +169,9 @@ def _excerpt(message: Message) -> str | None:
     return text[: cut if cut > 0 else EXCERPT_CHARS]
 
 
-def _answer(codec: ChatCodec, response: Response, completion: Completion) -> Respond | ErrorReply:
+def _answer(
+    codec: ChatCodec, response: Response, completion: Completion, kept_format: str | None
+) -> Respond | ErrorReply:
     failed = completion.error
     if response.status >= 400:
         message = failed.message if failed is not None else ""
@@ -175,7 +179,7 @@ def _answer(codec: ChatCodec, response: Response, completion: Completion) -> Res
     if failed is not None and not completion.text and not completion.tool_calls:  # failed in the stream at once
         status = failed.status or codec.encode_error(failed.kind, failed.message).status
         return build(ErrorReply, status=status, message=failed.message or None)
-    return _respond(completion, codec.provider)
+    return _respond(completion, codec.provider, kept_format)
 
 
 def _retry_after(response: Response) -> float | None:
@@ -189,9 +193,9 @@ def _retry_after(response: Response) -> float | None:
     return None
 
 
-def _respond(completion: Completion, provider: Provider) -> Respond:
+def _respond(completion: Completion, provider: Provider, kept_format: str | None) -> Respond:
     """Arguments that were not a JSON object are kept as their text; a stop reason only when it is not the
-    one the mock would pick."""
+    one the mock would pick; an answer holding parts kept whole gets all its parts as its wire spells them."""
     calls = tuple(
         ToolCall(
             name=call.name,
@@ -209,6 +213,9 @@ def _respond(completion: Completion, provider: Provider) -> Respond:
         usage=usage_spec(completion.usage, provider) if completion.usage and not completion.usage.estimated else None,
         reasoningText=completion.reasoning or None,
         reasoningSignature=completion.reasoning_signature,
+        parts=build(KeptParts, format=kept_format, parts=tuple(wire_parts(kept_format, completion)))
+        if completion.parts and kept_format is not None
+        else None,
     )
 
 

@@ -21,6 +21,7 @@ from llmproxy.mock.usage import declared_usage, estimate_usage
 from llmproxy.mock.vectors import embed, rerank
 from llmproxy.model import Completion, ErrorKind, ProviderError, Route, StopReason, ToolCall
 from llmproxy.providers.base import ChatCodec, stable_id, status_kind
+from llmproxy.providers.kept_parts import parts_format, read_parts
 from llmproxy.providers.registry import chat_codec, embedding_codec, error_encoder, rerank_codec
 
 STRUCTURED_OUTPUT_HEADER = "x-llmproxy-structured-output-invalid"
@@ -172,6 +173,9 @@ def _completion(respond: spec.Respond, request: Incoming, route: Route) -> tuple
         reasoning_signature=respond.reasoningSignature,
         usage=declared_usage(respond.usage, route.provider) if respond.usage is not None else None,
     )
+    kept = respond.parts
+    if kept is not None and kept.format == parts_format(route):
+        completion = replace(completion, parts=read_parts(kept.format, kept.parts))
     if completion.usage is not None:
         return completion, ()
     return replace(completion, usage=estimate_usage(request.conversation, completion)), ("usage estimated",)

@@ -86,6 +86,16 @@ class Physics(_Spec):
     seed: int = 0
 
 
+class KeptParts(_Spec):
+    """An answer's parts exactly as one API format spells them — Anthropic content blocks, Responses output
+    items, Gemini parts — for answers holding what the other fields cannot say (server tool use and
+    results, citations, compaction, code execution): `cassette to-expectations` writes them. A request in
+    that format gets them as they are, in this order; other formats get the fields."""
+
+    format: Literal["anthropic", "openai-responses", "gemini"]
+    parts: tuple[JsonValue, ...]
+
+
 class Respond(_Spec):
     """A successful chat answer, encoded in the requesting provider's format, streamed when asked."""
 
@@ -95,6 +105,7 @@ class Respond(_Spec):
     usage: Usage | None = Field(default=None, description="absent: estimated from the request and the answer")
     reasoningText: str | None = None
     reasoningSignature: str | None = None
+    parts: KeptParts | None = None
     physics: Physics | None = None
     outputSchema: dict[str, JsonValue] | str | None = Field(
         default=None, description="JSON Schema the text should meet"
