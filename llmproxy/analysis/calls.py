@@ -10,7 +10,7 @@ from datetime import datetime
 
 import orjson
 
-from llmproxy.analysis.decode import Decoded
+from llmproxy.analysis.decode import ChatExchange
 from llmproxy.mock.usage import estimate_usage, tokens
 from llmproxy.model import Conversation, Message, Provider, Role, TextPart, ToolCall, ToolDefinition, Usage
 from llmproxy.pricing import PriceBook, Priced, Unpriced
@@ -95,7 +95,7 @@ def fingerprint(text: str) -> str:
 
 
 def build_call(
-    decoded: Decoded,
+    decoded: ChatExchange,
     *,
     source: str,
     exchange_id: int,

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from llmproxy.analysis.calls import Call, Lineage, build_call
-from llmproxy.analysis.decode import Decoded, decode_exchange
+from llmproxy.analysis.decode import ChatExchange, read_chat
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import HistoryIndex, history, inflate
@@ -94,8 +94,8 @@ class Recorded:
         while (extends := chain[-1].request.extends) is not None:
             chain.append(stored[extends.exchange])
         whole = inflate(reversed(chain))[-1]
-        decoded = decode_exchange(whole)
-        return decoded.conversation if isinstance(decoded, Decoded) else None
+        decoded = read_chat(whole)
+        return decoded.conversation if isinstance(decoded, ChatExchange) else None
 
 
 def _calls(
@@ -110,7 +110,7 @@ def _calls(
         summary.exchanges += 1
         exchange = _shared(exchange, index)
         stored[exchange.id] = exchange
-        decoded = decode_exchange(exchange)
+        decoded = read_chat(exchange)
         if isinstance(decoded, str):
             summary.skipped[decoded] += 1
             continue
@@ -184,7 +184,7 @@ class HistoryDigests:
         return b""
 
 
-def _session(grouping: Grouping, path: Path, conversation: str, decoded: Decoded) -> str:
+def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExchange) -> str:
     if grouping is Grouping.FOLDER:
         return str(path.parent)
     if grouping is Grouping.CONVERSATION:

@@ -5,7 +5,9 @@ reports, the meter), through the codec of the API the exchange speaks.
 An error answer (an upstream 4xx/5xx) is a completion with nothing but its `error` (the provider's kind and
 message, with the status); an exchange whose upstream never answered has no completion. An exchange on a
 WebSocket reads its request message and the messages that answered it (a request that names an earlier
-answer on its connection is read as it was sent: `cassette.websocket.matched_requests` reads it whole).
+answer on its connection is read as it was sent: `cassette.websocket.matched_requests` reads it whole). A
+request is read as stored: one whose history the cassette shares with an earlier request's (`extends`)
+gives only the messages after the shared prefix, unless the exchange was inflated (`load_cassette`).
 """
 
 from collections.abc import Sequence
@@ -14,10 +16,11 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.bodies import body_bytes, event_bytes
-from llmproxy.cassette.model import Exchange, Response, header_pairs
+from llmproxy.cassette.model import Exchange, JsonBody, Request, Response, header_pairs
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, Conversation, Route, Usage
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect
 
@@ -37,8 +40,7 @@ def decode_exchange(exchange: Exchange) -> Decoded:
     if route is None or codec is None:
         what = f"{route.provider.value} {route.operation.value}" if route is not None else "not an LLM API"
         raise UnsupportedError(f"exchange {exchange.id} is not a chat exchange ({what})")
-    request = exchange.request
-    conversation = codec.decode_request(body_bytes(request.body) if request.body is not None else b"")
+    conversation = decode_request(codec, exchange.request)
     if exchange.response is None:
         return Decoded(conversation, None, None)
     completion = decode_response(codec, exchange.response)
@@ -52,6 +54,16 @@ def exchange_route(exchange: Exchange) -> Route | None:
     headers = {name.lower(): value for name, value in header_pairs(request.headers)}
     path = url.path + (f"?{url.query}" if url.query else "")
     return detect(url.hostname or "", path, headers, method=request.method, scheme=url.scheme, port=url.port)
+
+
+def decode_request(codec: ChatCodec, request: Request) -> Conversation:
+    """A recorded request as the conversation it sent, read as stored: a body stored with a shared history
+    (`request.extends`) gives only the messages after the shared prefix (`history.inflate` rebuilds the whole
+    body), so a reader of a long agent session decodes each message once, not once per turn. A JSON body is
+    read as the parsed value it already is. Raises `ParseError` (a `ValueError`)."""
+    if isinstance(request.body, JsonBody):
+        return codec.decode_request(Parsed(request.body.json_))
+    return codec.decode_request(body_bytes(request.body) if request.body is not None else b"")
 
 
 def decode_response(codec: ChatCodec, response: Response) -> Completion:

@@ -184,3 +184,21 @@ def test_a_compatible_vendor_is_priced_as_itself(tmp_path_factory: pytest.TempPa
     report = report_of(str(path))
     assert {(call.provider, call.vendor) for call in report.calls} == {("openai", "deepseek")}
     assert all("deepseek deepseek-chat" in call.pricing for call in report.calls)
+
+
+def test_what_does_not_decode_is_skipped_and_a_failed_call_is_a_row(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The report reads exchanges through `decode_exchange`: a request or an answer that does not decode is
+    counted as skipped, and why; an error answer is a call that billed nothing, with the upstream's reason."""
+    cassette = orjson.loads((ROOT / "cassettes" / "report" / "clean.json").read_bytes())
+    bad_request, bad_answer, failed = cassette["exchanges"]
+    bad_request["request"]["body"]["json"]["messages"] = "not a list"
+    bad_answer["response"]["body"]["json"]["content"] = 3
+    failed["response"].update(status=529, reason="Overloaded")
+    failed["response"]["body"]["json"] = {"type": "error", "error": {"type": "overloaded_error", "message": "Busy"}}
+    path = tmp_path_factory.mktemp("broken") / "broken.json"
+    path.write_bytes(orjson.dumps(cassette))
+    report = report_of(str(path))
+    assert report.sources[0].skipped == {"undecodable request": 1, "undecodable response": 1}
+    (row,) = report.calls
+    assert (row.exchangeId, row.status, row.error) == (3, 529, "status 529: Busy")
+    assert (row.inputTokens, row.outputTokens, row.tokensEstimated, row.estimatedCostUsd) == (0, 0, False, "0")

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from llmproxy.cassette.decode import decode_exchange
+from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
@@ -14,7 +15,7 @@ from llmproxy.model import ErrorKind, Route
 from llmproxy.model.exchange import RawEvent, RawRequest, RawResponse
 from llmproxy.providers.registry import chat_codec, error_encoder
 from llmproxy.providers.routes import detect, with_body
-from tests.cassette.factory import exchange
+from tests.cassette.factory import exchange, request
 from tests.cassette.test_websocket import TURNS, codex_session
 from tests.golden.cases import CASES
 from tests.samples import CHAT, VECTORS, Sample
@@ -107,3 +108,26 @@ def test_a_websocket_exchange_decodes_from_its_messages(tmp_path: Path) -> None:
     assert tool_turn is not None
     assert [call.name for call in tool_turn.tool_calls] == ["exec_command"]
     assert decoded[2][0].latest is not None  # the tool output it brings back
+
+
+def test_a_request_stored_with_a_shared_history_decodes_as_stored(tmp_path: Path) -> None:
+    """The second turn re-sends the first's messages: the cassette stores them once, and `decode_exchange`
+    reads the stored tail (a report decodes each message once); inflated, it reads the whole history."""
+    path = tmp_path / "c.json"
+    first = [{"role": "user", "content": "Fix the bug."}]
+    second = [*first, {"role": "assistant", "content": "Which bug?"}, {"role": "user", "content": "The retry."}]
+    writer = CassetteWriter.open(path, Redactor())
+    for messages in (first, second):
+        body = {"model": "claude-haiku-4-5", "max_tokens": 64, "messages": messages}
+        writer.add(exchange(request(body), None, "connection refused"))
+    writer.close()
+    stored = read_exchanges(path)[1]
+    assert stored.request.extends is not None
+    assert stored.request.extends.items == 1
+    assert [m.text for m in decode_exchange(stored).conversation.messages] == ["Which bug?", "The retry."]
+    inflated = load_cassette(path).exchanges[1]
+    assert [m.text for m in decode_exchange(inflated).conversation.messages] == [
+        "Fix the bug.",
+        "Which bug?",
+        "The retry.",
+    ]
