@@ -230,7 +230,7 @@ def build(plan: Plan) -> Chain:
     """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
     naming the file and the field) before anything runs; on failure, what was started is closed again."""
     from llmproxy.cassette.writer_process import WriterProcess
-    from llmproxy.chain.stages.background import BackgroundStage
+    from llmproxy.chain.stages.background_traffic import BackgroundStage
     from llmproxy.chain.stages.mock import MockStage
     from llmproxy.chain.stages.replay import Replaying, ReplayStage
     from llmproxy.chain.taps.meter import MeterTap

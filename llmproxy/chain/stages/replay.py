@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 
-from llmproxy.background import background_url
+from llmproxy.background_traffic import background_url
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.decode import decode_response, exchange_route

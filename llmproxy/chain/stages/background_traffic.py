@@ -1,12 +1,12 @@
 """The background stage: what the coding CLIs and agent frameworks send beside their model calls (telemetry,
-flags, update checks, registry look-ups: `llmproxy.background`) gets a harmless answer when nothing before it
+flags, update checks, registry look-ups: `llmproxy.background_traffic`) gets a harmless answer when nothing before it
 answered and the network is closed to it — instead of a miss that fails the run. What may go out (a record
 mode, `--allow-host`) goes out. Left out of the chain with `--strict-background`."""
 
 import threading
 from collections import Counter
 
-from llmproxy.background import Background, background
+from llmproxy.background_traffic import Background, background
 from llmproxy.chain.chain import Network
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, Source

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from llmproxy.background import CATALOGUE, background
+from llmproxy.background_traffic import CATALOGUE, background
 from llmproxy.session import Listening, recording, replaying
 from tests.conformance.server import LoopbackServer, Reply
 from tests.replay.test_replay_rules import JSON, answer, ask, record
