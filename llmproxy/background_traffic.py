@@ -58,6 +58,7 @@ CATALOGUE: Final[Sequence[Background]] = (
     _entry("Claude Code", "telemetry", _ANTHROPIC, r"/api/event_logging/", UPLOADED),
     _entry("Claude Code", "feature flags", "statsig.anthropic.com", r"/"),
     # Codex CLI
+    _entry("Codex", "model catalogue", "chatgpt.com", r"/backend-api/codex/models\b"),
     _entry("Codex", "plugins", "chatgpt.com", r"/backend-api/plugins/"),
     _entry("Codex", "plugins", "api.github.com", r"/repos/openai/plugins\b"),
     _entry("Codex", "update check", "api.github.com", r"/repos/openai/codex/releases\b"),
