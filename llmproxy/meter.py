@@ -141,6 +141,10 @@ class Meter:
             self._book = PriceBook()
         return self._book
 
+    def another(self) -> "Meter":
+        """An empty meter sharing this one's prices, once loaded (a pytest test's own, loaded once a run)."""
+        return Meter(self._book)
+
     def listen(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.append(listener)

@@ -26,15 +26,20 @@ async def resolve(host: str, port: int) -> list[str]:
 
 
 class EgressGate:
-    def __init__(self, policy: EgressPolicy, relays: Sequence[StreamRelay] = ()) -> None:
+    def __init__(
+        self, policy: EgressPolicy, relays: Sequence[StreamRelay] = (), opened: Callable[[], bool] = lambda: False
+    ) -> None:
+        """`opened`: whether the network is open to everything right now (a session whose chain opens it while
+        running: the pytest plugin, for a test that records)."""
         self.policy = policy
         self.relays = list(relays)
+        self.opened = opened
         self.resolve: Resolver = resolve  # a seam for tests: a name that answers what the test says
         self.refused: list[str] = []  # what was not let out, for the summary
 
     async def server_connect(self, data: ServerConnectionHookData) -> None:
         server = data.server
-        if server.address is None or server.error:
+        if server.address is None or server.error or self.opened():
             return
         host, port = str(server.address[0]), int(server.address[1])
         if host == "127.0.0.1" and any(relay.port == port for relay in self.relays):

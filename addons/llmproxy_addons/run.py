@@ -42,7 +42,7 @@ def addons_for(
     if not network.everything:
         configured = [*upstreams.mapped.values(), *map(Destination.parse, listening.reverse)]
         policy = network.egress.with_explicit([(d.host, d.port) for d in configured])
-        session.egress = EgressGate(policy, [relay] if relay is not None else [])
+        session.egress = EgressGate(policy, [relay] if relay is not None else [], lambda: chain.network.everything)
         addons.append(session.egress)
     return addons
 

@@ -14,6 +14,7 @@ from mitmproxy import http
 from llmproxy.cassette.socket_capture import SocketCapture, Upgrade
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.http import authority
+from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
 from llmproxy_addons.door import sent_upstream
@@ -42,7 +43,7 @@ class WebSocketRecorder:
     def websocket_start(self, flow: http.HTTPFlow) -> None:
         raw = flow.metadata.pop(_KEY, None)
         response = flow.response
-        if raw is None or response is None:
+        if raw is None or response is None or self.tap.state.value is None:  # None: not recording now
             return
         where = f"{raw.scheme}://{authority(raw.scheme, raw.host, raw.port)}{raw.path.split('?', 1)[0]}"  # no query
         route = detect(raw.host, raw.path, dict(raw.headers), method=raw.method, port=raw.port)
@@ -68,7 +69,7 @@ class WebSocketRecorder:
             finished = take(message.content, message.is_text, message.timestamp)
             del flow.websocket.messages[:]  # recorded: a long session need not keep every message in memory
             if finished is not None:
-                self.tap.state.value.add(finished)
+                self._add(finished)
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record a WebSocket message")
 
@@ -81,11 +82,16 @@ class WebSocketRecorder:
             error = flow.error.msg if flow.error is not None else None
             finished = socket.close(error)
             if finished is not None:
-                self.tap.state.value.add(finished)
+                self._add(finished)
         except Exception:
             logger.exception("could not record the end of a WebSocket")
         for line in socket.missed:
             self.tap.not_recorded(f"{line}, on {where}")
+
+    def _add(self, finished: RawExchange) -> None:
+        """Into the cassette the tap records to now (none: a pytest test that replays has begun since)."""
+        if (sink := self.tap.state.value) is not None:
+            sink.add(finished)
 
 
 def _headers(response: http.Response) -> tuple[tuple[str, str], ...]:

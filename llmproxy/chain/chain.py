@@ -23,6 +23,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Observer, ResponseHead, Stage, Tap
+from llmproxy.chain.state import State
 from llmproxy.egress import EgressPolicy, Refused
 from llmproxy.errors import LlmproxyError
 from llmproxy.providers.registry import websocket_codec
@@ -85,12 +86,23 @@ class Chain:
     ) -> None:
         self.stages = _ordered(stages, REQUEST_SIDE, "stage")
         self.taps = _ordered(taps, RESPONSE_SIDE, "tap")
-        self.network = network
+        self._network = State(network)
         self.redactor = redactor
         self.refusals = 0  # requests refused: nothing answered and the network was closed to them
         self._lock = threading.Lock()
         self._reply_taps = [tap for tap in self.taps if type(tap).reply is not Tap.reply]
         self._live_taps = [tap for tap in self.taps if type(tap).open is not Tap.open]
+
+    @property
+    def network(self) -> Network:
+        """Which requests nothing answered may go upstream: read once per request, swapped whole by
+        `use_network`."""
+        return self._network.value
+
+    def use_network(self, network: Network) -> Network:
+        """Open or close the network from the next request on (the pytest plugin, between a test that
+        records and one that replays); the network it replaces."""
+        return self._network.swap(network)
 
     @property
     def answers(self) -> bool:
@@ -113,17 +125,18 @@ class Chain:
 
     def answer(self, incoming: Incoming, context: Context) -> Reply | None:
         """The reply to `incoming`, or None: send it upstream (and `observe` the answer)."""
+        network = self.network
         try:
             for stage in self.stages:
                 reply = stage.decide(incoming, context)
                 if reply is not None:
                     break
             else:
-                refusal = self.network.refusal(incoming) if context.forwards else None
+                refusal = network.refusal(incoming) if context.forwards else None
                 if context.forwards and refusal is None:
                     return None
-                kept_in = refusal.reason if refusal is not None and self.network.egress.entries else None
-                reply = self._refuse(incoming, kept_in)
+                kept_in = refusal.reason if refusal is not None and network.egress.entries else None
+                reply = self._refuse(incoming, network, kept_in)
         except Exception as exc:  # fail closed, saying why; the proxy serves on
             logger.exception("llmproxy could not answer %s", self.describe(incoming))
             reply = text_reply(500, f"llmproxy could not answer: {exc}\n", Source.ERROR)
@@ -172,7 +185,7 @@ class Chain:
     def _parts(self) -> list[Stage | Tap]:
         return [*self.stages, *self.taps]
 
-    def _refuse(self, incoming: Incoming, kept_in: str | None) -> Reply:
+    def _refuse(self, incoming: Incoming, network: Network, kept_in: str | None) -> Reply:
         """What nothing may answer gets every stage's reason (and why `--allow-host` kept it in) in its API's
         invalid-request error; anything else a plain JSON "not found" (`llmproxy.chain.misses`)."""
         reasons = [decline.reason for decline in incoming.declines]
@@ -186,7 +199,7 @@ class Chain:
         with self._lock:
             self.refusals += 1
         logger.error("refused: %s", message)
-        miss = miss_reply(incoming.route, message, self.network.miss_status)
+        miss = miss_reply(incoming.route, message, network.miss_status)
         return Reply(miss.status, miss.headers, miss.body, source=Source.MISS)
 
 

@@ -19,19 +19,33 @@ logger = logging.getLogger(__name__)
 class MockStage(Stage):
     name = "mock"
 
-    def __init__(self, engine: MockEngine, log: MockLog, source: str = "") -> None:
-        self.state = State(engine)  # swap in other expectations while running
-        self.log = log
+    def __init__(self, engine: MockEngine | None, log: MockLog, source: str = "") -> None:
+        """`engine` None: the stage passes everything on, saying nothing, until `use` gives it expectations."""
+        self.state: State[tuple[MockEngine | None, MockLog]] = State((engine, log))  # swapped whole while running
         self.source = source  # where the expectations came from, for explain()
 
+    @property
+    def log(self) -> MockLog:
+        """The request log of the expectations in use."""
+        return self.state.value[1]
+
+    def use(self, engine: MockEngine | None, log: MockLog, source: str = "") -> MockLog:
+        """Answer from `engine` (None: from nothing), logging to `log`, from the next request on (a pytest test's
+        expectations); the log it replaces."""
+        self.source = source
+        return self.state.swap((engine, log))[1]
+
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
-        outcome = self.state.value.answer(incoming)
+        engine, log = self.state.value
+        if engine is None:
+            return None
+        outcome = engine.answer(incoming)
         if isinstance(outcome, MockMiss):
-            self.log.missed(incoming, outcome)
+            log.missed(incoming, outcome)
             incoming.decline(self.name, outcome.explain(), outcome)
             return None
         decision, reply = outcome
-        self.log.answered(incoming, decision, reply)
+        log.answered(incoming, decision, reply)
         for note in reply.notes:
             logger.info("%s: %s", decision.source, note)
         for warning in reply.warnings:
@@ -42,9 +56,12 @@ class MockStage(Stage):
         return f"expectations {self.source}".rstrip()
 
     def close(self, failures: list[LlmproxyError]) -> list[str]:
-        summary = self.log.summary()
+        engine, log = self.state.value
+        if engine is None:
+            return []
+        summary = log.summary()
         try:
-            self.log.close()
+            log.close()
         except LlmproxyError as error:  # the request log could not be written whole
             failures.append(error)
         return [summary]

@@ -45,9 +45,10 @@ class Sink(Protocol):
 class RecordTap(Tap):
     name = "record"
 
-    def __init__(self, scope: RecordScope, sink: Sink, destination: str = "") -> None:
+    def __init__(self, scope: RecordScope, sink: Sink | None, destination: str = "") -> None:
+        """`sink` None: nothing is recorded until `use` gives one."""
         self.scope = scope
-        self.state = State(sink)  # swap in another cassette's writer while running
+        self.state: State[Sink | None] = State(sink)  # another cassette's writer, or none, while running
         self.destination = destination
         self._missed: Counter[str] = Counter()  # what could not be recorded → how often
         self._lock = threading.Lock()
@@ -61,8 +62,16 @@ class RecordTap(Tap):
         if first:
             logger.warning("not recorded: %s", what)
 
+    def use(self, sink: Sink | None) -> Sink | None:
+        """Record into `sink` (None: nothing) from the next answer on; the sink it replaces, for the caller to
+        close (answers still being recorded finish in it)."""
+        return self.state.swap(sink)
+
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
+        sink = self.state.value
         raw = incoming.raw
+        if sink is None:  # not recording now
+            return None
         if head is not None and head.status == 101:  # a protocol switch (WebSocket): not an HTTP exchange
             return None
         if not self.scope.covers(raw.host) and _detected(incoming) is None:
@@ -71,21 +80,23 @@ class RecordTap(Tap):
         if head is not None and head.streamed:
             content_type = head.header("content-type") or ""
             capture = StreamCapture(content_type, head.header("content-encoding"), head.started)
-        return _Recording(self.state.value, capture, _where(incoming))
+        return _Recording(sink, capture, _where(incoming))
 
     def explain(self) -> str:
         return f"to {self.destination}" if self.destination else "to a cassette"
 
     def start(self) -> None:
-        self.state.value.start()
+        if (sink := self.state.value) is not None:
+            sink.start()
 
     def close(self, failures: list[LlmproxyError]) -> list[str]:
         missed = [f"not recorded: {what}" + (f" ({n} times)" if n > 1 else "") for what, n in self._missed.items()]
+        written = []
         try:
-            written = [str(self.state.value.close())]
+            if (sink := self.state.value) is not None:
+                written.append(str(sink.close()))
         except LlmproxyError as error:  # the cassette could not be written
             failures.append(error)
-            written = []
         return [*written, *missed]
 
 
