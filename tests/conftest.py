@@ -6,6 +6,8 @@ from hypothesis import settings
 
 from tests.conformance.server import LoopbackServer
 
+pytest_plugins = ["pytester"]  # the pytest plugin's tests (tests/testing) run pytest inside pytest
+
 # No per-example deadline: a slow CI machine must not turn a property test into a timing test.
 settings.register_profile("llmproxy", deadline=None)
 settings.load_profile("llmproxy")

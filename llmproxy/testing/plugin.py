@@ -1,0 +1,322 @@
+"""The pytest plugin (entry point `pytest11: llmproxy`, installed with the package): per-test cassettes and
+expectations served by one proxy per process, a test's misses failing that test. docs/pytest.md is the manual.
+
+    @pytest.mark.llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None)
+    def test_agent(llmproxy): ...
+
+A test takes part when it has the marker or asks for the `llmproxy` fixture; the others never start a proxy.
+While it runs (its fixtures' set-up and tear-down included) `os.environ` holds the proxy and CA variables.
+"""
+
+import os
+from collections import Counter
+from collections.abc import Generator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from llmproxy.cassette import jsonpath
+from llmproxy.cassette.presets import PRESETS
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.errors import LlmproxyError
+from llmproxy.plan import RecordMode
+from llmproxy.testing.blocking import Blocker
+from llmproxy.testing.fixture import TestProxy
+from llmproxy.testing.names import cassette_path, default_directory
+from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
+
+MARKER: Final = "llmproxy"
+MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations")
+CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
+TURN: Final = pytest.StashKey[Turn]()
+PASSED: Final = pytest.StashKey[bool]()
+OUTCOME: Final = pytest.StashKey[Outcome]()
+FAILURE: Final = pytest.StashKey[str]()
+SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
+
+
+def default_mode(environ: Mapping[str, str]) -> RecordMode:
+    """`none` in CI (one of `CI_VARIABLES` set, and not to "", "0" or "false"), else `once`."""
+    ci = any(environ.get(name, "").lower() not in ("", "0", "false", "no") for name in CI_VARIABLES)
+    return RecordMode.NONE if ci else RecordMode.ONCE
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmproxy", "llmproxy: record, replay and mock LLM API calls per test")
+    group.addoption(
+        "--llmproxy-mode",
+        choices=[mode.value for mode in RecordMode],
+        default=None,
+        help="record mode of every llmproxy test, over the marker's (default: none in CI, once elsewhere)",
+    )
+    group.addoption(
+        "--llmproxy-block-network",
+        action="store_true",
+        help="tests that do not record reach 127.0.0.1 only: connections and name lookups elsewhere fail",
+    )
+    group.addoption(
+        "--llmproxy-cassette-dir",
+        metavar="DIR",
+        default=None,
+        help="cassettes under DIR/<module>/ (default: cassettes/<module>/ beside each test module)",
+    )
+    group.addoption(
+        "--llmproxy-strict-unused",
+        action="store_true",
+        help="a test fails when its cassette holds exchanges it never asked for",
+    )
+    group.addoption(
+        "--llmproxy-check-orphans", action="store_true", help="list cassettes in the cassette folders no test uses"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None): serve this test's LLM"
+        " calls from its own cassette (and expectations) through llmproxy; see docs/pytest.md",
+    )
+    config.pluginmanager.register(Runner(config), "llmproxy-runner")
+
+
+@pytest.fixture
+def llmproxy(request: pytest.FixtureRequest) -> TestProxy:
+    """The running proxy as this test sees it: url, environment, calls, misses, unused, tokens, cost_usd,
+    tool_calls (`llmproxy.testing.fixture.TestProxy`)."""
+    turn = request.node.stash.get(TURN, None)
+    if turn is None:  # the test's settings could not be served; or not a test's own set-up
+        failure = request.node.stash.get(FAILURE, None)
+        pytest.fail(failure or "the llmproxy fixture is function-scoped: use it in a test or a function fixture")
+    return TestProxy(turn)
+
+
+def uses_llmproxy(item: pytest.Item) -> bool:
+    return item.get_closest_marker(MARKER) is not None or MARKER in getattr(item, "fixturenames", ())
+
+
+class Runner:
+    """The plugin's state in one process: the proxy (started at the first test that uses it), the network
+    blocker, and what the end-of-run summary lists."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        option = config.getoption
+        self.forced_mode = option("llmproxy_mode")
+        self.default_mode = default_mode(os.environ)
+        directory = option("llmproxy_cassette_dir")
+        self.root = Path(config.rootpath, directory) if directory else None
+        self.strict_unused: bool = option("llmproxy_strict_unused")
+        self.check_orphans: bool = option("llmproxy_check_orphans")
+        self.blocker = Blocker()
+        if option("llmproxy_block_network"):
+            self.blocker.install()
+        self.proxy: WorkerProxy | None = None
+        self.failed_start: str | None = None
+        self.expected: set[Path] = set()  # every collected llmproxy test's cassette
+        self.folders: set[Path] = set()
+        self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
+        self.orphans: list[str] = []
+
+    # collection: which cassettes the tests would use, for --llmproxy-check-orphans
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        if self.check_orphans and uses_llmproxy(item):
+            marker = item.get_closest_marker(MARKER)
+            explicit = _marker_arguments(marker).get("cassette") if marker else None
+            self.expected.add(cassette_path(item, explicit, self.root).resolve())
+            self.folders.add(default_directory(Path(str(item.path)), self.root))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.check_orphans:
+            return
+        found = {path.resolve() for folder in self.folders if folder.is_dir() for path in folder.glob("*.json")}
+        self.orphans = sorted(_shown(path, self.config.rootpath) for path in found - self.expected)
+        if hasattr(self.config, "workeroutput"):  # an xdist worker: the controller prints it
+            self.config.workeroutput["llmproxy_orphans"] = self.orphans
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """xdist: each worker collected every test, and found the same orphans."""
+        self.orphans = sorted({*self.orphans, *getattr(node, "workeroutput", {}).get("llmproxy_orphans", [])})
+
+    # each test
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Before the test's fixtures: its settings in place and its environment set. What stops that fails
+        the set-up once the fixtures are set (so that they are torn down as usual)."""
+        turn, failure = None, None
+        if uses_llmproxy(item):
+            try:
+                turn = self._begin(item)
+            except LlmproxyError as error:
+                failure = item.stash[FAILURE] = f"llmproxy: {error}"
+        if turn is not None:
+            item.stash[TURN] = turn
+            item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)
+        recording = turn is not None and turn.writer is not None
+        self.blocker.blocking = self.blocker.installed and not recording
+        result = yield
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        turn = item.stash.get(TURN, None)
+        try:
+            result = yield
+        except Exception as error:
+            if problems := self._problems(turn):
+                error.add_note("\n".join(problems))
+            raise
+        if problems := self._problems(turn):
+            pytest.fail("\n".join(problems), pytrace=False)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.when == "call":
+            item.stash[PASSED] = report.passed
+        outcome = item.stash.get(OUTCOME, None)
+        if report.when == "teardown" and outcome is not None and outcome.unused:
+            report.user_properties.append(("llmproxy_unused", outcome.unused))
+        return report
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        try:
+            return (yield)
+        finally:
+            self.blocker.blocking = False
+            self.blocker.take()
+            saved = item.stash.get(SAVED_ENVIRONMENT, None)
+            if saved is not None:
+                _restore(saved)
+            turn = item.stash.get(TURN, None)
+            if turn is not None:
+                try:
+                    item.stash[OUTCOME] = turn.end(passed=item.stash.get(PASSED, False))
+                except LlmproxyError as error:
+                    pytest.fail(f"llmproxy: {error}", pytrace=False)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == "llmproxy_unused":
+                self.unused[report.nodeid] = [str(line) for line in value]  # type: ignore[attr-defined]
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.unused and not self.orphans:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section("llmproxy")
+        for nodeid, exchanges in sorted(self.unused.items()):
+            write(f"{nodeid}: {len(exchanges)} unused (--llmproxy-strict-unused fails the test for them)")
+            for exchange in exchanges:
+                write(f"  unused: {exchange}")
+        if self.orphans:
+            write(f"{len(self.orphans)} cassettes no collected test uses:")
+            for orphan in self.orphans:
+                write(f"  orphan: {orphan}")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.proxy is not None:
+            self.proxy.close()
+        self.blocker.uninstall()
+
+    # the parts
+
+    def _begin(self, item: pytest.Item) -> Turn:
+        """Raises LlmproxyError: the proxy could not start (every test after says so too), or the test's
+        settings cannot be served."""
+        if self.failed_start is not None:
+            raise LlmproxyError(self.failed_start)
+        settings = self.settings(item)
+        if self.proxy is None:
+            try:
+                self.proxy = WorkerProxy(Redactor())
+            except LlmproxyError as error:
+                self.failed_start = f"the proxy could not start: {error}"
+                raise LlmproxyError(self.failed_start) from None
+        return self.proxy.begin(settings)
+
+    def settings(self, item: pytest.Item) -> Settings:
+        """The test's settings: the command line's mode over the marker's over the default. Raises
+        LlmproxyError for a marker argument it cannot use."""
+        marker = item.get_closest_marker(MARKER)
+        arguments = _marker_arguments(marker) if marker is not None else {}
+        mode = self.forced_mode or arguments.get("mode") or self.default_mode
+        try:
+            mode = RecordMode(mode)
+        except ValueError:
+            raise LlmproxyError(f"mode={mode!r}: expected one of {', '.join(RecordMode)}") from None
+        expectations = arguments.get("expectations")
+        if expectations is not None:
+            expectations = Path(str(item.path)).parent / expectations
+        return Settings(
+            cassette_path(item, arguments.get("cassette"), self.root),
+            mode,
+            _match(arguments.get("preset"), arguments.get("match")),
+            expectations,
+        )
+
+    def _problems(self, turn: Turn | None) -> list[str]:
+        """What fails the test: its misses, the connections the blocker stopped, its unused exchanges when
+        --llmproxy-strict-unused asks."""
+        problems = []
+        if blocked := self.blocker.take():
+            problems += ["llmproxy blocked the network:", *(f"blocked: {attempt}" for attempt in blocked)]
+        if turn is not None:
+            misses = Counter(turn.misses())  # a client that retries a refused request misses it again
+            if misses:
+                problems += ["llmproxy: nothing recorded answers a request:"]
+            problems += [f"miss{f' ({n} times)' if n > 1 else ''}: {line}" for line, n in misses.items()]
+            if self.strict_unused and (unused := turn.unused()):
+                problems += ["llmproxy: the cassette holds exchanges the test did not ask for:"]
+                problems += [f"unused (--llmproxy-strict-unused): {line}" for line in unused]
+        return problems
+
+
+def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:
+    if len(marker.args) > 1:
+        raise LlmproxyError("@pytest.mark.llmproxy takes at most one positional argument: the cassette")
+    if unknown := set(marker.kwargs) - set(MARKER_ARGUMENTS):
+        raise LlmproxyError(f"@pytest.mark.llmproxy: unknown {', '.join(sorted(unknown))}")
+    return dict(zip(("cassette",), marker.args, strict=False)) | dict(marker.kwargs)
+
+
+def _match(preset: str | None, match: MatchOptions | Sequence[str] | None) -> MatchOptions:
+    """`match`: MatchOptions, or JSONPaths of body fields to ignore when matching."""
+    if preset is not None and preset not in (*PRESETS, "none"):
+        raise LlmproxyError(f"preset={preset!r}: expected one of {', '.join([*PRESETS, 'none'])}")
+    if isinstance(match, MatchOptions):
+        return match if preset is None else MatchOptions(preset, match.ignore, match.on_exhausted)
+    try:
+        ignore = tuple(jsonpath.parse(path) for path in ([match] if isinstance(match, str) else match or ()))
+    except ValueError as error:
+        raise LlmproxyError(f"match={match!r}: {error}") from None
+    return MatchOptions(preset, ignore)
+
+
+def _inject(variables: Mapping[str, str]) -> dict[str, str | None]:
+    """Put `variables` in os.environ; what they replaced, for `_restore`."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    return saved
+
+
+def _restore(saved: Mapping[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def _shown(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)

@@ -1,0 +1,158 @@
+"""One proxy per pytest process (each xdist worker has its own), started once, at the first test that uses it;
+each test then swaps what the chain serves in place — its cassette, its expectations, whether the network is
+open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
+it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a mix.
+
+The chain: mock → replay → (upstream when the test records, else refused) ; record → meter. A slot a test does
+not use is inert: the mock with no expectations and the replay with no cassette pass requests on silently.
+"""
+
+from contextlib import AbstractContextManager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from llmproxy.cassette.files import cassette_exists
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
+from llmproxy.cassette.store import CassetteWriter
+from llmproxy.chain import Chain, Network
+from llmproxy.chain.stages.mock import MockStage
+from llmproxy.chain.stages.replay import Replaying, ReplayStage
+from llmproxy.chain.taps.meter import MeterTap
+from llmproxy.chain.taps.record import RecordTap
+from llmproxy.errors import LlmproxyError
+from llmproxy.meter import Answered, Call, Meter
+from llmproxy.mock.log import MockLog
+from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, Plan, RecordMode
+from llmproxy.session import Listening, Session, running
+
+OPEN = Network(everything=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What one test asks for, resolved from its marker and the command line."""
+
+    cassette: Path
+    mode: RecordMode  # as asked: `once` is decided when the test begins
+    match: MatchOptions = DEFAULT_MATCH
+    expectations: Path | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What a test's requests met, once it has ended."""
+
+    calls: list[Call]
+    misses: list[str]  # each refused request's diagnostic
+    unused: list[str]  # "exchange 3: POST https://…" the test's cassette held and it never asked for
+    recorded: str = ""  # the cassette writer's summary, when the test recorded
+
+
+@dataclass(eq=False)
+class Turn:
+    """A test's time on the proxy: from `WorkerProxy.begin` to `end`."""
+
+    settings: Settings
+    mode: RecordMode  # `once` resolved: none or all
+    proxy: "WorkerProxy"
+    meter: Meter
+    log: MockLog | None
+    writer: CassetteWriter | None
+    refused_before: int  # connections the egress gate had refused before this test
+    ended: Outcome | None = field(default=None)
+
+    @property
+    def replaying(self) -> Replaying:
+        return self.proxy.replay.state.value
+
+    def misses(self) -> list[str]:
+        """Diagnostics of this test's requests that nothing answered, so far: the replay's (closest recording,
+        differing JSON paths), else the mock's (closest expectation), and connections out the gate refused."""
+        missed = [call for call in self.meter.calls if call.answered is Answered.MISS]
+        lines = [miss.explain() for miss in self.replaying.misses if isinstance(miss, ReplayMiss)]
+        if not lines and self.log is not None:
+            lines = [
+                f"{entry['method']} https://{entry['host']}{entry['path']}: {entry['miss']}"
+                for entry in self.log.misses
+            ]
+        if len(lines) < len(missed):
+            lines += [f"{call.method} {call.url}: {call.detail}" for call in missed[len(lines) :]]
+        return lines + self.proxy.session.refused[self.refused_before :]
+
+    def unused(self) -> list[str]:
+        if self.mode not in (RecordMode.NONE, RecordMode.NEW_EPISODES):
+            return []
+        return [f"exchange {e.id}: {e.request.method} {e.request.url}" for e in self.replaying.index.unused()]
+
+    def end(self, passed: bool) -> Outcome:
+        """Swap the test's settings out; close its recording (a rewrite replaces the cassette only when the test
+        passed). Raises LlmproxyError when the cassette could not be written."""
+        if self.ended is not None:
+            return self.ended
+        misses, unused = self.misses(), self.unused()
+        proxy = self.proxy
+        proxy.chain.use_network(CLOSED)
+        proxy.replay.use([])
+        proxy.mock.use(None, proxy.idle_log)
+        writer = proxy.record.use(None)
+        self.ended = Outcome(self.meter.calls, misses, unused)
+        if writer is not None:
+            if self.mode is RecordMode.REWRITE and passed:
+                writer.start()
+            self.ended.recorded = str(writer.close())
+        return self.ended
+
+
+class WorkerProxy:
+    """The process's proxy: a session whose chain has every slot a test may fill, listening on 127.0.0.1."""
+
+    def __init__(self, redactor: Redactor, ca_directory: Path | None = None) -> None:
+        self.redactor = redactor
+        self.idle_log = MockLog(redactor)
+        self.mock = MockStage(None, self.idle_log)
+        self.replay = ReplayStage(Replaying.load([]), redactor, timing=None)
+        self.record = RecordTap(LLM_APIS, None)
+        self.meter = MeterTap(Meter())
+        self.chain = Chain([self.mock, self.replay], [self.record, self.meter], CLOSED, redactor)
+        plan = Plan(network=CLOSED, redactor=redactor, meter=True, describe="the llmproxy pytest plugin")
+        self.session = Session(plan, self.chain)
+        self._running: AbstractContextManager[Session] = running(self.session, Listening(ca_directory=ca_directory))
+        self._running.__enter__()
+
+    @property
+    def environment(self) -> dict[str, str]:
+        return self.session.environment
+
+    def begin(self, settings: Settings) -> Turn:
+        """Serve `settings` from the next request on. Raises LlmproxyError (a cassette or expectations file that
+        cannot be read, a cassette none mode needs that does not exist) with nothing changed."""
+        from llmproxy.mock.engine import MockEngine
+        from llmproxy.mock.load import load_expectations
+
+        cassette, mode = settings.cassette, settings.mode
+        exists = cassette_exists(cassette)
+        if mode is RecordMode.ONCE:
+            mode = RecordMode.NONE if exists else RecordMode.ALL
+        if mode is RecordMode.NONE and not exists and settings.expectations is None:
+            raise LlmproxyError(f"no cassette {cassette}: record it with --llmproxy-mode once (the default outside CI)")
+        engine = MockEngine(load_expectations(settings.expectations)) if settings.expectations else None
+        serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode is RecordMode.NONE and exists) else []
+        replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
+        writer = None
+        if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
+            writer = CassetteWriter.open(cassette, self.redactor, rewrite=mode is RecordMode.REWRITE)
+            if mode is not RecordMode.REWRITE:
+                writer.start()  # appending: what is recorded counts, whatever the test's outcome
+        log = MockLog(self.redactor) if engine is not None else None
+        meter = self.meter.meter.another()
+        self.meter.state.swap(meter)
+        self.replay.state.swap(replaying)
+        self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
+        self.record.use(writer)
+        self.chain.use_network(OPEN if writer is not None else CLOSED)
+        return Turn(settings, mode, self, meter, log, writer, len(self.session.refused))
+
+    def close(self) -> None:
+        with suppress(LlmproxyError):  # every test's recording was closed when it ended
+            self._running.__exit__(None, None, None)

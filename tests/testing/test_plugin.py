@@ -1,0 +1,415 @@
+"""The pytest plugin, run by pytester on test modules that use the official Anthropic SDK: record modes,
+per-test cassettes swapped on one proxy, misses failing the test that missed, unused exchanges, rewrite,
+expectations, pytest-asyncio and pytest-xdist. The stand-in upstream (tests/testing/upstream.py) numbers its
+answers, so a replay is told from a new recording; its request count proves what reached the network."""
+
+import importlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.store import CassetteWriter
+from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.testing.plugin import CI_VARIABLES
+from tests.cassette.factory import STARTED
+from tests.testing.upstream import Upstream
+
+# Imported before pytester's first snapshot of sys.modules: it forgets the modules each in-process run imports,
+# and a twice-imported mitmproxy or cryptography does not mix with the first (besides costing seconds a run).
+importlib.import_module("tests.mitm")
+importlib.import_module("llmproxy_addons.run")
+importlib.import_module("anthropic")
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
+
+HEADER = """
+import json, os
+import anthropic, pytest
+
+UPSTREAM = "{url}"
+
+def ask(prompt, **options):
+    with anthropic.Anthropic(api_key="sk-ant-api03-test", base_url=UPSTREAM, max_retries=0, **options) as client:
+        message = client.messages.create(
+            model="claude-haiku-4-5", max_tokens=32, messages=[{{"role": "user", "content": prompt}}]
+        )
+    return message.content[0].text
+
+def note(request, text):
+    with open("answers.jsonl", "a") as file:
+        file.write(json.dumps({{"test": request.node.nodeid, "text": text}}) + "\\n")
+"""
+
+AGENT = """
+def test_hello(llmproxy, request):
+    note(request, ask("hello"))
+    assert [call.answered.value for call in llmproxy.calls] == ["upstream" if llmproxy.mode == "all" else "hit"]
+    assert llmproxy.tokens.input == 100 and llmproxy.tokens.output == 20
+    assert llmproxy.cost_usd > 0
+    assert os.environ["HTTP_PROXY"] == llmproxy.url
+
+def test_same_request_own_cassette(llmproxy, request):
+    note(request, ask("hello"))  # test_hello's request: its own cassette holds its own answer
+
+@pytest.mark.llmproxy
+@pytest.mark.parametrize("city", ["Oslo", "Lima"])
+def test_weather(llmproxy, request, city):
+    note(request, ask(f"weather in {city}"))
+    assert [tool.name for tool in llmproxy.tool_calls] == ["get_weather"]
+
+def test_without_llmproxy():
+    assert "HTTP_PROXY" not in os.environ
+"""
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    with Upstream() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llmproxy_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("llmproxy-home")  # one CA for every run here
+
+
+@pytest.fixture
+def tester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmproxy_home: Path) -> pytest.Pytester:
+    monkeypatch.setenv("LLMPROXY_HOME", str(llmproxy_home))
+    for name in CI_VARIABLES:  # the default mode is tested on its own
+        monkeypatch.delenv(name, raising=False)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeini(
+        "[pytest]\nfilterwarnings = ignore::DeprecationWarning\nasyncio_default_fixture_loop_scope = function"
+    )
+    return pytester
+
+
+def module(tester: pytest.Pytester, upstream: Upstream, name: str, body: str) -> Path:
+    return tester.makepyfile(**{name: HEADER.format(url=upstream.url) + body})
+
+
+def answers(tester: pytest.Pytester) -> dict[str, str]:
+    path = tester.path / "answers.jsonl"
+    found = {entry["test"]: entry["text"] for entry in map(json.loads, path.read_text().splitlines())}
+    path.unlink()
+    return found
+
+
+def exchanges(path: Path) -> list[str]:
+    """The recorded answers' texts, in order."""
+    cassette = json.loads(path.read_text())
+    return [e["response"]["body"]["json"]["content"][0]["text"] for e in cassette["exchanges"]]
+
+
+def test_each_test_records_its_own_cassette_then_replays_it_offline(tester: pytest.Pytester, upstream: Upstream):
+    module(tester, upstream, "test_agent", AGENT)
+    before = upstream.count
+    recorded = tester.runpytest("--llmproxy-mode", "once")
+    recorded.assert_outcomes(passed=5)
+    assert upstream.count == before + 4
+    folder = tester.path / "cassettes" / "test_agent"
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "test_hello.json",
+        "test_same_request_own_cassette.json",
+        "test_weather[Lima].json",
+        "test_weather[Oslo].json",
+    ]
+    first = answers(tester)
+
+    replayed = tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network")
+    replayed.assert_outcomes(passed=5)
+    assert upstream.count == before + 4  # nothing reached the network
+    assert answers(tester) == first  # each test got its own cassette's answer, the same request notwithstanding
+    hello, again = first["test_agent.py::test_hello"], first["test_agent.py::test_same_request_own_cassette"]
+    assert hello != again
+
+    in_two_workers = tester.runpytest("--llmproxy-mode", "none", "-n", "2")
+    in_two_workers.assert_outcomes(passed=5)
+    assert upstream.count == before + 4
+    assert answers(tester) == first
+
+
+def test_a_miss_fails_the_test_that_missed_with_the_diagnostic(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+@pytest.mark.llmproxy(mode="all")
+def test_records_first(llmproxy):
+    ask("recorded anew each run")
+
+def test_kept(llmproxy):
+    assert llmproxy.mode == "{mode}"
+    assert ask("the same question").startswith("answer")
+
+def test_changed(llmproxy):
+    ask("{prompt}")
+"""
+    module(tester, upstream, "test_miss", body.format(mode="all", prompt="what was recorded"))
+    tester.runpytest().assert_outcomes(passed=3)
+    module(tester, upstream, "test_miss", body.format(mode="none", prompt="what is asked now"))
+    before = upstream.count
+    result = tester.runpytest()  # once: the cassettes exist, so none
+    result.assert_outcomes(passed=2, failed=1)
+    assert upstream.count == before + 1  # the recording test opened the network; the replaying ones closed it
+    text = result.stdout.str()
+    assert "FAILED test_miss.py::test_changed" in text
+    assert "test_kept" not in text.split("short test summary")[1]
+    assert "miss: POST http://127.0.0.1" in text
+    assert "$.messages[0].content" in text
+    assert "recorded 'what was recorded', received 'what is asked now'" in text
+
+
+def test_a_client_that_swallows_the_miss_still_fails(tester: pytest.Pytester, upstream: Upstream):
+    module(tester, upstream, "test_swallow", "def test_hides_it(llmproxy):\n    ask('x')\n")
+    tester.runpytest().assert_outcomes(passed=1)
+    body = """
+def test_hides_it(llmproxy):
+    try:
+        ask("y")
+    except anthropic.APIStatusError as error:
+        assert error.status_code == 599
+"""
+    module(tester, upstream, "test_swallow", body)
+    result = tester.runpytest("--llmproxy-mode", "none")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*llmproxy: nothing recorded answers a request:*",
+            "*miss: POST http://127.0.0.1:*/v1/messages: no recorded exchange*",
+        ]
+    )
+
+
+def test_unused_exchanges_are_listed_and_fail_with_strict_unused(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+def test_two_calls(llmproxy):
+    for prompt in {prompts}:
+        ask(prompt)
+"""
+    module(tester, upstream, "test_unused", body.format(prompts=["one", "two"]))
+    tester.runpytest().assert_outcomes(passed=1)
+    module(tester, upstream, "test_unused", body.format(prompts=["one"]))
+    listed = tester.runpytest("--llmproxy-mode", "none")
+    listed.assert_outcomes(passed=1)
+    listed.stdout.fnmatch_lines(["*= llmproxy =*", "test_unused.py::test_two_calls: 1 unused*", "*exchange 2: POST*"])
+    strict = tester.runpytest("--llmproxy-mode", "none", "--llmproxy-strict-unused")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*unused (--llmproxy-strict-unused): exchange 2: POST*"])
+
+
+def test_rewrite_replaces_the_cassette_only_once_the_test_passed(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+def test_rerecorded(llmproxy):
+    assert llmproxy.mode == "{mode}"
+    ask("tell me")
+    ask("tell me again")
+    assert {passes}
+"""
+    cassette = tester.path / "cassettes" / "test_rewrite" / "test_rerecorded.json"
+    module(tester, upstream, "test_rewrite", body.format(mode="all", passes=True))
+    tester.runpytest("--llmproxy-mode", "once").assert_outcomes(passed=1)
+    first = exchanges(cassette)
+    assert len(first) == 2
+
+    module(tester, upstream, "test_rewrite", body.format(mode="rewrite", passes=False))
+    tester.runpytest("--llmproxy-mode", "rewrite").assert_outcomes(failed=1)
+    assert exchanges(cassette) == first  # a failed test keeps the recording it had
+
+    module(tester, upstream, "test_rewrite", body.format(mode="rewrite", passes=True))
+    tester.runpytest("--llmproxy-mode", "rewrite").assert_outcomes(passed=1)
+    rewritten = exchanges(cassette)
+    assert len(rewritten) == 2  # replaced, not appended to
+    assert set(rewritten).isdisjoint(first)
+
+    module(tester, upstream, "test_rewrite", body.format(mode="all", passes=True))
+    tester.runpytest("--llmproxy-mode", "all").assert_outcomes(passed=1)
+    appended = exchanges(cassette)  # all: appended
+    assert appended[:2] == rewritten
+    assert len(appended) == 4
+
+
+def test_new_episodes_replays_what_it_has_and_records_the_rest(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+def test_grows(llmproxy):
+    for prompt in {prompts}:
+        ask(prompt)
+    assert [call.answered.value for call in llmproxy.calls] == {answered}
+"""
+    cassette = tester.path / "cassettes" / "test_episodes" / "test_grows.json"
+    module(tester, upstream, "test_episodes", body.format(prompts=["first"], answered=["upstream"]))
+    tester.runpytest().assert_outcomes(passed=1)
+    module(tester, upstream, "test_episodes", body.format(prompts=["first", "next"], answered=["hit", "upstream"]))
+    before = upstream.count
+    tester.runpytest("--llmproxy-mode", "new_episodes").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+    assert len(exchanges(cassette)) == 2
+
+
+def test_marker_arguments(tester: pytest.Pytester, upstream: Upstream):
+    (tester.path / "expectations.json").write_text(
+        json.dumps({"expectations": [{"match": {"turnIndex": 0}, "respond": {"text": "from the expectations"}}]})
+    )
+    body = """
+@pytest.mark.llmproxy(expectations="expectations.json")
+def test_mocked(llmproxy):
+    assert ask("anything") == "from the expectations"
+    assert llmproxy.mock_log[0]["answeredBy"]
+    assert [call.answered.value for call in llmproxy.calls] == ["mock"]
+
+@pytest.mark.llmproxy("shared")
+def test_named_one(llmproxy):
+    ask("named")
+
+@pytest.mark.llmproxy(cassette="shared.json", mode="all")
+def test_named_two(llmproxy):
+    ask("named")
+    assert llmproxy.cassette.name == "shared.json"
+
+@pytest.mark.llmproxy(match=["$.max_tokens"])
+def test_ignores_a_field(llmproxy):
+    ask("ignored field")
+
+@pytest.mark.llmproxy(mode="none", cassette="never-recorded")
+def test_none_without_a_cassette(llmproxy):
+    pass
+
+@pytest.mark.llmproxy(moed="none")
+def test_misspelt(llmproxy):
+    pass
+"""
+    module(tester, upstream, "test_marker", body)
+    result = tester.runpytest()
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*no cassette *never-recorded.json: record it with --llmproxy-mode once*",
+            "*@pytest.mark.llmproxy: unknown moed*",
+        ]
+    )
+    assert len(exchanges(tester.path / "cassettes" / "shared.json")) == 2  # recorded by both, in one file
+    source = (tester.path / "test_marker.py").read_text().replace("max_tokens=32", "max_tokens=64")
+    (tester.path / "test_marker.py").write_text(source)
+    replayed = tester.runpytest("--llmproxy-mode", "none", "-k", "ignores_a_field")
+    replayed.assert_outcomes(passed=1)
+
+
+def test_async_clients_under_pytest_asyncio(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+@pytest.mark.asyncio
+async def test_async(llmproxy):
+    async with anthropic.AsyncAnthropic(api_key="sk-ant-api03-test", base_url=UPSTREAM, max_retries=0) as client:
+        message = await client.messages.create(
+            model="claude-haiku-4-5", max_tokens=32, messages=[{"role": "user", "content": "async"}]
+        )
+    assert message.content[0].text.startswith("answer")
+    assert llmproxy.calls[-1].answered.value in ("upstream", "hit")
+"""
+    module(tester, upstream, "test_async", body)
+    tester.runpytest().assert_outcomes(passed=1)
+    before = upstream.count
+    tester.runpytest("--llmproxy-mode", "none").assert_outcomes(passed=1)
+    assert upstream.count == before
+
+
+def test_block_network_refuses_everything_but_loopback(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+import socket
+
+def test_lookup():
+    socket.create_connection(("example.com", 80), timeout=1)
+
+def test_connect():
+    with socket.socket() as sock:
+        sock.connect(("192.0.2.1", 443))
+
+def test_swallowed():
+    try:
+        socket.getaddrinfo("api.openai.com", 443)
+    except Exception:
+        pass
+
+def test_loopback_is_reachable():
+    socket.getaddrinfo("localhost", 80)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        socket.create_connection(server.getsockname()).close()
+"""
+    module(tester, upstream, "test_block", body)
+    result = tester.runpytest("--llmproxy-block-network", "-rf")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*NetworkBlocked: llmproxy blocked a name lookup of example.com: --llmproxy-block-network*",
+            "*NetworkBlocked: llmproxy blocked a connection to 192.0.2.1:443*",
+            "FAILED test_block.py::test_swallowed*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*blocked: a name lookup of api.openai.com*"])
+
+
+def test_orphaned_cassettes_are_listed(tester: pytest.Pytester, upstream: Upstream):
+    module(tester, upstream, "test_orphans", "def test_used(llmproxy):\n    ask('used')\n")
+    tester.runpytest().assert_outcomes(passed=1)
+    (tester.path / "cassettes" / "test_orphans" / "test_renamed_long_ago.json").write_text("{}")
+    result = tester.runpytest("--llmproxy-check-orphans", "--llmproxy-mode", "none")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*1 cassettes no collected test uses:*", "*orphan: cassettes*test_renamed_long_ago.json"]
+    )
+    assert "test_used.json" not in result.stdout.str()
+
+
+def test_the_default_mode_is_none_in_ci_and_once_elsewhere():
+    from llmproxy.plan import RecordMode
+    from llmproxy.testing.plugin import default_mode
+
+    assert default_mode({}) is RecordMode.ONCE
+    assert default_mode({"CI": "true"}) is RecordMode.NONE
+    assert default_mode({"GITHUB_ACTIONS": "true"}) is RecordMode.NONE
+    assert default_mode({"CI": "0"}) is RecordMode.ONCE
+    assert default_mode({"CI": "false"}) is RecordMode.ONCE
+
+
+def test_an_sdk_client_made_in_the_test_goes_through_the_proxy_and_trusts_its_ca(tester: pytest.Pytester):
+    """No base URL: the SDK's own https://api.anthropic.com, reached through HTTPS_PROXY, TLS verified against
+    llmproxy's CA by way of SSL_CERT_FILE — both set for the test's duration only."""
+    body = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "over TLS"}]}
+    answer = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": "replayed over TLS"}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "output_tokens": 4},
+    }
+    cassette = tester.path / "cassettes" / "test_tls" / "test_default_base_url.json"
+    writer = CassetteWriter.open(cassette, Redactor())
+    headers = (("content-type", "application/json"),)
+    request = RawRequest(
+        "POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, json.dumps(body).encode(), None
+    )
+    response = RawResponse(200, "OK", "HTTP/1.1", headers, json.dumps(answer).encode(), None, None)
+    writer.add(RawExchange(request, response, None, STARTED, 1.0, 2.0))
+    writer.close()
+    tester.makepyfile(
+        test_tls=f"""
+import anthropic, os
+
+def test_default_base_url(llmproxy):
+    with anthropic.Anthropic(api_key="sk-ant-api03-test", max_retries=0) as client:
+        message = client.messages.create(**{body!r})
+    assert message.content[0].text == "replayed over TLS"
+    assert llmproxy.calls[0].answered.value == "hit"
+    assert os.environ["SSL_CERT_FILE"] == llmproxy.environment["SSL_CERT_FILE"]
+
+def test_afterwards():
+    assert "SSL_CERT_FILE" not in os.environ
+    assert "HTTPS_PROXY" not in os.environ
+"""
+    )
+    tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=2)

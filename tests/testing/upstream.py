@@ -1,0 +1,66 @@
+"""A stand-in Anthropic Messages API on 127.0.0.1 that answers every request, counting them: what recording
+tests record from, and what proves a replay never reached the network. A prompt that mentions the weather
+gets a tool call; every answer says how many requests came before it, so a replay is told from a new answer."""
+
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def answer(request: dict[str, Any], count: int) -> dict[str, Any]:
+    prompt = str(request["messages"][-1]["content"])
+    content: list[dict[str, Any]] = [{"type": "text", "text": f"answer {count} to: {prompt}"}]
+    if "weather" in prompt:
+        content.append({"type": "tool_use", "id": f"toolu_{count}", "name": "get_weather", "input": {"city": "Oslo"}})
+    return {
+        "id": f"msg_{count}",
+        "type": "message",
+        "role": "assistant",
+        "model": request["model"],
+        "content": content,
+        "stop_reason": "tool_use" if len(content) > 1 else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": 20},
+    }
+
+
+class Upstream:
+    def __init__(self) -> None:
+        self.count = 0
+        counter = itertools.count(1)
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                upstream.count = next(counter)
+                reply = json.dumps(answer(json.loads(body), upstream.count)).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "Upstream":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
