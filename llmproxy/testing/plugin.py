@@ -153,6 +153,8 @@ class Runner:
                 turn = self._begin(item)
             except LlmproxyError as error:
                 failure = item.stash[FAILURE] = f"llmproxy: {error}"
+            except Exception as error:  # reported as the test's set-up error; pytest's own set-up still runs
+                failure = item.stash[FAILURE] = f"llmproxy failed: {type(error).__name__}: {error}"
         if turn is not None:
             item.stash[TURN] = turn
             item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)

@@ -99,7 +99,7 @@ class Turn:
         self.ended = Outcome(self.meter.calls, misses, unused)
         if writer is not None:
             if self.mode is RecordMode.REWRITE and passed:
-                writer.start()
+                writer.start()  # only now does the recording replace the cassette
             self.ended.recorded = str(writer.close())
         return self.ended
 
@@ -141,9 +141,8 @@ class WorkerProxy:
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
         writer = None
         if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
+            # appending, what it records is kept whatever the test's outcome, and nothing recorded leaves no file
             writer = CassetteWriter.open(cassette, self.redactor, rewrite=mode is RecordMode.REWRITE)
-            if mode is not RecordMode.REWRITE:
-                writer.start()  # appending: what is recorded counts, whatever the test's outcome
         log = MockLog(self.redactor) if engine is not None else None
         meter = self.meter.meter.another()
         self.meter.state.swap(meter)

@@ -64,6 +64,7 @@ def test_reordering_values_pytest_names_by_position_keeps_each_cassette(pytester
 
 
 def test_explicit_names_and_the_cassette_dir(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function")
     item = pytester.getitems(SOURCE.format(prompts=["a"]))[0]
     module = Path(str(item.path))
     assert cassette_path(item, "shared", None) == module.parent / "cassettes" / "shared.json"

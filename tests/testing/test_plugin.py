@@ -290,6 +290,7 @@ def test_misspelt(llmproxy):
         ]
     )
     assert len(exchanges(tester.path / "cassettes" / "shared.json")) == 2  # recorded by both, in one file
+    assert not (tester.path / "cassettes" / "test_marker" / "test_mocked.json").exists()  # nothing to record
     source = (tester.path / "test_marker.py").read_text().replace("max_tokens=32", "max_tokens=64")
     (tester.path / "test_marker.py").write_text(source)
     replayed = tester.runpytest("--llmproxy-mode", "none", "-k", "ignores_a_field")
