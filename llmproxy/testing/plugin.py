@@ -12,42 +12,41 @@ import os
 from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from llmproxy.cassette import jsonpath
-from llmproxy.cassette.presets import PRESETS
-from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.errors import LlmproxyError
-from llmproxy.plan import RecordMode
 from llmproxy.testing.blocking import Blocker
-from llmproxy.testing.fixture import TestProxy
 from llmproxy.testing.names import cassette_path, default_directory
-from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
 
+if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
+    from llmproxy.cassette.replay_index import MatchOptions
+    from llmproxy.testing.fixture import TestProxy
+    from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
+
+MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
 MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations")
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
-TURN: Final = pytest.StashKey[Turn]()
+TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
-OUTCOME: Final = pytest.StashKey[Outcome]()
+OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
 
 
-def default_mode(environ: Mapping[str, str]) -> RecordMode:
+def default_mode(environ: Mapping[str, str]) -> str:
     """`none` in CI (one of `CI_VARIABLES` set, and not to "", "0" or "false"), else `once`."""
     ci = any(environ.get(name, "").lower() not in ("", "0", "false", "no") for name in CI_VARIABLES)
-    return RecordMode.NONE if ci else RecordMode.ONCE
+    return "none" if ci else "once"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmproxy", "llmproxy: record, replay and mock LLM API calls per test")
     group.addoption(
         "--llmproxy-mode",
-        choices=[mode.value for mode in RecordMode],
+        choices=MODES,
         default=None,
         help="record mode of every llmproxy test, over the marker's (default: none in CI, once elsewhere)",
     )
@@ -82,13 +81,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def llmproxy(request: pytest.FixtureRequest) -> TestProxy:
+def llmproxy(request: pytest.FixtureRequest) -> "TestProxy":
     """The running proxy as this test sees it: url, environment, calls, misses, unused, tokens, cost_usd,
     tool_calls (`llmproxy.testing.fixture.TestProxy`)."""
     turn = request.node.stash.get(TURN, None)
     if turn is None:  # the test's settings could not be served; or not a test's own set-up
         failure = request.node.stash.get(FAILURE, None)
         pytest.fail(failure or "the llmproxy fixture is function-scoped: use it in a test or a function fixture")
+    from llmproxy.testing.fixture import TestProxy
+
     return TestProxy(turn)
 
 
@@ -233,9 +234,12 @@ class Runner:
 
     # the parts
 
-    def _begin(self, item: pytest.Item) -> Turn:
+    def _begin(self, item: pytest.Item) -> "Turn":
         """Raises LlmproxyError: the proxy could not start (every test after says so too), or the test's
         settings cannot be served."""
+        from llmproxy.cassette.redact import Redactor
+        from llmproxy.testing.worker import WorkerProxy
+
         if self.failed_start is not None:
             raise LlmproxyError(self.failed_start)
         settings = self.settings(item)
@@ -247,9 +251,12 @@ class Runner:
                 raise LlmproxyError(self.failed_start) from None
         return self.proxy.begin(settings)
 
-    def settings(self, item: pytest.Item) -> Settings:
+    def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises
         LlmproxyError for a marker argument it cannot use."""
+        from llmproxy.plan import RecordMode
+        from llmproxy.testing.worker import Settings
+
         marker = item.get_closest_marker(MARKER)
         arguments = _marker_arguments(marker) if marker is not None else {}
         mode = self.forced_mode or arguments.get("mode") or self.default_mode
@@ -267,7 +274,7 @@ class Runner:
             expectations,
         )
 
-    def _problems(self, turn: Turn | None) -> list[str]:
+    def _problems(self, turn: "Turn | None") -> list[str]:
         """What fails the test: its misses, the connections the blocker stopped, its unused exchanges when
         --llmproxy-strict-unused asks."""
         problems = []
@@ -292,8 +299,12 @@ def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:
     return dict(zip(("cassette",), marker.args, strict=False)) | dict(marker.kwargs)
 
 
-def _match(preset: str | None, match: MatchOptions | Sequence[str] | None) -> MatchOptions:
+def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> "MatchOptions":
     """`match`: MatchOptions, or JSONPaths of body fields to ignore when matching."""
+    from llmproxy.cassette import jsonpath
+    from llmproxy.cassette.presets import PRESETS
+    from llmproxy.cassette.replay_index import MatchOptions
+
     if preset is not None and preset not in (*PRESETS, "none"):
         raise LlmproxyError(f"preset={preset!r}: expected one of {', '.join([*PRESETS, 'none'])}")
     if isinstance(match, MatchOptions):

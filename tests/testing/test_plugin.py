@@ -5,6 +5,8 @@ answers, so a replay is told from a new recording; its request count proves what
 
 import importlib
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,8 @@ import pytest
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
-from llmproxy.testing.plugin import CI_VARIABLES
+from llmproxy.plan import RecordMode
+from llmproxy.testing.plugin import CI_VARIABLES, MODES, default_mode
 from tests.cassette.factory import STARTED
 from tests.testing.upstream import Upstream
 
@@ -365,14 +368,20 @@ def test_orphaned_cassettes_are_listed(tester: pytest.Pytester, upstream: Upstre
 
 
 def test_the_default_mode_is_none_in_ci_and_once_elsewhere():
-    from llmproxy.plan import RecordMode
-    from llmproxy.testing.plugin import default_mode
+    assert default_mode({}) == "once"
+    assert default_mode({"CI": "true"}) == "none"
+    assert default_mode({"GITHUB_ACTIONS": "true"}) == "none"
+    assert default_mode({"CI": "0"}) == "once"
+    assert default_mode({"CI": "false"}) == "once"
+    assert tuple(RecordMode) == MODES  # the option's choices, written out so that pytest starts without the core
 
-    assert default_mode({}) is RecordMode.ONCE
-    assert default_mode({"CI": "true"}) is RecordMode.NONE
-    assert default_mode({"GITHUB_ACTIONS": "true"}) is RecordMode.NONE
-    assert default_mode({"CI": "0"}) is RecordMode.ONCE
-    assert default_mode({"CI": "false"}) is RecordMode.ONCE
+
+def test_loading_the_plugin_leaves_the_proxy_unloaded():
+    """Every pytest run in an environment with llmproxy loads the plugin: it must not cost those runs seconds."""
+    heavy = "('llmproxy.plan', 'llmproxy.providers', 'llmproxy.session', 'mitmproxy')"
+    code = f"import sys, llmproxy.testing.plugin; print(sorted(m for m in sys.modules if m.startswith({heavy})))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
 
 
 def test_an_sdk_client_made_in_the_test_goes_through_the_proxy_and_trusts_its_ca(tester: pytest.Pytester):
