@@ -384,9 +384,9 @@ def test_loading_the_plugin_leaves_the_proxy_unloaded():
     assert loaded.strip() == "[]"
 
 
-def test_an_sdk_client_made_in_the_test_goes_through_the_proxy_and_trusts_its_ca(tester: pytest.Pytester):
+def test_sdk_clients_in_the_test_and_in_its_subprocesses_go_through_the_proxy(tester: pytest.Pytester):
     """No base URL: the SDK's own https://api.anthropic.com, reached through HTTPS_PROXY, TLS verified against
-    llmproxy's CA by way of SSL_CERT_FILE — both set for the test's duration only."""
+    llmproxy's CA by way of SSL_CERT_FILE — set for the test's duration only, inherited by its subprocesses."""
     body = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "over TLS"}]}
     answer = {
         "id": "msg_1",
@@ -397,29 +397,36 @@ def test_an_sdk_client_made_in_the_test_goes_through_the_proxy_and_trusts_its_ca
         "stop_reason": "end_turn",
         "usage": {"input_tokens": 12, "output_tokens": 4},
     }
-    cassette = tester.path / "cassettes" / "test_tls" / "test_default_base_url.json"
-    writer = CassetteWriter.open(cassette, Redactor())
     headers = (("content-type", "application/json"),)
-    request = RawRequest(
-        "POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, json.dumps(body).encode(), None
-    )
+    sent = json.dumps(body).encode()
+    request = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, sent, None)
     response = RawResponse(200, "OK", "HTTP/1.1", headers, json.dumps(answer).encode(), None, None)
-    writer.add(RawExchange(request, response, None, STARTED, 1.0, 2.0))
-    writer.close()
+    for test in ("test_in_process", "test_in_a_subprocess"):
+        writer = CassetteWriter.open(tester.path / "cassettes" / "test_tls" / f"{test}.json", Redactor())
+        writer.add(RawExchange(request, response, None, STARTED, 1.0, 2.0))
+        writer.close()
+    client = f"""
+import anthropic
+with anthropic.Anthropic(api_key="sk-ant-api03-test", max_retries=0) as client:
+    message = client.messages.create(**{body!r})
+assert message.content[0].text == "replayed over TLS", message
+"""
     tester.makepyfile(
         test_tls=f"""
-import anthropic, os
+import os, subprocess, sys
 
-def test_default_base_url(llmproxy):
-    with anthropic.Anthropic(api_key="sk-ant-api03-test", max_retries=0) as client:
-        message = client.messages.create(**{body!r})
-    assert message.content[0].text == "replayed over TLS"
+def test_in_process(llmproxy):
+    exec({client!r})
     assert llmproxy.calls[0].answered.value == "hit"
     assert os.environ["SSL_CERT_FILE"] == llmproxy.environment["SSL_CERT_FILE"]
+
+def test_in_a_subprocess(llmproxy):
+    subprocess.run([sys.executable, "-c", {client!r}], check=True)
+    assert [call.answered.value for call in llmproxy.calls] == ["hit"]
 
 def test_afterwards():
     assert "SSL_CERT_FILE" not in os.environ
     assert "HTTPS_PROXY" not in os.environ
 """
     )
-    tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=2)
+    tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=3)
