@@ -36,3 +36,31 @@ def test_core_never_imports_mitmproxy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_help_lists_each_command_as_its_own_help_would() -> None:
+    """`llmproxy --help` lists the commands from a table, without importing them: what it prints must be
+    what click prints from the commands themselves, at any terminal width."""
+    import importlib
+
+    import click
+
+    from llmproxy.cli import COMMANDS
+
+    eager = click.Group("main", help=main.help, params=main.params, context_settings=main.context_settings)
+    for name, (module, attribute, _) in COMMANDS.items():
+        eager.add_command(getattr(importlib.import_module(module), attribute), name)
+    for width in (50, 80, 120):
+        lazy_help = CliRunner().invoke(main, ["--help"], terminal_width=width, prog_name="llmproxy").output
+        eager_help = CliRunner().invoke(eager, ["--help"], terminal_width=width, prog_name="llmproxy").output
+        assert lazy_help == eager_help
+
+
+def test_help_imports_no_command() -> None:
+    code = (
+        "import sys\nfrom llmproxy.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('llmproxy.') and m != 'llmproxy.cli'), file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip() == "[]"

@@ -1,42 +1,95 @@
 """The `llmproxy` command line.
 
-Commands that run the proxy import mitmproxy (through the adapters, `llmproxy_addons`) only when they run:
-importing it costs about two seconds, which `--help`, `--version` and the file tools should not pay.
+Each command's module is imported only when that command runs: `llmproxy --help` lists the commands from
+the table below without importing any of them, and commands that run the proxy import mitmproxy (through
+the adapters, `llmproxy_addons`) only once they start it. Importing every command costs ten times what
+Python's own start does.
 """
+
+import importlib
 
 import click
 
 from llmproxy import __version__
-from llmproxy.cli.addon_path import addon_path
-from llmproxy.cli.ca import ca
-from llmproxy.cli.cassette import cassette
-from llmproxy.cli.chaos import chaos
-from llmproxy.cli.doctor import doctor
-from llmproxy.cli.explain import explain
-from llmproxy.cli.mock import mock
-from llmproxy.cli.record import record
-from llmproxy.cli.replay import replay
-from llmproxy.cli.report import report
-from llmproxy.cli.verify import verify
+
+# name: (module, attribute, the first paragraph of the command's help — what `--help` lists; a test holds
+# them equal)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "addon-path": (
+        "llmproxy.cli.addon_path",
+        "addon_path",
+        "Print the path of llmproxy's mitmproxy script, to run llmproxy inside your own mitmproxy:",
+    ),
+    "ca": ("llmproxy.cli.ca", "ca", "Print the path of llmproxy's CA certificate, creating the CA on first use."),
+    "cassette": ("llmproxy.cli.cassette", "cassette", "Inspect and convert cassette files."),
+    "chaos": ("llmproxy.cli.chaos", "chaos", "Chaos files, and the chaos of a running llmproxy (docs/chaos.md)."),
+    "doctor": (
+        "llmproxy.cli.doctor",
+        "doctor",
+        "Check that CMD's traffic would go through llmproxy and trust its CA: `llmproxy doctor -- claude`.",
+    ),
+    "explain": (
+        "llmproxy.cli.explain",
+        "explain",
+        "Explain a recorded agent run: its calls in order and its richest conversation (the request with the "
+        "most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.",
+    ),
+    "mock": (
+        "llmproxy.cli.mock",
+        "mock",
+        "Serve scripted LLM answers: `llmproxy mock --expectations FILE [-- CMD ARGS…]`.",
+    ),
+    "record": (
+        "llmproxy.cli.record",
+        "record",
+        "Record LLM traffic to a cassette: `llmproxy record --cassette c.json -- CMD ARGS…`.",
+    ),
+    "replay": (
+        "llmproxy.cli.replay",
+        "replay",
+        "Serve recorded LLM exchanges: `llmproxy replay --cassette c.json -- CMD ARGS…`.",
+    ),
+    "report": (
+        "llmproxy.cli.report",
+        "report",
+        "Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.",
+    ),
+    "verify": (
+        "llmproxy.cli.verify",
+        "verify",
+        "CI gates over recorded runs (cassettes): exit 0 pass, 1 fail, 2 could not check.",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported when one is run or asked for its help, not to list them."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attribute, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(map(len, COMMANDS))
+        # a stand-in with the same help shortens it as the command itself would
+        rows = [
+            (name, click.Command(name, help=summary).get_short_help_str(limit))
+            for name, (_, _, summary) in sorted(COMMANDS.items())
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="llmproxy")
 def main() -> None:
     """Record, replay, mock, stress and understand LLM API traffic.
 
     llmproxy is an intercepting HTTPS proxy that speaks the wire formats of the major LLM providers.
     """
-
-
-main.add_command(addon_path)
-main.add_command(ca)
-main.add_command(cassette)
-main.add_command(chaos)
-main.add_command(doctor)
-main.add_command(explain)
-main.add_command(mock)
-main.add_command(record)
-main.add_command(replay)
-main.add_command(report)
-main.add_command(verify)
