@@ -17,15 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mitmproxy import options
-from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig, update_alt_svc
-from mitmproxy.master import Master
 from mitmproxy.proxy.mode_specs import ProxyMode
 
 from llmproxy.destinations import Destination
 from llmproxy.errors import LlmproxyError
 from llmproxy_addons import dispatch
 from llmproxy_addons.base_url import PLACEHOLDER as BASE_URL_PLACEHOLDER
+from llmproxy_addons.lean_mitmproxy import (
+    Master,
+    core,
+    disable_h2c,
+    next_layer,
+    options,
+    proxyserver,
+    tlsconfig,
+    update_alt_svc,
+)
 
 logger = logging.getLogger(__name__)
 
