@@ -63,16 +63,20 @@ class MatchOptions:
 
 
 class ReplayIndex:
+    """Recorded requests by key, indexed in recorded order as far as the requests served so far needed:
+    a request whose key is not indexed yet indexes on until its key comes up (the first exchange with that
+    key: identical requests are served in recorded order) or every exchange is indexed. So the first
+    request a 10,000-exchange cassette answers waits for no more keys than it takes to reach its own, and
+    only keys are kept: the views that explain a miss are built when the first miss needs them."""
+
     def __init__(self, exchanges: Sequence[Exchange], options: MatchOptions = MatchOptions()) -> None:
         """`exchanges`: inflated (histories rebuilt), in recorded order."""
         self.options = options
         self._exchanges = list(exchanges)
-        with gc_paused():
-            requests = matched_requests(self._exchanges)  # WebSocket messages read whole
-            self._views = [self.view(r, e.provider) for e, r in zip(self._exchanges, requests, strict=True)]
+        self._requests: list[Request] = []  # as matched (WebSocket messages read whole), as far as indexed
+        self._reading = matched_requests(self._exchanges)
+        self._views: list[RequestView] | None = None
         self._queues: dict[bytes, deque[int]] = {}
-        for position, view in enumerate(self._views):
-            self._queues.setdefault(view.key, deque()).append(position)
         self._last: dict[bytes, int] = {}
         self._used: set[int] = set()
         self._lock = threading.Lock()
@@ -89,6 +93,8 @@ class ReplayIndex:
         view = self.view(request, provider)
         with self._lock:
             queue = self._queues.get(view.key)
+            if not queue:
+                queue = self._index_until(view.key)
             if queue:
                 position = queue.popleft()
                 self._used.add(position)
@@ -98,10 +104,33 @@ class ReplayIndex:
                 if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
                     return ReplayHit(self._exchanges[self._last[view.key]], repeated=True)
                 return ReplayMiss(_describe(request), None, (), exhausted=True)
-        near = closest(view, self._views)
+            views = self._all_views()
+        near = closest(view, views)
         if near is None:
             return ReplayMiss(_describe(request), None, ())
-        return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(self._views[near], view)))
+        return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(views[near], view)))
+
+    def _index_until(self, key: bytes) -> deque[int] | None:
+        """Index on until an exchange with `key` is indexed (its queue) or all are (None). Holds the lock."""
+        with gc_paused():
+            for request in self._reading:
+                position = len(self._requests)
+                self._requests.append(request)
+                found = self.view(request, self._exchanges[position].provider).key
+                self._queues.setdefault(found, deque()).append(position)
+                if found == key:
+                    return self._queues[key]
+        return None
+
+    def _all_views(self) -> list[RequestView]:
+        """Every recorded request's view, to find the closest to a miss. Holds the lock."""
+        if self._views is None:  # a miss has indexed every exchange: `_requests` holds them all
+            with gc_paused():
+                self._views = [
+                    self.view(request, exchange.provider)
+                    for exchange, request in zip(self._exchanges, self._requests, strict=True)
+                ]
+        return self._views
 
     def unused(self) -> list[Exchange]:
         with self._lock:

@@ -227,3 +227,19 @@ def test_a_miss_names_the_closest_recording() -> None:
     assert miss.closest.id == 1
     assert "closest is exchange 1" in miss.explain()
     assert "$.q: recorded 'France', received 'Italy'" in miss.explain()
+
+
+def test_requests_in_any_order_get_what_an_index_built_whole_would_give() -> None:
+    """The index reads the cassette only as far as a request needs (a later key indexes the ones before it):
+    whatever order requests come in, each gets the earliest unserved recording of its key."""
+    bodies = [{"q": 1}, {"q": 2}, {"q": 1}, {"q": 3}, {"q": 2}, {"q": 1}]
+    for order in ([3, 1, 2, 1, 2, 1], [1, 1, 1, 2, 2, 3], [2, 3, 2, 1, 4, 1, 1]):
+        index = ReplayIndex(recorded(*bodies))
+        taken = [index.take(live({"q": q}), "anthropic") for q in order]
+        served = [t.exchange.id if isinstance(t, ReplayHit) else None for t in taken]
+        expected, seen = [], {1: [1, 3, 6], 2: [2, 5], 3: [4]}
+        for q in order:
+            expected.append(seen[q].pop(0) if seen.get(q) else None)
+        assert served == expected
+        misses = [t for t in taken if isinstance(t, ReplayMiss) and not t.exhausted]
+        assert all(miss.closest is not None for miss in misses)
