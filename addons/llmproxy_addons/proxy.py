@@ -48,6 +48,17 @@ class _ListenErrorsReportedOnce(logging.Filter):
 _LISTEN_FILTER = _ListenErrorsReportedOnce()
 logging.getLogger("mitmproxy.addons.proxyserver").addFilter(_LISTEN_FILTER)
 
+
+class _TlsConfigLoadedOnce(tlsconfig.TlsConfig):
+    """mitmproxy's TLS addon loads the CA again when the proxy starts running (its workaround for a
+    `configure` that never saw `confdir`). Here `configure` always sees it, since the options are set after
+    the addons are added, so the second load would only check the CA's RSA key again: 0.1-0.2 s a start."""
+
+    def running(self) -> None:
+        if self.certstore is None:
+            super().running()
+
+
 _START_TIMEOUT = 15.0
 _DRAIN_TIMEOUT = 2.0
 
@@ -126,7 +137,7 @@ class ProxyThread:
             core.Core(),
             proxyserver.Proxyserver(),
             next_layer.NextLayer(),
-            tlsconfig.TlsConfig(),
+            _TlsConfigLoadedOnce(),
             disable_h2c.DisableH2C(),
         ]
         if self.settings.reverse:

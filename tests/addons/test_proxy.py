@@ -50,6 +50,28 @@ def test_https_is_intercepted_with_llmproxys_ca_and_mapped_to_a_verified_upstrea
     assert (received.path, received.body) == ("/v1/messages?beta=true", b'{"model":"m"}')
 
 
+def test_the_ca_is_loaded_once_per_start(
+    ca: CertificateAuthority, upstream_ca: UpstreamCA, https_upstream: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each load checks the CA's RSA key again (0.1-0.2 s); the proxy still intercepts with it."""
+    from mitmproxy import certs
+
+    loads: list[Path] = []
+    load = certs.CertStore.from_files.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[certs.CertStore], ca_file: Path, *rest: object) -> certs.CertStore:
+        loads.append(ca_file)
+        return load(cls, ca_file, *rest)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(certs.CertStore, "from_files", classmethod(counted))
+    https_upstream.queue(Reply(200, {"content-type": "application/json"}, b"{}"))
+    upstreams = Upstreams({"api.anthropic.com": Destination.parse(https_upstream.url)})
+    settings = ProxySettings(confdir=ca.directory, upstream_ca=upstream_ca.cert_path)
+    with ProxyThread(settings, [upstreams]) as proxy, client(ca, proxy) as http:
+        assert http.post("https://api.anthropic.com/v1/messages", json={}).status_code == 200
+    assert loads == [ca.key_path]
+
+
 def test_upstream_verification_stays_on_without_the_upstream_ca(
     ca: CertificateAuthority, https_upstream: LoopbackServer
 ) -> None:
