@@ -8,7 +8,7 @@ a plain-http proxy does; without it the requests go straight to the upstream. Ea
 with a few requests first. Prints one JSON object: requests per second and latency percentiles, or for
 streams the per-event delay (arrival − the send time the upstream stamped in the event) and the time to
 first event; `sent`, every request sent, warm-up included; plus the CPU milliseconds each `--cpu-pid`
-process spent per request (or per stream event) while measuring.
+process tree (it and every process below it) spent per request (or per stream event) while measuring.
 """
 
 import argparse
@@ -25,10 +25,21 @@ WARMUP_REQUESTS = 20
 
 
 def cpu_ms(pid: int) -> float:
-    """User + system CPU time of a process (all its threads) in milliseconds."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * TICK_MS
+    """User + system CPU time in milliseconds of a process (all its threads) and every process below it (the
+    cassette writer of `llmproxy record`): what serving costs the machine, whichever process spends it."""
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            with open(f"/proc/{current}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) * TICK_MS
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    todo += [int(child) for child in children.read().split()]
+        except OSError:  # it ended meanwhile
+            continue
+    return total
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -8,7 +8,8 @@ Each measurement starts the proxy afresh (so its peak memory and its shutdown ar
 (load.py, keep-alive connections, absolute-form requests) through it to a fake Anthropic upstream
 (upstream.py) for S seconds. Measured per proxy:
 
-* requests/s the client got through;
+* requests/s the client got through, and the CPU each request cost the proxy's whole process tree (for
+  `record`, the proxy and its cassette writer: what recording costs the machine, whichever core pays);
 * peak RSS of the proxy's whole process tree (for `record`: the proxy and its cassette writer), sampled
   every 20 ms from /proc;
 * for `record`, the journalled exchanges per second: exchanges in the cassette's journal over the time from
@@ -136,6 +137,7 @@ def measure(name: str, size: int, upstream_port: int, workdir: Path, args: argpa
         if done.returncode != 0:
             sys.exit(f"load through {name} failed:\n{done.stderr}\n{log.read_text()}")
         result: dict[str, Any] = json.loads(done.stdout)
+        result["cpu_ms"] = result["cpu_ms"][str(process.pid)]  # the whole tree: the proxy and its writer
         process.send_signal(signal.SIGTERM)  # at once: what is still queued must drain within the shutdown
         process.wait(timeout=600)
         result["shutdown_s"] = time.monotonic() - ended
@@ -165,8 +167,9 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
         f"Concurrency {args.concurrency}, {args.seconds:g} s of load per measurement, medians over {args.rounds} "
         "round(s).",
         "",
-        "| bodies | proxy | req/s | peak RSS MB (tree) | journalled/s | backlog at end | lost | shutdown s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| bodies | proxy | req/s | CPU ms/req (tree) | peak RSS MB (tree) | journalled/s | backlog at end | lost "
+        "| shutdown s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for size in args.sizes:
         for name in ("mitmdump", "record"):
@@ -177,23 +180,25 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
                 else "– | – | –"
             )
             lines.append(
-                f"| {size:,} B | {name} | {med(cell, 'rps'):.0f} | {med(cell, 'peak_rss_mb'):.0f} | {journal} "
+                f"| {size:,} B | {name} | {med(cell, 'rps'):.0f} | {med(cell, 'cpu_ms'):.2f} "
+                f"| {med(cell, 'peak_rss_mb'):.0f} | {journal} "
                 f"| {med(cell, 'shutdown_s'):.2f} |"
             )
     lines += [
         "",
-        "| bodies | record req/s ÷ mitmdump | journalled/s ÷ sent/s (≥ 1) | peak RSS ÷ mitmdump (≤ 2) "
-        "| shutdown ≤ 2 s |",
-        "|---|---|---|---|---|",
+        "| bodies | record req/s ÷ mitmdump (≥ 1.5) | mitmdump CPU/req ÷ record's (tree) | journalled/s ÷ sent/s (≥ 1) "
+        "| peak RSS ÷ mitmdump (≤ 2) | shutdown ≤ 2 s |",
+        "|---|---|---|---|---|---|",
     ]
     for size in args.sizes:
         base, record = runs[f"{size}/mitmdump"], runs[f"{size}/record"]
         keeps_up = statistics.median(run["journal_rate"] / run["load_rate"] for run in record)
         memory = statistics.median(r["peak_rss_mb"] / b["peak_rss_mb"] for r, b in zip(record, base, strict=True))
         throughput = statistics.median(r["rps"] / b["rps"] for r, b in zip(record, base, strict=True))
+        cpu = statistics.median(b["cpu_ms"] / r["cpu_ms"] for r, b in zip(record, base, strict=True))
         shutdown = med(record, "shutdown_s")
         lines.append(
-            f"| {size:,} B | {throughput:.2f} | {keeps_up:.2f} | {memory:.2f} | {shutdown:.2f} "
+            f"| {size:,} B | {throughput:.2f} | {cpu:.2f} | {keeps_up:.2f} | {memory:.2f} | {shutdown:.2f} "
             f"{'yes' if shutdown <= 2 else 'NO'} |"
         )
     return "\n".join(lines)
