@@ -228,21 +228,18 @@ def mock_plan(
 
 def build(plan: Plan) -> Chain:
     """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
-    naming the file and the field) before anything runs; on failure, what was started is closed again."""
-    from llmproxy.cassette.writer_process import WriterProcess
-    from llmproxy.chain.stages.background_traffic import BackgroundStage
-    from llmproxy.chain.stages.mock import MockStage
-    from llmproxy.chain.stages.replay import Replaying, ReplayStage
-    from llmproxy.chain.taps.meter import MeterTap
-    from llmproxy.chain.taps.record import RecordTap
-    from llmproxy.meter import Meter
-    from llmproxy.mock.engine import MockEngine
-    from llmproxy.mock.load import load_expectations
-    from llmproxy.mock.log import MockLog
+    naming the file and the field) before anything runs; on failure, what was started is closed again. Each
+    part's modules are imported only when the plan has that part: a replay needs none of the mock's."""
+    engine = None
+    if plan.mock is not None:
+        from llmproxy.mock.engine import MockEngine
+        from llmproxy.mock.load import load_expectations
 
-    engine = MockEngine(load_expectations(plan.mock.expectations)) if plan.mock is not None else None
+        engine = MockEngine(load_expectations(plan.mock.expectations))
     replaying = None
     if plan.replay is not None:
+        from llmproxy.chain.stages.replay import Replaying, ReplayStage
+
         cassettes = plan.replay.cassettes
         if not plan.network.everything and (missing := [str(p) for p in cassettes if not cassette_exists(p)]):
             raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
@@ -250,16 +247,27 @@ def build(plan: Plan) -> Chain:
     stages: list[Stage] = []
     taps: list[Tap] = []
     if plan.record is not None:  # started last: nothing after it can fail
+        from llmproxy.cassette.writer_process import WriterProcess
+        from llmproxy.chain.taps.record import RecordTap
+
         cassette = plan.record.cassette
         writer = WriterProcess.open(cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh)
         taps.append(RecordTap(plan.record.scope, writer, str(cassette)))
     if plan.mock is not None and engine is not None:
+        from llmproxy.chain.stages.mock import MockStage
+        from llmproxy.mock.log import MockLog
+
         stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
         stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status))
     if plan.answers_background:
+        from llmproxy.chain.stages.background_traffic import BackgroundStage
+
         stages.append(BackgroundStage(plan.network))
     if plan.meter:
+        from llmproxy.chain.taps.meter import MeterTap
+        from llmproxy.meter import Meter
+
         taps.append(MeterTap(Meter()))
     return Chain(stages, taps, plan.network, plan.redactor)

@@ -21,22 +21,23 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llmproxy import redacted_logs
 from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.chain import Chain
-from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
-from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
-from llmproxy.meter import Meter
-from llmproxy.mock.log import MockLog
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
 from llmproxy.words import plural
+
+if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or record needs neither
+    from llmproxy.chain.stages.mock import MockStage
+    from llmproxy.meter import Meter
+    from llmproxy.mock.log import MockLog
 
 __all__ = ["Listening", "RecordMode", "Session", "mocking", "recording", "replaying", "running"]
 
@@ -80,7 +81,9 @@ class Session:
         return self.plan.describe
 
     @property
-    def mock(self) -> MockStage | None:
+    def mock(self) -> "MockStage | None":
+        from llmproxy.chain.stages.mock import MockStage
+
         return next((stage for stage in self.chain.stages if isinstance(stage, MockStage)), None)
 
     @property
@@ -92,13 +95,17 @@ class Session:
         return next((tap for tap in self.chain.taps if isinstance(tap, RecordTap)), None)
 
     @property
-    def meter(self) -> Meter | None:
+    def meter(self) -> "Meter | None":
         """Each answer as a call, with its tokens, cost and timing, when the plan asks for it (`Plan.meter`)."""
+        if not self.plan.meter:  # its tap (and its pricing, a tenth of a second to import) is not in the chain
+            return None
+        from llmproxy.chain.taps.meter import MeterTap
+
         tap = next((tap for tap in self.chain.taps if isinstance(tap, MeterTap)), None)
         return tap.meter if tap is not None else None
 
     @property
-    def mock_log(self) -> MockLog | None:
+    def mock_log(self) -> "MockLog | None":
         """The mock's request log (`llmproxy mock`)."""
         return self.mock.log if self.mock is not None else None
 
