@@ -72,13 +72,17 @@ def to_exchange(
     )
 
 
+MATCHED_HEADERS = frozenset({"user-agent"})  # the only header replay reads: it picks the client's preset
+
+
 def to_request(
     raw: RawRequest, redactor: Redactor, known: tuple[Route | None, Any] | None = None
 ) -> tuple[Request, Route | None]:
-    """A live request as the cassette would store it (redacted, body parsed), and the API it speaks: what
-    replay matches against the recordings. `known`: its route and parsed body, when the caller has them
-    already (the answer chain's `Incoming`), so neither is worked out twice."""
-    return _request(raw, redactor, [], None, 0, known)
+    """A live request as replay matches it against the recordings: as the cassette would store it (redacted,
+    body parsed) but with only the headers replay reads (`MATCHED_HEADERS`), so the others cost no
+    redaction; and the API it speaks. `known`: its route and parsed body, when the caller has them already
+    (the answer chain's `Incoming`), so neither is worked out twice."""
+    return _request(raw, redactor, [], None, 0, known, MATCHED_HEADERS)
 
 
 def _request(
@@ -88,7 +92,9 @@ def _request(
     history: HistoryIndex | None,
     exchange_id: int,
     known: tuple[Route | None, Any] | None = None,
+    kept: frozenset[str] | None = None,
 ) -> tuple[Request, Route | None]:
+    """`kept`: the only headers (lower-case names) to keep; None keeps them all."""
     headers = {name.lower(): value for name, value in raw.headers}
     route, parsed = known or (
         detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port),
@@ -115,7 +121,9 @@ def _request(
         method=raw.method,
         url=url(raw, redactor),
         http_version=raw.http_version,
-        headers=header_lines(redactor.headers(raw.headers)),
+        headers=header_lines(
+            redactor.headers(raw.headers if kept is None else [(n, v) for n, v in raw.headers if n.lower() in kept])
+        ),
         body=body,
         content_encoding=raw.content_encoding,
         extends=extends,

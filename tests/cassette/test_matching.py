@@ -243,3 +243,15 @@ def test_requests_in_any_order_get_what_an_index_built_whole_would_give() -> Non
         assert served == expected
         misses = [t for t in taken if isinstance(t, ReplayMiss) and not t.exhausted]
         assert all(miss.closest is not None for miss in misses)
+
+
+def test_a_live_request_keeps_only_the_header_replay_reads_redacted() -> None:
+    """Replay matches on the URL, the body and the User-Agent (its preset): the other headers are neither
+    redacted nor kept, and a key in the User-Agent is redacted as the cassette would have it."""
+    agent = "claude-cli/2.0 (key sk-ant-api03-" + "a" * 80 + ")"
+    live_request = request({"q": 1}, headers=(("User-Agent", agent), ("authorization", "Bearer secret-token")))
+    matched, _ = to_request(live_request, Redactor())
+    ((name, value),) = [line.split(": ", 1) for line in matched.headers]
+    assert name == "User-Agent"
+    assert value == Redactor().header("User-Agent", agent)
+    assert "sk-ant-api03" not in value
