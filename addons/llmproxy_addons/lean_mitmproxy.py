@@ -37,8 +37,22 @@ def _package_unrun() -> None:
 
 _package_unrun()
 
-from mitmproxy import options  # noqa: E402
+from mitmproxy import http, options  # noqa: E402
 from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig, update_alt_svc  # noqa: E402
 from mitmproxy.master import Master  # noqa: E402
+
+
+def without_debug_typechecks() -> None:
+    """Build requests and responses without type-checking every field: in a debug run (Python without -O,
+    as every `llmproxy` and `mitmdump` run is), mitmproxy checks each field of every request and response
+    it builds against its annotation — a dozen checks, about 4% of a replayed request's CPU — to catch its
+    own addons' mistakes. Called by llmproxy's own proxy (never when its addons run inside someone else's
+    mitmproxy), whose flows are built by mitmproxy's HTTP layer and by the door from checked values."""
+    http.MessageData.__post_init__ = _unchecked  # type: ignore[method-assign]
+
+
+def _unchecked(self: object) -> None:
+    return None
+
 
 __all__ = ["Master", "core", "disable_h2c", "next_layer", "options", "proxyserver", "tlsconfig", "update_alt_svc"]

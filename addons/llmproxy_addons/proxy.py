@@ -28,11 +28,12 @@ from llmproxy_addons.lean_mitmproxy import (
     core,
     disable_h2c,
     next_layer,
-    options,
     proxyserver,
     tlsconfig,
     update_alt_svc,
+    without_debug_typechecks,
 )
+from llmproxy_addons.settled_options import SettledOptions
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +132,8 @@ class ProxyThread:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        master = Master(options.Options())
+        without_debug_typechecks()
+        master = Master(SettledOptions())
         dispatch.install(master)
         needed: list[object] = [
             core.Core(),
