@@ -29,14 +29,6 @@ _STYLE = {
 COLUMNS = ("#", "provider", "model", "status", "answer", "in", "out", "cached", "cost so far", "latency", "TTFT")
 
 
-def wanted(option: bool | None, has_command: bool, console: Console) -> bool:
-    """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and no
-    command shares it. Never when stderr is not a terminal."""
-    if not console.is_terminal:
-        return False
-    return option if option is not None else not has_command
-
-
 class LiveView:
     """The table, redrawn as each call ends (`add` may be called from any thread), the latest calls that fit
     the terminal shown. `close(summary)` leaves the table and prints the summary as a panel."""

@@ -19,7 +19,6 @@ from rich.console import Console
 from llmproxy import redacted_logs
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cli.children import run_child, stopped_by_sigterm, wait_for_stop
-from llmproxy.cli.live import LiveView, wanted
 from llmproxy.cli.output import emit
 from llmproxy.cli.reporting import OneLineFormatter
 from llmproxy.destinations import check_reverse, parse_map
@@ -29,6 +28,7 @@ from llmproxy.errors import UsageError
 _calls = logging.getLogger("llmproxy.calls")
 
 if TYPE_CHECKING:
+    from llmproxy.cli.live import LiveView
     from llmproxy.meter import Call
     from llmproxy.outputs import Document
     from llmproxy.plan import Plan
@@ -179,7 +179,11 @@ class ServeOptions:
         return dataclasses.replace(plan, meter=True) if metered else plan
 
     def live_view(self, console: Console) -> bool:
-        return wanted(self.live, bool(self.command), console)
+        """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and
+        no command shares it. Never when stderr is not a terminal."""
+        if not console.is_terminal:
+            return False
+        return self.live if self.live is not None else not self.command
 
 
 def configure_logging(verbose: int, debug: bool = False) -> None:
@@ -210,7 +214,11 @@ def serve(
     with `--json` the run's document on stdout. Returns the command's exit status (0 without one), or 1 when
     it succeeded but `failed(session)` says the run did not (a miss)."""
     console = Console(stderr=True)
-    view = LiveView(console, f"llmproxy {name}") if options.live_view(console) else None
+    view = None
+    if options.live_view(console):
+        from llmproxy.cli.live import LiveView  # with the meter's pricing: only when the view shows
+
+        view = LiveView(console, f"llmproxy {name}")
     meter = session.meter
     if meter is not None and options.verbose:
         meter.listen(_log_call)
@@ -239,7 +247,7 @@ def _serve(
     options: ServeOptions,
     session: "Session",
     listening: "Listening",
-    view: LiveView | None,
+    view: "LiveView | None",
     child: list[int],
 ) -> int:
     from llmproxy.session import running
