@@ -60,8 +60,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+LISTEN_TIMEOUT = 120  # seconds: mitmdump reads a 10,000-flow file before it listens, slowly on a busy machine
+
+
 def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: Path) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + LISTEN_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             sys.exit(f"{name} exited with status {process.returncode}:\n{log.read_text()}")
@@ -70,7 +73,7 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: 
             return
         except OSError:
             time.sleep(0.05)
-    sys.exit(f"{name} did not listen on port {port} within 30 s:\n{log.read_text()}")
+    sys.exit(f"{name} did not listen on port {port} within {LISTEN_TIMEOUT} s:\n{log.read_text()}")
 
 
 def start(
