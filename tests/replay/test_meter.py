@@ -57,14 +57,14 @@ def test_recorded_then_replayed_answers_are_metered_alike(tmp_path: Path) -> Non
     plan = dataclasses.replace(replay_plan([cassette], timing=None), meter=True)
     with running(Session.of(plan), Listening(ca_directory=ca)) as replaying:
         assert ask(replaying, "first", stream=True).status_code == 200
-        assert ask(replaying, "something else").status_code == 599
+        assert ask(replaying, "something else").status_code == 400  # a miss: the API's invalid-request error
         assert replaying.meter is not None
         hit, miss = replaying.meter.calls
     assert hit.answered is Answered.HIT
     assert hit.usage == streamed.usage
     assert hit.tool_calls == streamed.tool_calls
     assert hit.cost_usd == streamed.cost_usd
-    assert (miss.answered, miss.status, miss.usage, miss.cost_usd) == (Answered.MISS, 599, None, None)
+    assert (miss.answered, miss.status, miss.usage, miss.cost_usd) == (Answered.MISS, 400, None, None)
     assert "closest" in miss.detail
 
 
