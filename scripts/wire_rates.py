@@ -11,6 +11,7 @@ from the codecs, in `Usage`'s documented meaning (the whole prompt as input, rea
 
 import argparse
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -78,7 +79,12 @@ REQUEST_FIXTURES = {
     "openai_chat": "openai-chat",
     "openai_responses": "openai-responses",
 }
-CAPTURED = {"claude": "anthropic-messages", "codex": "openai-responses", "gemini": "gemini-code-assist"}
+CAPTURED = {
+    "claude": "anthropic-messages",
+    "codex": "openai-responses",
+    "gemini": "gemini-code-assist",
+    "opencode": "anthropic-messages",
+}
 
 
 def routes() -> dict[str, dict[str, str | None]]:
@@ -163,6 +169,9 @@ def fixtures() -> dict[str, Counter[str]]:
             tally(CHAT_CODECS[codec].provider.value, "requests", ok)
     for path in sorted((ROOT / "tests/fixtures/captured").glob("*.json")):
         captured = json.loads(path.read_text())
+        if captured["cli"] not in CAPTURED:  # a CLI this table does not know yet: say so, do not guess
+            print(f"{path.name}: no codec listed for {captured['cli']}", file=sys.stderr)
+            continue
         chat = CHAT_CODECS[CAPTURED[captured["cli"]]]
         body = captured["body"]
         if isinstance(body, dict) and body.get("type") == "response.create":  # a WebSocket message
