@@ -75,13 +75,15 @@ class StreamRelay:
         flow.request.headers[TOKEN_HEADER] = token
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.port
 
-    def answer(self, method: str, target: str, headers: dict[str, str], body: bytes) -> Reply | None:
+    def answer(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, version: str = "HTTP/1.1"
+    ) -> Reply | None:
         """What a request to the relay gets: the reply filed under its token (None for an unknown one), or the
         chain's answer to a base-URL client."""
         token = headers.get(TOKEN_HEADER)
         if token is not None:
             return self._filed.pop(token, None)
-        raw = self._request(method, target, headers, body, "http")
+        raw = self._request(method, target, headers, body, "http", version)
         return self.chain.answer(Incoming(raw, Door.RELAY), self.context)
 
     def websocket(self, target: str, headers: dict[str, str]) -> tuple[RawRequest, WebSocketCodec] | None:
@@ -99,7 +101,9 @@ class StreamRelay:
         assert reply is not None  # a door that cannot forward always gets a reply
         return reply
 
-    def _request(self, method: str, target: str, headers: dict[str, str], body: bytes, scheme: str) -> RawRequest:
+    def _request(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, scheme: str, version: str = "HTTP/1.1"
+    ) -> RawRequest:
         """A request a client sent to the relay itself."""
         host, port = _HOST_PORT.fullmatch(headers.get("host", "")).groups()  # type: ignore[union-attr]
         return RawRequest(
@@ -108,7 +112,7 @@ class StreamRelay:
             host=host or "127.0.0.1",
             port=int(port) if port else self.port,
             path=target,
-            http_version="HTTP/1.1",
+            http_version=version,
             headers=tuple(headers.items()),
             body=body,
             content_encoding=headers.get("content-encoding"),
@@ -149,7 +153,7 @@ class _Connection(asyncio.Protocol):
             end = self.buffer.find(b"\r\n\r\n")
             if end < 0:
                 return
-            method, target, headers = _request_head(bytes(self.buffer[: end + 4]))
+            method, target, version, headers = _request_head(bytes(self.buffer[: end + 4]))
             if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
                 head = bytes(self.buffer)  # the upgrade, and whatever followed it
                 self.buffer.clear()
@@ -171,28 +175,43 @@ class _Connection(asyncio.Protocol):
             body, consumed = request
             del self.buffer[:consumed]
             self.continued = False
-            reply = self.relay.answer(method, target, headers, body)
+            closing = _closes(version, headers)
+            # an HTTP/1.0 client keeps the connection only when the answer says so too
+            ending = (
+                "\r\nconnection: close" if closing else "\r\nconnection: keep-alive" if version == "HTTP/1.0" else ""
+            )
+            reply = self.relay.answer(method, target, headers, body, version)
             if reply is None:
-                self.transport.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                self.transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
             elif reply.events is None or not reply.paced:  # nothing to wait for: one write, framed by its length
                 data = reply.data
-                self.transport.write(_head(reply, f"content-length: {len(data)}") + data)
-            else:
-                self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events))
+                self.transport.write(_head(reply, f"content-length: {len(data)}{ending}") + data)
+            else:  # chunked, but to an HTTP/1.0 client (which cannot read chunks) unframed, ended by closing
+                chunked = version != "HTTP/1.0"
+                self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events, chunked, closing))
+                return
+            if closing:
+                self.transport.close()  # once what was written has gone out
+                return
 
-    async def _send_timed(self, reply: Reply, events: Events) -> None:
+    async def _send_timed(self, reply: Reply, events: Events, chunked: bool, closing: bool) -> None:
         assert self.transport is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        self.transport.write(_head(reply, "transfer-encoding: chunked"))
+        framing = "transfer-encoding: chunked" if chunked else "connection: close"
+        self.transport.write(_head(reply, framing + ("\r\nconnection: close" if closing and chunked else "")))
         for at, chunk in events:
             delay = start + at - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
             if chunk:
-                self.transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-        self.transport.write(b"0\r\n\r\n")
+                self.transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
         self.sending = None
+        if chunked:
+            self.transport.write(b"0\r\n\r\n")
+        if closing or not chunked:
+            self.transport.close()
+            return
         self._answer_waiting()
 
 
@@ -237,11 +256,18 @@ def _chunked_body(buffer: bytearray, at: int) -> tuple[bytes, int] | None:
         at = data_end + 2
 
 
-def _request_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    """Method, target and lower-case headers of a request head."""
+def _closes(version: str, headers: dict[str, str]) -> bool:
+    """Whether the connection ends with this request's answer: the client said `Connection: close`, or it
+    speaks HTTP/1.0 and did not ask to keep the connection alive."""
+    tokens = {token.strip().lower() for token in headers.get("connection", "").split(",")}
+    return "close" in tokens or (version == "HTTP/1.0" and "keep-alive" not in tokens)
+
+
+def _request_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
+    """Method, target, HTTP version and lower-case headers of a request head."""
     request_line, *lines = head.decode("latin-1").split("\r\n")
-    method, target, _ = [*request_line.split(" ", 2), "", ""][:3]
+    method, target, version = [*request_line.split(" ", 2), "", ""][:3]
     headers = {
         name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines) if name
     }
-    return method, target, headers
+    return method, target, version.strip() or "HTTP/1.1", headers

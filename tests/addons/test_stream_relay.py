@@ -1,6 +1,6 @@
 """The loopback relay as base-URL clients meet it (`llmproxy mock`): HTTP/1.1 framing the way real clients send
-it — chunked uploads, `Expect: 100-continue`, pipelined requests — and broken framing answered with a 400 that
-says why, while the relay keeps serving."""
+it — chunked uploads, `Expect: 100-continue`, pipelined requests, `Connection: close`, HTTP/1.0 clients with and
+without keep-alive — and broken framing answered with a 400 that says why, while the relay keeps serving."""
 
 import json
 import socket
@@ -22,7 +22,8 @@ def mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     directory = tmp_path_factory.mktemp("relay")
     path = directory / "expectations.json"
     expectation = {"match": {"latestMessageContains": "hi"}, "respond": {"text": "relayed"}}
-    path.write_text(json.dumps({"expectations": [expectation]}))
+    paced = {"match": {"latestMessageContains": "slowly"}, "respond": {"text": "paced", "physics": {"ttftMs": 20}}}
+    path.write_text(json.dumps({"expectations": [expectation, paced]}))
     with mocking(path, Listening(ca_directory=directory / "ca")) as session:
         yield session
 
@@ -96,3 +97,61 @@ def test_broken_framing_gets_a_400_that_says_why_and_the_relay_serves_on(
     with connect(mock) as sock:
         sock.sendall(f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}".encode())
         assert answer_text(read_response(sock, bytearray())[1]) == "relayed"
+
+
+def read_to_close(sock: socket.socket) -> bytes:
+    received = bytearray()
+    while chunk := sock.recv(65536):
+        received += chunk
+    return bytes(received)
+
+
+def test_connection_close_ends_the_connection_after_its_answer(mock: Session) -> None:
+    request = f"{HEAD}content-length: {len(BODY)}\r\nconnection: close\r\n\r\n{BODY}"
+    with connect(mock) as sock:
+        sock.sendall((request * 2).encode())  # the second is never answered: the client said it was done
+        received = read_to_close(sock)
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert b"\r\nconnection: close" in head.lower()
+    assert answer_text(body) == "relayed"  # exactly one answer, then the connection closed
+
+
+def test_an_http_1_0_client_is_answered_and_the_connection_closed(mock: Session) -> None:
+    request = f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}content-length: {len(BODY)}\r\n\r\n{BODY}"
+    with connect(mock) as sock:
+        sock.sendall(request.encode())
+        head, _, body = read_to_close(sock).partition(b"\r\n\r\n")
+    assert b"content-length:" in head.lower()
+    assert answer_text(body) == "relayed"
+
+
+def test_an_http_1_0_client_asking_keep_alive_keeps_its_connection(mock: Session) -> None:
+    request = (
+        f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}connection: keep-alive\r\ncontent-length: {len(BODY)}\r\n\r\n{BODY}"
+    )
+    with connect(mock) as sock:
+        pending = bytearray()
+        sock.sendall(request.encode())
+        first = read_response(sock, pending)
+        sock.sendall(request.encode())  # on the same connection: it was kept, as the answer said
+        assert read_response(sock, pending) == first == (200, first[1])
+    assert answer_text(first[1]) == "relayed"
+
+
+def test_a_paced_stream_to_an_http_1_0_client_is_unframed_and_ends_with_the_connection(mock: Session) -> None:
+    body = json.dumps(
+        {
+            "model": "claude-haiku-4-5",
+            "max_tokens": 8,
+            "stream": True,
+            "messages": [{"role": "user", "content": "slowly"}],
+        }
+    )
+    request = f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}content-length: {len(body)}\r\n\r\n{body}"
+    with connect(mock) as sock:
+        sock.sendall(request.encode())
+        head, _, events = read_to_close(sock).partition(b"\r\n\r\n")
+    assert b"transfer-encoding" not in head.lower()  # an HTTP/1.0 client cannot read chunks
+    assert events.startswith(b"event: message_start")
+    assert b"paced" in events
+    assert events.rstrip().endswith(b'{"type":"message_stop"}')
