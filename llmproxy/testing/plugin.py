@@ -19,6 +19,7 @@ import pytest
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
 from llmproxy.testing.names import cassette_path, default_directory
+from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
     from llmproxy.cassette.replay_index import MatchOptions
@@ -223,7 +224,7 @@ class Runner:
             for exchange in exchanges:
                 write(f"  unused: {exchange}")
         if self.orphans:
-            write(f"{len(self.orphans)} cassettes no collected test uses:")
+            write(f"{plural(len(self.orphans), 'cassette')} no collected test uses:")
             for orphan in self.orphans:
                 write(f"  orphan: {orphan}")
 

@@ -362,7 +362,7 @@ def test_orphaned_cassettes_are_listed(tester: pytest.Pytester, upstream: Upstre
     result = tester.runpytest("--llmproxy-check-orphans", "--llmproxy-mode", "none")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["*1 cassettes no collected test uses:*", "*orphan: cassettes*test_renamed_long_ago.json"]
+        ["*1 cassette no collected test uses:*", "*orphan: cassettes*test_renamed_long_ago.json"]
     )
     assert "test_used.json" not in result.stdout.str()
 
