@@ -173,7 +173,7 @@ def test_hides_it(llmproxy):
     try:
         ask("y")
     except anthropic.APIStatusError as error:
-        assert error.status_code == 599
+        assert error.status_code == 400
 """
     module(tester, upstream, "test_swallow", body)
     result = tester.runpytest("--llmproxy-mode", "none")
