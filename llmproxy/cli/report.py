@@ -86,21 +86,23 @@ def report(
     PATHS are cassettes, or folders searched for them. Exits 2 when an input cannot be read.
     """
     from llmproxy.analysis.render import render
+    from llmproxy.cassette.store import gc_paused
 
-    built = build_from_cli(paths, **selection)
-    if baseline is not None:
-        from llmproxy.analysis.baseline import compare
+    with gc_paused():  # what is read lives until the report is written: a collection would find nothing
+        built = build_from_cli(paths, **selection)
+        if baseline is not None:
+            from llmproxy.analysis.baseline import compare
 
-        built = built.model_copy(update={"baseline": compare(built, load_baseline(baseline), str(baseline))})
-    fmt = format_ or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
-    if fmt == "terminal" and output is None:
-        from rich.console import Console
+            built = built.model_copy(update={"baseline": compare(built, load_baseline(baseline), str(baseline))})
+        fmt = format_ or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
+        if fmt == "terminal" and output is None:
+            from rich.console import Console
 
-        from llmproxy.analysis.render.terminal import terminal_view
+            from llmproxy.analysis.render.terminal import terminal_view
 
-        Console().print(terminal_view(built))
-        return
-    write_output(render(built, fmt), output)
+            Console().print(terminal_view(built))
+            return
+        write_output(render(built, fmt), output)
 
 
 def read_selected(
@@ -135,8 +137,8 @@ def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
     from llmproxy.analysis.build import build_report
     from llmproxy.cassette.store import gc_paused
 
-    recorded, selection = read_selected(paths, **options)
-    with gc_paused():  # the report's objects all live until it is written: collecting would find nothing
+    with gc_paused():  # the calls read and the report's objects all live on: collecting would find nothing
+        recorded, selection = read_selected(paths, **options)
         return build_report(
             recorded.calls,
             recorded.sources,

@@ -11,6 +11,7 @@ The vendor is who bills the call: named by the caller (a cassette's vendor), els
 Prices are those in force on the call's date, long-context tiers included (the library's rules).
 """
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -98,8 +99,7 @@ class PriceBook:
         if not model:
             return Unpriced("the model is not known")
         vendor = self.vendor(vendor, url, provider)
-        host = (urlsplit(url).hostname or "") if url else ""
-        note = _PLAN_BILLED.get(host)
+        note = _PLAN_BILLED.get(_host(url)) if url else None
         estimated = usage.estimated or note is not None
         if usage.estimated:
             note = "token counts estimated by llmproxy (the provider reported none)"
@@ -140,11 +140,9 @@ class PriceBook:
         """Who bills the call: the vendor named, else the one whose API the URL is, else the API family's."""
         if vendor:
             return vendor.lower()
-        if url:
-            try:
-                return get_snapshot().find_provider(None, None, url).id
-            except LookupError:
-                pass
+        found = _vendor_of_url(url) if url else None
+        if found is not None:
+            return found
         return _VENDOR_OF_PROVIDER.get(provider) if provider is not None else None
 
     def _rule(self, vendor: str | None, model: str, at: datetime) -> PriceRule | None:
@@ -213,6 +211,21 @@ class _Rates:
         uncached = max(0, usage.input_tokens - read - write)
         spent = uncached * self.uncached + read * self.cache_read + (write - hour) * self.cache_write
         return spent + hour * self.cache_write_1h, usage.output_tokens * self.output
+
+
+@functools.lru_cache(maxsize=256)
+def _host(url: str) -> str:
+    """A URL's host, parsed once per URL (a report prices each of thousands of calls to the same few)."""
+    return urlsplit(url).hostname or ""
+
+
+@functools.lru_cache(maxsize=256)
+def _vendor_of_url(url: str) -> str | None:
+    """The library's vendor whose API `url` is, looked up once per URL."""
+    try:
+        return get_snapshot().find_provider(None, None, url).id
+    except LookupError:
+        return None
 
 
 def _tier_starts(price: gp.ModelPrice) -> list[int]:
