@@ -6,7 +6,8 @@ import threading
 
 from rich.console import Console
 
-from llmproxy.cli.live import LiveView, calls_table, wanted
+from llmproxy.cli.live import LiveView, calls_table
+from llmproxy.cli.serving import ServeOptions
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.model import Provider, Usage
 
@@ -80,6 +81,12 @@ def test_calls_from_several_threads_all_land() -> None:
             worker.join()
         view.close("mock answered 40 of 40 requests", failed=False)
     assert "40 calls (40 mock)" in console.export_text()
+
+
+def wanted(live: bool | None, *, has_command: bool, console: Console) -> bool:
+    command = ("claude",) if has_command else ()
+    options = ServeOptions("127.0.0.1", 0, (), (), None, (), 0, False, False, False, live, False, 0, False, command)
+    return options.live_view(console)
 
 
 def test_shown_only_on_a_terminal_and_by_default_only_without_a_command() -> None:
