@@ -92,7 +92,7 @@ class KeptParts(_Spec):
     results, citations, compaction, code execution): `cassette to-expectations` writes them. A request in
     that format gets them as they are, in this order; other formats get the fields."""
 
-    format: Literal["anthropic", "openai-responses", "gemini"]
+    format: Literal["anthropic", "openai-responses", "gemini", "openai-chat", "cohere-chat", "bedrock-converse"]
     parts: tuple[JsonValue, ...]
 
 

@@ -2,9 +2,11 @@
 (server tool use and results, citations, compaction, code execution…): what `cassette to-expectations`
 writes into an expectation, and what the mock reads back to send such an answer again exactly.
 
-Three formats keep parts: Anthropic's content blocks (Messages, and Anthropic models on Bedrock), the
-Responses API's output items (OpenAI, Azure) and Gemini's parts (Gemini, Code Assist). The parts are read
-and written by the format's own codec, through a body holding nothing else.
+Six formats keep parts: Anthropic's content blocks (Messages, and Anthropic models on Bedrock), the
+Responses API's output items (OpenAI, Azure), Gemini's parts (Gemini, Code Assist), Bedrock Converse's
+content blocks, and the one message of Chat Completions (OpenAI, Azure) and Cohere chat v2 — its content
+items and its kept fields (`message_parts`). The parts are read and written by the format's own codec,
+through a body holding nothing else.
 """
 
 from collections.abc import Sequence
@@ -13,9 +15,13 @@ from typing import Any, Final
 import orjson
 
 from llmproxy.model import Completion, ContentPart, Operation, Provider, Route
+from llmproxy.providers import message_parts
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.base import ChatCodec, dump_json
+from llmproxy.providers.bedrock import CONVERSE
+from llmproxy.providers.cohere_chat import CHAT as COHERE_CHAT
 from llmproxy.providers.gemini import GENERATE
+from llmproxy.providers.openai_chat import CHAT
 from llmproxy.providers.openai_responses import RESPONSES
 
 # format → (its codec, a body around the parts, where the parts sit in it)
@@ -27,7 +33,24 @@ _FORMATS: Final[dict[str, tuple[ChatCodec, dict[str, Any], tuple[str | int, ...]
         {"candidates": [{"content": {"role": "model", "parts": []}, "index": 0}]},
         ("candidates", 0, "content", "parts"),
     ),
+    "bedrock-converse": (
+        CONVERSE,
+        {"output": {"message": {"role": "assistant", "content": []}}, "stopReason": "end_turn"},
+        ("output", "message", "content"),
+    ),
+    # one message: where names the message object, whose parts are content items and one-field objects
+    "openai-chat": (
+        CHAT,
+        {"object": "chat.completion", "choices": [{"index": 0, "message": {}}]},
+        ("choices", 0, "message"),
+    ),
+    "cohere-chat": (
+        COHERE_CHAT,
+        {"id": "", "message": {"role": "assistant"}, "finish_reason": "COMPLETE"},
+        ("message",),
+    ),
 }
+_MESSAGE_FORMATS: Final = frozenset({"openai-chat", "cohere-chat"})
 
 _BY_ROUTE: Final = {
     (Provider.ANTHROPIC, Operation.MESSAGES): "anthropic",
@@ -36,17 +59,25 @@ _BY_ROUTE: Final = {
     (Provider.AZURE, Operation.RESPONSES): "openai-responses",
     (Provider.GEMINI, Operation.GENERATE_CONTENT): "gemini",
     (Provider.GEMINI_CODE_ASSIST, Operation.GENERATE_CONTENT): "gemini",
+    (Provider.BEDROCK, Operation.CONVERSE): "bedrock-converse",
+    (Provider.OPENAI, Operation.CHAT_COMPLETIONS): "openai-chat",
+    (Provider.AZURE, Operation.CHAT_COMPLETIONS): "openai-chat",
+    (Provider.COHERE, Operation.CHAT): "cohere-chat",
 }
 FORMATS: Final = tuple(_FORMATS)
 
 
 def parts_format(route: Route | None) -> str | None:
     """The format whose parts a route's answers carry, None for APIs that keep none."""
-    return None if route is None else _BY_ROUTE.get((route.provider, route.operation))
+    if route is None or (route.provider, route.version) == (Provider.COHERE, "v1"):  # v1 keeps none
+        return None
+    return _BY_ROUTE.get((route.provider, route.operation))
 
 
 def wire_parts(format_: str, completion: Completion) -> list[Any]:
     """The completion's parts as the format's wire spells them (kept ones as they came), in order."""
+    if format_ in _MESSAGE_FORMATS:
+        return message_parts.wire(completion.parts)
     codec, _, where = _FORMATS[format_]
     parts: list[Any] = _at(orjson.loads(codec.encode_response(completion)), where)
     return parts
@@ -56,7 +87,10 @@ def read_parts(format_: str, parts: Sequence[Any]) -> tuple[ContentPart, ...]:
     """Wire parts back as a Completion's parts; () when none of them needs keeping whole."""
     codec, template, where = _FORMATS[format_]
     body = orjson.loads(dump_json(template))  # a fresh copy
-    _at(body, where[:-1])[where[-1]] = list(parts)
+    if format_ in _MESSAGE_FORMATS:
+        message_parts.place(_at(body, where), parts)
+    else:
+        _at(body, where[:-1])[where[-1]] = list(parts)
     return codec.decode_response(dump_json(body)).parts
 
 

@@ -15,7 +15,8 @@ from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.mock.from_cassette import dumps, to_expectations
 from llmproxy.session import Listening, Session, mocking
 from tests.cassette.factory import exchange, request, response
-from tests.mock.sdk_clients import anthropic_client, openai_client
+from tests.mock.sdk_clients import anthropic_client, bedrock_client, openai_client
+from tests.providers.test_kept_message_parts import CHAT_ANNOTATIONS, CHAT_AUDIO, CONVERSE_CONTENT
 from tests.providers.test_kept_parts import ANTHROPIC_CONTENT, RESPONSES_OUTPUT, USAGE
 
 QUESTION = "What does llmproxy do?"
@@ -50,13 +51,50 @@ def _responses_exchange() -> Any:
     return exchange(request(asked, host="api.openai.com", path="/v1/responses"), response(orjson.dumps(answer)))
 
 
+CHAT_MESSAGE = {
+    "role": "assistant",
+    "content": "It records traffic.",
+    "refusal": None,
+    "annotations": CHAT_ANNOTATIONS,
+    "audio": CHAT_AUDIO,
+}
+CONVERSE_MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+
+def _chat_exchange() -> Any:
+    asked = {"model": "gpt-4o-search-preview", "messages": [{"role": "user", "content": QUESTION}]}
+    answer = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "gpt-4o-search-preview",
+        "choices": [{"index": 0, "message": CHAT_MESSAGE, "logprobs": None, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+    path = "/v1/chat/completions"
+    return exchange(request(asked, host="api.openai.com", path=path), response(orjson.dumps(answer)))
+
+
+def _converse_exchange() -> Any:
+    asked = {"messages": [{"role": "user", "content": [{"text": QUESTION}]}]}
+    answer = {
+        "output": {"message": {"role": "assistant", "content": CONVERSE_CONTENT}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 10, "outputTokens": 5, "totalTokens": 15},
+        "metrics": {"latencyMs": 120},
+    }
+    path = f"/model/{CONVERSE_MODEL.replace(':', '%3A')}/converse"  # as botocore sends it
+    host = "bedrock-runtime.us-east-1.amazonaws.com"
+    return exchange(request(asked, host=host, path=path), response(orjson.dumps(answer)))
+
+
 @pytest.fixture
 def proxy(tmp_path: Path) -> Iterator[Session]:
     """A fresh mock per test: each recorded conversation answers its one turn once."""
     directory = tmp_path
     cassette = directory / "c.json"
     writer = CassetteWriter.open(cassette, Redactor())
-    for item in (_anthropic_exchange(), _responses_exchange()):
+    for item in (_anthropic_exchange(), _responses_exchange(), _chat_exchange(), _converse_exchange()):
         writer.add(item)
     writer.close()
     expectations = directory / "expectations.json"
@@ -69,7 +107,7 @@ def test_the_expectation_keeps_the_parts(proxy: Session) -> None:
     assert proxy.plan.mock is not None
     written = json.loads(Path(proxy.plan.mock.expectations).read_text())
     kept = [turn["respond"]["parts"] for entry in written["expectations"] for turn in entry["conversation"]["turns"]]
-    assert [parts["format"] for parts in kept] == ["anthropic", "openai-responses"]
+    assert [parts["format"] for parts in kept] == ["anthropic", "openai-responses", "openai-chat", "bedrock-converse"]
     assert kept[0]["parts"] == ANTHROPIC_CONTENT
 
 
@@ -91,3 +129,20 @@ def test_responses_answer_served_as_recorded(proxy: Session) -> None:
     output = [item.model_dump(mode="json", exclude_unset=True) for item in answer.output]
     assert output[1:8] == RESPONSES_OUTPUT[1:8]  # kept whole; the reasoning, message and call are rebuilt
     assert answer.output_text == "It records traffic."
+
+
+def test_chat_answer_served_as_recorded(proxy: Session) -> None:
+    with openai_client(proxy) as client:
+        asked = [{"role": "user", "content": QUESTION}]
+        answer = client.chat.completions.create(model="gpt-4o-search-preview", messages=asked)
+    message = answer.choices[0].message.model_dump(mode="json", exclude_unset=True)
+    assert {key: message[key] for key in CHAT_MESSAGE} == CHAT_MESSAGE
+
+
+def test_converse_answer_served_as_recorded(proxy: Session) -> None:
+    with bedrock_client(proxy) as bedrock:
+        asked = [{"role": "user", "content": [{"text": QUESTION}]}]
+        answer = bedrock.converse(modelId=CONVERSE_MODEL, messages=asked)
+    content = answer["output"]["message"]["content"]
+    content[1]["reasoningContent"]["redactedContent"] = CONVERSE_CONTENT[1]["reasoningContent"]["redactedContent"]
+    assert content[1:] == CONVERSE_CONTENT[1:]  # botocore reads the redacted blob as bytes; base64 again here

@@ -67,12 +67,13 @@ class Assembly:
         self.tool_calls.append(call)
         self._part(call, block)
 
-    def add_other(self, block: JsonObject) -> None:
-        self._part(None, block)
+    def add_other(self, block: JsonObject, kind: str | None = None) -> None:
+        """`kind` names a block that has no `type` (Bedrock Converse's union members)."""
+        self._part(None, block, kind)
 
-    def _part(self, part: ContentPart | None, block: JsonObject | None) -> None:
+    def _part(self, part: ContentPart | None, block: JsonObject | None, kind: str | None = None) -> None:
         if block is not None and (part is None or kept_whole(block)):
-            self.parts.append(OtherPart(str(block.get("type")), block))
+            self.parts.append(OtherPart(kind or str(block.get("type")), block))
             self.opaque = True
         elif part is not None:
             self.parts.append(part)

@@ -3,10 +3,11 @@ URL. A failed answer is Bedrock's error body alone (the status is the caller's, 
 
 from typing import Final
 
-from llmproxy.model import Completion, ToolCall
+from llmproxy.errors import UnsupportedError
+from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.wire import tool_arguments, wire_input
-from llmproxy.providers.base import JsonObject, dump_json
+from llmproxy.providers.base import JsonObject, dump_json, says_more
 from llmproxy.providers.bedrock.errors import error_body, is_error_body, read_error_body
 from llmproxy.providers.bedrock.request import union
 from llmproxy.providers.bedrock.wire import converse_usage, decode_stop, read_usage, stop_member, wire_usage
@@ -28,20 +29,20 @@ def decode_response(body: bytes) -> Completion:
         kind, value = union(block)
         match kind:
             case "text":
-                assembly.text.append(value.string())
-            case "reasoningContent":
-                reasoning_kind, reasoning = union(value)
-                if reasoning_kind == "reasoningText":
-                    assembly.add_thinking([reasoning["text"].string()], reasoning["signature"].opt_string())
-                elif reasoning_kind == "redactedContent":
-                    assembly.add_redacted(reasoning.string())
-            case "toolUse":
+                assembly.add_text(value.string())
+            case "reasoningContent" if union(value)[0] == "reasoningText" and not says_more(
+                value["reasoningText"].obj(), ("text", "signature")
+            ):
+                reasoning = value["reasoningText"]
+                assembly.add_thinking([reasoning["text"].string()], reasoning["signature"].opt_string())
+            case "reasoningContent" if union(value)[0] == "redactedContent":
+                assembly.add_redacted(value["redactedContent"].string())
+            case "toolUse" if not says_more(value.obj(), ("toolUseId", "name", "input")):
                 arguments, invalid = tool_arguments(value["input"].obj())
-                assembly.tool_calls.append(
-                    ToolCall(value["toolUseId"].string(), value["name"].string(), arguments, invalid)
-                )
-            case _:  # citations, images and future blocks have no place in a Completion
-                pass
+                call = ToolCall(value["toolUseId"].string(), value["name"].string(), arguments, invalid)
+                assembly.add_call(call)
+            case _:  # citations, guard content, images, other reasoning and future blocks: kept whole
+                assembly.add_other(block.obj(), kind)
     return assembly.completion(
         id=None, model=None, stop_reason=decode_stop(root["stopReason"]), usage=read_usage(root["usage"])
     )
@@ -51,6 +52,18 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     del request  # a Converse body names nothing the request chose
     if completion.error is not None:
         return dump_json(error_body(completion.error.kind, completion.error.message))
+    content = [_block(part) for part in completion.parts] if completion.parts else _blocks(completion)
+    body = {
+        "output": {"message": {"role": "assistant", "content": content}},
+        **stop_member(completion.stop_reason),
+        "usage": wire_usage(converse_usage(completion.usage)),
+        "metrics": METRICS,
+    }
+    return dump_json(body)
+
+
+def _blocks(completion: Completion) -> list[JsonObject]:
+    """The content of a completion without `parts`: reasoning, text, tool calls."""
     content: list[JsonObject] = []
     if completion.reasoning:
         text: JsonObject = {"text": completion.reasoning}
@@ -61,14 +74,23 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
         content.append({"reasoningContent": {"redactedContent": completion.reasoning_signature}})
     if completion.text:
         content.append({"text": completion.text})
-    content.extend(
-        {"toolUse": {"toolUseId": call.id, "name": call.name, "input": wire_input(call)}}
-        for call in completion.tool_calls
-    )
-    body = {
-        "output": {"message": {"role": "assistant", "content": content}},
-        **stop_member(completion.stop_reason),
-        "usage": wire_usage(converse_usage(completion.usage)),
-        "metrics": METRICS,
-    }
-    return dump_json(body)
+    content.extend(_block(call) for call in completion.tool_calls)
+    return content
+
+
+def _block(part: ContentPart) -> JsonObject:
+    """One part of `Completion.parts` as its content block; a kept block as it came."""
+    if isinstance(part, OtherPart):
+        return part.raw
+    if isinstance(part, ReasoningPart):
+        if part.redacted or not part.text:
+            return {"reasoningContent": {"redactedContent": part.signature or ""}}
+        text: JsonObject = {"text": part.text}
+        if part.signature:
+            text["signature"] = part.signature
+        return {"reasoningContent": {"reasoningText": text}}
+    if isinstance(part, ToolCall):
+        return {"toolUse": {"toolUseId": part.id, "name": part.name, "input": wire_input(part)}}
+    if isinstance(part, TextPart):
+        return {"text": part.text}
+    raise UnsupportedError(f"a Converse answer cannot hold a {type(part).__name__}")

@@ -8,11 +8,14 @@ calls tools, as Cohere's models do. An answer that failed is sent as Cohere's er
 from typing import Final
 
 from llmproxy.model import Completion, ToolCall
+from llmproxy.providers import message_parts
 from llmproxy.providers.base import JsonObject, dump_arguments, dump_json, parse_arguments, stable_id
 from llmproxy.providers.cohere_chat import wire
 from llmproxy.providers.node import Node
 
 WHAT: Final = "cohere chat response"
+NEUTRAL: Final = frozenset({"role", "tool_plan", "tool_calls"})
+"""The message fields a Completion says; any other set one (`citations`…) is kept whole."""
 
 
 def answer_id(completion: Completion) -> str:
@@ -47,6 +50,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
         message["tool_calls"] = [tool_call(call) for call in completion.tool_calls]
     if content:
         message["content"] = content
+    message_parts.write(message, completion.parts)
     body: JsonObject = {
         "id": answer_id(completion),
         "message": message,
@@ -84,6 +88,7 @@ def decode_response(body: bytes) -> Completion:
         stop_reason=wire.decode_stop(finish),
         reasoning="\n\n".join(reasoning) or None,
         usage=wire.decode_usage(root["usage"]),
+        parts=message_parts.read(message.obj(), NEUTRAL, frozenset({"text", "thinking"})),
     )
 
 

@@ -1,8 +1,10 @@
 """The non-streaming `chat.completion` body (wire-formats.md §3.2)."""
 
 from dataclasses import replace
+from typing import Final
 
 from llmproxy.model import Completion, StopReason, ToolCall
+from llmproxy.providers import message_parts
 from llmproxy.providers.base import JsonObject, dump_json, parse_arguments
 from llmproxy.providers.node import Node
 from llmproxy.providers.openai_chat import content
@@ -18,6 +20,11 @@ from llmproxy.providers.openai_chat.mapping import (
     header,
     stop_reason,
 )
+
+NEUTRAL: Final = frozenset(
+    {"role", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details"}
+)
+"""The message fields a Completion says; any other set one (`annotations`, `audio`…) is kept whole."""
 
 
 def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
@@ -36,6 +43,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     }
     if completion.tool_calls:
         message["tool_calls"] = [encode_tool_call(call) for call in completion.tool_calls]
+    message_parts.write(message, completion.parts)
     finish = None if completion.stop_reason is None else finish_reason(completion.stop_reason)
     body: JsonObject = {
         "id": ident,
@@ -90,4 +98,5 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
         reasoning_signature=said.signature,
         tool_calls=tuple(calls),
         stop_reason=stop_reason(choice["finish_reason"].opt_string(), refused=refusal is not None),
+        parts=message_parts.read(message.obj(), NEUTRAL, frozenset({"text", "thinking"})),
     )
