@@ -208,3 +208,23 @@ def test_wire_parts_read_back(route: Route, codec: Any, body: dict[str, Any]) ->
     completion = codec.decode_response(json.dumps(body).encode())
     assert completion.opaque
     assert read_parts(format_, wire_parts(format_, completion)) == completion.parts
+
+
+def test_chat_kept_fields_stream() -> None:
+    """Kept fields travel in a delta of their own; the SDK's stream accumulator reads them back."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx2")
+    message = {"role": "assistant", "content": "It records traffic.", "annotations": CHAT_ANNOTATIONS}
+    completion = CHAT.decode_response(json.dumps(_chat_body(message)).encode())
+    stream = CHAT.encode_stream(completion, delta_chars=5)
+    assert CHAT.decode_stream(stream) == completion
+
+    def serve(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=b"".join(stream))
+
+    http = httpx.Client(transport=httpx.MockTransport(serve))
+    with openai.OpenAI(api_key="sk-test", http_client=http) as client:
+        asked: Any = [{"role": "user", "content": "hi"}]
+        with client.chat.completions.stream(model="m", messages=asked) as events:
+            final = events.get_final_completion()
+    assert final.choices[0].message.model_dump(mode="json")["annotations"] == CHAT_ANNOTATIONS

@@ -7,16 +7,18 @@ keyed by `index`, with id and name from their first delta) and keeps whatever ar
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
 from llmproxy.framing.sse import SseDecoder, encode_event, encode_json_event
-from llmproxy.model import Completion, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import Completion, OtherPart, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.base import (
     DEFAULT_DELTA_CHARS,
     JsonObject,
     dump_arguments,
     parse_arguments,
+    says_more,
     split_deltas,
 )
 from llmproxy.providers.node import Node
@@ -31,6 +33,7 @@ from llmproxy.providers.openai_chat.mapping import (
     header,
     stop_reason,
 )
+from llmproxy.providers.openai_chat.response import NEUTRAL
 
 _DONE = encode_event("[DONE]")
 
@@ -68,6 +71,10 @@ def encode_stream(
     # A refusal is sent even when empty: its presence is what marks the answer as a refusal.
     pieces = split_deltas(completion.text, delta_chars) or ([""] if refused else [])
     events.extend(chunk({"refusal" if refused else "content": piece}) for piece in pieces)
+    # kept message fields (annotations, audio…), each whole in one delta; kept content items have no delta form
+    events.extend(
+        chunk(part.raw) for part in completion.parts if isinstance(part, OtherPart) and "type" not in part.raw
+    )
     for index, call in enumerate(completion.tool_calls):
         opening = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
         events.append(chunk({"tool_calls": [opening]}))
@@ -131,6 +138,7 @@ class _Merged:
     finish: str | None = None
     usage: Usage | None = None
     error: ProviderError | None = None
+    kept: dict[str, Any] = field(default_factory=dict)  # message fields a Completion has no place for
 
     def add(self, data: str) -> bool:
         """Merge one event's data; True when the stream is over (`[DONE]` or an error)."""
@@ -158,6 +166,7 @@ class _Merged:
     def _add_delta(self, delta: Node) -> None:
         if delta.present:
             content.read(delta, self.said)
+            self._keep(delta.obj())
         refusal = delta["refusal"].opt_string()
         if refusal is not None:
             if self.refusal is None:
@@ -169,6 +178,13 @@ class _Merged:
         if legacy.present:
             self.legacy_call = self.legacy_call or _Call()
             self.legacy_call.add(legacy, legacy)
+
+    def _keep(self, delta: JsonObject) -> None:
+        """A kept field's pieces: lists (annotations) add up; any other value is the latest one."""
+        for name, value in delta.items():
+            if name != "content" and says_more({name: value}, NEUTRAL):
+                before = self.kept.get(name)
+                self.kept[name] = before + value if isinstance(before, list) and isinstance(value, list) else value
 
     def completion(self) -> Completion:
         calls = [self.calls[index].tool_call() for index in sorted(self.calls)]
@@ -185,6 +201,7 @@ class _Merged:
             stop_reason=stop_reason(self.finish, refused=self.refusal is not None),
             usage=self.usage,
             error=self.error,
+            parts=tuple(OtherPart(name, {name: value}) for name, value in self.kept.items()),
         )
 
 
