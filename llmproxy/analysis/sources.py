@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from llmproxy.analysis.background import POLL, BackgroundRuns
 from llmproxy.analysis.calls import Call, Lineage, build_call
 from llmproxy.analysis.decode import ChatExchange, read_chat
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
@@ -106,14 +107,9 @@ def _calls(
     lineages: dict[int, Lineage] = {}  # exchange id → what a request extending it inherits
     digests = HistoryDigests()
     index = HistoryIndex()
-    for exchange in read_exchanges(path):
-        summary.exchanges += 1
-        exchange = _shared(exchange, index)
-        stored[exchange.id] = exchange
-        decoded = read_chat(exchange)
-        if isinstance(decoded, str):
-            summary.skipped[decoded] += 1
-            continue
+    runs = BackgroundRuns()
+
+    def call_of(exchange: Exchange, decoded: ChatExchange) -> Call:
         parent = decoded.extends
         conversation = conversations.get(parent) if parent is not None else None
         conversation = conversation or f"{source}#{exchange.id}"
@@ -137,7 +133,24 @@ def _calls(
             ),
         )
         lineages[exchange.id] = Lineage(call.history_tokens, call.head_system)
-        yield call
+        return call
+
+    for exchange in read_exchanges(path):
+        summary.exchanges += 1
+        exchange = _shared(exchange, index)
+        stored[exchange.id] = exchange
+        decoded = read_chat(exchange)
+        if isinstance(decoded, str):
+            finished = runs.poll(exchange)
+            summary.skipped[decoded if finished is None else POLL] += 1
+            if not isinstance(finished, tuple):
+                continue
+            exchange, decoded = finished
+        elif runs.hold(exchange, decoded):
+            continue
+        yield call_of(exchange, decoded)
+    for exchange, decoded in runs.unfinished():
+        yield call_of(exchange, decoded)
 
 
 def _shared(exchange: Exchange, index: HistoryIndex) -> Exchange:
