@@ -9,6 +9,7 @@ answer as it comes — a stream piece by piece without buffering, a plain body w
 the chain answers message by message on the relay: relayed).
 """
 
+import asyncio
 import copy
 import logging
 import time
@@ -16,7 +17,18 @@ from collections.abc import Awaitable, Callable
 
 from mitmproxy import ctx, http
 
-from llmproxy.chain import Chain, Context, CutStream, Door, Incoming, Observer, Reply, ResponseHead, Source
+from llmproxy.chain import (
+    Chain,
+    Context,
+    CutStream,
+    Door,
+    Forwarding,
+    Incoming,
+    Observer,
+    Reply,
+    ResponseHead,
+    Source,
+)
 from llmproxy.chain.incoming import Upstream
 from llmproxy.model.exchange import RawRequest
 from llmproxy_addons.flows import raw_exchange, raw_request
@@ -37,9 +49,9 @@ class ProxyDoor:
         self.upstreams = upstreams or Upstreams({})
         self.context = Context(Door.PROXY)
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.response is not None or SOURCE in flow.metadata:  # answered already (another addon; a replay)
-            return
+            return None
         live = flow.request
         upstream = Upstream(live.host, live.port, (live.host_header, flow.client_conn.sni))
         incoming = Incoming(raw_request(live), Door.PROXY, upstream)
@@ -52,12 +64,15 @@ class ProxyDoor:
             flow.metadata[SOURCE] = Source.UPSTREAM.value
             flow.metadata[_INCOMING] = incoming
             self.upstreams.request(flow)
-            return
+            return _forwarded(flow, incoming.forwarding) if incoming.forwarding is not None else None
         flow.metadata[SOURCE] = reply.source.value
-        if reply.paced and self.relay is not None:
+        if reply.drop:
+            flow.kill()  # no answer: the client's connection closes
+        elif reply.relayed and self.relay is not None:
             self.relay.serve(flow, reply)
         else:
             flow.response = _response(reply)
+        return None
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         response = flow.response
@@ -66,6 +81,9 @@ class ProxyDoor:
         if incoming is None:  # answered here (a relayed reply among them): nothing watches it
             response.stream = True
             return
+        if incoming.forwarding is not None and 200 <= response.status_code < 300:
+            for name, value in incoming.forwarding.answer_headers:
+                response.headers[name] = value
         headers = tuple(response.headers.items(multi=True))
         head = ResponseHead.of(incoming, response.status_code, headers, flow.request.timestamp_start)
         observers = self.chain.observe(incoming, head)
@@ -124,28 +142,53 @@ def sent_upstream(flow: http.HTTPFlow) -> RawRequest | None:
     return incoming.raw if incoming is not None else None
 
 
-def _tap(flow: http.HTTPFlow, observers: list[Observer]) -> Callable[[bytes], bytes]:
-    """mitmproxy's stream callable: each piece through every observer, in the chain's order. A cut drops
-    the client's connection, as a failing server would."""
-    cut = False
+def _forwarded(flow: http.HTTPFlow, forwarding: Forwarding) -> Awaitable[None] | None:
+    """The request as a stage asked it to go: its headers changed, and held back for `wait` seconds."""
+    headers = flow.request.headers
+    for name, value in forwarding.request_headers:
+        if value is None:
+            headers.pop(name, None)
+        else:
+            headers[name] = value
+    return asyncio.sleep(forwarding.wait) if forwarding.wait > 0 else None
 
-    def tap(chunk: bytes) -> bytes:
+
+def _tap(flow: http.HTTPFlow, observers: list[Observer]) -> Callable[[bytes], bytes | list[bytes]]:
+    """mitmproxy's stream callable: each piece through every observer, in the chain's order. A cut drops
+    the client's connection, as a failing server would, once what the cut kept has been sent; the observers
+    after the one that cut see what it kept. Nothing to send is an empty list: an empty piece would end a
+    chunked body."""
+    cut = False
+    nothing: list[bytes] = []
+
+    def tap(chunk: bytes) -> bytes | list[bytes]:
         nonlocal cut
         if cut:
-            return b""
+            return nothing
         now = time.time()
         for observer in observers:
             try:
                 chunk = observer.chunk(chunk, now)
-            except CutStream:
+            except CutStream as stop:
                 cut = True
-                _drop_client(flow)
-                return b""
+                chunk = stop.keep
+                _drop_client_soon(flow)
             except Exception:  # observing fails open: the piece goes on as it was
                 logger.exception("a tap failed on a stream")
-        return chunk
+        return chunk or nothing
 
     return tap
+
+
+def _drop_client_soon(flow: http.HTTPFlow) -> None:
+    """Drop the client's connection once the piece being handed on has been written (mitmproxy writes it when
+    the stream callable returns, on the same turn of its event loop)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # called outside the proxy's loop (a test driving the callable): nothing is pending
+        _drop_client(flow)
+    else:
+        loop.call_soon(_drop_client, flow)
 
 
 def _drop_client(flow: http.HTTPFlow) -> None:

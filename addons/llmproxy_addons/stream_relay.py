@@ -183,7 +183,10 @@ class _Connection(asyncio.Protocol):
             reply = self.relay.answer(method, target, headers, body, version)
             if reply is None:
                 self.transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
-            elif reply.events is None or not reply.paced:  # nothing to wait for: one write, framed by its length
+            elif reply.drop:  # no answer at all
+                self.transport.close()
+                return
+            elif reply.events is None or not reply.relayed:  # nothing to wait for: one write, framed by its length
                 data = reply.data
                 self.transport.write(_head(reply, f"content-length: {len(data)}{ending}") + data)
             else:  # chunked, but to an HTTP/1.0 client (which cannot read chunks) unframed, ended by closing
@@ -206,6 +209,10 @@ class _Connection(asyncio.Protocol):
                 await asyncio.sleep(delay)
             if chunk:
                 self.transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+        if reply.cut:  # no last chunk: the connection drops mid-answer, once what was written has gone
+            self.sending = None
+            self.transport.close()
+            return
         self.sending = None
         if chunked:
             self.transport.write(b"0\r\n\r\n")

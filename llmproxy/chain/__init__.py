@@ -2,7 +2,7 @@
 meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills the slots."""
 
 from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network
-from llmproxy.chain.incoming import Decline, Door, Incoming, Upstream
+from llmproxy.chain.incoming import Decline, Door, Forwarding, Incoming, Upstream
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Context, CutStream, Observer, ResponseHead, Stage, Tap
 
@@ -14,6 +14,7 @@ __all__ = [
     "CutStream",
     "Decline",
     "Door",
+    "Forwarding",
     "Incoming",
     "Network",
     "Observer",

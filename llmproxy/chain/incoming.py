@@ -4,7 +4,7 @@ API it speaks, its JSON, its completed assistant turns and the conversation it c
 request on leaves a `Decline` saying why, so a request nothing answers is refused with every reason."""
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -43,6 +43,28 @@ class Upstream:
 
 
 @dataclass(frozen=True, slots=True)
+class Forwarding:
+    """What the door does, as a stage asked, to a request it sends upstream and to the answer: hold it back
+    `wait` seconds, set (None: remove) `request_headers` on what goes out, and put `answer_headers` on the
+    upstream's answer when it is a success (2xx), replacing headers of the same names."""
+
+    wait: float = 0.0
+    request_headers: tuple[tuple[str, str | None], ...] = ()
+    answer_headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AttachedChaos:
+    """A chaos profile the answering stage attached to its reply (a mock turn's `chaos`), for the intercept tap:
+    `name` for counters and logs; `take_back` un-serves the turn when a fault means the client never got it
+    (it will ask again, and must get that turn)."""
+
+    name: str
+    profile: object
+    take_back: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Decline:
     """Why a stage passed a request on; `detail` is the stage's own account (a `ReplayMiss`, a `MockMiss`)."""
 
@@ -56,7 +78,12 @@ class Incoming:
     name; `json` the body parsed (None when it is not JSON); `route` the API it speaks (None for anything
     else); `codec` the chat API's codec and `turn` its completed assistant turns, counted without a decode;
     `model` the model it asks for. `conversation` is decoded only when something reads it: a decode costs more
-    than all the rest of a mocked answer."""
+    than all the rest of a mocked answer.
+
+    What stages and taps leave on it for each other: `forwarding` (for the door, when it goes upstream),
+    `intercepted` (the intercept stage's decision, which its tap carries out on the answer), `chaos` (a chaos
+    profile the answering stage attached, e.g. a mock turn's) and `injected` (the faults
+    put into its answer, as JSON objects: the recording marks the exchange with them)."""
 
     __slots__ = (
         "_codec",
@@ -69,8 +96,12 @@ class Incoming:
         "_route",
         "_settled",
         "_turn",
+        "chaos",
         "declines",
         "door",
+        "forwarding",
+        "injected",
+        "intercepted",
         "raw",
         "upstream",
     )
@@ -81,6 +112,10 @@ class Incoming:
         self.door = door
         self.upstream = upstream
         self.declines: list[Decline] = []
+        self.forwarding: Forwarding | None = None
+        self.intercepted: object = None
+        self.chaos: AttachedChaos | None = None
+        self.injected: list[dict[str, Any]] = []
         self._settled = False
         self._conversation: Any = _NOT_YET
 
@@ -91,6 +126,10 @@ class Incoming:
     @property
     def host(self) -> str:
         return self.raw.host
+
+    @property
+    def port(self) -> int:
+        return self.raw.port
 
     @property
     def body(self) -> bytes:

@@ -49,11 +49,18 @@ class Reply:
     meaning: Callable[[], Completion | None] | None = field(default=None, repr=False)  # or how to find out
     shared: bool = False  # served more than once (a recording): worth a door keeping its own form of it
     prepared: Any = field(default=None, repr=False)
+    cut: bool = False  # after the events the connection is dropped, with no clean end (a stream cut short)
+    drop: bool = False  # no answer at all: the connection is closed before anything is sent
 
     @property
     def paced(self) -> bool:
         """Whether some event must wait: then only the relay can send it (mitmproxy-notes.md §3b)."""
         return self.events is not None and any(at > 0 for at, _ in self.events)
+
+    @property
+    def relayed(self) -> bool:
+        """Whether only the relay can send it: it waits between events, or it ends by dropping the connection."""
+        return self.cut or self.paced
 
     @property
     def data(self) -> bytes:

@@ -83,7 +83,12 @@ class ResponseHead:
 
 
 class CutStream(Exception):
-    """Raised by `Observer.chunk`: end the answer here, as a dropped connection would."""
+    """Raised by `Observer.chunk`: end the answer here, as a dropped connection would — after `keep`, the part
+    of this piece that still goes to the client."""
+
+    def __init__(self, keep: bytes = b"") -> None:
+        super().__init__("stream cut")
+        self.keep = keep
 
 
 class Observer(Protocol):

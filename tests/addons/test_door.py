@@ -144,7 +144,7 @@ def test_what_nothing_answers_goes_upstream_mapped_and_its_stream_is_tapped_unbu
     assert head.status == 200
     assert callable(flow.response.stream)
     assert flow.response.stream(b"data: x\n\n") == b"DATA: X\n\n"
-    assert flow.response.stream(b"") == b""
+    assert flow.response.stream(b"") == []  # nothing to send (an empty piece would end a chunked body)
     door.response(flow)
     (exchange,) = watching.ended
     assert exchange.request.host == "address"
@@ -198,7 +198,7 @@ def test_a_tap_that_cuts_a_stream_ends_what_the_client_gets(tctx: taddons.contex
     flow.response = tutils.tresp(headers=SSE, content=None)
     door.responseheaders(flow)
     assert callable(flow.response.stream)
-    assert [flow.response.stream(piece) for piece in (b"one\n\n", b"two\n\n", b"three\n\n")] == [b"ONE\n\n", b"", b""]
+    assert [flow.response.stream(piece) for piece in (b"one\n\n", b"two\n\n", b"three\n\n")] == [b"ONE\n\n", [], []]
 
 
 def test_a_flow_another_addon_answered_is_left_alone(tctx: taddons.context) -> None:
