@@ -98,14 +98,14 @@ def read_error_body(node: Node, status: int | None) -> ProviderError:
 
 
 def encode_error(kind: ErrorKind, message: str, *, retry_after: float | None = None) -> ErrorReply:
-    """The error reply; a retry hint is sent as `retry-after(-ms)`, which the anthropic Bedrock client reads
-    (botocore backs off on its own)."""
+    """The error reply; a retry hint is sent as `retry-after(-ms)`, which the anthropic Bedrock client reads,
+    and as `x-amz-retry-after` (milliseconds), which botocore's standard retry mode waits at least."""
     status, code = ERRORS[kind]
     headers = {
         "content-type": "application/json",
         "x-amzn-errortype": code,
         "x-amzn-requestid": request_id(kind, message),
-        **retry_after_headers(retry_after),
+        **retry_hint(retry_after),
     }
     return ErrorReply(status, headers, dump_json(error_body(kind, message)))
 
@@ -128,7 +128,14 @@ def request_id(*parts: object) -> str:
 def rate_limit_headers(limits: RateLimits, now: datetime) -> dict[str, str]:
     """Bedrock advertises no rate-limit state; only a retry hint is sent."""
     del now
-    return retry_after_headers(limits.retry_after)
+    return retry_hint(limits.retry_after)
+
+
+def retry_hint(seconds: float | None) -> dict[str, str]:
+    """`retry-after(-ms)` and AWS's own `x-amz-retry-after` (whole milliseconds) for a wait of `seconds`."""
+    if seconds is None:
+        return {}
+    return {**retry_after_headers(seconds), "x-amz-retry-after": str(max(0, round(seconds * 1000)))}
 
 
 # -- in streams ------------------------------------------------------------------------------------------

@@ -88,4 +88,5 @@ def test_rate_limit_headers_are_only_a_retry_hint() -> None:
     assert errors.rate_limit_headers(RateLimits(requests_limit=5, retry_after=2), now) == {
         "retry-after": "2",
         "retry-after-ms": "2000",
+        "x-amz-retry-after": "2000",  # botocore's standard retry mode waits at least this many milliseconds
     }
