@@ -22,6 +22,7 @@ from llmproxy.chain import Chain, Network, Stage, Tap
 from llmproxy.chain.chain import layout
 from llmproxy.egress import EgressPolicy
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.rules import ChaosFile
 from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
@@ -63,6 +64,25 @@ class RecordPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class InterceptPlan:
+    """Chaos, quotas and a budget (`--chaos`, `--fail`, `--rpm`, `--budget-usd`…), their counters' store
+    (`--state`: None keeps them in this process), and the runtime control API. Always in the chain: with
+    nothing configured it costs a look at each request's headers, and the control API can add chaos later."""
+
+    chaos: ChaosFile = field(default_factory=ChaosFile)
+    state: str | None = None
+    control: bool = True
+    source: str = ""  # where the chaos came from, for --explain-chain
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.chaos.rules) or self.chaos.budgetUsd is not None
+
+
+NO_INTERCEPT: Final = InterceptPlan()
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     mock: MockPlan | None = None
     replay: ReplayPlan | None = None
@@ -74,11 +94,22 @@ class Plan:
     base_url_port: int = 0  # the relay's port (0: a free one)
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
     meter: bool = False  # each answer's tokens, cost and timing (`--live`, `-v`, `--json`, the pytest plugin)
+    intercept: InterceptPlan = NO_INTERCEPT
     describe: str = field(default="", compare=False)
 
     def explain(self) -> str:
         """The chain this plan builds, slot by slot, without loading or starting anything (`--explain-chain`)."""
         stages = {}
+        taps = {}
+        if self.intercept.configured:
+            chaos = self.intercept.chaos
+            what = [
+                f"{len(chaos.rules)} rules" if chaos.rules else "",
+                f"a ${chaos.budgetUsd} budget" if chaos.budgetUsd else "",
+            ]
+            where = f"; counters in {self.intercept.state}" if self.intercept.state else ""
+            stages["intercept"] = " and ".join(part for part in what if part) + f" ({self.intercept.source}){where}"
+            taps["intercept"] = "stream faults, rate-limit headers, token quotas and the budget on what answers"
         if self.mock is not None:
             log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
             stages["mock"] = f"expectations {self.mock.expectations}{log}"
@@ -87,7 +118,6 @@ class Plan:
             stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
         if self.answers_background:
             stages["background"] = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
-        taps = {}
         if self.record is not None:
             scope = self.record.scope
             also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
@@ -133,6 +163,7 @@ def record_plan(
     record_all: bool = False,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
+    intercept: InterceptPlan = NO_INTERCEPT,
 ) -> Plan:
     """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
     (`--route`). Raises LlmproxyError for a declaration it cannot read."""
@@ -141,6 +172,7 @@ def record_plan(
         network=Network(everything=True),
         redactor=redactor,
         routes=declared.parse_all(routes),
+        intercept=intercept,
         describe=f"recording to {cassette}",
     )
 
@@ -156,6 +188,7 @@ def replay_plan(
     strict_background: bool = False,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
+    intercept: InterceptPlan = NO_INTERCEPT,
 ) -> Plan:
     """Serve `cassettes` (new recordings go to the first) by vcrpy's record `mode`. Raises LlmproxyError (a
     UsageError for a malformed `allow_hosts` entry) before any file is touched."""
@@ -171,7 +204,12 @@ def replay_plan(
         record = RecordPlan(first, fresh=mode is RecordMode.REWRITE)
         describe = f"{mode.value} mode, recording to {first}"
         return Plan(
-            record=record, network=Network(everything=True), redactor=redactor, routes=declarations, describe=describe
+            record=record,
+            network=Network(everything=True),
+            redactor=redactor,
+            routes=declarations,
+            intercept=intercept,
+            describe=describe,
         )
     served = ", ".join(map(str, paths))
     replay = ReplayPlan(paths, match, timing)
@@ -180,7 +218,13 @@ def replay_plan(
         describe = f"new_episodes mode, replaying {served}"
         record = RecordPlan(first)
         return Plan(
-            replay=replay, record=record, network=network, redactor=redactor, routes=declarations, describe=describe
+            replay=replay,
+            record=record,
+            network=network,
+            redactor=redactor,
+            routes=declarations,
+            intercept=intercept,
+            describe=describe,
         )
     network = Network(egress=egress, miss_status=miss_status)
     describe = f"none mode, replaying {served}"
@@ -190,6 +234,7 @@ def replay_plan(
         redactor=redactor,
         strict_background=strict_background,
         routes=declarations,
+        intercept=intercept,
         describe=describe,
     )
 
@@ -205,6 +250,7 @@ def mock_plan(
     base_url_port: int = 0,
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
+    intercept: InterceptPlan = NO_INTERCEPT,
 ) -> Plan:
     """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
     Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
@@ -222,6 +268,7 @@ def mock_plan(
         base_url=True,
         base_url_port=base_url_port,
         routes=declared.parse_all(routes),
+        intercept=intercept,
         describe=describe,
     )
 
@@ -230,6 +277,11 @@ def build(plan: Plan) -> Chain:
     """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
     naming the file and the field) before anything runs; on failure, what was started is closed again. Each
     part's modules are imported only when the plan has that part: a replay needs none of the mock's."""
+    from llmproxy.chain.stages.intercept import InterceptStage
+    from llmproxy.chain.taps.intercept import InterceptTap
+    from llmproxy.intercept.engine import Intercept
+    from llmproxy.intercept.store import open_store
+
     engine = None
     if plan.mock is not None:
         from llmproxy.mock.engine import MockEngine
@@ -244,8 +296,9 @@ def build(plan: Plan) -> Chain:
         if not plan.network.everything and (missing := [str(p) for p in cassettes if not cassette_exists(p)]):
             raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
         replaying = Replaying.load(cassettes, plan.replay.match)
-    stages: list[Stage] = []
-    taps: list[Tap] = []
+    intercept = Intercept(plan.intercept.chaos, open_store(plan.intercept.state))  # an unreachable store fails here
+    stages: list[Stage] = [InterceptStage(intercept, plan.intercept.source)]
+    taps: list[Tap] = [InterceptTap(intercept)]
     if plan.record is not None:  # started last: nothing after it can fail
         from llmproxy.cassette.writer_process import WriterProcess
         from llmproxy.chain.taps.record import RecordTap

@@ -27,9 +27,11 @@ from llmproxy import redacted_logs
 from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.chain import Chain
+from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.engine import Intercept
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
 from llmproxy.words import plural
@@ -68,6 +70,7 @@ class Session:
     listeners: list[Any] = field(default_factory=list)  # the forward listener, then reverse ones
     base_url: str = ""  # `$LLMPROXY_BASE_URL`: where clients set by base URL connect, while running
     egress: Any = None  # strict replay and mock, while running: the adapters' gate on connections out
+    control_url: str = ""  # the runtime control API, while running (`llmproxy chaos …`)
     summary: str = ""  # set when closed
     _closed: bool = field(default=False, repr=False)
 
@@ -89,6 +92,12 @@ class Session:
     @property
     def replay(self) -> ReplayStage | None:
         return next((stage for stage in self.chain.stages if isinstance(stage, ReplayStage)), None)
+
+    @property
+    def intercept(self) -> Intercept:
+        """The chaos, quotas and budget every request meets: `proxy.intercept.hosts.put(…)` changes them
+        while it runs, as the control API does."""
+        return next(stage.engine for stage in self.chain.stages if isinstance(stage, InterceptStage))
 
     @property
     def record(self) -> RecordTap | None:

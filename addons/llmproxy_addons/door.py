@@ -58,7 +58,7 @@ class ProxyDoor:
         if self.relay is not None and self.chain.serves_websocket(incoming):  # answered message by message there
             flow.metadata[SOURCE] = Source.RELAYED.value
             self.relay.take_websocket(flow, incoming.raw)
-            return
+            return None
         reply = self.chain.answer(incoming, self.context)
         if reply is None:
             flow.metadata[SOURCE] = Source.UPSTREAM.value

@@ -1,13 +1,15 @@
 """Running a session: the chain's doors put in front of mitmproxy, on the proxy's own thread. The wiring a
 session needs lives here, with the adapters; the core only says what the chain is (`llmproxy.plan`)."""
 
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
 from llmproxy.ca import ensure_ca
-from llmproxy.environment import base_url_environment, proxy_environment
+from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE, base_url_environment, proxy_environment
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.control import ControlServer
 from llmproxy.session import Listening, Session
 from llmproxy_addons.base_url import BaseUrl
 from llmproxy_addons.door import ProxyDoor
@@ -101,9 +103,25 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         }
         listed = [listener.url for listener in reverse]
         session.environment |= base_url_environment(session.base_url, listed, listening.base_url_env)
+        control = _control(session)
         if start:
             session.start()
         yield session
     finally:
+        if control is not None:
+            control.close()
         proxy.stop()
         session.close()
+
+
+def _control(session: Session) -> ControlServer | None:
+    """The runtime control API on 127.0.0.1, its URL and a fresh random token put in the environment the
+    command gets (`llmproxy chaos …` reads them from there)."""
+    if not session.plan.intercept.control:
+        return None
+    token = secrets.token_urlsafe(24)
+    control = ControlServer(session.intercept, token)
+    session.control_url = control.url
+    session.environment[CONTROL_URL_VARIABLE] = control.url
+    session.environment[CONTROL_TOKEN_VARIABLE] = token
+    return control

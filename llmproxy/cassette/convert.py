@@ -17,6 +17,7 @@ from llmproxy.cassette.model import (
     Body,
     Exchange,
     Extends,
+    Injection,
     JsonBody,
     Request,
     Response,
@@ -69,6 +70,7 @@ def to_exchange(
         error=raw.error,
         timings=build(Timings, started_at=raw.started_at, ttfb_ms=_ms(raw.ttfb_ms), total_ms=_ms(raw.total_ms)),
         notes=notes or None,
+        injected=[Injection.model_validate(record) for record in raw.injected] or None,
     )
 
 

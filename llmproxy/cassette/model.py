@@ -128,6 +128,20 @@ class Timings(_Model):
     total_ms: float | None = None
 
 
+class Injection(_Model):
+    """A fault llmproxy put into this exchange on purpose (`--fail`, a quota, the budget, a stream cut…): what
+    is recorded is what the client received."""
+
+    kind: str = Field(
+        description="error, quota, token_quota, budget, drop, truncate, malformed, latency, slow_body,"
+        " empty, refusal, content_filter, invalid_tool_arguments, unknown_tool or max_tokens"
+    )
+    rule: str = Field(description="the profile that did it: a rule's name, a host, x-llmproxy-chaos, a mock turn")
+    detail: str
+    status: int | None = None
+    retry_after_s: float | None = Field(None, description="the retry-after the client was sent, in seconds")
+
+
 class Exchange(_Model):
     id: int = Field(ge=1, description="unique in the cassette, increasing in file order")
     provider: str | None = Field(None, description="the API spoken: anthropic, openai, gemini, bedrock, …")
@@ -143,6 +157,7 @@ class Exchange(_Model):
     error: str | None = Field(None, description="the upstream or connection failure, when there is no response")
     timings: Timings
     notes: list[str] = Field(default_factory=list, description="what the recorder noticed: invalid JSON, …")
+    injected: list[Injection] = Field(default_factory=list, description="faults llmproxy put in on purpose")
 
 
 class Cassette(_Model):

@@ -105,6 +105,7 @@ def run(
         base_url_port=options.base_url_port,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
+        intercept=options.intercept(),
     )
     if options.explain_chain:
         return explain("mock", plan)

@@ -40,6 +40,7 @@ def record(
         record_all=record_all,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
+        intercept=options.intercept(),
     )
     if options.explain_chain:
         return explain("record", plan)

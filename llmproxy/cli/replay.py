@@ -1,6 +1,7 @@
 """`llmproxy replay`: serve recorded exchanges, strictly and offline by default."""
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from llmproxy.cli.serving import (
     strict_background_option,
 )
 from llmproxy.plan import parse_timing
+
+if TYPE_CHECKING:
+    from llmproxy.plan import InterceptPlan
 
 
 def _timing(value: str) -> float | None:
@@ -67,6 +71,12 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
 @click.option(
     "--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast)."
 )
+@click.option("--instant", is_flag=True, help="--timing instant; and --what-if counts every call as sent at once.")
+@click.option(
+    "--what-if",
+    is_flag=True,
+    help="Only report at which recorded call --budget-usd, --rpm, --tpm (or --chaos) would have refused, offline.",
+)
 @click.option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
 @redact_field_option
 @proxy_options
@@ -81,6 +91,8 @@ def replay(
     miss_status: int | None,
     strict_background: bool,
     timing: str,
+    instant: bool,
+    what_if: bool,
     fail_on_unused: bool,
     redact_field: tuple[str, ...],
     **serving: object,
@@ -99,16 +111,20 @@ def replay(
     configure_logging(options.verbose, options.debug)
     match = MatchOptions(preset, _ignore(ignore), OnExhausted(on_exhausted))
     listening = options.listening()  # a malformed option fails before a cassette is touched
+    intercept = options.intercept()
+    if what_if:
+        return _what_if(cassettes, intercept, instant)
     plan = replay_plan(
         cassettes,
         mode=RecordMode(record_mode),
         match=match,
-        timing=_timing(timing),
+        timing=None if instant else _timing(timing),
         miss_status=miss_status,
         strict_background=strict_background,
         allow_hosts=allow_host,
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
+        intercept=intercept,
     )
     if options.explain_chain:
         return explain("replay", plan)
@@ -116,3 +132,19 @@ def replay(
     return serve(
         "replay", options, session, listening, lambda run: run.strict_misses or (fail_on_unused and bool(run.unused))
     )
+
+
+def _what_if(cassettes: tuple[Path, ...], intercept: "InterceptPlan", instant: bool) -> int:
+    """`--what-if`: the recorded calls under the limits, offline; the report on stderr, nothing served."""
+    from llmproxy.analysis.sources import Recorded
+    from llmproxy.errors import UsageError
+    from llmproxy.intercept.whatif import what_if
+    from llmproxy.pricing import PriceBook
+
+    if not intercept.configured:
+        raise UsageError("--what-if needs a limit to try: --budget-usd, --rpm, --tpm, --tpd or --chaos")
+    book = PriceBook()
+    recorded = Recorded(list(cassettes), book)
+    for line in what_if(recorded.calls, intercept.chaos, instant=instant, book=book).lines():
+        click.echo(f"llmproxy replay: {line}", err=True)
+    return 0

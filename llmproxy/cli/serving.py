@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from llmproxy.cli.live import LiveView
     from llmproxy.meter import Call
     from llmproxy.outputs import Document
-    from llmproxy.plan import Plan
+    from llmproxy.plan import InterceptPlan, Plan
     from llmproxy.session import Listening, Session
 
 type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -117,6 +117,18 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Print the answer chain these options build (what answers, in which order), then exit.",
         ),
+        click.option("--chaos", type=click.Path(dir_okay=False, path_type=Path), help="A chaos file (docs/chaos.md)."),
+        click.option(
+            "--fail", metavar="STATUS[@P]", help="Answer LLM requests with STATUS (with probability P): 529@0.3."
+        ),
+        click.option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the first N requests fail."),
+        click.option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with --fail errors."),
+        click.option("--rpm", type=click.IntRange(min=1), metavar="N", help="A quota of N LLM requests a minute."),
+        click.option("--tpm", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a minute."),
+        click.option("--tpd", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a day."),
+        click.option("--budget-usd", metavar="USD", help="Refuse LLM requests once answers cost this much: 2.00."),
+        click.option("--seed", type=int, help="Seed every probability and jitter (default: drawn, and reported)."),
+        click.option("--state", metavar="redis://HOST:PORT/N", help="Keep quota and budget counters in Redis, shared."),
         click.option(
             "--live/--no-live",
             default=None,
@@ -153,6 +165,16 @@ class ServeOptions:
     explain_chain: bool
     live: bool | None
     as_json: bool
+    chaos: Path | None
+    fail: str | None
+    fail_first: int | None
+    retry_after: str | None
+    rpm: int | None
+    tpm: int | None
+    tpd: int | None
+    budget_usd: str | None
+    seed: int | None
+    state: str | None
     verbose: int
     debug: bool
     command: tuple[str, ...]
@@ -184,6 +206,39 @@ class ServeOptions:
         if not console.is_terminal:
             return False
         return self.live if self.live is not None else not self.command
+
+    def intercept(self) -> "InterceptPlan":
+        """The chaos file and the shorthands as one plan (the shorthands' rule first: it is the more specific
+        ask); raises LlmproxyError (ChaosError, UsageError) for a value it cannot use, before anything starts."""
+        from decimal import Decimal, InvalidOperation
+
+        from llmproxy.errors import UsageError
+        from llmproxy.intercept.rules import ChaosFile, load_chaos, shorthand_rules
+        from llmproxy.plan import InterceptPlan
+
+        chaos = load_chaos(self.chaos) if self.chaos is not None else ChaosFile()
+        rules = shorthand_rules(
+            fail=self.fail,
+            fail_first=self.fail_first,
+            retry_after=self.retry_after,
+            rpm=self.rpm,
+            tpm=self.tpm,
+            tpd=self.tpd,
+        )
+        budget = chaos.budgetUsd
+        if self.budget_usd is not None:
+            try:
+                budget = Decimal(self.budget_usd.lstrip("$"))
+            except InvalidOperation:
+                raise UsageError(f"--budget-usd {self.budget_usd!r}: not an amount of dollars") from None
+            if budget <= 0:
+                raise UsageError("--budget-usd must be more than 0")
+        seed = self.seed if self.seed is not None else chaos.seed
+        merged = chaos.model_copy(update={"rules": (*rules, *chaos.rules), "budgetUsd": budget, "seed": seed})
+        sources = [f"--chaos {self.chaos}" if self.chaos is not None else "", *(rule.name or "" for rule in rules)]
+        if self.budget_usd is not None:
+            sources.append(f"--budget-usd {self.budget_usd}")
+        return InterceptPlan(merged, self.state, source=", ".join(part for part in sources if part))
 
 
 def configure_logging(verbose: int, debug: bool = False) -> None:

@@ -61,8 +61,13 @@ class Outcome:
         return f"{what}: the client gave up (no request followed)"
 
     def as_json(self) -> dict[str, Any]:
+        fault = self.fault
         return {
-            **self.fault.as_json(),
+            "kind": fault.kind.value,
+            "rule": fault.rule,
+            "detail": fault.detail,
+            "status": fault.status,
+            "retryAfterSeconds": fault.retry_after,
             "request": self.request,
             "next": self.next.value,
             "retriedAfterSeconds": self.retry_after,

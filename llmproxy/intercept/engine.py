@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from llmproxy.intercept import quota
+from llmproxy.intercept.aftermath import Aftermath
 from llmproxy.intercept.budget import Budget
 from llmproxy.intercept.decision import Charge, Decision, Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.draw import chance, fires, new_seed
@@ -77,7 +78,9 @@ class Intercept:
         *,
         clock: Callable[[], float] = time.time,
         book: PriceBook | None = None,
+        quiet: bool = False,
     ) -> None:
+        """`quiet`: no warning when the budget is spent (a what-if reports it otherwise)."""
         chaos = chaos or ChaosFile()
         self.seed = chaos.seed if chaos.seed is not None else new_seed()
         self.store: Store = store or MemoryStore()
@@ -86,9 +89,10 @@ class Intercept:
         self.budget = Budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
         self.clock = clock
         self.injected: Counter[FaultKind] = Counter()
+        self.aftermath = Aftermath()  # what the client did after each fault
         self._numbers: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._budget_warned = False
+        self._budget_warned = quiet
 
     @property
     def active(self) -> bool:
@@ -105,7 +109,7 @@ class Intercept:
         spend = self.budget is not None and llm
         if spend and (refusal := self._over_budget()) is not None:
             return refusal
-        applied = self._applicable(request, override) if turn is None else self._numbered([turn])
+        applied = self._applicable(request, override) if turn is None else self._numbered([(*turn, turn[0])])
         if not applied:
             return Through(spend=spend)
         instant = datetime.fromtimestamp(now, UTC)
@@ -159,26 +163,29 @@ class Intercept:
         logger.debug("injected %s", fault.describe())
 
     def _applicable(self, request: Request, override: ChaosProfile | None) -> list[Applied]:
-        found: list[tuple[str, ChaosProfile]] = []
+        """Each applicable profile: its name, itself, and the key its requests are counted under."""
+        found: list[tuple[str, ChaosProfile, str]] = []
         if override is not None:
-            found.append((OVERRIDE, override))
+            found.append((OVERRIDE, override, OVERRIDE))
         if self.hosts and (hit := self.hosts.lookup(request.host, request.port)) is not None:
-            found.append((f"host {hit[0]}", hit[1]))
+            key, registration = hit
+            found.append((f"host {key}", registration.profile, f"host {key}#{registration.serial}"))
         route = request.route
         if self.rules:
             model = request.model
             for number, rule in enumerate(self.rules, 1):
                 if rule.match.holds(request.host, request.path, route, model):
-                    found.append((rule.name or f"rule {number}", rule.chaos))
+                    name = rule.name or f"rule {number}"
+                    found.append((name, rule.chaos, name))
         return self._numbered(found)
 
-    def _numbered(self, found: list[tuple[str, ChaosProfile]]) -> list[Applied]:
+    def _numbered(self, found: list[tuple[str, ChaosProfile, str]]) -> list[Applied]:
         if not found:
             return []
         with self._lock:
-            for scope, _ in found:
-                self._numbers[scope] += 1
-            return [Applied(scope, profile, self._numbers[scope]) for scope, profile in found]
+            for _, _, counted in found:
+                self._numbers[counted] += 1
+            return [Applied(scope, profile, self._numbers[counted]) for scope, profile, counted in found]
 
     def _over_budget(self) -> Refusal | None:
         assert self.budget is not None

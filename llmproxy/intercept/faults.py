@@ -61,18 +61,19 @@ class Injected:
     def describe(self) -> str:
         return f"{self.kind.value}: {self.detail} ({self.rule})"
 
-    def as_json(self) -> dict[str, Any]:
+    def record(self) -> dict[str, Any]:
+        """As a cassette keeps it on the exchange (`injected`: llmproxy.cassette.model.Injection)."""
         data: dict[str, Any] = {"kind": self.kind.value, "rule": self.rule, "detail": self.detail}
         if self.status is not None:
             data["status"] = self.status
         if self.retry_after is not None:
-            data["retryAfterSeconds"] = self.retry_after
+            data["retry_after_s"] = self.retry_after
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Injected":
-        """Raises ValueError/KeyError for a record that is not one."""
-        retry = data.get("retryAfterSeconds")
+    def from_record(cls, data: dict[str, Any]) -> "Injected":
+        """Raises ValueError or KeyError for a record that is not one."""
+        retry = data.get("retry_after_s")
         status = data.get("status")
         return cls(
             FaultKind(data["kind"]),

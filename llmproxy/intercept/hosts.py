@@ -8,7 +8,7 @@ entries are removed lazily, when next looked at; all of it runs on the injected 
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from llmproxy.intercept.profile import ChaosProfile, merged
 
@@ -18,12 +18,14 @@ class Registration:
     profile: ChaosProfile
     expires: float | None  # on the registry's clock (seconds); None: until removed
     ttl_ms: int | None
+    serial: int  # which registration: a PUT starts the profile's count of requests afresh, a PATCH keeps it
 
 
 class HostRegistry:
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
         self._entries: dict[str, Registration] = {}
+        self._serials = 0
         self._lock = threading.Lock()
 
     def __bool__(self) -> bool:
@@ -33,7 +35,8 @@ class HostRegistry:
     def put(self, host: str, profile: ChaosProfile, ttl_ms: int | None = None) -> None:
         expires = self._clock() + ttl_ms / 1000 if ttl_ms is not None else None
         with self._lock:
-            self._entries[_key(host)] = Registration(profile, expires, ttl_ms)
+            self._serials += 1
+            self._entries[_key(host)] = Registration(profile, expires, ttl_ms, self._serials)
 
     def patch(self, host: str, patch: dict[str, object]) -> ChaosProfile:
         """Merge-patch the host's profile, keeping its TTL. KeyError when it has none; ValueError (pydantic's)
@@ -44,7 +47,7 @@ class HostRegistry:
             if registration is None:
                 raise KeyError(host)
             profile = merged(registration.profile, patch)
-            self._entries[key] = Registration(profile, registration.expires, registration.ttl_ms)
+            self._entries[key] = replace(registration, profile=profile)
         return profile
 
     def remove(self, host: str) -> bool:
@@ -55,8 +58,8 @@ class HostRegistry:
         with self._lock:
             self._entries.clear()
 
-    def lookup(self, host: str, port: int) -> tuple[str, ChaosProfile] | None:
-        """The profile for a request to `host:port` (the host-and-port entry first), with its key."""
+    def lookup(self, host: str, port: int) -> tuple[str, Registration] | None:
+        """The registration for a request to `host:port` (the host-and-port entry first), with its key."""
         if not self._entries:
             return None
         host = host.lower()
@@ -64,7 +67,7 @@ class HostRegistry:
             for key in (f"{host}:{port}", host):
                 registration = self._live(key)
                 if registration is not None:
-                    return key, registration.profile
+                    return key, registration
         return None
 
     def snapshot(self) -> dict[str, tuple[ChaosProfile, int | None]]:

@@ -86,3 +86,13 @@ class MemoryStore:
 
 def _reset(start: int, used: int, window_ms: int, now_ms: int) -> int:
     return max(0, start + window_ms - now_ms) if window_ms and used else 0
+
+
+def open_store(url: str | None) -> Store:
+    """The counters `--state` names: None keeps them in this process; `redis://…` connects now, and raises
+    UsageError in one line when the server cannot be used."""
+    if url is None:
+        return MemoryStore()
+    from llmproxy.intercept.redis_store import RedisStore
+
+    return RedisStore(url)

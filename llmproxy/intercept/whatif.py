@@ -91,7 +91,7 @@ def what_if(calls: Sequence[Call], chaos: ChaosFile, *, instant: bool = False, b
         return result
     start = calls[0].started_at.timestamp()
     clock = _Clock(start)
-    intercept = Intercept(chaos, MemoryStore(), clock=clock, book=book)
+    intercept = Intercept(chaos, MemoryStore(), clock=clock, book=book, quiet=True)
     for index, call in enumerate(calls, 1):
         clock.now = start if instant else call.started_at.timestamp()
         request = _Recorded(call)

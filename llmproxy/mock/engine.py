@@ -9,15 +9,18 @@ llmproxy's estimate (`token_count.py`). A Responses create in background mode is
 polls, stream resumptions and cancels for its id from the same answer (`background.py`).
 """
 
+import functools
 import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
+from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
@@ -38,6 +41,8 @@ class MockDecision:
     source: str  # "expectation 2", "conversation 1 (session abc) turn 3", "expectation 4 script turn 2"
     entry: int  # 1-based position in the file (0: none, for a warm-up)
     turn: int | None = None  # the conversation or script turn (1-based) served
+    chaos: ChaosProfile | None = None  # the expectation's or turn's own faults
+    take_back: Callable[[], None] | None = None  # un-serve it (a fault kept the answer from the client)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,8 @@ class MockEngine:
             for entry in self._entries:
                 outcome = entry.take(request)
                 if isinstance(outcome, MockDecision):
+                    if outcome.take_back is not None:
+                        outcome.take_back = functools.partial(self._locked, outcome.take_back)
                     return outcome
                 near.append((len(outcome), -entry.predicates, entry.name, outcome))
         counted = estimated_count(request)
@@ -77,6 +84,10 @@ class MockEngine:
         # closest: the fewest predicates failed, then the most held (the most specific to this request)
         *_, name, reasons = min(near, key=lambda item: item[:2])
         return MockMiss(name, reasons)
+
+    def _locked(self, change: Callable[[], None]) -> None:
+        with self._lock:
+            change()
 
     def answer(self, request: Incoming) -> tuple[MockDecision, Reply] | MockMiss:
         """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
@@ -132,7 +143,8 @@ class _Entry:
             self.served += 1
             answer, step = self._answer(0, self.expectation, "")
             source = self.name if step is None else f"{self.name} {step}"
-            return MockDecision(answer, source, self.number)
+            chaos = self.expectation.chaos
+            return MockDecision(answer, source, self.number, chaos=chaos, take_back=self._unserve if chaos else None)
         assert self.conversation is not None
         reasons = _mismatches(self.conversation.match, request) if self.conversation.match else []
         if reasons:
@@ -150,7 +162,16 @@ class _Entry:
         self.turns[key] = position + 1
         answer, step = self._answer(position, turn, key)
         source = f"{self.name}{_session(key)} turn {position + 1}" + (f" {step}" if step else "")
-        return MockDecision(answer, source, self.number, position + 1)
+        take_back = functools.partial(self._unturn, key, position) if turn.chaos is not None else None
+        return MockDecision(answer, source, self.number, position + 1, turn.chaos, take_back)
+
+    def _unserve(self) -> None:
+        self.served = max(0, self.served - 1)
+
+    def _unturn(self, key: str, position: int) -> None:
+        """The session is back at `position`, unless it has moved past the turn since."""
+        if self.turns.get(key) == position + 1:
+            self.turns[key] = position
 
     def _answer(self, index: int, answers: spec.Expectation | spec.Turn, key: str) -> tuple[spec.Answer, str | None]:
         """The answer, and for stateful kinds which step of them was served."""

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.mock.structured import checked_schema
 from llmproxy.model import Role, StopReason
 
@@ -244,6 +245,9 @@ class _Answers(_Spec):
     script: ScriptOrPath | None = Field(default=None, description="an llmsim script, or the path of its file")
     failover: Failover | None = None
     adversarial: Adversarial | None = None
+    chaos: ChaosProfile | None = Field(
+        default=None, description="faults for this answer (docs/chaos.md); a request refused does not use up a turn"
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Self:

@@ -11,6 +11,7 @@ asked as its body, and the upgrade's answer with the messages that answered as i
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class RawExchange:
     total_ms: float | None
     notes: tuple[str, ...] = ()  # what the recorder noticed, e.g. `StreamCapture.warning`; kept in the cassette
     websocket: int | None = None  # the WebSocket connection it was on: the same number, the same connection
+    injected: tuple[dict[str, Any], ...] = ()  # faults llmproxy put into it on purpose (`Injected.record()`)
 
 
 def wire_size(exchange: RawExchange) -> int:

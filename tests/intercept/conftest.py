@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+import tests.mitm  # noqa: F401  (mitmproxy imported as tests/mitm.py says, for the in-process sessions)
 from tests.intercept.redis_server import redis_server
 
 

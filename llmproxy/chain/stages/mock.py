@@ -5,7 +5,7 @@ refused."""
 
 import logging
 
-from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.incoming import AttachedChaos, Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
@@ -45,6 +45,8 @@ class MockStage(Stage):
             incoming.decline(self.name, outcome.explain(), outcome)
             return None
         decision, reply = outcome
+        if decision.chaos is not None:  # decided by the intercept tap, now that the answer is known
+            incoming.chaos = AttachedChaos(decision.source, decision.chaos, decision.take_back)
         log.answered(incoming, decision, reply)
         for note in reply.notes:
             logger.info("%s: %s", decision.source, note)

@@ -13,15 +13,17 @@ import time
 from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Protocol
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Route
-from llmproxy.model.exchange import RawExchange
+from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
 
@@ -69,18 +71,32 @@ class RecordTap(Tap):
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         sink = self.state.value
-        raw = incoming.raw
         if sink is None:  # not recording now
             return None
         if head is not None and head.status == 101:  # a protocol switch (WebSocket): not an HTTP exchange
             return None
-        if not self.scope.covers(raw.host) and _detected(incoming) is None:
+        if not self._covers(incoming):
             return None
         capture = None
         if head is not None and head.streamed:
             content_type = head.header("content-type") or ""
             capture = StreamCapture(content_type, head.header("content-encoding"), head.started)
-        return _Recording(sink, capture, _where(incoming))
+        return _Recording(sink, capture, _where(incoming), incoming.injected)
+
+    def reply(self, incoming: Incoming, reply: Reply) -> Reply:
+        """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
+        is recorded as the client got it, marked injected: the recording shows the run as it happened."""
+        sink = self.state.value
+        if sink is None or reply.source is not Source.FAULT or not self._covers(incoming):
+            return reply
+        try:
+            sink.add(_fault_exchange(incoming, reply))
+        except Exception:  # observing must never break the user's traffic
+            logger.exception("could not record %s", _where(incoming))
+        return reply
+
+    def _covers(self, incoming: Incoming) -> bool:
+        return self.scope.covers(incoming.raw.host) or _detected(incoming) is not None
 
     def explain(self) -> str:
         return f"to {self.destination}" if self.destination else "to a cassette"
@@ -101,12 +117,13 @@ class RecordTap(Tap):
 
 
 class _Recording:
-    __slots__ = ("capture", "sink", "where")
+    __slots__ = ("capture", "injected", "sink", "where")
 
-    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str) -> None:
+    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list[dict[str, Any]]) -> None:
         self.sink = sink
         self.capture = capture
         self.where = where
+        self.injected = injected  # the request's: faults put into the answer as it passed are added there
 
     def chunk(self, data: bytes, at: float) -> bytes:
         if self.capture is not None:
@@ -123,10 +140,32 @@ class _Recording:
                     logger.warning("%s: %s", self.where, note)
                 response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
                 exchange = replace(exchange, response=response, notes=(*exchange.notes, *notes))
+            if self.injected:
+                exchange = replace(exchange, injected=tuple(self.injected))
             return self.sink.put(exchange)
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record %s", self.where)
             return None
+
+
+def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
+    """A reply of llmproxy's own as an exchange: as sent, at once, marked with the faults it carries."""
+    response = None
+    if not reply.drop:
+        events = tuple(RawEvent(at * 1000, data) for at, data in reply.events) if reply.events is not None else None
+        body = None if events is not None else reply.data
+        headers = reply.headers
+        response = RawResponse(reply.status, reply.phrase, "HTTP/1.1", headers, body, events, None)
+    error = "connection closed without an answer (injected)" if reply.drop else None
+    return RawExchange(
+        incoming.raw,
+        response,
+        error,
+        datetime.now(UTC),
+        ttfb_ms=0.0,
+        total_ms=0.0,
+        injected=tuple(incoming.injected),
+    )
 
 
 def _detected(incoming: Incoming) -> Route | None:

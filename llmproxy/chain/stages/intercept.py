@@ -1,0 +1,145 @@
+"""The intercept stage (issue 20): first on the request side, on both doors. It asks the `Intercept` what a
+request meets — a refusal (an injected error, a quota, the budget), a dropped connection, a misbehaving
+model, or nothing before its answer — and answers the first three itself. For a request let through it
+leaves the decision on the request for the intercept tap (which shapes the answer, stamps the rate-limit
+headers and charges the quotas and budget), and tells the door how to forward it: held back by the latency,
+without llmproxy's own `x-llmproxy-chaos` header, asking for an unencoded stream when the stream is to be cut.
+
+With nothing configured it costs one look at the request's headers.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import orjson
+
+from llmproxy.chain.incoming import Forwarding, Incoming
+from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.stage import Context, Stage
+from llmproxy.errors import ChaosError, LlmproxyError
+from llmproxy.intercept.aftermath import Attempt
+from llmproxy.intercept.decision import Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.engine import OVERRIDE, Intercept
+from llmproxy.intercept.faults import Injected
+from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.intercept.rules import parse_profile
+from llmproxy.intercept.summary import summary_lines
+from llmproxy.model import Completion, ErrorKind, ProviderError
+from llmproxy.providers.registry import error_encoder
+
+logger = logging.getLogger(__name__)
+
+_STRIP: tuple[tuple[str, str | None], ...] = ((OVERRIDE, None),)
+
+
+@dataclass(slots=True)
+class Pending:
+    """A request let through, waiting for its answer: what to do to it, and the attempt it is."""
+
+    through: Through
+    attempt: Attempt | None
+
+
+class InterceptStage(Stage):
+    name = "intercept"
+
+    def __init__(self, engine: Intercept, source: str = "") -> None:
+        self.engine = engine
+        self.source = source  # what configured it, for explain()
+
+    def decide(self, incoming: Incoming, context: Context) -> Reply | None:
+        header = next((value for name, value in incoming.raw.headers if name.lower() == OVERRIDE), None)
+        engine = self.engine
+        if header is None and not engine.active:
+            return None
+        override: ChaosProfile | None = None
+        if header is not None:
+            incoming.forwarding = Forwarding(request_headers=_STRIP)
+            try:
+                override = parse_profile(orjson.loads(header), OVERRIDE)
+            except (orjson.JSONDecodeError, ChaosError) as error:
+                return _bad_header(incoming, f"{OVERRIDE}: {error}")
+        attempt = engine.aftermath.seen(incoming.body, engine.clock(), describe(incoming)) if engine.active else None
+        decision = engine.decide(incoming, override)
+        if isinstance(decision, Through):
+            if not decision.idle:
+                incoming.intercepted = Pending(decision, attempt)
+                incoming.forwarding = _forwarding(decision, header is not None, incoming, engine.clock())
+            return None
+        mark(engine, incoming, attempt, decision.fault)
+        if isinstance(decision, Refusal):
+            return refusal_reply(decision, incoming, engine.clock())
+        if isinstance(decision, Dropped):
+            return Reply(0, (), source=Source.FAULT, drop=True)
+        return misbehaving_reply(decision, incoming)
+
+    def explain(self) -> str:
+        engine = self.engine
+        parts = [f"{len(engine.rules)} rules" if engine.rules else "", "a budget" if engine.budget else ""]
+        what = " and ".join(part for part in parts if part) or "nothing yet"
+        source = f" ({self.source})" if self.source else ""
+        return f"chaos, quotas and budget: {what}{source}; counters {engine.store.describe()}"
+
+    def close(self, failures: list[LlmproxyError]) -> list[str]:
+        lines = summary_lines(self.engine)
+        self.engine.store.close()
+        return lines
+
+
+def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:
+    """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
+    incoming.injected.append(fault.record())
+    if attempt is not None:
+        engine.aftermath.faulted(attempt, fault)
+
+
+def describe(incoming: Incoming) -> str:
+    """The request in a few words, without its query (which may hold a key)."""
+    return f"{incoming.method} {incoming.host}{incoming.path}"
+
+
+def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
+    status, headers, body = refusal.response(incoming.route, datetime.fromtimestamp(now, UTC))
+    failed = Completion(stop_reason=None, error=ProviderError(refusal.kind, refusal.message, None, status))
+    return Reply(status, headers, body, source=Source.FAULT, completion=failed)
+
+
+def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
+    """The wrong answer in the requesting API's format, streamed when the request asks for a stream."""
+    codec, route = incoming.codec, incoming.route
+    assert codec is not None  # the engine faults only chat requests this way
+    assert route is not None
+    request = incoming.json if isinstance(incoming.json, dict) else None
+    completion = misbehaved.completion
+    if route.streaming:
+        events = codec.encode_stream(completion, request)
+        headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"))
+        return Reply(200, headers, b"".join(events), source=Source.FAULT, completion=completion)
+    body = codec.encode_response(completion, request)
+    return Reply(200, (("content-type", "application/json"),), body, source=Source.FAULT, completion=completion)
+
+
+def _forwarding(through: Through, strip: bool, incoming: Incoming, now: float) -> Forwarding | None:
+    """How the door sends a request let through upstream: after the latency's first-byte delay, with the
+    answer's rate-limit headers; with an unencoded stream when it is to be cut or corrupted (events must be
+    found in it)."""
+    shaping = through.shaping
+    request_headers: list[tuple[str, str | None]] = list(_STRIP if strip else ())
+    if shaping is not None and (shaping.cut is not None or shaping.malformed_after is not None):
+        request_headers.append(("accept-encoding", "identity"))
+    wait = shaping.first_byte if shaping is not None else 0.0
+    answer_headers = through.limit_headers(incoming.route, datetime.fromtimestamp(now, UTC))
+    if not (request_headers or wait or answer_headers):
+        return None
+    return Forwarding(wait, tuple(request_headers), answer_headers)
+
+
+def _bad_header(incoming: Incoming, message: str) -> Reply:
+    """A malformed `x-llmproxy-chaos` is the test's mistake: a 400 saying so, in the API's error shape."""
+    logger.warning("%s", message)
+    route = incoming.route
+    if route is None:
+        return Reply(400, (("content-type", "text/plain; charset=utf-8"),), message.encode(), source=Source.ERROR)
+    error = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
+    return Reply(400, tuple(error.headers.items()), error.body, source=Source.ERROR)

@@ -1,0 +1,42 @@
+"""The intercept's part of the end-of-run summary: every injected fault counted by kind, what the client did
+after each (retried, after how long, honouring retry-after or not; carried on; gave up), whether the run
+recovered, and what the budget saw."""
+
+from typing import Final
+
+from llmproxy.intercept.aftermath import Outcome
+from llmproxy.intercept.engine import Intercept
+from llmproxy.words import plural
+
+LISTED: Final = 20  # faults described one by one; beyond that, counted
+
+
+def summary_lines(intercept: Intercept) -> list[str]:
+    lines = []
+    injected = sum(intercept.injected.values())
+    if injected:
+        kinds = ", ".join(f"{kind.value} {count}" for kind, count in sorted(intercept.injected.items()))
+        lines.append(f"injected {plural(injected, 'fault')} ({kinds}), seed {intercept.seed}")
+        outcomes = intercept.aftermath.outcomes
+        lines += [f"  {outcome.describe()}" for outcome in outcomes[:LISTED]]
+        if len(outcomes) > LISTED:
+            lines.append(f"  … and {len(outcomes) - LISTED} more")
+        lines.append(verdict(outcomes))
+    elif intercept.active:
+        lines.append(f"injected no faults (seed {intercept.seed})")
+    if intercept.budget is not None:
+        lines.append(f"budget: {intercept.budget.standing().describe()}")
+        for reason, count in sorted(intercept.budget.unpriced_reasons.items()):
+            lines.append(f"  unpriced: {plural(count, 'call')}: {reason}")
+    return lines
+
+
+def verdict(outcomes: list[Outcome]) -> str:
+    """Whether the client got past every fault, in a line."""
+    gave_up = [outcome for outcome in outcomes if outcome.next.value == "gave_up"]
+    ignored = [outcome for outcome in outcomes if outcome.honoured is False]
+    if gave_up:
+        return f"the run did not recover: the client gave up after {plural(len(gave_up), 'fault')}"
+    retried = sum(1 for outcome in outcomes if outcome.next.value == "retried")
+    hint = f"; {plural(len(ignored), 'retry', 'retries')} came sooner than retry-after said" if ignored else ""
+    return f"the run recovered: {retried} of {plural(len(outcomes), 'fault')} retried, the rest carried on{hint}"
