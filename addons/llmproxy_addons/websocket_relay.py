@@ -8,8 +8,9 @@ protocol is wsproto's (permessage-deflate included): no frame is parsed here.
 
 Each request message is read whole with the connection's earlier answers (the API's `WebSocketCodec`) and
 answered by the answer chain like an HTTP request to the same URL (an `Incoming` of `Door.WEBSOCKET`): the
-reply's events go out as messages at their offsets, an error reply as the error message the API sends. One
-request is answered at a time, in order.
+reply's events go out as messages at their offsets, an error reply as the error message the API sends; a
+reply that is cut (or dropped) closes the connection after what it sent (or at once). One request is answered
+at a time, in order.
 """
 
 import asyncio
@@ -97,6 +98,9 @@ class WebSocketSession:
             self._message(self.codec.unknown_reference(message))
             return
         reply = self.answer(replace(self.upgrade, body=orjson.dumps(whole), content_encoding=None))
+        if reply.drop:  # no answer: the connection goes, as a failing server's would
+            self.close()
+            return
         if reply.status not in SUCCESS:
             self._message(self.codec.error_message(reply.status, dict(reply.headers), reply.data))
             self.connection.answered(())
@@ -107,6 +111,9 @@ class WebSocketSession:
             if delay > 0:
                 await asyncio.sleep(delay)
             self._message(data)
+        if reply.cut:  # the answer stops short and the connection drops, with no close frame
+            self.close()
+            return
         self.connection.answered([parsed(data) for _, data in events])
 
     def _message(self, data: bytes) -> None:

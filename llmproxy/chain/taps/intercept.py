@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from llmproxy.cassette.decoding import decoder_for
 from llmproxy.cassette.stream_capture import Framing, framing
-from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
 from llmproxy.chain.stages.intercept import Pending, describe, mark, misbehaving_reply, refusal_reply
@@ -103,8 +103,9 @@ class InterceptTap(Tap):
         events = reply.events
         if events is None and kind is not Framing.CHUNKS and reply.body:  # a stream sent at once: its events
             events = tuple((0.0, event) for event in _split(reply.body, kind))
+        messages = incoming.door is Door.WEBSOCKET  # each event one message: a whole event, whatever its type
         faults: list[Injected] = []
-        if events is not None and kind is not Framing.CHUNKS:
+        if events is not None and (kind is not Framing.CHUNKS or messages):
             shaped, cut = shaping.events(events, kind)
             if cut:
                 faults.append(Injected(FaultKind.TRUNCATE, rule, f"stream cut after {_kept(shaped, shaping)} events"))
