@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -244,11 +245,12 @@ def cli_env(root: Path, folder: str = "work", **variables: str) -> dict[str, str
 
 
 def record_scripted(
-    cli: Cli, tmp_path: Path, host: str, env: dict[str, str], *also: str
+    cli: Cli, tmp_path: Path, host: str, env: dict[str, str], *also: str, options: Sequence[str] = ()
 ) -> tuple[subprocess.CompletedProcess[str], Path, ScriptedServer]:
     """`llmproxy record` around the CLI talking to `host`, mapped to a scripted HTTPS upstream (stopped
     afterwards): the run, the cassette, and the upstream with the bodies it received. The hosts in `also`
-    (a package registry…) are mapped to it too, so nothing reaches the network: it answers them 404."""
+    (a package registry…) are mapped to it too, so nothing reaches the network: it answers them 404.
+    `options`: more of `llmproxy record`'s (`--fail 529@1`…)."""
     upstream_ca = make_test_ca(tmp_path, (host, *also))
     upstream = ScriptedServer(cli.turns, cli.canned, tls=upstream_ca.server_context, asides=cli.asides)
     cassette = tmp_path / "cassettes" / f"{cli.name}.json"  # not where opencode looks for opencode.json
@@ -264,6 +266,7 @@ def record_scripted(
             *mapping,
             "--upstream-ca",
             str(upstream_ca.cert_path),
+            *options,
         )
     finally:
         upstream.close()
