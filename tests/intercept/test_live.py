@@ -153,3 +153,25 @@ def test_the_budget_is_spent_by_real_answers_and_then_refuses(
     assert refused["error"]["message"] == "llmproxy budget exhausted: $0.0180 spent of the $0.01 budget"
     assert cassette.exchanges[1].injected[0].kind == "budget"
     assert "budget: $0.0180 spent of the $0.01 budget" in proxy.summary
+
+
+def test_a_requests_own_chaos_header_applies_to_it_and_never_reaches_the_upstream(
+    tmp_path: Path, upstream: LoopbackServer, upstream_ca: UpstreamCA
+) -> None:
+    upstream.queue(stream_reply(interval=0.01), stream_reply())
+    listening = Listening({"api.anthropic.com": upstream.url}, upstream_ca.cert_path, ca_directory=tmp_path / "ca")
+    with recording(tmp_path / "run.json", listening, intercept=InterceptPlan(ChaosFile())) as proxy:
+        trust = ssl.create_default_context(cafile=proxy.environment["SSL_CERT_FILE"])
+        with httpx.Client(proxy=proxy.url, verify=trust, timeout=10) as client:
+            cut = {**HEADERS, "x-llmproxy-chaos": json.dumps({"truncateAfterEvents": 2})}
+            url = "https://api.anthropic.com/v1/messages"
+            with (
+                pytest.raises(httpx.RemoteProtocolError),
+                client.stream("POST", url, json=REQUEST, headers=cut) as cut_off,
+            ):
+                cut_off.read()
+            whole = client.post(url, json=REQUEST, headers=HEADERS).content
+    assert whole == b"".join(EVENTS)
+    assert len(upstream.received) == 2
+    assert all("x-llmproxy-chaos" not in received.headers for received in upstream.received)
+    assert [i.kind for i in load_cassette(tmp_path / "run.json").exchanges[0].injected] == ["truncate"]
