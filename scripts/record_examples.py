@@ -2,7 +2,7 @@
 clients talking to a local stand-in for the provider (so no key and no network are needed):
 
     .venv/bin/python scripts/record_examples.py [quickstart] [claude-code] [codex-tool-loop] [codex-websocket]
-                                                [gemini-cli] [opencode]
+                                                [gemini-cli] [opencode] [chaos]
 
 * `cassettes/quickstart.json`: scripts/quickstart.py (the official Anthropic SDK, streaming) — the README's
   first command replays it;
@@ -14,7 +14,10 @@ clients talking to a local stand-in for the provider (so no key and no network a
   list and plugin look-ups on chatgpt.com and api.github.com; its metrics upload turned off (`CODEX_QUIET`).
 * `cassettes/gemini-cli-tool-loop.json`: the Gemini CLI, logged in with Google (Code Assist), the same loop
   with its shell tool, recorded as the end-to-end tests record it (tests/e2e/clis.py);
-* `cassettes/opencode-tool-loop.json`: opencode on Anthropic, the same loop with its bash tool, likewise.
+* `cassettes/opencode-tool-loop.json`: opencode on Anthropic, the same loop with its bash tool, likewise;
+* `cassettes/chaos/recovered.json`, `cassettes/chaos/gave-up.json`: scripts/quickstart.py under injected 529s
+  (`--fail 529@1 --fail-first 2`, then `--fail 529@1`): the SDK retries twice and gets its answer; or
+  retries twice, is refused a third time and gives up (docs/chaos.md, `llmproxy verify resilience`).
 
 With no name, all of them. cassettes/README.md says how to replay each.
 """
@@ -51,9 +54,10 @@ def record(
     cwd: Path,
     hosts: tuple[str, ...] = ("api.anthropic.com",),
     record_hosts: tuple[str, ...] = (),
+    chaos: tuple[str, ...] = (),
 ) -> None:
     """Record `command` with each of `hosts` answered by the scripted upstream (and `record_hosts` recorded
-    whatever they are)."""
+    whatever they are), under the `chaos` options given (the command may then fail: that is the example)."""
     cassette.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         upstream_ca = make_test_ca(Path(scratch), hosts)
@@ -72,12 +76,13 @@ def record(
                     *mapping,
                     "--upstream-ca",
                     str(upstream_ca.cert_path),
+                    *chaos,
                     "--",
                     *command,
                 ],
                 env=env,
                 cwd=cwd,
-                check=True,
+                check=not chaos,
             )
         finally:
             upstream.close()
@@ -92,6 +97,7 @@ def main() -> int:
         "codex-websocket",
         "gemini-cli",
         "opencode",
+        "chaos",
     }
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "ANTHROPIC_API_KEY": "sk-ant-example"}
@@ -101,6 +107,13 @@ def main() -> int:
             answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
             quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
             record(out / "quickstart.json", answer, quickstart, env, ROOT)
+        if "chaos" in names:
+            answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
+            quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
+            overloaded = ("--fail", "529@1", "--retry-after", "0.5", "--seed", "7")
+            recovered = (*overloaded, "--fail-first", "2")
+            record(out / "chaos" / "recovered.json", answer, quickstart, env, ROOT, chaos=recovered)
+            record(out / "chaos" / "gave-up.json", answer, quickstart, env, ROOT, chaos=overloaded)
         for name, cli in (("claude-code", CLAUDE), ("codex-tool-loop", CODEX), ("codex-websocket", CODEX)):
             if name in names and cli.binary is None:
                 print(f"{cli.name} is not installed (scripts/setup.sh installs it): skipped", file=sys.stderr)
