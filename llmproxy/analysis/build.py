@@ -27,6 +27,7 @@ from llmproxy.analysis.report import (
     ToolCallRow,
     Totals,
 )
+from llmproxy.analysis.resilience import resilience
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.analysis.signals import Finding, detect
 from llmproxy.analysis.sources import Grouping, SourceSummary
@@ -116,6 +117,7 @@ def build_report(
         verdict=verdict(findings, totals, spend),
         appendix=extra,
         callGraph=graph,
+        resilience=resilience(chosen),
         redaction=Redaction(redactor="llmproxy cassette redactor", placeholders=scrub.replaced),
     )
 

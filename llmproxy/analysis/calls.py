@@ -11,6 +11,7 @@ from datetime import datetime
 import orjson
 
 from llmproxy.analysis.decode import ChatExchange
+from llmproxy.intercept.faults import Injected
 from llmproxy.mock.usage import estimate_usage, tokens
 from llmproxy.model import Conversation, Message, Provider, Role, TextPart, ToolCall, ToolDefinition, Usage
 from llmproxy.pricing import PriceBook, Priced, Unpriced
@@ -79,6 +80,7 @@ class Call:
     history_tokens: int  # estimated tokens of the whole history the request sent
     head_system: str  # the system messages its history starts with (inherited by requests that extend it)
     scale: float  # reported input tokens / estimated prompt tokens, at most 1: sizes are estimates (bytes / 4)
+    injected: tuple[Injected, ...] = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
 
     def tokens(self, estimate: int) -> int:
         """An estimated size in the provider's own tokens: scaled so that no part of a prompt counts for more
@@ -110,6 +112,7 @@ def build_call(
     vendor: str | None,
     book: PriceBook,
     lineage: Lineage = Lineage(),
+    injected: tuple[Injected, ...] = (),
 ) -> Call:
     request = decoded.conversation
     completion = decoded.completion
@@ -167,6 +170,7 @@ def build_call(
         history_tokens=history,
         head_system=head,
         scale=scale,
+        injected=injected,
     )
 
 

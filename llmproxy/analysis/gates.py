@@ -4,6 +4,7 @@ passes on an absence of evidence.
 """
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -17,7 +18,10 @@ from jsonschema.exceptions import SchemaError
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.figures import dollars, percent
 from llmproxy.analysis.report import Report
+from llmproxy.analysis.resilience import outcomes
 from llmproxy.cassette import jsonpath
+from llmproxy.intercept.aftermath import Next
+from llmproxy.intercept.faults import FaultKind
 from llmproxy.pricing import PriceBook, Priced
 
 
@@ -140,6 +144,35 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
     if unpriced and not allow_unpriced:
         reasons += [f"unpriced: {line} (--allow-unpriced to accept, --prices to price it)" for line in unpriced]
     return _judge("cost", reasons, details)
+
+
+_RETRYABLE = frozenset(kind for kind in FaultKind if kind.refuses and kind is not FaultKind.BUDGET)
+
+
+def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: bool) -> Verdict:
+    """The client got past every fault llmproxy injected into the run: it gave up on none. `require_retry`:
+    it retried every request refused by an error, a quota or a dropped connection rather than carrying on
+    without the answer; `honour_retry_after`: no retry came sooner than the retry-after it was sent."""
+    found = outcomes(calls)
+    reasons = []
+    for index, outcome in found:
+        fault, what = outcome.fault, f"call {index}: {outcome.fault.describe()}"
+        if outcome.next is Next.GAVE_UP:
+            reasons.append(f"{what}: the client gave up (no request followed)")
+        elif require_retry and outcome.next is Next.CARRIED_ON and fault.kind in _RETRYABLE:
+            reasons.append(f"{what}: not retried, the client carried on without the answer (--require-retry)")
+        if honour_retry_after and outcome.honoured is False:
+            reasons.append(f"{what}: {outcome.followed()} (--honour-retry-after)")
+    details = {
+        "injected": dict(sorted(Counter(outcome.fault.kind.value for _, outcome in found).items())),
+        "faults": [{"call": index, **outcome.as_json()} for index, outcome in found],
+    }
+    if not calls:
+        return Verdict("resilience", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    if not found:
+        nothing = "no fault was injected into these calls: record or replay them with --chaos, --fail or --rpm"
+        return Verdict("resilience", Outcome.COULD_NOT_CHECK, [nothing], details)
+    return _judge("resilience", reasons, details)
 
 
 def report_regression(

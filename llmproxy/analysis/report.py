@@ -224,6 +224,38 @@ class CallGraph(_Model):
     edges: list[GraphEdge]
 
 
+class InjectedFault(_Model):
+    """One fault llmproxy put into a recorded call on purpose (docs/chaos.md), and what the client did next."""
+
+    call: int = Field(description="the call it was put into")
+    kind: str = Field(description="error, quota, token_quota, budget, drop, truncate, malformed, latency…")
+    rule: str = Field(description="the profile that did it: a rule's name, --fail, a host, x-llmproxy-chaos")
+    detail: str
+    status: int | None = Field(description="the status the client was sent, for an error")
+    retryAfterSeconds: float | None = Field(description="the retry-after the client was sent")
+    request: str = Field(description="the call and its URL")
+    next: Literal["retried", "carried_on", "gave_up"] = Field(
+        description="retried the same request; carried on without (or with a broken) answer; sent nothing more"
+    )
+    retriedAfterSeconds: float | None = Field(description="from the faulted call's start to its retry's")
+    honouredRetryAfter: bool | None = Field(description="the retry waited the retry-after; null without either")
+    recovered: bool = Field(description="a retry of the request was answered without a fault")
+    followed: str = Field(description="what the client did next, in words")
+
+
+class Resilience(_Model):
+    """The faults injected into the run, counted and listed, and whether the client got past all of them."""
+
+    injected: dict[str, int] = Field(description="faults by kind")
+    faults: list[InjectedFault]
+    recovered: bool = Field(description="no fault was the last thing the client heard: none was given up on")
+    verdict: str
+
+    def counted(self) -> str:
+        """The faults per kind in a phrase: "error 2, truncate 1"."""
+        return ", ".join(f"{kind} {count}" for kind, count in self.injected.items())
+
+
 class Report(_Model):
     schemaVersion: Literal[1]
     pricing: str = Field(description="the price library and any prices files")
@@ -239,3 +271,4 @@ class Report(_Model):
     appendix: Appendix
     callGraph: CallGraph | None = Field(description="the richest conversation of the report")
     baseline: Comparison | None = None
+    resilience: Resilience | None = Field(None, description="faults llmproxy injected; null when none were")

@@ -23,6 +23,7 @@ from llmproxy.cassette.history import HistoryIndex, history, inflate
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.faults import Injected
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook
 
@@ -131,6 +132,7 @@ def _calls(
             lineage=replace(
                 lineages.get(parent, Lineage()) if parent is not None else Lineage(), digest=digests.add(exchange)
             ),
+            injected=tuple(Injected.from_record(mark.model_dump()) for mark in exchange.injected),
         )
         lineages[exchange.id] = Lineage(call.history_tokens, call.head_system)
         return call

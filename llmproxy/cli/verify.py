@@ -118,6 +118,23 @@ def cost(
     finish(gates.cost(calls, recorded.book, budget, price_model, allow_unpriced), as_json)
 
 
+@verify.command("resilience")
+@_PATHS
+@click.option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
+@click.option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
+@selection_options
+@_JSON
+def resilience(
+    paths: tuple[Path, ...], require_retry: bool, honour_retry_after: bool, as_json: bool, **selection: Any
+) -> None:
+    """The client got past every fault llmproxy injected into the recorded run (docs/chaos.md): it retried or
+    carried on, and never gave up on one. No injected fault: exit 2."""
+    from llmproxy.analysis import gates
+
+    _, calls = _calls(paths, selection)
+    finish(gates.resilience(calls, require_retry, honour_retry_after), as_json)
+
+
 @verify.command("report")
 @_PATHS
 @click.option(

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from llmproxy.intercept.faults import Injected
+from llmproxy.words import plural
 
 SLACK: Final = 0.05  # seconds a retry may come early and still count as honouring retry-after (clock reads)
 
@@ -47,7 +48,10 @@ class Outcome:
         return self.retry_after + SLACK >= self.fault.retry_after
 
     def describe(self) -> str:
-        what = f"{self.fault.describe()} on {self.request}"
+        return f"{self.fault.describe()} on {self.request}: {self.followed()}"
+
+    def followed(self) -> str:
+        """What the client did next, in words."""
         if self.next is Next.RETRIED:
             assert self.retry_after is not None
             hint = ""
@@ -55,10 +59,10 @@ class Outcome:
                 verdict = "honoured" if self.honoured else "NOT honoured"
                 hint = f" (retry-after {self.fault.retry_after:g} s {verdict})"
             answered = "answered" if self.recovered else "faulted again"
-            return f"{what}: retried after {self.retry_after:.2f} s{hint}, {answered}"
+            return f"retried after {self.retry_after:.2f} s{hint}, {answered}"
         if self.next is Next.CARRIED_ON:
-            return f"{what}: not retried; the client carried on"
-        return f"{what}: the client gave up (no request followed)"
+            return "not retried; the client carried on"
+        return "the client gave up (no request followed)"
 
     def as_json(self) -> dict[str, Any]:
         fault = self.fault
@@ -70,9 +74,10 @@ class Outcome:
             "retryAfterSeconds": fault.retry_after,
             "request": self.request,
             "next": self.next.value,
-            "retriedAfterSeconds": self.retry_after,
+            "retriedAfterSeconds": round(self.retry_after, 3) if self.retry_after is not None else None,
             "honouredRetryAfter": self.honoured,
             "recovered": self.recovered,
+            "followed": self.followed(),
         }
 
 
@@ -120,8 +125,8 @@ class Aftermath:
                         outcome.next = Next.CARRIED_ON
         return attempt
 
-    def faulted(self, attempt: Attempt, fault: Injected) -> None:
-        """`attempt` got this fault."""
+    def faulted(self, attempt: Attempt, fault: Injected) -> Outcome:
+        """`attempt` got this fault; what followed it fills in as later requests are `seen`."""
         outcome = Outcome(fault, attempt.request, attempt.at)
         with self._lock:
             self._outcomes.append(outcome)
@@ -130,6 +135,7 @@ class Aftermath:
                 attempt.chain = _Chain(len(attempt.body), hash(attempt.body), [], attempt)
                 self._open.append(attempt.chain)
             attempt.chain.faults.append(outcome)
+        return outcome
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -162,3 +168,16 @@ class Aftermath:
         for outcome in chain.faults:
             outcome.recovered = True
         self._open.remove(chain)
+
+
+def verdict(outcomes: list[Outcome]) -> str:
+    """Whether the client got past every fault, in a line."""
+    gave_up = [outcome for outcome in outcomes if outcome.next is Next.GAVE_UP]
+    ignored = [outcome for outcome in outcomes if outcome.honoured is False]
+    if gave_up:
+        return f"the run did not recover: the client gave up after {plural(len(gave_up), 'fault')}"
+    retried = sum(1 for outcome in outcomes if outcome.next is Next.RETRIED)
+    hint = f"; {plural(len(ignored), 'retry', 'retries')} came sooner than retry-after said" if ignored else ""
+    carried = len(outcomes) - retried
+    how = f"{retried} of {plural(len(outcomes), 'fault')} retried" + (f", {carried} carried on" if carried else "")
+    return f"the run recovered: {how}{hint}"

@@ -4,7 +4,7 @@ recovered, and what the budget saw."""
 
 from typing import Final
 
-from llmproxy.intercept.aftermath import Outcome
+from llmproxy.intercept.aftermath import verdict
 from llmproxy.intercept.engine import Intercept
 from llmproxy.words import plural
 
@@ -29,14 +29,3 @@ def summary_lines(intercept: Intercept) -> list[str]:
         for reason, count in sorted(intercept.budget.unpriced_reasons.items()):
             lines.append(f"  unpriced: {plural(count, 'call')}: {reason}")
     return lines
-
-
-def verdict(outcomes: list[Outcome]) -> str:
-    """Whether the client got past every fault, in a line."""
-    gave_up = [outcome for outcome in outcomes if outcome.next.value == "gave_up"]
-    ignored = [outcome for outcome in outcomes if outcome.honoured is False]
-    if gave_up:
-        return f"the run did not recover: the client gave up after {plural(len(gave_up), 'fault')}"
-    retried = sum(1 for outcome in outcomes if outcome.next.value == "retried")
-    hint = f"; {plural(len(ignored), 'retry', 'retries')} came sooner than retry-after said" if ignored else ""
-    return f"the run recovered: {retried} of {plural(len(outcomes), 'fault')} retried, the rest carried on{hint}"

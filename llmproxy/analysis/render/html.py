@@ -66,6 +66,7 @@ def render_html(report: Report) -> str:
         ),
         "<h2>Calls</h2>",
         _table(report.calls),
+        _injected(report),
         "<h2>Call graph</h2>",
         _graph(report.callGraph),
         "<h2>Opportunities</h2>",
@@ -180,6 +181,24 @@ def _table(calls: list[CallRow]) -> str:
             f'<td class="n">{call.outputTokens:,}</td><td class="n">{cost}</td><td class="n">{latency}</td>'
             f"<td>{escape(tools)}</td><td>{escape(finish)}</td></tr>"
         )
+    return "".join(rows) + "</tbody></table>"
+
+
+def _injected(report: Report) -> str:
+    """The faults llmproxy injected on purpose, and what the client did after each."""
+    r = report.resilience
+    if r is None:
+        return ""
+    rows = [
+        f"<h2>Injected faults</h2><p>{escape(r.counted())}: {escape(r.verdict)}</p>"
+        f'<table data-testid="injected" data-recovered="{str(r.recovered).lower()}"><thead><tr><th class="n">#</th>'
+        "<th>fault</th><th>rule</th><th>what the client did next</th></tr></thead><tbody>"
+    ]
+    rows += [
+        f'<tr data-kind="{escape(f.kind)}"><td class="n">{f.call}</td><td>{escape(f"{f.kind}: {f.detail}")}</td>'
+        f"<td>{escape(f.rule)}</td><td>{escape(f.followed)}</td></tr>"
+        for f in r.faults
+    ]
     return "".join(rows) + "</tbody></table>"
 
 

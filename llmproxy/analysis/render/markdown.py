@@ -27,6 +27,7 @@ def render_markdown(report: Report) -> str:
         _calls(report),
         _opportunities(report),
         _comparison(report),
+        _injected(report),
         _appendix(report),
     ]
     return "\n\n".join(part for part in parts if part) + "\n"
@@ -159,6 +160,25 @@ def _comparison(report: Report) -> str:
         lines.append(f"| `{change.id}` | {change.status} | {change.severity.lower()} | {now} ({was}) |")
     lines += ["", "| KPI | baseline | now | change |", "|---|---|---|---|"]
     lines += [f"| {k.name} | {k.previous} | {k.current} | {k.delta} |" for k in c.kpis]
+    return "\n".join(lines)
+
+
+def _injected(report: Report) -> str:
+    """The faults llmproxy injected on purpose (docs/chaos.md): not the application's doing, but how it coped."""
+    r = report.resilience
+    if r is None:
+        return ""
+    lines = [
+        "## Injected faults",
+        "",
+        f"llmproxy injected {len(r.faults)} fault(s) on purpose ({r.counted()}); {r.verdict}.",
+        "",
+        "| call | fault | rule | what the client did next |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {f.call} | {_cell(f'{f.kind}: {f.detail}')} | {_cell(f.rule)} | {_cell(f.followed)} |" for f in r.faults
+    ]
     return "\n".join(lines)
 
 

@@ -33,7 +33,7 @@ def terminal_view(report: Report) -> RenderableType:
     if report.baseline is not None:
         lines.append(Text(baseline_line(report)))
     verdict = Panel(Group(*lines), title="llmproxy report", expand=False)
-    return Group(verdict, _calls(report), _signals(report))
+    return Group(verdict, _calls(report), *_injected(report), _signals(report))
 
 
 def baseline_line(report: Report) -> str:
@@ -82,6 +82,19 @@ def _calls(report: Report) -> Table:
             call.finishReason or (f"status {call.status}" if call.status else "no response"),
         )
     return table
+
+
+def _injected(report: Report) -> list[RenderableType]:
+    """The faults llmproxy injected on purpose, and what the client did after each."""
+    r = report.resilience
+    if r is None:
+        return []
+    table = Table(title=f"Injected faults ({r.counted()}): {r.verdict}", title_justify="left")
+    for name in ("#", "fault", "rule", "next"):
+        table.add_column(name)
+    for fault in r.faults:
+        table.add_row(str(fault.call), f"{fault.kind}: {fault.detail}", fault.rule, fault.followed)
+    return [table]
 
 
 def _signals(report: Report) -> RenderableType:

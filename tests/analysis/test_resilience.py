@@ -1,0 +1,106 @@
+"""Injected faults in `llmproxy report` and the `llmproxy verify resilience` gate, over cassettes recorded
+through `llmproxy record` with the official Anthropic SDK under `--fail 529@1` (scripts/record_examples.py):
+in one the SDK retries twice and gets its answer, in the other it is refused a third time and gives up."""
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from llmproxy.analysis.render.html import render_html
+from llmproxy.analysis.render.markdown import render_markdown
+from llmproxy.analysis.render.terminal import render_terminal
+from tests.analysis.reports import ROOT, report_of
+from tests.analysis.test_verify import crafted, verify
+
+RECOVERED = "cassettes/chaos/recovered.json"
+GAVE_UP = "cassettes/chaos/gave-up.json"
+RULE = "--fail 529@1 --fail-first 2 --retry-after 0.5"
+
+
+def test_the_report_lists_each_injected_fault_and_what_the_client_did_next() -> None:
+    resilience = report_of(RECOVERED).resilience
+    assert resilience is not None
+    assert resilience.injected == {"error": 2}
+    assert [(f.call, f.kind, f.status, f.rule, f.next) for f in resilience.faults] == [
+        (1, "error", 529, RULE, "retried"),
+        (2, "error", 529, RULE, "retried"),
+    ]
+    for fault in resilience.faults:
+        assert fault.retriedAfterSeconds is not None
+        assert fault.retriedAfterSeconds >= 0.5
+        assert fault.honouredRetryAfter is True
+        assert fault.recovered
+    assert resilience.recovered
+    assert resilience.verdict == "the run recovered: 2 of 2 faults retried"
+
+
+def test_every_format_shows_the_injected_faults() -> None:
+    report = report_of(RECOVERED)
+    markdown = render_markdown(report)
+    assert "## Injected faults" in markdown
+    assert f"| 1 | error: status 529 | {RULE} | retried after " in markdown
+    assert "(retry-after 0.5 s honoured), answered |" in markdown
+    assert 'data-testid="injected" data-recovered="true"' in render_html(report)
+    assert "Injected faults (error 2): the run recovered" in render_terminal(report, width=200)
+
+
+def test_a_run_the_client_gave_up_on_did_not_recover() -> None:
+    resilience = report_of(GAVE_UP).resilience
+    assert resilience is not None
+    assert [f.next for f in resilience.faults] == ["retried", "retried", "gave_up"]
+    assert not any(f.recovered for f in resilience.faults)
+    assert not resilience.recovered
+    assert resilience.verdict == "the run did not recover: the client gave up after 1 fault"
+
+
+def test_a_run_without_injected_faults_has_no_such_section() -> None:
+    report = report_of("cassettes/quickstart.json")
+    assert report.resilience is None
+    assert "Injected faults" not in render_markdown(report)
+
+
+def test_the_gate_passes_a_recovered_run_and_fails_one_given_up_on() -> None:
+    assert verify("resilience", RECOVERED)[0] == 0
+    code, _, err = verify("resilience", GAVE_UP)
+    assert code == 1
+    assert err == (
+        "llmproxy verify resilience: call 3: error: status 529 (--fail 529@1 --retry-after 0.5): "
+        "the client gave up (no request followed)\n"
+    )
+
+
+def test_nothing_injected_is_could_not_check() -> None:
+    code, _, err = verify("resilience", "cassettes/quickstart.json")
+    assert code == 2
+    assert "no fault was injected into these calls" in err
+
+
+def test_require_retry_fails_a_refusal_the_client_carried_on_past(tmp_path: Path) -> None:
+    def other_request_after_the_first(exchange: dict[str, Any]) -> None:
+        if exchange["id"] > 1:  # no longer the same request: the client went on to something else
+            exchange["model"] = exchange["request"]["body"]["json"]["model"] = "claude-sonnet-4-5"
+
+    path = crafted(tmp_path, "carried-on.json", other_request_after_the_first, RECOVERED)
+    assert verify("resilience", path)[0] == 0
+    code, out, err = verify("resilience", path, "--require-retry", "--json")
+    assert code == 1
+    assert err.splitlines() == [
+        f"llmproxy verify resilience: call 1: error: status 529 ({RULE}): "
+        "not retried, the client carried on without the answer (--require-retry)"
+    ]
+    assert [fault["next"] for fault in orjson.loads(out)["faults"]] == ["carried_on", "retried"]
+
+
+def test_honour_retry_after_fails_a_retry_that_came_too_soon(tmp_path: Path) -> None:
+    def hurried(exchange: dict[str, Any]) -> None:
+        if exchange["id"] == 2:
+            exchange["timings"]["started_at"] = first_started[: -len("373827Z")] + "400000Z"  # 26 ms later
+
+    first_started = orjson.loads((ROOT / RECOVERED).read_bytes())["exchanges"][0]["timings"]["started_at"]
+    path = crafted(tmp_path, "hurried.json", hurried, RECOVERED)
+    assert verify("resilience", path)[0] == 0
+    code, _, err = verify("resilience", path, "--honour-retry-after")
+    assert code == 1
+    assert "call 1: error: status 529" in err
+    assert "(retry-after 0.5 s NOT honoured), answered (--honour-retry-after)" in err
