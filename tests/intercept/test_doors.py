@@ -156,5 +156,8 @@ def test_a_requests_own_header_applies_to_it_alone(tmp_path: Path) -> None:
         assert refused.json()["error"]["type"] == "rate_limit_error"
         assert through.post("/v1/messages", json=PLAIN, headers=HEADERS).status_code == 200
         bad = through.post("/v1/messages", json=PLAIN, headers={**HEADERS, "x-llmproxy-chaos": '{"quotaLimit": 1}'})
+        garbled = through.post("/v1/messages", json=PLAIN, headers={**HEADERS, "x-llmproxy-chaos": "{oops"})
+    assert (garbled.status_code, garbled.json()["error"]["type"]) == (400, "invalid_request_error")
+    assert garbled.json()["error"]["message"].startswith("x-llmproxy-chaos: not JSON: ")
     assert bad.status_code == 400
-    assert bad.json()["error"]["message"].startswith("x-llmproxy-chaos: x-llmproxy-chaos: Value error, a request quota")
+    assert bad.json()["error"]["message"].startswith("x-llmproxy-chaos: Value error, a request quota")

@@ -58,8 +58,10 @@ class InterceptStage(Stage):
             incoming.forwarding = Forwarding(request_headers=_STRIP)
             try:
                 override = parse_profile(orjson.loads(header), OVERRIDE)
-            except (orjson.JSONDecodeError, ChaosError) as error:
-                return _bad_header(incoming, f"{OVERRIDE}: {error}")
+            except orjson.JSONDecodeError as error:
+                return _bad_header(incoming, f"{OVERRIDE}: not JSON: {error}")
+            except ChaosError as error:  # already says where: "x-llmproxy-chaos: …"
+                return _bad_header(incoming, str(error))
         attempt = engine.aftermath.seen(incoming.body, engine.clock(), describe(incoming)) if engine.active else None
         decision = engine.decide(incoming, override)
         if isinstance(decision, Through):
