@@ -19,8 +19,9 @@ def outcomes(calls: Sequence[Call]) -> list[tuple[int, Outcome]]:
     aftermath = Aftermath()
     faulted = []
     for index, call in enumerate(calls, 1):
-        attempt = aftermath.seen(call.shape.encode(), call.started_at.timestamp(), f"call {index} ({call.url})")
-        faulted += [(index, aftermath.faulted(attempt, fault)) for fault in call.injected]
+        attempt = aftermath.seen(call.shape.encode(), call.started_at.timestamp())
+        request = f"call {index} ({call.url})"
+        faulted += [(index, aftermath.faulted(attempt, fault, request)) for fault in call.injected]
     aftermath.outcomes  # noqa: B018  (settles the retries that were answered)
     return faulted
 

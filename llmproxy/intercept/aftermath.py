@@ -98,7 +98,6 @@ class Attempt:
 
     body: bytes
     at: float
-    request: str
     chain: _Chain | None = None
     faults: list[Outcome] = field(default_factory=list)
 
@@ -109,9 +108,12 @@ class Aftermath:
         self._open: list[_Chain] = []
         self._lock = threading.Lock()
 
-    def seen(self, body: bytes, at: float, request: str) -> Attempt:
-        """A request arrived at `at`: a retry of a faulted one when its body is the same."""
-        attempt = Attempt(body, at, request)
+    def seen(self, body: bytes, at: float) -> Attempt:
+        """A request arrived at `at`: a retry of a faulted one when its body is the same. With no fault
+        open, nothing to compare: every request passes here, and most runs have none."""
+        attempt = Attempt(body, at)
+        if not self._open:  # read without the lock: a fault still being registered cannot be this one's
+            return attempt
         with self._lock:
             key: int | None = None
             for chain in list(self._open):
@@ -125,9 +127,10 @@ class Aftermath:
                         outcome.next = Next.CARRIED_ON
         return attempt
 
-    def faulted(self, attempt: Attempt, fault: Injected) -> Outcome:
-        """`attempt` got this fault; what followed it fills in as later requests are `seen`."""
-        outcome = Outcome(fault, attempt.request, attempt.at)
+    def faulted(self, attempt: Attempt, fault: Injected, request: str) -> Outcome:
+        """`attempt` (`request` names it: "POST api.anthropic.com/v1/messages") got this fault; what followed
+        it fills in as later requests are `seen`."""
+        outcome = Outcome(fault, request, attempt.at)
         with self._lock:
             self._outcomes.append(outcome)
             attempt.faults.append(outcome)

@@ -49,7 +49,7 @@ class InterceptStage(Stage):
         self.source = source  # what configured it, for explain()
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
-        header = next((value for name, value in incoming.raw.headers if name.lower() == OVERRIDE), None)
+        header = incoming.headers.get(OVERRIDE)  # the headers read once, for every stage
         engine = self.engine
         if header is None and not engine.active:
             return None
@@ -62,7 +62,7 @@ class InterceptStage(Stage):
                 return _bad_header(incoming, f"{OVERRIDE}: not JSON: {error}")
             except ChaosError as error:  # already says where: "x-llmproxy-chaos: …"
                 return _bad_header(incoming, str(error))
-        attempt = engine.aftermath.seen(incoming.body, engine.clock(), describe(incoming)) if engine.active else None
+        attempt = engine.aftermath.seen(incoming.body, engine.clock()) if engine.active else None
         decision = engine.decide(incoming, override)
         if isinstance(decision, Through):
             if not decision.idle:
@@ -93,7 +93,7 @@ def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: 
     """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
     incoming.injected.append(fault.record())
     if attempt is not None:
-        engine.aftermath.faulted(attempt, fault)
+        engine.aftermath.faulted(attempt, fault, describe(incoming))
 
 
 def describe(incoming: Incoming) -> str:

@@ -80,7 +80,7 @@ class InterceptTap(Tap):
         pending = incoming.intercepted if isinstance(incoming.intercepted, Pending) else None
         attempt = pending.attempt if pending is not None else None
         if attempt is None:
-            attempt = engine.aftermath.seen(incoming.body, engine.clock(), describe(incoming))
+            attempt = engine.aftermath.seen(incoming.body, engine.clock())
         decision = engine.decide(incoming, turn=(attached.name, attached.profile))
         if isinstance(decision, Through):
             if not decision.idle:
