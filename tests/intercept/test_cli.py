@@ -2,6 +2,7 @@
 clear the chaos of a running llmproxy through its control API."""
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,20 +51,13 @@ def test_validate_a_good_and_a_bad_file(tmp_path: Path) -> None:
     ]
 
 
-def test_the_published_schema_accepts_the_documented_example() -> None:
-    example = {
-        "seed": 7,
-        "budgetUsd": 2.0,
-        "rules": [
-            {
-                "name": "overloaded",
-                "match": {"host": "api.anthropic.com"},
-                "chaos": {"errorStatus": 529, "retryAfter": "1", "latency": {"fixedMs": 200}},
-            }
-        ],
-    }
-    jsonschema.validate(example, json.loads((DOCS / "chaos.schema.json").read_text()))
-    ChaosFile.model_validate(example)
+def test_the_published_schema_and_the_model_accept_every_documented_example() -> None:
+    examples = re.findall(r"```json\n(.*?)```", (DOCS / "chaos.md").read_text(), re.DOTALL)
+    assert examples
+    schema = json.loads((DOCS / "chaos.schema.json").read_text())
+    for example in map(json.loads, examples):
+        jsonschema.validate(example, schema)
+        ChaosFile.model_validate(example)
 
 
 @pytest.fixture
