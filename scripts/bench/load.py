@@ -2,13 +2,16 @@
 
     python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|sized|stream|small-stream
                                  [--request-bytes B] --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
+                                 [--accept-errors]
 
 `--proxy` sends absolute-form requests (`POST http://127.0.0.1:U/v1/messages`) to port P, as any client of
 a plain-http proxy does; without it the requests go straight to the upstream. Each connection warms up
 with a few requests first. Prints one JSON object: requests per second and latency percentiles, or for
 streams the per-event delay (arrival − the send time the upstream stamped in the event) and the time to
 first event; `sent`, every request sent, warm-up included; plus the CPU milliseconds each `--cpu-pid`
-process tree (it and every process below it) spent per request (or per stream event) while measuring.
+process tree (it and every process below it) spent per request (or per stream event) while measuring. An
+answer other than 200 stops the run, unless `--accept-errors` (a run with injected faults): then `errors`
+counts them, and they count as requests.
 """
 
 import argparse
@@ -63,6 +66,7 @@ class Connection:
         self.args = args
         self.request = self.build(body)
         self.warmup = self.build(payloads.small_request())
+        self.errors = 0  # answers other than 200 (--accept-errors)
 
     def build(self, body: bytes) -> bytes:
         path = "/v1/chat/completions" if self.args.api == "openai" else "/v1/messages"
@@ -88,7 +92,9 @@ class Connection:
         self.writer.write(request)
         head = await self.reader.readuntil(b"\r\n\r\n")
         if not head.startswith(b"HTTP/1.1 200"):
-            raise RuntimeError(f"unexpected answer: {head[:200]!r}")
+            if not self.args.accept_errors:
+                raise RuntimeError(f"unexpected answer: {head[:200]!r}")
+            self.errors += 1
         headers = head.lower()
         events = bytearray()
         first: float | None = None
@@ -157,6 +163,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "requests": len(results.latencies),
         "sent": results.sent,
         "request_bytes": len(request_body),
+        "errors": sum(connection.errors for connection in connections),  # warm-up included
         "rps": len(results.latencies) / elapsed,
         "p50_ms": percentile(results.latencies, 0.5) * 1000,
         "p99_ms": percentile(results.latencies, 0.99) * 1000,
@@ -181,6 +188,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="how long to send requests (not streams)")
     parser.add_argument("--streams", type=int, default=2, help="streams per connection")
     parser.add_argument("--cpu-pid", type=int, action="append", default=[])
+    parser.add_argument("--accept-errors", action="store_true", help="count non-200 answers instead of stopping")
     print(json.dumps(asyncio.run(run(parser.parse_args()))))
 
 
