@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from decimal import Decimal
+from typing import TYPE_CHECKING, Protocol
 
 from llmproxy.intercept import quota
 from llmproxy.intercept.aftermath import Aftermath
-from llmproxy.intercept.budget import Budget
 from llmproxy.intercept.decision import Charge, Decision, Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.draw import chance, fires, new_seed
 from llmproxy.intercept.faults import FaultKind, Injected
@@ -32,9 +32,12 @@ from llmproxy.intercept.rules import ChaosFile, Rule
 from llmproxy.intercept.shaping import Shaping
 from llmproxy.intercept.store import MemoryStore, Store
 from llmproxy.model import Conversation, ErrorKind, Route, Usage
-from llmproxy.pricing import PriceBook
 from llmproxy.providers.base import RateLimits, status_kind
 from llmproxy.providers.registry import chat_codec
+
+if TYPE_CHECKING:  # pricing (genai_prices) is imported only when a budget needs it: start-up stays light
+    from llmproxy.intercept.budget import Budget
+    from llmproxy.pricing import PriceBook
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +80,7 @@ class Intercept:
         store: Store | None = None,
         *,
         clock: Callable[[], float] = time.time,
-        book: PriceBook | None = None,
+        book: "PriceBook | None" = None,
         quiet: bool = False,
     ) -> None:
         """`quiet`: no warning when the budget is spent (a what-if reports it otherwise)."""
@@ -86,7 +89,7 @@ class Intercept:
         self.store: Store = store or MemoryStore()
         self.rules: tuple[Rule, ...] = chaos.rules  # replaced whole, never changed in place
         self.hosts = HostRegistry(clock)
-        self.budget = Budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
+        self.budget = _budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
         self.clock = clock
         self.injected: Counter[FaultKind] = Counter()
         self.aftermath = Aftermath()  # what the client did after each fault
@@ -268,6 +271,12 @@ class Intercept:
             )
             return shaping, entry.scope
         return None, ""
+
+
+def _budget(limit: Decimal, store: Store, book: "PriceBook | None") -> "Budget":
+    from llmproxy.intercept.budget import Budget
+
+    return Budget(limit, store, book)
 
 
 def _eligible(entry: Applied) -> bool:
