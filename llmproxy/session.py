@@ -94,10 +94,10 @@ class Session:
         return next((stage for stage in self.chain.stages if isinstance(stage, ReplayStage)), None)
 
     @property
-    def intercept(self) -> Intercept:
+    def intercept(self) -> Intercept | None:
         """The chaos, quotas and budget every request meets: `proxy.intercept.hosts.put(…)` changes them
-        while it runs, as the control API does."""
-        return next(stage.engine for stage in self.chain.stages if isinstance(stage, InterceptStage))
+        while it runs, as the control API does. None in a chain built without it (the pytest plugin's)."""
+        return next((stage.engine for stage in self.chain.stages if isinstance(stage, InterceptStage)), None)
 
     @property
     def record(self) -> RecordTap | None:

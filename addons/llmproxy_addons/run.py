@@ -81,6 +81,7 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         with suppress(LlmproxyError):  # the error that stopped the start is the one to report
             session.close()
         raise
+    control: ControlServer | None = None
     try:
         upstreams.reverse_prefixes = {
             listener.spec: urlsplit(listener.target).path.rstrip("/") for listener in proxy.listeners if listener.target
@@ -117,10 +118,11 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
 def _control(session: Session) -> ControlServer | None:
     """The runtime control API on 127.0.0.1, its URL and a fresh random token put in the environment the
     command gets (`llmproxy chaos …` reads them from there)."""
-    if not session.plan.intercept.control:
+    intercept = session.intercept
+    if intercept is None or not session.plan.intercept.control:
         return None
     token = secrets.token_urlsafe(24)
-    control = ControlServer(session.intercept, token)
+    control = ControlServer(intercept, token)
     session.control_url = control.url
     session.environment[CONTROL_URL_VARIABLE] = control.url
     session.environment[CONTROL_TOKEN_VARIABLE] = token
