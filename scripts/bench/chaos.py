@@ -34,7 +34,7 @@ ELSEWHERE = {"rules": [{"match": {"host": "api.example.invalid"}, "chaos": {"err
 VARIANTS = {
     "baseline": [],
     "inactive": ["--chaos", "{elsewhere}"],
-    "armed, 0%": ["--fail", "500@0"],
+    "armed at 0%": ["--fail", "500@0"],
     "10% faults": ["--fail", "500@0.1", "--seed", "1"],
 }
 TARGETS = {"inactive": 0.97, "10% faults": 0.90}  # the least share of the baseline's throughput
@@ -129,7 +129,7 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
     lines.append("|---" * 7 + "|")
     for concurrency in CONCURRENCY:
         for name in names:
-            door, variant = name.split(_AS)
+            door, variant = name.split(_AS, 1)
             if variant == "baseline":
                 continue
             pairs = list(zip(runs[f"{concurrency}/{name}"], runs[f"{concurrency}/{door}{_AS}baseline"], strict=True))
