@@ -165,19 +165,20 @@ class ServeOptions:
     explain_chain: bool
     live: bool | None
     as_json: bool
-    chaos: Path | None
-    fail: str | None
-    fail_first: int | None
-    retry_after: str | None
-    rpm: int | None
-    tpm: int | None
-    tpd: int | None
-    budget_usd: str | None
-    seed: int | None
-    state: str | None
     verbose: int
     debug: bool
     command: tuple[str, ...]
+    # chaos, quotas and the budget (docs/chaos.md): unset unless given
+    chaos: Path | None = None
+    fail: str | None = None
+    fail_first: int | None = None
+    retry_after: str | None = None
+    rpm: int | None = None
+    tpm: int | None = None
+    tpd: int | None = None
+    budget_usd: str | None = None
+    seed: int | None = None
+    state: str | None = None
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic; raises UsageError for a malformed value, before anything starts."""
