@@ -228,3 +228,27 @@ def test_chat_kept_fields_stream() -> None:
         with client.chat.completions.stream(model="m", messages=asked) as events:
             final = events.get_final_completion()
     assert final.choices[0].message.model_dump(mode="json")["annotations"] == CHAT_ANNOTATIONS
+
+
+def test_cohere_citations_stream() -> None:
+    """Citations travel as `citation-start` events, one each, of the SDK's own type; read back whole."""
+    cohere = pytest.importorskip("cohere")
+    body = {
+        "id": "c1",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "It records."}],
+            "citations": COHERE_CITATIONS,
+        },
+        "finish_reason": "COMPLETE",
+    }
+    completion = COHERE_CHAT.decode_response(json.dumps(body).encode())
+    stream = COHERE_CHAT.encode_stream(completion, delta_chars=4)
+    assert COHERE_CHAT.decode_stream(stream) == completion
+    events = [
+        json.loads(line[6:]) for chunk in stream for line in chunk.decode().splitlines() if line.startswith("data: ")
+    ]
+    starts = [event for event in events if event["type"] == "citation-start"]
+    assert [cohere.CitationStartEvent.model_validate(event).delta.message.citations.text for event in starts] == [
+        "records"
+    ]

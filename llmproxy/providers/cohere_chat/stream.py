@@ -3,8 +3,8 @@
 `message-start` → per content item (thinking, then text) `content-start`, `content-delta`s, `content-end` →
 `tool-plan-delta`s → per tool call `tool-call-start`, `tool-call-delta`s (argument fragments),
 `tool-call-end` → `message-end` with the finish reason and usage, or with `finish_reason: "ERROR"` and the
-`error` message when the answer failed. `citation-start`/`citation-end` and `debug` events carry nothing a
-Completion keeps.
+`error` message when the answer failed. `citation-start` events carry one citation each: together they are
+the message's `citations`, kept whole as in a body; `debug` events carry nothing a Completion keeps.
 """
 
 from collections.abc import Iterable, Iterator
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from llmproxy.framing.sse import SseDecoder, encode_json_event
-from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.model import Completion, ErrorKind, OtherPart, ProviderError, StopReason, ToolCall, Usage
 from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, parse_arguments, split_deltas
 from llmproxy.providers.cohere_chat import wire
 from llmproxy.providers.cohere_chat.response import answer_id, plan_reasoning
@@ -45,6 +45,11 @@ def encode_stream(
         for piece in split_deltas(text, delta_chars):
             emit("content-delta", index=index, delta=message(content={kind: piece}))
         emit("content-end", index=index)
+    for part in completion.parts:
+        if isinstance(part, OtherPart) and part.kind == "citations" and isinstance(part.raw["citations"], list):
+            for index, citation in enumerate(part.raw["citations"]):
+                emit("citation-start", index=index, delta=message(citations=citation))
+                emit("citation-end", index=index)
     if plan_reasoning(completion):
         for piece in split_deltas(completion.reasoning or "", delta_chars):
             emit("tool-plan-delta", delta=message(tool_plan=piece))
@@ -83,6 +88,7 @@ class _State:
     finish: str | None = None
     usage: Usage | None = None
     error: ProviderError | None = None
+    citations: list[Any] = field(default_factory=list)
 
     def apply(self, node: Node) -> None:
         delta = node["delta"]["message"]
@@ -112,7 +118,9 @@ class _State:
                 message = end["error"].opt_string()
                 if message is not None or self.finish in wire.ERROR_REASONS:
                     self.error = ProviderError(ErrorKind.SERVER_ERROR, message or "")
-            case _:  # content-end, tool-call-end, citations, debug
+            case "citation-start":
+                self.citations.append(delta["citations"].obj())
+            case _:  # content-end, tool-call-end, citation-end, debug
                 pass
 
     def _content(self, kind: str, content: Node) -> None:
@@ -135,6 +143,7 @@ class _State:
             reasoning="\n\n".join(reasoning) or None,
             usage=self.usage,
             error=self.error,
+            parts=(OtherPart("citations", {"citations": self.citations}),) if self.citations else (),
         )
 
 
