@@ -297,8 +297,9 @@ def build(plan: Plan) -> Chain:
             raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
         replaying = Replaying.load(cassettes, plan.replay.match)
     intercept = Intercept(plan.intercept.chaos, open_store(plan.intercept.state))  # an unreachable store fails here
-    stages: list[Stage] = [InterceptStage(intercept, plan.intercept.source)]
-    taps: list[Tap] = [InterceptTap(intercept)]
+    intercepting = InterceptStage(intercept, plan.intercept.source)
+    stages: list[Stage] = [intercepting]
+    taps: list[Tap] = [InterceptTap(intercepting.state)]
     if plan.record is not None:  # started last: nothing after it can fail
         from llmproxy.cassette.writer_process import WriterProcess
         from llmproxy.chain.taps.record import RecordTap

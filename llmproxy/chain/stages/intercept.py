@@ -17,6 +17,7 @@ import orjson
 from llmproxy.chain.incoming import Forwarding, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Context, Stage
+from llmproxy.chain.state import State
 from llmproxy.errors import ChaosError, LlmproxyError
 from llmproxy.intercept.aftermath import Attempt
 from llmproxy.intercept.decision import Dropped, Misbehaved, Refusal, Through
@@ -45,8 +46,17 @@ class InterceptStage(Stage):
     name = "intercept"
 
     def __init__(self, engine: Intercept, source: str = "") -> None:
-        self.engine = engine
+        self.state = State(engine)  # swapped whole while running (a pytest test's chaos); the tap shares it
         self.source = source  # what configured it, for explain()
+
+    @property
+    def engine(self) -> Intercept:
+        return self.state.value
+
+    def use(self, engine: Intercept, source: str = "") -> Intercept:
+        """Decide with `engine` from the next request on (a pytest test's chaos); the engine it replaces."""
+        self.source = source
+        return self.state.swap(engine)
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
         header = incoming.headers.get(OVERRIDE)  # the headers read once, for every stage

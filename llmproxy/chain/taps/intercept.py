@@ -21,6 +21,7 @@ from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
 from llmproxy.chain.stages.intercept import Pending, describe, mark, misbehaving_reply, refusal_reply
+from llmproxy.chain.state import State
 from llmproxy.intercept.decision import Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.events import EventSplitter
@@ -38,8 +39,13 @@ _ANSWERED = frozenset({Source.MOCK, Source.CASSETTE, Source.UPSTREAM})
 class InterceptTap(Tap):
     name = "intercept"
 
-    def __init__(self, engine: Intercept) -> None:
-        self.engine = engine
+    def __init__(self, engine: State[Intercept]) -> None:
+        """`engine`: the intercept stage's, so that both always use the same engine."""
+        self.state = engine
+
+    @property
+    def engine(self) -> Intercept:
+        return self.state.value
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         if incoming.chaos is not None and reply.source in _ANSWERED:
