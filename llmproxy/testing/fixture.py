@@ -1,11 +1,13 @@
 """What the `llmproxy` fixture gives a test: the running proxy as this test sees it — where it listens, the
 environment its clients need, and everything its requests met so far: the request log, misses, unused
-recordings, and the tokens, cost and tool calls the answers carried (`llmproxy.meter`)."""
+recordings, the tokens, cost and tool calls the answers carried (`llmproxy.meter`), and the faults its
+chaos injected."""
 
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from llmproxy.intercept.aftermath import Outcome
 from llmproxy.meter import Call, Tokens, totals
 from llmproxy.model import ToolCall
 from llmproxy.plan import RecordMode
@@ -78,3 +80,10 @@ class TestProxy:
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls the model asked for, in order, across the test's answers."""
         return [tool_call for call in self.calls for tool_call in call.tool_calls]
+
+    @property
+    def injected(self) -> list[Outcome]:
+        """The faults the marker's `chaos` put into this test's answers, in order, each with what the client did
+        next: `.fault` (kind, status, retry_after, the rule), `.next` (retried, carried_on, gave_up),
+        `.retry_after` (seconds until the retry) and `.recovered`."""
+        return self._turn.intercept.aftermath.outcomes

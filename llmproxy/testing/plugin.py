@@ -1,7 +1,7 @@
 """The pytest plugin (entry point `pytest11: llmproxy`, installed with the package): per-test cassettes and
 expectations served by one proxy per process, a test's misses failing that test. docs/pytest.md is the manual.
 
-    @pytest.mark.llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None)
+    @pytest.mark.llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None, chaos=None)
     def test_agent(llmproxy): ...
 
 A test takes part when it has the marker or asks for the `llmproxy` fixture; the others never start a proxy.
@@ -23,12 +23,13 @@ from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
     from llmproxy.cassette.replay_index import MatchOptions
+    from llmproxy.intercept.rules import ChaosFile
     from llmproxy.testing.fixture import TestProxy
     from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
 
 MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
-MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations")
+MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations", "chaos")
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
@@ -75,8 +76,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None): serve this test's LLM"
-        " calls from its own cassette (and expectations) through llmproxy; see docs/pytest.md",
+        "llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None, chaos=None): serve this"
+        " test's LLM calls from its own cassette (and expectations, with faults) through llmproxy; see"
+        " docs/pytest.md",
     )
     config.pluginmanager.register(Runner(config), "llmproxy-runner")
 
@@ -84,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def llmproxy(request: pytest.FixtureRequest) -> "TestProxy":
     """The running proxy as this test sees it: url, environment, calls, misses, unused, tokens, cost_usd,
-    tool_calls (`llmproxy.testing.fixture.TestProxy`)."""
+    tool_calls, injected (`llmproxy.testing.fixture.TestProxy`)."""
     turn = request.node.stash.get(TURN, None)
     if turn is None:  # the test's settings could not be served; or not a test's own set-up
         failure = request.node.stash.get(FAILURE, None)
@@ -265,14 +267,18 @@ class Runner:
             mode = RecordMode(mode)
         except ValueError:
             raise LlmproxyError(f"mode={mode!r}: expected one of {', '.join(RecordMode)}") from None
+        here = Path(str(item.path)).parent
         expectations = arguments.get("expectations")
         if expectations is not None:
-            expectations = Path(str(item.path)).parent / expectations
+            expectations = here / expectations
+        chaos, source = _chaos(arguments.get("chaos"), here)
         return Settings(
             cassette_path(item, arguments.get("cassette"), self.root),
             mode,
             _match(arguments.get("preset"), arguments.get("match")),
             expectations,
+            chaos,
+            source,
         )
 
     def _problems(self, turn: "Turn | None") -> list[str]:
@@ -315,6 +321,21 @@ def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> 
     except ValueError as error:
         raise LlmproxyError(f"match={match!r}: {error}") from None
     return MatchOptions(preset, ignore)
+
+
+def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple["ChaosFile | None", str]:
+    """`chaos`: what `--chaos` reads — a chaos file's path (relative to the test module), or its content as a
+    dict. Raises ChaosError naming the JSON path of each problem."""
+    from llmproxy.intercept.rules import load_chaos, parse_chaos
+
+    if chaos is None:
+        return None, ""
+    if isinstance(chaos, Mapping):
+        return parse_chaos(dict(chaos), "chaos="), "the marker's chaos"
+    if isinstance(chaos, str | Path):
+        path = here / chaos
+        return load_chaos(path), f"chaos={chaos}"
+    raise LlmproxyError(f"chaos={chaos!r}: expected a chaos file's path or a dict (docs/chaos.md)")
 
 
 def _inject(variables: Mapping[str, str]) -> dict[str, str | None]:

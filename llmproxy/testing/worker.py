@@ -1,10 +1,11 @@
 """One proxy per pytest process (each xdist worker has its own), started once, at the first test that uses it;
-each test then swaps what the chain serves in place — its cassette, its expectations, whether the network is
-open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
+each test then swaps what the chain serves in place — its chaos, its cassette, its expectations, whether the
+network is open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
 it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a mix.
 
-The chain: mock → replay → (upstream when the test records, else refused) ; record → meter. A slot a test does
-not use is inert: the mock with no expectations and the replay with no cassette pass requests on silently.
+The chain: intercept → mock → replay → (upstream when the test records, else refused) ; intercept → record →
+meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no expectations and the
+replay with no cassette pass requests on silently.
 """
 
 from contextlib import AbstractContextManager, suppress
@@ -16,14 +17,18 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.chain import Chain, Network
+from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
+from llmproxy.chain.taps.intercept import InterceptTap
 from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.engine import Intercept
+from llmproxy.intercept.rules import ChaosFile
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, Plan, RecordMode
+from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
 from llmproxy.session import Listening, Session, running
 
 OPEN = Network(everything=True)
@@ -37,6 +42,8 @@ class Settings:
     mode: RecordMode  # as asked: `once` is decided when the test begins
     match: MatchOptions = DEFAULT_MATCH
     expectations: Path | None = None
+    chaos: ChaosFile | None = None
+    chaos_source: str = ""  # where the chaos came from: the file, or "the marker"
 
 
 @dataclass(slots=True)
@@ -57,6 +64,7 @@ class Turn:
     mode: RecordMode  # `once` resolved: none or all
     proxy: "WorkerProxy"
     meter: Meter
+    intercept: Intercept  # the test's own: its counters and windows start afresh
     log: MockLog | None
     writer: CassetteWriter | None
     refused_before: int  # connections the egress gate had refused before this test
@@ -93,6 +101,7 @@ class Turn:
         misses, unused = self.misses(), self.unused()
         proxy = self.proxy
         proxy.chain.use_network(CLOSED)
+        proxy.intercepting.use(proxy.idle_intercept)
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
         writer = proxy.record.use(None)
@@ -114,8 +123,17 @@ class WorkerProxy:
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None)
         self.record = RecordTap(LLM_APIS, None)
         self.meter = MeterTap(Meter())
-        self.chain = Chain([self.mock, self.replay], [self.record, self.meter], CLOSED, redactor)
-        plan = Plan(network=CLOSED, redactor=redactor, meter=True, describe="the llmproxy pytest plugin")
+        self.idle_intercept = Intercept()
+        self.intercepting = InterceptStage(self.idle_intercept)
+        taps = [InterceptTap(self.intercepting.state), self.record, self.meter]
+        self.chain = Chain([self.intercepting, self.mock, self.replay], taps, CLOSED, redactor)
+        plan = Plan(
+            network=CLOSED,
+            redactor=redactor,
+            meter=True,
+            intercept=InterceptPlan(control=False),  # a test's chaos comes from its marker
+            describe="the llmproxy pytest plugin",
+        )
         self.session = Session(plan, self.chain)
         self._running: AbstractContextManager[Session] = running(self.session, Listening(ca_directory=ca_directory))
         self._running.__enter__()
@@ -145,12 +163,14 @@ class WorkerProxy:
             writer = CassetteWriter.open(cassette, self.redactor, rewrite=mode is RecordMode.REWRITE)
         log = MockLog(self.redactor) if engine is not None else None
         meter = self.meter.meter.another()
+        intercept = Intercept(settings.chaos)
         self.meter.state.swap(meter)
+        self.intercepting.use(intercept, settings.chaos_source)
         self.replay.state.swap(replaying)
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
         self.record.use(writer)
         self.chain.use_network(OPEN if writer is not None else CLOSED)
-        return Turn(settings, mode, self, meter, log, writer, len(self.session.refused))
+        return Turn(settings, mode, self, meter, intercept, log, writer, len(self.session.refused))
 
     def close(self) -> None:
         with suppress(LlmproxyError):  # every test's recording was closed when it ended

@@ -34,8 +34,8 @@ import anthropic, pytest
 
 UPSTREAM = "{url}"
 
-def ask(prompt, **options):
-    with anthropic.Anthropic(api_key="sk-ant-api03-test", base_url=UPSTREAM, max_retries=0, **options) as client:
+def ask(prompt, retries=0, **options):
+    with anthropic.Anthropic(api_key="sk-ant-api03-test", base_url=UPSTREAM, max_retries=retries, **options) as client:
         message = client.messages.create(
             model="claude-haiku-4-5", max_tokens=32, messages=[{{"role": "user", "content": prompt}}]
         )
@@ -430,3 +430,42 @@ def test_afterwards():
 """
     )
     tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=3)
+
+
+def test_chaos_marker_injects_faults_for_its_test_only(tester: pytest.Pytester, upstream: Upstream):
+    """`--fail-first 2` (a failRequestCount window of 529s) as the marker's chaos, over mocked answers: the SDK's
+    own retries get past both, waiting the retry-after it was sent; the next test meets no fault."""
+    (tester.path / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "mocked"}}]}))
+    fail_first = {"errorStatus": 529, "failRequestCount": 2, "retryAfter": 0.05}
+    (tester.path / "chaos.json").write_text(json.dumps({"seed": 7, "rules": [{"chaos": fail_first}]}))
+    body = f"""
+@pytest.mark.llmproxy(expectations="expectations.json", chaos={{"rules": [{{"chaos": {fail_first!r}}}]}})
+def test_retried(llmproxy):
+    assert ask("hello", retries=2) == "mocked"
+    assert [call.answered.value for call in llmproxy.calls] == ["injected", "injected", "mock"]
+    assert [(o.fault.status, o.next.value, o.recovered) for o in llmproxy.injected] == [(529, "retried", True)] * 2
+    assert all(o.retry_after >= 0.05 for o in llmproxy.injected)  # the SDK waited what retry-after-ms said
+
+@pytest.mark.llmproxy(expectations="expectations.json", chaos="chaos.json")
+def test_overloaded(llmproxy):
+    with pytest.raises(anthropic.InternalServerError) as raised:
+        ask("hello")
+    assert raised.value.status_code == 529
+    assert raised.value.body["error"]["type"] == "overloaded_error"
+    assert [o.fault.kind.value for o in llmproxy.injected] == ["error"]
+
+@pytest.mark.llmproxy(expectations="expectations.json")
+def test_after_the_chaos(llmproxy):
+    assert ask("hello") == "mocked"
+    assert [call.answered.value for call in llmproxy.calls] == ["mock"] and llmproxy.injected == []
+
+@pytest.mark.llmproxy(expectations="expectations.json", chaos={{"rules": [{{"chaos": {{"errorStatus": "x"}}}}]}})
+def test_bad_chaos(llmproxy):
+    pass
+"""
+    module(tester, upstream, "test_chaos", body)
+    before = upstream.count
+    result = tester.runpytest()
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(["*llmproxy: chaos=: $.rules?0?.chaos.errorStatus: Input should be a valid integer*"])
+    assert upstream.count == before  # mocked and injected: nothing reached the network
