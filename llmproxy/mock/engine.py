@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from urllib.parse import unquote
 
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply
@@ -226,7 +227,11 @@ def _mismatches(match: spec.Match, request: Incoming) -> list[str]:
 
 
 def _path_matches(expected: str, path: str) -> bool:
-    return re.search(expected, path) is not None if expected.startswith("^") else expected == path
+    """As sent or percent-decoded: botocore escapes the `:` of a Bedrock model id (`v1%3A0`), which a user
+    writes as `v1:0`."""
+    if expected.startswith("^"):
+        return any(re.search(expected, form) is not None for form in (path, unquote(path)))
+    return expected in (path, unquote(path))
 
 
 def _isolation_key(isolation: spec.Isolation | None, request: Incoming) -> str:

@@ -224,3 +224,20 @@ def test_isolation_from_cookie_and_query(source: str, request_headers: dict[str,
     decision = mock.decide(Incoming(raw))
     assert isinstance(decision, MockDecision)
     assert decision.source == "conversation 1 (session abc) turn 1"
+
+
+def test_a_path_matches_as_sent_or_percent_decoded() -> None:
+    """botocore sends a Bedrock model id's `:` as `%3A`; an expectation written with `:` still answers."""
+    sent = "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
+    body = orjson.dumps({"messages": [{"role": "user", "content": [{"text": "Hello"}]}]})
+    raw = RawRequest("POST", "https", "bedrock-runtime.us-east-1.amazonaws.com", 443, sent, "HTTP/1.1", (), body, None)
+    mock = engine(
+        {"match": {"path": "/model/anthropic.claude-3-5-haiku-20241022-v1:0/converse"}, "respond": {"text": "literal"}},
+        {"match": {"path": "^/model/[^/]+:0/converse$"}, "respond": {"text": "pattern"}},
+    )
+    assert text_of(mock.decide(Incoming(raw))) == "literal"
+    assert text_of(mock.decide(Incoming(raw))) == "literal"
+    only_pattern = engine({"match": {"path": "^/model/[^/]+:0/converse$"}, "respond": {"text": "pattern"}})
+    assert text_of(only_pattern.decide(Incoming(raw))) == "pattern"
+    miss = engine({"match": {"path": "/model/other:0/converse"}, "respond": {"text": "x"}}).decide(Incoming(raw))
+    assert isinstance(miss, MockMiss)
