@@ -2,6 +2,7 @@
 command (`-- CMD ARGS…`) or until Ctrl-C / SIGTERM."""
 
 import dataclasses
+import functools
 import gc
 import logging
 import os
@@ -11,7 +12,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 from rich.console import Console
@@ -51,6 +52,20 @@ def miss_status_option(help: str) -> Decorator:
         help=f"{help} (default: the API's own invalid-request error, 400, marked not to be retried; 599 answers "
         "as MockServer does, and clients retry it).",
     )
+
+
+CHAOS_OPTIONS: list[Decorator] = [  # chaos, quotas and the budget (docs/chaos.md); the pytest marker reads them too
+    click.option("--chaos", type=click.Path(dir_okay=False, path_type=Path), help="A chaos file (docs/chaos.md)."),
+    click.option("--fail", metavar="STATUS[@P]", help="Answer LLM requests with STATUS (with probability P): 529@0.3."),
+    click.option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the first N requests fail."),
+    click.option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with --fail errors."),
+    click.option("--rpm", type=click.IntRange(min=1), metavar="N", help="A quota of N LLM requests a minute."),
+    click.option("--tpm", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a minute."),
+    click.option("--tpd", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a day."),
+    click.option("--budget-usd", metavar="USD", help="Refuse LLM requests once answers cost this much: 2.00."),
+    click.option("--seed", type=int, help="Seed every probability and jitter (default: drawn, and reported)."),
+    click.option("--state", metavar="redis://HOST:PORT/N", help="Keep quota and budget counters in Redis, shared."),
+]
 
 
 strict_background_option: Decorator = click.option(
@@ -117,18 +132,7 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Print the answer chain these options build (what answers, in which order), then exit.",
         ),
-        click.option("--chaos", type=click.Path(dir_okay=False, path_type=Path), help="A chaos file (docs/chaos.md)."),
-        click.option(
-            "--fail", metavar="STATUS[@P]", help="Answer LLM requests with STATUS (with probability P): 529@0.3."
-        ),
-        click.option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the first N requests fail."),
-        click.option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with --fail errors."),
-        click.option("--rpm", type=click.IntRange(min=1), metavar="N", help="A quota of N LLM requests a minute."),
-        click.option("--tpm", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a minute."),
-        click.option("--tpd", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a day."),
-        click.option("--budget-usd", metavar="USD", help="Refuse LLM requests once answers cost this much: 2.00."),
-        click.option("--seed", type=int, help="Seed every probability and jitter (default: drawn, and reported)."),
-        click.option("--state", metavar="redis://HOST:PORT/N", help="Keep quota and budget counters in Redis, shared."),
+        *CHAOS_OPTIONS,
         click.option(
             "--live/--no-live",
             default=None,
@@ -209,37 +213,71 @@ class ServeOptions:
         return self.live if self.live is not None else not self.command
 
     def intercept(self) -> "InterceptPlan":
-        """The chaos file and the shorthands as one plan (the shorthands' rule first: it is the more specific
-        ask); raises LlmproxyError (ChaosError, UsageError) for a value it cannot use, before anything starts."""
-        from decimal import Decimal, InvalidOperation
+        """The chaos file and the shorthands as one plan; raises LlmproxyError for a value it cannot use."""
+        return intercept_plan(**{name: getattr(self, name) for name in CHAOS_FIELDS})
 
-        from llmproxy.errors import UsageError
-        from llmproxy.intercept.rules import ChaosFile, load_chaos, shorthand_rules
-        from llmproxy.plan import InterceptPlan
 
-        chaos = load_chaos(self.chaos) if self.chaos is not None else ChaosFile()
-        rules = shorthand_rules(
-            fail=self.fail,
-            fail_first=self.fail_first,
-            retry_after=self.retry_after,
-            rpm=self.rpm,
-            tpm=self.tpm,
-            tpd=self.tpd,
-        )
-        budget = chaos.budgetUsd
-        if self.budget_usd is not None:
-            try:
-                budget = Decimal(self.budget_usd.lstrip("$"))
-            except InvalidOperation:
-                raise UsageError(f"--budget-usd {self.budget_usd!r}: not an amount of dollars") from None
-            if budget <= 0:
-                raise UsageError("--budget-usd must be more than 0")
-        seed = self.seed if self.seed is not None else chaos.seed
-        merged = chaos.model_copy(update={"rules": (*rules, *chaos.rules), "budgetUsd": budget, "seed": seed})
-        sources = [f"--chaos {self.chaos}" if self.chaos is not None else "", *(rule.name or "" for rule in rules)]
-        if self.budget_usd is not None:
-            sources.append(f"--budget-usd {self.budget_usd}")
-        return InterceptPlan(merged, self.state, source=", ".join(part for part in sources if part))
+CHAOS_FIELDS: Final = ("chaos", "fail", "fail_first", "retry_after", "rpm", "tpm", "tpd", "budget_usd", "seed", "state")
+
+
+def intercept_plan(
+    chaos: Path | None = None,
+    fail: str | None = None,
+    fail_first: int | None = None,
+    retry_after: str | None = None,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    tpd: int | None = None,
+    budget_usd: str | None = None,
+    seed: int | None = None,
+    state: str | None = None,
+) -> "InterceptPlan":
+    """The chaos file and the shorthands as one plan (the shorthands' rule first: it is the more specific
+    ask); raises LlmproxyError (ChaosError, UsageError) for a value it cannot use, before anything starts."""
+    from decimal import Decimal, InvalidOperation
+
+    from llmproxy.intercept.rules import ChaosFile, load_chaos, shorthand_rules
+    from llmproxy.plan import InterceptPlan
+
+    loaded = load_chaos(chaos) if chaos is not None else ChaosFile()
+    rules = shorthand_rules(
+        fail=fail,
+        fail_first=fail_first,
+        retry_after=retry_after,
+        rpm=rpm,
+        tpm=tpm,
+        tpd=tpd,
+    )
+    budget = loaded.budgetUsd
+    if budget_usd is not None:
+        try:
+            budget = Decimal(budget_usd.lstrip("$"))
+        except InvalidOperation:
+            raise UsageError(f"--budget-usd {budget_usd!r}: not an amount of dollars") from None
+        if budget <= 0:
+            raise UsageError("--budget-usd must be more than 0")
+    seed = seed if seed is not None else loaded.seed
+    merged = loaded.model_copy(update={"rules": (*rules, *loaded.rules), "budgetUsd": budget, "seed": seed})
+    sources = [f"--chaos {chaos}" if chaos is not None else "", *(rule.name or "" for rule in rules)]
+    if budget_usd is not None:
+        sources.append(f"--budget-usd {budget_usd}")
+    return InterceptPlan(merged, state, source=", ".join(part for part in sources if part))
+
+
+def chaos_arguments(text: str, where: str) -> dict[str, Any]:
+    """`--fail 529@0.3 --seed 7` read by the command line's own chaos options (the pytest marker's
+    `chaos="--fail-first 2"`): the values `intercept_plan` takes. Raises UsageError naming `where`."""
+    import shlex
+
+    def values(**given: Any) -> dict[str, Any]:
+        return given
+
+    command = click.command()(functools.reduce(lambda made, option: option(made), reversed(CHAOS_OPTIONS), values))
+    try:
+        return dict(command.make_context(where, shlex.split(text)).params)
+    except (click.ClickException, ValueError) as error:
+        message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+        raise UsageError(f"{where}{text!r}: {message}") from None
 
 
 def configure_logging(verbose: int, debug: bool = False) -> None:

@@ -325,17 +325,27 @@ def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> 
 
 def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple["ChaosFile | None", str]:
     """`chaos`: what `--chaos` reads — a chaos file's path (relative to the test module), or its content as a
-    dict. Raises ChaosError naming the JSON path of each problem."""
+    dict — or the command line's chaos options, `"--fail-first 2 --retry-after 1"`. Raises LlmproxyError
+    (ChaosError naming the JSON path of each problem, UsageError)."""
     from llmproxy.intercept.rules import load_chaos, parse_chaos
 
     if chaos is None:
         return None, ""
     if isinstance(chaos, Mapping):
         return parse_chaos(dict(chaos), "chaos="), "the marker's chaos"
+    if isinstance(chaos, str) and chaos.startswith("-"):
+        from llmproxy.cli.serving import chaos_arguments, intercept_plan
+
+        values = chaos_arguments(chaos, "chaos=")
+        if values["state"] is not None:
+            raise LlmproxyError("chaos=: --state is not for one test: its counters live and end with the test")
+        if values["chaos"] is not None:
+            values["chaos"] = here / values["chaos"]
+        plan = intercept_plan(**values)
+        return plan.chaos, f"chaos={chaos}"
     if isinstance(chaos, str | Path):
-        path = here / chaos
-        return load_chaos(path), f"chaos={chaos}"
-    raise LlmproxyError(f"chaos={chaos!r}: expected a chaos file's path or a dict (docs/chaos.md)")
+        return load_chaos(here / chaos), f"chaos={chaos}"
+    raise LlmproxyError(f"chaos={chaos!r}: expected a chaos file's path, a dict or options (docs/chaos.md)")
 
 
 def _inject(variables: Mapping[str, str]) -> dict[str, str | None]:

@@ -446,6 +446,11 @@ def test_retried(llmproxy):
     assert [(o.fault.status, o.next.value, o.recovered) for o in llmproxy.injected] == [(529, "retried", True)] * 2
     assert all(o.retry_after >= 0.05 for o in llmproxy.injected)  # the SDK waited what retry-after-ms said
 
+@pytest.mark.llmproxy(expectations="expectations.json", chaos="--fail-first 2 --retry-after 0.05 --seed 7")
+def test_command_line_options(llmproxy):
+    assert ask("hello", retries=2) == "mocked"
+    assert [call.answered.value for call in llmproxy.calls] == ["injected", "injected", "mock"]
+
 @pytest.mark.llmproxy(expectations="expectations.json", chaos="chaos.json")
 def test_overloaded(llmproxy):
     with pytest.raises(anthropic.InternalServerError) as raised:
@@ -462,10 +467,19 @@ def test_after_the_chaos(llmproxy):
 @pytest.mark.llmproxy(expectations="expectations.json", chaos={{"rules": [{{"chaos": {{"errorStatus": "x"}}}}]}})
 def test_bad_chaos(llmproxy):
     pass
+
+@pytest.mark.llmproxy(expectations="expectations.json", chaos="--fail-first none")
+def test_bad_option(llmproxy):
+    pass
 """
     module(tester, upstream, "test_chaos", body)
     before = upstream.count
     result = tester.runpytest()
-    result.assert_outcomes(passed=3, errors=1)
-    result.stdout.fnmatch_lines(["*llmproxy: chaos=: $.rules?0?.chaos.errorStatus: Input should be a valid integer*"])
+    result.assert_outcomes(passed=4, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*llmproxy: chaos=: $.rules?0?.chaos.errorStatus: Input should be a valid integer*",
+            "*llmproxy: chaos='--fail-first none': *'none' is not a valid integer*",
+        ]
+    )
     assert upstream.count == before  # mocked and injected: nothing reached the network
