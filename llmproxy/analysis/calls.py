@@ -18,6 +18,8 @@ from llmproxy.pricing import PriceBook, Priced, Unpriced
 
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
 _BILLING_HEADER = "x-anthropic-billing-header:"
+_KEPT_TOOLS = 256
+_counted_tools: dict[int, tuple[tuple[ToolDefinition, ...], int]] = {}  # id(tools) → (tools, tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +136,7 @@ def build_call(
     tool_names = ",".join(tool.name for tool in request.tools)
     shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system}\n{lineage.digest}")
     history = lineage.history_tokens + sum(_message_tokens(message) for message in new_items)
-    tool_tokens = sum(_tool_tokens(tool) for tool in request.tools)
+    tool_tokens = _tools_tokens(request.tools)
     estimate = tokens(_system_prompt(request)) + tool_tokens + history  # leading system messages: in history
     reported = not usage.estimated and usage.input_tokens > 0
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
@@ -216,8 +218,17 @@ def _large_system(request: Conversation) -> list[Block]:
     ]
 
 
-def _tool_tokens(tool: ToolDefinition) -> int:
-    return tokens(tool.name + (tool.description or "") + _json(tool.parameters))
+def _tools_tokens(tools: tuple[ToolDefinition, ...]) -> int:
+    """The tools' size in tokens, remembered by the tuple itself: the codecs hand out one tuple per distinct
+    tools list (`decode_tools`), so an agent's tools, re-sent every turn, are counted once."""
+    kept = _counted_tools.get(id(tools))
+    if kept is not None and kept[0] is tools:  # the tuple is held, so its id cannot name another meanwhile
+        return kept[1]
+    total = sum(tokens(tool.name + (tool.description or "") + _json(tool.parameters)) for tool in tools)
+    if len(_counted_tools) >= _KEPT_TOOLS:
+        _counted_tools.clear()
+    _counted_tools[id(tools)] = (tools, total)
+    return total
 
 
 def _tool_use(call: ToolCall) -> ToolUse:

@@ -19,6 +19,7 @@ from llmproxy.model import (
 )
 from llmproxy.providers.anthropic.wire import decode_cache_control, tool_arguments
 from llmproxy.providers.node import Node, Parsed
+from llmproxy.providers.tool_definitions import decode_tools
 
 WHAT: Final = "anthropic request"
 _ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM}
@@ -35,7 +36,7 @@ def decode_request(body: bytes | Parsed) -> Conversation:
         model=root["model"].opt_string(),
         messages=name_tool_results(tuple(_message(m) for m in root["messages"].items())),
         system=_system(root["system"]),
-        tools=tuple(_tool(t) for t in root["tools"].items()),
+        tools=decode_tools(root["tools"], _tool),
         stream=root["stream"].boolean(),
         max_output_tokens=max_tokens.integer() if max_tokens.present else None,
         reasoning_requested=root["thinking"]["type"].opt_string() in _REASONING_MODES,

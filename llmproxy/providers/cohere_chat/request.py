@@ -27,6 +27,7 @@ from llmproxy.model import (
 )
 from llmproxy.providers.base import parse_arguments, role_count, split_data_url
 from llmproxy.providers.node import Node, Parsed
+from llmproxy.providers.tool_definitions import decode_tools
 
 WHAT: Final = "cohere chat request"
 _ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT, "system": Role.SYSTEM, "tool": Role.TOOL}
@@ -41,7 +42,7 @@ def decode_request(body: bytes | Parsed) -> Conversation:
     return Conversation(
         model=root["model"].opt_string(),
         messages=name_tool_results(tuple(_message(m) for m in root["messages"].items())),
-        tools=tuple(_tool(t) for t in root["tools"].items()),
+        tools=decode_tools(root["tools"], _tool),
         stream=root["stream"].boolean(),
         max_output_tokens=root["max_tokens"].integer() if root["max_tokens"].present else None,
         reasoning_requested=root["thinking"]["type"].opt_string() == "enabled",

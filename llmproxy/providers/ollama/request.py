@@ -19,6 +19,7 @@ from llmproxy.model import (
 )
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.ollama import wire
+from llmproxy.providers.tool_definitions import decode_tools
 
 WHAT_CHAT: Final = "ollama chat request"
 WHAT_GENERATE: Final = "ollama generate request"
@@ -32,7 +33,7 @@ def decode_chat_request(body: bytes | Parsed) -> Conversation:
     return Conversation(
         model=root["model"].opt_string(),
         messages=name_tool_results(tuple(_message(m) for m in root["messages"].items())),
-        tools=tuple(_tool(t) for t in root["tools"].items()),
+        tools=decode_tools(root["tools"], _tool),
         stream=stream,
         max_output_tokens=limit,
         reasoning_requested=think,
