@@ -34,29 +34,42 @@ def run_child(
         stdout = subprocess.PIPE
     elif stdout_to_stderr:
         stdout = sys.stderr.fileno()
-    try:
-        child = subprocess.Popen(
-            list(command), env=env, stdout=stdout, stderr=subprocess.STDOUT if output is not None else None
-        )
-    except FileNotFoundError:
-        raise CommandError(f"cannot run {command[0]!r}: no such command", 127) from None
-    except OSError as error:
-        raise CommandError(f"cannot run {command[0]!r}: {error.strerror or error}", 126) from None
-    started()
-    reader = None
-    if output is not None and child.stdout is not None:
-        pipe = child.stdout
-        reader = threading.Thread(target=lambda: _pass_on(pipe, output), name="llmproxy-child-output", daemon=True)
-        reader.start()
+    children: list[subprocess.Popen[bytes]] = []
+    pending: list[int] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
-        child.send_signal(signum)
+        if children:
+            children[0].send_signal(signum)
+        else:
+            pending.append(signum)
 
+    def child_hears_it(_signum: int, _frame: FrameType | None) -> None:
+        """Ctrl-C: the terminal sent it to the child too; llmproxy stops once the child has ended."""
+
+    # Set before the child exists: a signal between its start and our wait must not unwind llmproxy while
+    # the child runs. Python-level handlers (not SIG_IGN) are reset to the defaults in the child by exec.
     previous = {
         signal.SIGTERM: signal.signal(signal.SIGTERM, forward),
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        signal.SIGINT: signal.signal(signal.SIGINT, child_hears_it),
     }
     try:
+        try:
+            child = subprocess.Popen(
+                list(command), env=env, stdout=stdout, stderr=subprocess.STDOUT if output is not None else None
+            )
+        except FileNotFoundError:
+            raise CommandError(f"cannot run {command[0]!r}: no such command", 127) from None
+        except OSError as error:
+            raise CommandError(f"cannot run {command[0]!r}: {error.strerror or error}", 126) from None
+        children.append(child)
+        for signum in pending:
+            child.send_signal(signum)
+        started()
+        reader = None
+        if output is not None and child.stdout is not None:
+            pipe = child.stdout
+            reader = threading.Thread(target=lambda: _pass_on(pipe, output), name="llmproxy-child-output", daemon=True)
+            reader.start()
         status = child.wait()
         if reader is not None:
             reader.join()
