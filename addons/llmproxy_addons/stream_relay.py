@@ -19,10 +19,11 @@ import re
 import socket
 from dataclasses import replace
 
+import h11
 from mitmproxy import http
 
 from llmproxy.chain import Chain, Context, Door, Incoming, Reply
-from llmproxy.chain.reply import Events
+from llmproxy.chain.reply import Events, reason_phrase
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
@@ -33,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 TOKEN_HEADER = "x-llmproxy-relay"
 _HOST_PORT = re.compile(r"(.*?)(?::(\d+))?")  # a Host header: name (or [v6 address]) and optional port
+MAX_HEAD = 256 * 1024  # a request head larger than this is refused (431); bodies are not limited
 
 
 class StreamRelay:
@@ -120,15 +122,18 @@ class StreamRelay:
 
 
 class _Connection(asyncio.Protocol):
-    """One client connection to the relay. A protocol rather than streams: an answer with nothing to wait for
-    is written from `data_received` at once, which costs a fraction of a stream reader and writer."""
+    """One client connection to the relay, its HTTP/1.1 spoken by `h11` (keep-alive, `Connection: close`, HTTP/1.0
+    clients, pipelining, chunked uploads, `Expect: 100-continue`). A protocol rather than streams: an answer with
+    nothing to wait for is written from `data_received` at once, in one write, which costs a fraction of a stream
+    reader and writer."""
 
     def __init__(self, relay: StreamRelay) -> None:
         self.relay = relay
-        self.buffer = bytearray()
+        self.wire = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.request: h11.Request | None = None  # the request being read
+        self.body: list[bytes] = []
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
-        self.continued = False  # "100 Continue" sent for the request being read
         self.socket: WebSocketSession | None = None  # once the connection became a WebSocket
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -139,7 +144,7 @@ class _Connection(asyncio.Protocol):
         if self.socket is not None:
             self.socket.receive(data)
             return
-        self.buffer += data
+        self.wire.receive_data(data)
         self._answer_waiting()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -149,132 +154,97 @@ class _Connection(asyncio.Protocol):
             self.socket.close()
 
     def _answer_waiting(self) -> None:
-        while self.sending is None and self.transport is not None and not self.transport.is_closing():
-            end = self.buffer.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            method, target, version, headers = _request_head(bytes(self.buffer[: end + 4]))
-            if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
-                head = bytes(self.buffer)  # the upgrade, and whatever followed it
-                self.buffer.clear()
-                self.socket = WebSocketSession(self.transport, head, *upgrade, self.relay.answer_message)
-                return
+        wire, transport = self.wire, self.transport
+        assert transport is not None
+        while self.sending is None and not transport.is_closing():
             try:
-                request = _request_body(self.buffer, end + 4, headers)
-            except ValueError as error:  # the client learns why; the connection cannot be trusted after it
+                event = wire.next_event()
+            except h11.RemoteProtocolError as error:  # the client learns why; nothing after it can be trusted
                 message = f"llmproxy: malformed request: {error}\n".encode()
-                self.transport.write(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n")
-                self.transport.write(b"content-length: %d\r\n\r\n%s" % (len(message), message))
-                self.transport.close()
+                status = error.error_status_hint
+                transport.write(b"HTTP/1.1 %d %s\r\nconnection: close\r\n" % (status, reason_phrase(status).encode()))
+                transport.write(b"content-length: %d\r\n\r\n%s" % (len(message), message))
+                transport.close()
                 return
-            if request is None:
-                if headers.get("expect", "").lower() == "100-continue" and not self.continued:
-                    self.continued = True  # curl waits a second for this before it sends a large body
-                    self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            kind = type(event)
+            if kind is h11.Data:
+                self.body.append(event.data)  # type: ignore[union-attr]
+            elif kind is h11.Request:
+                self.request, self.body = event, []  # type: ignore[assignment]
+            elif kind is h11.EndOfMessage:
+                self._answer()
+            elif event is h11.NEED_DATA:
+                if wire.they_are_waiting_for_100_continue:  # curl waits a second for this before a large body
+                    transport.write(
+                        _sent(wire, h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
+                    )
                 return
-            body, consumed = request
-            del self.buffer[:consumed]
-            self.continued = False
-            closing = _closes(version, headers)
-            # an HTTP/1.0 client keeps the connection only when the answer says so too
-            ending = (
-                "\r\nconnection: close" if closing else "\r\nconnection: keep-alive" if version == "HTTP/1.0" else ""
-            )
-            reply = self.relay.answer(method, target, headers, body, version)
-            if reply is None:
-                self.transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
-            elif reply.drop:  # no answer at all
-                self.transport.close()
-                return
-            elif reply.events is None or not reply.relayed:  # nothing to wait for: one write, framed by its length
-                data = reply.data
-                self.transport.write(_head(reply, f"content-length: {len(data)}{ending}") + data)
-            else:  # chunked, but to an HTTP/1.0 client (which cannot read chunks) unframed, ended by closing
-                chunked = version != "HTTP/1.0"
-                self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events, chunked, closing))
-                return
-            if closing:
-                self.transport.close()  # once what was written has gone out
+            else:  # PAUSED: the answer not yet sent, or the connection must close; or the client closed it
                 return
 
-    async def _send_timed(self, reply: Reply, events: Events, chunked: bool, closing: bool) -> None:
-        assert self.transport is not None
+    def _answer(self) -> None:
+        """Answer the request just read whole."""
+        request, wire, transport = self.request, self.wire, self.transport
+        assert request is not None
+        assert transport is not None
+        method, target = request.method.decode("latin-1"), request.target.decode("latin-1")
+        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers}
+        if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
+            self.socket = WebSocketSession(
+                transport, request, wire.trailing_data[0], *upgrade, self.relay.answer_message
+            )
+            return
+        body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
+        version = "HTTP/1.0" if request.http_version == b"1.0" else "HTTP/1.1"
+        reply = self.relay.answer(method, target, headers, body, version)
+        if reply is None:
+            self._done(
+                _sent(wire, h11.Response(status_code=404, headers=[("content-length", "0")], reason=b"Not Found"))
+            )
+        elif reply.drop:  # no answer at all
+            transport.close()
+        elif reply.events is None or not reply.relayed:  # nothing to wait for: one write, framed by its length
+            data = reply.data
+            head = _sent(wire, _response(reply, [("content-length", str(len(data)))]))
+            self._done(head + _sent(wire, h11.Data(data=data)) if data else head)
+        else:  # chunked, or to an HTTP/1.0 client (which cannot read chunks) unframed and ended by closing
+            self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events))
+
+    def _done(self, data: bytes) -> None:
+        """Write the end of an answer (`data`, its last bytes) and be ready for the next request, or close."""
+        wire, transport = self.wire, self.transport
+        assert transport is not None
+        transport.write(data + _sent(wire, h11.EndOfMessage()))
+        if wire.our_state is h11.MUST_CLOSE:  # Connection: close, or an HTTP/1.0 client
+            transport.close()  # once what was written has gone out
+        else:
+            wire.start_next_cycle()
+
+    async def _send_timed(self, reply: Reply, events: Events) -> None:
+        wire, transport = self.wire, self.transport
+        assert transport is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        framing = "transfer-encoding: chunked" if chunked else "connection: close"
-        self.transport.write(_head(reply, framing + ("\r\nconnection: close" if closing and chunked else "")))
+        transport.write(_sent(wire, _response(reply, [])))
         for at, chunk in events:
             delay = start + at - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
             if chunk:
-                self.transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
-        if reply.cut:  # no last chunk: the connection drops mid-answer, once what was written has gone
-            self.sending = None
-            self.transport.close()
-            return
+                transport.write(_sent(wire, h11.Data(data=chunk)))
         self.sending = None
-        if chunked:
-            self.transport.write(b"0\r\n\r\n")
-        if closing or not chunked:
-            self.transport.close()
+        if reply.cut:  # no last chunk: the connection drops mid-answer, once what was written has gone
+            transport.close()
             return
+        self._done(b"")
         self._answer_waiting()
 
 
-def _head(reply: Reply, framing: str) -> bytes:
-    lines = [f"HTTP/1.1 {reply.status} {reply.phrase}", *(f"{n}: {v}" for n, v in reply.headers), framing]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+def _response(reply: Reply, framing: list[tuple[str, str]]) -> h11.Response:
+    """The head of `reply`; without `framing`, h11 chunks the body, or ends it by closing for an HTTP/1.0 client."""
+    return h11.Response(status_code=reply.status, headers=[*reply.headers, *framing], reason=reply.phrase.encode())
 
 
-def _request_body(buffer: bytearray, start: int, headers: dict[str, str]) -> tuple[bytes, int] | None:
-    """The body of the request whose head ends at `start`, and where the request ends; None while incomplete.
-    ValueError when its framing is broken."""
-    if headers.get("transfer-encoding", "").lower() == "chunked":
-        return _chunked_body(buffer, start)
-    text = headers.get("content-length", "0") or "0"
-    if not text.isdigit():
-        raise ValueError(f"content-length {text!r} is not a number")
-    end = start + int(text)
-    return (bytes(buffer[start:end]), end) if len(buffer) >= end else None
-
-
-def _chunked_body(buffer: bytearray, at: int) -> tuple[bytes, int] | None:
-    """A chunked body (clients that stream their upload send one), without trailers."""
-    body = bytearray()
-    while True:
-        line_end = buffer.find(b"\r\n", at)
-        if line_end < 0:
-            return None
-        size_text = bytes(buffer[at:line_end]).split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise ValueError(f"chunk size {size_text!r} is not hexadecimal") from None
-        if size == 0:
-            trailer_end = buffer.find(b"\r\n\r\n", line_end)
-            if trailer_end < 0:
-                return None
-            return bytes(body), trailer_end + 4
-        data_end = line_end + 2 + size
-        if len(buffer) < data_end + 2:
-            return None
-        body += buffer[line_end + 2 : data_end]
-        at = data_end + 2
-
-
-def _closes(version: str, headers: dict[str, str]) -> bool:
-    """Whether the connection ends with this request's answer: the client said `Connection: close`, or it
-    speaks HTTP/1.0 and did not ask to keep the connection alive."""
-    tokens = {token.strip().lower() for token in headers.get("connection", "").split(",")}
-    return "close" in tokens or (version == "HTTP/1.0" and "keep-alive" not in tokens)
-
-
-def _request_head(head: bytes) -> tuple[str, str, str, dict[str, str]]:
-    """Method, target, HTTP version and lower-case headers of a request head."""
-    request_line, *lines = head.decode("latin-1").split("\r\n")
-    method, target, version = [*request_line.split(" ", 2), "", ""][:3]
-    headers = {
-        name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines) if name
-    }
-    return method, target, version.strip() or "HTTP/1.1", headers
+def _sent(wire: h11.Connection, event: h11.Response | h11.InformationalResponse | h11.Data | h11.EndOfMessage) -> bytes:
+    """The bytes that send `event` (h11 answers None only for a ConnectionClosed, never sent here)."""
+    return wire.send(event) or b""

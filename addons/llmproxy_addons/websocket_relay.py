@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
+import h11
 import orjson
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, Request, TextMessage
@@ -36,10 +37,17 @@ type Answerer = Callable[[RawRequest], Reply]  # the chain, as the relay asks it
 
 
 class WebSocketSession:
-    """One client's WebSocket on the relay, from its upgrade request (`head`, already read) to its close."""
+    """One client's WebSocket on the relay, from its upgrade request (`head`, already parsed by the relay, with
+    the bytes that followed it: `rest`) to its close."""
 
     def __init__(
-        self, transport: asyncio.Transport, head: bytes, upgrade: RawRequest, codec: WebSocketCodec, answer: Answerer
+        self,
+        transport: asyncio.Transport,
+        head: h11.Request,
+        rest: bytes,
+        upgrade: RawRequest,
+        codec: WebSocketCodec,
+        answer: Answerer,
     ) -> None:
         self.transport = transport
         self.upgrade = upgrade
@@ -50,11 +58,17 @@ class WebSocketSession:
         self.pending: list[str] = []  # the pieces of a text message still arriving
         self.requests: asyncio.Queue[str] = asyncio.Queue()
         self.serving = asyncio.ensure_future(self._serve())
-        self.receive(head)
+        self.socket.initiate_upgrade_connection(head.headers.raw_items(), head.target)
+        self._react()  # accepted: what followed the upgrade request (`rest`) is the WebSocket's
+        if rest:
+            self.receive(rest)
 
     def receive(self, data: bytes | None) -> None:
         """Bytes from the client (None: it closed the connection)."""
         self.socket.receive_data(data)
+        self._react()
+
+    def _react(self) -> None:
         for event in self.socket.events():
             if isinstance(event, Request):
                 self._send(self.socket.send(AcceptConnection(extensions=[PerMessageDeflate()])))

@@ -4,6 +4,7 @@ canned body (upstream.py: the practical limit) and against mitmproxy relaying to
 plain proxy: what any request through mitmproxy costs).
 
     .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S] [--peers DIR]
+                                           [--base-url-only] [--versus CHECKOUT]
 
 Every process is its own; the load generator (load.py) sends the same small OpenAI Chat Completions request
 again and again (keep-alive, concurrency 1 and 8), non-streaming and streaming (`"stream": true`; the mock's
@@ -17,10 +18,16 @@ catch-all fixture, mock-llm with its default echo rule (it always listens on por
 The "matching" targets answer only requests whose latest message contains a word of the prompt: a second
 `llmproxy mock` (base URL) whose expectation has `latestMessageContains`, so every request is decoded into a
 conversation, and with `--peers` aimock with a `userMessage` fixture.
+
+`--base-url-only` measures only the base-URL door, beside the raw server and aimock. `--versus CHECKOUT` adds
+the base-URL door of another source tree of llmproxy (`git worktree add DIR main`, say), run with this venv's
+interpreter and that tree first on `PYTHONPATH`: a change to the relay measured against what it replaces, in the
+same run. The ratio tables compare CPU per request (the steadier figure on a shared machine) as well as req/s.
 """
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -69,18 +76,37 @@ def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]], match: dic
     return direct, proxied
 
 
-def start_peers(peers: Path, workdir: Path, started: list[subprocess.Popen[bytes]]) -> list[Target]:
+def start_versus(checkout: Path, workdir: Path, started: list[subprocess.Popen[bytes]]) -> Target:
+    """The base-URL door of `llmproxy mock` from another source tree: that tree's code, this venv's libraries."""
+    file = workdir / "expectations-versus.json"
+    expectations(file, {})
+    port = free_port()
+    argv = [sys.executable, "-m", "llmproxy", "mock", "--expectations", str(file), "--port", str(free_port())]
+    argv += ["--base-url-port", str(port)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(checkout / "addons")])}
+    name = f"llmproxy mock (base URL) @ {checkout.name}"
+    log = workdir / "versus.log"
+    process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=workdir, env=env)
+    started.append(process)
+    wait_listening(port, process, name, log)
+    return Target(name, port, process.pid, process, proxy=False)
+
+
+def start_peers(
+    peers: Path, workdir: Path, started: list[subprocess.Popen[bytes]], base_url_only: bool
+) -> list[Target]:
     targets = []
     aimock = peers / "node_modules" / ".bin" / "llmock"
     text = json.loads(payloads.reply())["content"][0]["text"]
-    for name, match in (("aimock", {}), ("aimock matching", {"userMessage": WORD})):
+    fixtures = (("aimock", {}),) if base_url_only else (("aimock", {}), ("aimock matching", {"userMessage": WORD}))
+    for name, match in fixtures:
         if aimock.exists():
             fixture = workdir / f"{name.replace(' ', '-')}.json"
             fixture.write_text(json.dumps({"fixtures": [{"match": match, "response": {"content": text}}]}))
             argv = [str(aimock), "-p", "{port}", "-f", str(fixture), "--log-level", "silent"]
             targets.append(start(name, argv, workdir, started, proxy=False))
     mock_llm = peers / "node_modules" / ".bin" / "mock-llm"
-    if mock_llm.exists():
+    if mock_llm.exists() and not base_url_only:
         log = workdir / "mock-llm.log"
         process = subprocess.Popen([str(mock_llm)], cwd=workdir, stdout=log.open("wb"), stderr=subprocess.STDOUT)
         started.append(process)
@@ -107,6 +133,8 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
     parser.add_argument("--peers", type=Path, help="where peer mock servers were installed with npm")
+    parser.add_argument("--base-url-only", action="store_true", help="only the base-URL door, the raw server, aimock")
+    parser.add_argument("--versus", type=Path, help="another llmproxy source tree whose base-URL door joins the run")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 1.0
@@ -116,18 +144,17 @@ def main() -> int:
         workdir = Path(scratch)
         try:
             upstream = start_upstream(workdir, started)
-            mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
-            relay = start("mitmdump relay", mitmdump, workdir, started)
             direct, proxied = start_mock(workdir, started, {})
-            matching, _ = start_mock(workdir, started, {"latestMessageContains": WORD})
-            targets = [
-                upstream,
-                direct,
-                proxied,
-                relay,
-                matching,
-                *(start_peers(args.peers, workdir, started) if args.peers else []),
-            ]
+            targets = [upstream, direct]
+            if not args.base_url_only:
+                mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
+                relay = start("mitmdump relay", mitmdump, workdir, started)
+                matching, _ = start_mock(workdir, started, {"latestMessageContains": WORD})
+                targets += [proxied, relay, matching]
+            if args.versus:
+                targets.append(start_versus(args.versus.resolve(), workdir, started))
+            if args.peers:
+                targets += start_peers(args.peers, workdir, started, args.base_url_only)
             for round_ in range(args.rounds):
                 for body, concurrency in CASES:
                     for target in targets if round_ % 2 == 0 else targets[::-1]:
@@ -159,21 +186,27 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
                 f"| {body} | {concurrency} | {name} | {med(key, 'rps'):.0f} | {med(key, 'p50_ms'):.2f} | "
                 f"{med(key, 'p99_ms'):.2f} | {med(key, 'cpu_ms'):.3f} |"
             )
-    peer = "aimock" in names
+    base_url = "llmproxy mock (base URL)"
+    # each comparison: (column, numerator target, denominator target); req/s ratios read n ÷ d, CPU ratios d ÷ n
+    pairs = [("base URL ÷ raw server", base_url, "raw asyncio")]
+    pairs += [("HTTPS_PROXY ÷ mitmdump relay", "llmproxy mock (HTTPS_PROXY)", "mitmdump relay")]
+    pairs += [("base URL ÷ aimock", base_url, "aimock")]
+    pairs += [("matching: base URL ÷ aimock", "llmproxy mock matching (base URL)", "aimock matching")]
+    pairs += [(f"base URL ÷ {name.split(' @ ')[1]}", base_url, name) for name in names if " @ " in name]
+    pairs = [pair for pair in pairs if pair[1] in names and pair[2] in names]
     lines += [
         "",
-        "| body | concurrency | base URL ÷ raw server | HTTPS_PROXY ÷ mitmdump relay (≥ 1.5×) |"
-        + (" base URL ÷ aimock (> 1) | matching: base URL ÷ aimock |" if peer else ""),
-        "|---|---|---|---|" + ("---|---|" if peer else ""),
+        "Ratios, req/s (a ÷ b) and CPU per request (b's ÷ a's), medians over rounds:",
+        "",
+        "| body | concurrency | " + " | ".join(f"{column} req/s | {column} CPU" for column, _, _ in pairs) + " |",
+        "|---|---|" + "---|---|" * len(pairs),
     ]
     for body, concurrency in CASES:
-        rps = {name: med(f"{body}/{concurrency}/{name}", "rps") for name in names}
-        base_url = rps["llmproxy mock (base URL)"]
-        line = f"| {body} | {concurrency} | {base_url / rps['raw asyncio']:.2f} | "
-        line += f"{rps['llmproxy mock (HTTPS_PROXY)'] / rps['mitmdump relay']:.2f}× |"
-        if peer:
-            line += f" {base_url / rps['aimock']:.2f}× |"
-            line += f" {rps['llmproxy mock matching (base URL)'] / rps['aimock matching']:.2f}× |"
+        line = f"| {body} | {concurrency} |"
+        for _, a, b in pairs:
+            rps = med(f"{body}/{concurrency}/{a}", "rps") / med(f"{body}/{concurrency}/{b}", "rps")
+            cpu = med(f"{body}/{concurrency}/{b}", "cpu_ms") / med(f"{body}/{concurrency}/{a}", "cpu_ms")
+            line += f" {rps:.2f}× | {cpu:.2f}× |"
         lines.append(line)
     return "\n".join(lines)
 

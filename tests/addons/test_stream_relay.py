@@ -1,6 +1,6 @@
-"""The loopback relay as base-URL clients meet it (`llmproxy mock`): HTTP/1.1 framing the way real clients send
-it — chunked uploads, `Expect: 100-continue`, pipelined requests, `Connection: close`, HTTP/1.0 clients with and
-without keep-alive — and broken framing answered with a 400 that says why, while the relay keeps serving."""
+"""The loopback relay as base-URL clients meet it (`llmproxy mock`): HTTP/1.1 framing (spoken by h11) the way real
+clients send it — chunked uploads, `Expect: 100-continue`, pipelined requests, keep-alive, `Connection: close`,
+HTTP/1.0 clients — and broken framing answered with a 400 that says why, while the relay keeps serving."""
 
 import json
 import socket
@@ -82,8 +82,8 @@ def test_pipelined_requests_are_answered_in_order(mock: Session) -> None:
 @pytest.mark.parametrize(
     ("framing", "reason"),
     [
-        ("content-length: twelve\r\n\r\n", "content-length 'twelve' is not a number"),
-        ("transfer-encoding: chunked\r\n\r\nzz\r\n", "chunk size b'zz' is not hexadecimal"),
+        ("content-length: twelve\r\n\r\n", "bad Content-Length"),
+        ("transfer-encoding: chunked\r\n\r\nzz\r\n", "illegal chunk header: bytearray(b'zz\\r\\n')"),
     ],
 )
 def test_broken_framing_gets_a_400_that_says_why_and_the_relay_serves_on(
@@ -125,17 +125,28 @@ def test_an_http_1_0_client_is_answered_and_the_connection_closed(mock: Session)
     assert answer_text(body) == "relayed"
 
 
-def test_an_http_1_0_client_asking_keep_alive_keeps_its_connection(mock: Session) -> None:
+def test_an_http_1_0_client_asking_keep_alive_is_told_the_connection_closes(mock: Session) -> None:
+    """h11 serves an HTTP/1.0 client one request per connection (keep-alive is optional in HTTP/1.0), and the
+    answer says so, so the client does not wait for a second answer on it."""
     request = (
         f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}connection: keep-alive\r\ncontent-length: {len(BODY)}\r\n\r\n{BODY}"
     )
     with connect(mock) as sock:
-        pending = bytearray()
         sock.sendall(request.encode())
-        first = read_response(sock, pending)
-        sock.sendall(request.encode())  # on the same connection: it was kept, as the answer said
-        assert read_response(sock, pending) == first == (200, first[1])
-    assert answer_text(first[1]) == "relayed"
+        head, _, body = read_to_close(sock).partition(b"\r\n\r\n")
+    assert b"\r\nconnection: close" in head.lower()
+    assert answer_text(body) == "relayed"
+
+
+def test_keep_alive_serves_requests_one_after_another_on_one_connection(mock: Session) -> None:
+    request = f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}".encode()
+    with connect(mock) as sock:
+        pending = bytearray()
+        answers = []
+        for _ in range(3):  # each sent only once the one before is answered
+            sock.sendall(request)
+            answers.append(read_response(sock, pending))
+    assert [(status, answer_text(body)) for status, body in answers] == [(200, "relayed")] * 3
 
 
 def test_a_paced_stream_to_an_http_1_0_client_is_unframed_and_ends_with_the_connection(mock: Session) -> None:
@@ -155,3 +166,44 @@ def test_a_paced_stream_to_an_http_1_0_client_is_unframed_and_ends_with_the_conn
     assert events.startswith(b"event: message_start")
     assert b"paced" in events
     assert events.rstrip().endswith(b'{"type":"message_stop"}')
+
+
+def read_chunked(sock: socket.socket, pending: bytearray) -> tuple[bytes, bytes]:
+    """Head and de-chunked body of the next response, framed by chunks, on the connection."""
+    while b"\r\n\r\n" not in pending:
+        pending += sock.recv(65536)
+    head, _, rest = bytes(pending).partition(b"\r\n\r\n")
+    pending[:] = rest
+    body = bytearray()
+    while True:
+        while b"\r\n" not in pending:
+            pending += sock.recv(65536)
+        size_line, _, rest = bytes(pending).partition(b"\r\n")
+        size = int(size_line, 16)
+        while len(rest) < size + 2:
+            rest += sock.recv(65536)
+        body += rest[:size]
+        pending[:] = rest[size + 2 :]
+        if size == 0:
+            return head, bytes(body)
+
+
+def test_a_request_pipelined_behind_a_paced_stream_is_answered_after_it(mock: Session) -> None:
+    streamed = json.dumps(
+        {
+            "model": "claude-haiku-4-5",
+            "max_tokens": 8,
+            "stream": True,
+            "messages": [{"role": "user", "content": "slowly"}],
+        }
+    )
+    first = f"{HEAD}content-length: {len(streamed)}\r\n\r\n{streamed}"
+    second = f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}"
+    with connect(mock) as sock:
+        sock.sendall((first + second).encode())
+        pending = bytearray()
+        head, events = read_chunked(sock, pending)
+        status, body = read_response(sock, pending)
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert events.rstrip().endswith(b'{"type":"message_stop"}')
+    assert (status, answer_text(body)) == (200, "relayed")
