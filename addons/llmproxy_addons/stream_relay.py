@@ -122,14 +122,16 @@ class StreamRelay:
 
 
 class _Connection(asyncio.Protocol):
-    """One client connection to the relay, its HTTP/1.1 spoken by `h11` (keep-alive, `Connection: close`, HTTP/1.0
-    clients, pipelining, chunked uploads, `Expect: 100-continue`). A protocol rather than streams: an answer with
-    nothing to wait for is written from `data_received` at once, in one write, which costs a fraction of a stream
-    reader and writer."""
+    """One client connection to the relay. `h11` reads its requests and says whether the connection stays
+    (keep-alive, `Connection: close`, HTTP/1.0 clients, pipelining, chunked uploads, `Expect: 100-continue`); the
+    relay writes its answers itself, each head in one piece: h11's writer would check every header of every answer
+    twice, which costs as much as the rest of the answer. A protocol rather than streams: an answer with nothing to
+    wait for is written from `data_received` at once, in one write, which costs a fraction of a stream reader and
+    writer."""
 
     def __init__(self, relay: StreamRelay) -> None:
         self.relay = relay
-        self.wire = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+        self.wire = _reader()  # one h11 state machine a request, each taking on the bytes its predecessor left
         self.request: h11.Request | None = None  # the request being read
         self.body: list[bytes] = []
         self.transport: asyncio.Transport | None = None
@@ -154,9 +156,10 @@ class _Connection(asyncio.Protocol):
             self.socket.close()
 
     def _answer_waiting(self) -> None:
-        wire, transport = self.wire, self.transport
+        transport = self.transport
         assert transport is not None
         while self.sending is None and not transport.is_closing():
+            wire = self.wire
             try:
                 event = wire.next_event()
             except h11.RemoteProtocolError as error:  # the client learns why; nothing after it can be trusted
@@ -173,78 +176,85 @@ class _Connection(asyncio.Protocol):
                 self.request, self.body = event, []  # type: ignore[assignment]
             elif kind is h11.EndOfMessage:
                 self._answer()
+                if self.sending is None and not self._next_request():
+                    return  # nothing pipelined behind it: wait for the next request
             elif event is h11.NEED_DATA:
                 if wire.they_are_waiting_for_100_continue:  # curl waits a second for this before a large body
-                    transport.write(
-                        _sent(wire, h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
-                    )
+                    continued = wire.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
+                    transport.write(continued or b"")
                 return
-            else:  # PAUSED: the answer not yet sent, or the connection must close; or the client closed it
+            else:  # the client closed its side
                 return
 
     def _answer(self) -> None:
         """Answer the request just read whole."""
-        request, wire, transport = self.request, self.wire, self.transport
+        request, transport = self.request, self.transport
         assert request is not None
         assert transport is not None
         method, target = request.method.decode("latin-1"), request.target.decode("latin-1")
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers}
         if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
-            self.socket = WebSocketSession(
-                transport, request, wire.trailing_data[0], *upgrade, self.relay.answer_message
-            )
+            rest = self.wire.trailing_data[0]
+            self.socket = WebSocketSession(transport, request, rest, *upgrade, self.relay.answer_message)
             return
         body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
-        version = "HTTP/1.0" if request.http_version == b"1.0" else "HTTP/1.1"
-        reply = self.relay.answer(method, target, headers, body, version)
+        old = request.http_version == b"1.0"
+        closing = self.wire.their_state is h11.MUST_CLOSE  # it said Connection: close, or it speaks HTTP/1.0
+        ending = "\r\nconnection: close" if closing else ""
+        reply = self.relay.answer(method, target, headers, body, "HTTP/1.0" if old else "HTTP/1.1")
         if reply is None:
-            self._done(
-                _sent(wire, h11.Response(status_code=404, headers=[("content-length", "0")], reason=b"Not Found"))
-            )
+            transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
         elif reply.drop:  # no answer at all
             transport.close()
+            return
         elif reply.events is None or not reply.relayed:  # nothing to wait for: one write, framed by its length
             data = reply.data
-            head = _sent(wire, _response(reply, [("content-length", str(len(data)))]))
-            self._done(head + _sent(wire, h11.Data(data=data)) if data else head)
-        else:  # chunked, or to an HTTP/1.0 client (which cannot read chunks) unframed and ended by closing
-            self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events))
-
-    def _done(self, data: bytes) -> None:
-        """Write the end of an answer (`data`, its last bytes) and be ready for the next request, or close."""
-        wire, transport = self.wire, self.transport
-        assert transport is not None
-        transport.write(data + _sent(wire, h11.EndOfMessage()))
-        if wire.our_state is h11.MUST_CLOSE:  # Connection: close, or an HTTP/1.0 client
+            head = _head(reply, f"content-length: {len(data)}{ending}")
+            transport.write(head if method == "HEAD" else head + data)
+        else:  # chunked, but to an HTTP/1.0 client (which cannot read chunks) unframed, ended by closing
+            self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events, not old, closing))
+            return
+        if closing:
             transport.close()  # once what was written has gone out
-        else:
-            wire.start_next_cycle()
 
-    async def _send_timed(self, reply: Reply, events: Events) -> None:
-        wire, transport = self.wire, self.transport
+    def _next_request(self) -> bool:
+        """Be ready for the next request on the connection; whether some of it has come already."""
+        rest = self.wire.trailing_data[0]
+        self.wire = _reader()
+        if rest:
+            self.wire.receive_data(rest)
+        return bool(rest)
+
+    async def _send_timed(self, reply: Reply, events: Events, chunked: bool, closing: bool) -> None:
+        transport = self.transport
         assert transport is not None
         loop = asyncio.get_running_loop()
         start = loop.time()
-        transport.write(_sent(wire, _response(reply, [])))
+        framing = "transfer-encoding: chunked" if chunked else "connection: close"
+        transport.write(_head(reply, framing + ("\r\nconnection: close" if closing and chunked else "")))
         for at, chunk in events:
             delay = start + at - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
             if chunk:
-                transport.write(_sent(wire, h11.Data(data=chunk)))
+                transport.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
         self.sending = None
         if reply.cut:  # no last chunk: the connection drops mid-answer, once what was written has gone
             transport.close()
             return
-        self._done(b"")
+        if chunked:
+            transport.write(b"0\r\n\r\n")
+        if closing or not chunked:
+            transport.close()
+            return
+        self._next_request()
         self._answer_waiting()
 
 
-def _response(reply: Reply, framing: list[tuple[str, str]]) -> h11.Response:
-    """The head of `reply`; without `framing`, h11 chunks the body, or ends it by closing for an HTTP/1.0 client."""
-    return h11.Response(status_code=reply.status, headers=[*reply.headers, *framing], reason=reply.phrase.encode())
+def _reader() -> h11.Connection:
+    return h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
 
 
-def _sent(wire: h11.Connection, event: h11.Response | h11.InformationalResponse | h11.Data | h11.EndOfMessage) -> bytes:
-    """The bytes that send `event` (h11 answers None only for a ConnectionClosed, never sent here)."""
-    return wire.send(event) or b""
+def _head(reply: Reply, framing: str) -> bytes:
+    lines = [f"HTTP/1.1 {reply.status} {reply.phrase}", *(f"{n}: {v}" for n, v in reply.headers), framing]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")

@@ -4,7 +4,7 @@ canned body (upstream.py: the practical limit) and against mitmproxy relaying to
 plain proxy: what any request through mitmproxy costs).
 
     .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S] [--peers DIR]
-                                           [--base-url-only] [--versus CHECKOUT]
+                                           [--base-url-only] [--versus CHECKOUT …]
 
 Every process is its own; the load generator (load.py) sends the same small OpenAI Chat Completions request
 again and again (keep-alive, concurrency 1 and 8), non-streaming and streaming (`"stream": true`; the mock's
@@ -78,14 +78,14 @@ def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]], match: dic
 
 def start_versus(checkout: Path, workdir: Path, started: list[subprocess.Popen[bytes]]) -> Target:
     """The base-URL door of `llmproxy mock` from another source tree: that tree's code, this venv's libraries."""
-    file = workdir / "expectations-versus.json"
+    file = workdir / f"expectations-{checkout.name}.json"
     expectations(file, {})
     port = free_port()
     argv = [sys.executable, "-m", "llmproxy", "mock", "--expectations", str(file), "--port", str(free_port())]
     argv += ["--base-url-port", str(port)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), str(checkout / "addons")])}
     name = f"llmproxy mock (base URL) @ {checkout.name}"
-    log = workdir / "versus.log"
+    log = workdir / f"versus-{checkout.name}.log"
     process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=workdir, env=env)
     started.append(process)
     wait_listening(port, process, name, log)
@@ -134,7 +134,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one short round")
     parser.add_argument("--peers", type=Path, help="where peer mock servers were installed with npm")
     parser.add_argument("--base-url-only", action="store_true", help="only the base-URL door, the raw server, aimock")
-    parser.add_argument("--versus", type=Path, help="another llmproxy source tree whose base-URL door joins the run")
+    parser.add_argument(
+        "--versus", type=Path, action="append", default=[], help="another llmproxy source tree (repeatable)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 1.0
@@ -151,8 +153,7 @@ def main() -> int:
                 relay = start("mitmdump relay", mitmdump, workdir, started)
                 matching, _ = start_mock(workdir, started, {"latestMessageContains": WORD})
                 targets += [proxied, relay, matching]
-            if args.versus:
-                targets.append(start_versus(args.versus.resolve(), workdir, started))
+            targets += [start_versus(checkout.resolve(), workdir, started) for checkout in args.versus]
             if args.peers:
                 targets += start_peers(args.peers, workdir, started, args.base_url_only)
             for round_ in range(args.rounds):

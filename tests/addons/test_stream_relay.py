@@ -207,3 +207,17 @@ def test_a_request_pipelined_behind_a_paced_stream_is_answered_after_it(mock: Se
     assert b"transfer-encoding: chunked" in head.lower()
     assert events.rstrip().endswith(b'{"type":"message_stop"}')
     assert (status, answer_text(body)) == (200, "relayed")
+
+
+def test_an_answer_to_head_has_no_body_and_the_connection_serves_on(mock: Session) -> None:
+    with connect(mock) as sock:
+        sock.sendall(b"HEAD /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        sock.sendall(f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}".encode())
+        pending = bytearray()
+        while pending.count(b"\r\n\r\n") < 2:  # both heads, with nothing between them
+            pending += sock.recv(65536)
+        head, _, rest = bytes(pending).partition(b"\r\n\r\n")
+        assert rest.startswith(b"HTTP/1.1 200 ")
+        assert b"content-length:" in head.lower()
+        status, body = read_response(sock, bytearray(rest))
+    assert (status, answer_text(body)) == (200, "relayed")
