@@ -1,7 +1,7 @@
 """History sharing: store a conversation's history once, not once per turn.
 
 An agent re-sends its whole message list every turn, so storing each request whole makes a cassette grow
-quadratically. When the list at one of `HISTORY_PATHS` in a request body starts with items an earlier
+quadratically. When the list at one of the history paths (`history`) in a request body starts with items an earlier
 request in the same cassette sent at the same path, the stored body keeps only the items after that
 prefix, and the request records an `Extends` reference; `inflate` rebuilds the exact list on load.
 
@@ -23,10 +23,6 @@ import orjson
 from llmproxy.cassette.model import Exchange, Extends, JsonBody
 from llmproxy.providers.registry import history_paths
 
-HISTORY_PATHS: tuple[tuple[str, ...], ...] = history_paths()
-"""Every API's history path (Anthropic, OpenAI Chat, Bedrock Converse, Ollama, Cohere: `messages`; OpenAI
-Responses: `input`; Gemini: `contents`; Code Assist: `request.contents`), as each provider declares it."""
-
 
 def path_text(path: tuple[str, ...]) -> str:
     return "$." + ".".join(path)
@@ -39,8 +35,10 @@ def parse_path(text: str) -> tuple[str, ...]:
 
 
 def history(body: Any) -> tuple[tuple[str, ...], list[Any]] | None:
-    """The first history list in a request body, with its path."""
-    for path in HISTORY_PATHS:
+    """The first history list in a request body, with its path. The paths are every API's (Anthropic, OpenAI
+    Chat, Bedrock Converse, Ollama, Cohere: `messages`; OpenAI Responses: `input`; Gemini: `contents`; Code
+    Assist: `request.contents`), as each provider declares it: the first call loads every provider's facts."""
+    for path in history_paths():
         value = _get(body, path)
         if isinstance(value, list):
             return path, value

@@ -1,160 +1,169 @@
-"""Finding the codec for a route. Codecs are registered here by name, so files and the CLI can name them."""
+"""Finding the codec for a route. Codecs are registered here by name, so files and the CLI can name them.
 
+The tables below say where each codec lives (`module:NAME` under `llmproxy.providers`); a codec's modules are
+imported the first time a route or a name asks for it, so a proxy that only ever sees one provider's traffic
+never loads the other providers' codecs (they were a fifth of llmproxy's own start-up). The whole tables
+(`CHAT_CODECS`, `EMBEDDING_CODECS`, `RERANK_CODECS`, `WEBSOCKET_CODECS`) load everything on first access.
+"""
+
+import functools
+import importlib
 from datetime import datetime
+from typing import Any
 
 from llmproxy.model import Operation, Provider, Route
-from llmproxy.providers import (
-    anthropic,
-    azure,
-    bedrock,
-    cohere_chat,
-    gemini,
-    gemini_code_assist,
-    ollama,
-    openai_chat,
-    openai_responses,
-)
-from llmproxy.providers.anthropic import MESSAGES as ANTHROPIC_MESSAGES
 from llmproxy.providers.base import ChatCodec, EncodeError, EncodeRateLimits, RateLimits
-from llmproxy.providers.bedrock import CONVERSE as BEDROCK_CONVERSE
-from llmproxy.providers.bedrock import INVOKE_ANTHROPIC as BEDROCK_INVOKE_ANTHROPIC
-from llmproxy.providers.bedrock import invoke_codec as bedrock_invoke_codec
-from llmproxy.providers.cohere_chat import CHAT as COHERE_CHAT
-from llmproxy.providers.cohere_chat import CHAT_V1 as COHERE_CHAT_V1
-from llmproxy.providers.embeddings import (
-    BEDROCK_COHERE_EMBEDDINGS,
-    BEDROCK_TITAN_EMBEDDINGS,
-    COHERE_EMBEDDINGS,
-    COHERE_EMBEDDINGS_V1,
-    GEMINI_EMBEDDINGS,
-    OLLAMA_EMBEDDINGS,
-    OPENAI_EMBEDDINGS,
-    VOYAGE_EMBEDDINGS,
-    bedrock_embedding_codec,
-)
 from llmproxy.providers.facts import ProviderFacts
-from llmproxy.providers.gemini import GENERATE as GEMINI_GENERATE
-from llmproxy.providers.gemini_code_assist import CODE_ASSIST as GEMINI_CODE_ASSIST
-from llmproxy.providers.ollama import CHAT as OLLAMA_CHAT
-from llmproxy.providers.ollama import GENERATE as OLLAMA_GENERATE
-from llmproxy.providers.openai_chat import CHAT as OPENAI_CHAT
-from llmproxy.providers.openai_responses import RESPONSES as OPENAI_RESPONSES
-from llmproxy.providers.openai_responses.websocket import RESPONSES_OVER_WEBSOCKET, RESPONSES_WEBSOCKET
-from llmproxy.providers.rerank import COHERE_RERANK, VOYAGE_RERANK
 from llmproxy.providers.vectors import EmbeddingCodec, RerankCodec
 from llmproxy.providers.websocket import WebSocketCodec
 
-CHAT_CODECS: dict[str, ChatCodec] = {
-    "anthropic-messages": ANTHROPIC_MESSAGES,
-    "openai-chat": OPENAI_CHAT,
-    "openai-responses": OPENAI_RESPONSES,
-    "ollama-chat": OLLAMA_CHAT,
-    "ollama-generate": OLLAMA_GENERATE,
-    "bedrock-converse": BEDROCK_CONVERSE,
-    "bedrock-invoke-anthropic": BEDROCK_INVOKE_ANTHROPIC,
-    "gemini-generate": GEMINI_GENERATE,
-    "gemini-code-assist": GEMINI_CODE_ASSIST,
-    "cohere-chat": COHERE_CHAT,
-    "cohere-chat-v1": COHERE_CHAT_V1,
-}
+type Where = str  # "module:NAME" under llmproxy.providers
 
-_BY_ROUTE: dict[tuple[Provider, Operation], ChatCodec] = {
-    (codec.provider, codec.operation): codec
-    for codec in (*CHAT_CODECS.values(), azure.CHAT, azure.RESPONSES)
-    if codec is not COHERE_CHAT_V1
+# loaded whole on first access (the module's __getattr__ at the end)
+CHAT_CODECS: dict[str, ChatCodec]
+EMBEDDING_CODECS: dict[str, EmbeddingCodec]
+RERANK_CODECS: dict[str, RerankCodec]
+WEBSOCKET_CODECS: dict[tuple[Provider, Operation], WebSocketCodec]
+
+_CHAT: dict[str, tuple[Provider, Operation, Where]] = {
+    "anthropic-messages": (Provider.ANTHROPIC, Operation.MESSAGES, "anthropic:MESSAGES"),
+    "openai-chat": (Provider.OPENAI, Operation.CHAT_COMPLETIONS, "openai_chat:CHAT"),
+    "openai-responses": (Provider.OPENAI, Operation.RESPONSES, "openai_responses:RESPONSES"),
+    "ollama-chat": (Provider.OLLAMA, Operation.CHAT, "ollama:CHAT"),
+    "ollama-generate": (Provider.OLLAMA, Operation.GENERATE, "ollama:GENERATE"),
+    "bedrock-converse": (Provider.BEDROCK, Operation.CONVERSE, "bedrock:CONVERSE"),
+    "bedrock-invoke-anthropic": (Provider.BEDROCK, Operation.INVOKE, "bedrock:INVOKE_ANTHROPIC"),
+    "gemini-generate": (Provider.GEMINI, Operation.GENERATE_CONTENT, "gemini:GENERATE"),
+    "gemini-code-assist": (Provider.GEMINI_CODE_ASSIST, Operation.GENERATE_CONTENT, "gemini_code_assist:CODE_ASSIST"),
+    "cohere-chat": (Provider.COHERE, Operation.CHAT, "cohere_chat:CHAT"),
+    "cohere-chat-v1": (Provider.COHERE, Operation.CHAT, "cohere_chat:CHAT_V1"),
+}
+_CHAT_BY_ROUTE: dict[tuple[Provider, Operation], Where] = {
+    **{
+        (provider, operation): where for name, (provider, operation, where) in _CHAT.items() if name != "cohere-chat-v1"
+    },
+    (Provider.AZURE, Operation.CHAT_COMPLETIONS): "azure:CHAT",
+    (Provider.AZURE, Operation.RESPONSES): "azure:RESPONSES",
 }
 """Azure's codecs are OpenAI's "openai-chat" and "openai-responses" with Azure's error bodies, so they have
 no names of their own. Cohere's chat codec follows the URL's version."""
+
+_WEBSOCKET: dict[tuple[Provider, Operation], Where] = {
+    (Provider.OPENAI, Operation.RESPONSES): "openai_responses.websocket:RESPONSES_WEBSOCKET"
+}
+_OVER_WEBSOCKET: dict[tuple[Provider, Operation], Where] = {
+    (Provider.OPENAI, Operation.RESPONSES): "openai_responses.websocket:RESPONSES_OVER_WEBSOCKET"
+}
+
+_EMBEDDINGS: dict[str, tuple[Provider, Operation, Where]] = {
+    "openai-embeddings": (Provider.OPENAI, Operation.EMBEDDINGS, "embeddings:OPENAI_EMBEDDINGS"),
+    "gemini-embeddings": (Provider.GEMINI, Operation.EMBEDDINGS, "embeddings:GEMINI_EMBEDDINGS"),
+    "ollama-embeddings": (Provider.OLLAMA, Operation.EMBEDDINGS, "embeddings:OLLAMA_EMBEDDINGS"),
+    "bedrock-titan-embeddings": (Provider.BEDROCK, Operation.INVOKE, "embeddings:BEDROCK_TITAN_EMBEDDINGS"),
+    "bedrock-cohere-embeddings": (Provider.BEDROCK, Operation.INVOKE, "embeddings:BEDROCK_COHERE_EMBEDDINGS"),
+    "cohere-embed": (Provider.COHERE, Operation.EMBEDDINGS, "embeddings:COHERE_EMBEDDINGS"),
+    "cohere-embed-v1": (Provider.COHERE, Operation.EMBEDDINGS, "embeddings:COHERE_EMBEDDINGS_V1"),
+    "voyage-embeddings": (Provider.VOYAGE, Operation.EMBEDDINGS, "embeddings:VOYAGE_EMBEDDINGS"),
+}
+_EMBEDDINGS_BY_ROUTE: dict[tuple[Provider, Operation], Where] = {
+    **{
+        (provider, operation): where
+        for name, (provider, operation, where) in _EMBEDDINGS.items()
+        if operation is Operation.EMBEDDINGS and name != "cohere-embed-v1"
+    },
+    (Provider.AZURE, Operation.EMBEDDINGS): "embeddings:OPENAI_EMBEDDINGS",
+}  # Bedrock's bodies depend on the model (bedrock_embedding_codec), Cohere's on the URL's version
+
+_RERANK: dict[str, tuple[Provider, Operation, Where]] = {
+    "cohere-rerank": (Provider.COHERE, Operation.RERANK, "rerank:COHERE_RERANK"),
+    "voyage-rerank": (Provider.VOYAGE, Operation.RERANK, "rerank:VOYAGE_RERANK"),
+}
+_RERANK_BY_ROUTE = {(provider, operation): where for provider, operation, where in _RERANK.values()}
+
+_SPEAKS_FOR: dict[Provider, Where] = {
+    Provider.ANTHROPIC: "anthropic:MESSAGES",
+    Provider.OPENAI: "openai_responses:RESPONSES",
+    Provider.OLLAMA: "ollama:GENERATE",
+    Provider.BEDROCK: "bedrock:INVOKE_ANTHROPIC",
+    Provider.GEMINI: "gemini:GENERATE",
+    Provider.GEMINI_CODE_ASSIST: "gemini_code_assist:CODE_ASSIST",
+    Provider.COHERE: "cohere_chat:CHAT",
+    Provider.AZURE: "azure:RESPONSES",
+    Provider.VOYAGE: "embeddings:VOYAGE_EMBEDDINGS",
+}
+"""The codec whose errors (and, a chat codec's, rate-limit headers) are its provider's: what a route of the
+provider that no codec reads (a Bedrock model with none here, Anthropic's `/v1/models`) still gets, because
+its SDK parses that shape."""
+
+
+@functools.cache
+def _load(where: Where) -> Any:
+    module, name = where.split(":")
+    return getattr(importlib.import_module(f"llmproxy.providers.{module}"), name)
+
+
+def _loaded(where: Where | None) -> Any:
+    return _load(where) if where is not None else None
 
 
 def chat_codec(route: Route) -> ChatCodec | None:
     """The chat codec that reads and writes this route's bodies, if it is a chat operation (over a WebSocket:
     the requests read whole, and a stream's events as messages)."""
+    key = (route.provider, route.operation)
     if route.websocket:
-        return _OVER_WEBSOCKET.get((route.provider, route.operation))
-    if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
-        return bedrock_invoke_codec(route.model)  # an invoke body is the model family's own format
+        codec: ChatCodec | None = _loaded(_OVER_WEBSOCKET.get(key))
+        return codec
+    if key == (Provider.BEDROCK, Operation.INVOKE):
+        codec = _load("bedrock:invoke_codec")(route.model)  # an invoke body is the model family's own format
+        return codec
     if (route.provider, route.operation, route.version) == (Provider.COHERE, Operation.CHAT, "v1"):
-        return COHERE_CHAT_V1
-    return _BY_ROUTE.get((route.provider, route.operation))
-
-
-WEBSOCKET_CODECS: dict[tuple[Provider, Operation], WebSocketCodec] = {
-    (codec.provider, codec.operation): codec for codec in (RESPONSES_WEBSOCKET,)
-}
-_OVER_WEBSOCKET: dict[tuple[Provider, Operation], ChatCodec] = {
-    (codec.provider, codec.operation): codec for codec in (RESPONSES_OVER_WEBSOCKET,)
-}
+        codec = _load(_CHAT["cohere-chat-v1"][2])
+        return codec
+    codec = _loaded(_CHAT_BY_ROUTE.get(key))
+    return codec
 
 
 def websocket_codec(route: Route | None) -> WebSocketCodec | None:
     """How a WebSocket route's API speaks in messages (llmproxy.providers.websocket), if llmproxy knows it."""
     if route is None or not route.websocket:
         return None
-    return WEBSOCKET_CODECS.get((route.provider, route.operation))
-
-
-EMBEDDING_CODECS: dict[str, EmbeddingCodec] = {
-    "openai-embeddings": OPENAI_EMBEDDINGS,
-    "gemini-embeddings": GEMINI_EMBEDDINGS,
-    "ollama-embeddings": OLLAMA_EMBEDDINGS,
-    "bedrock-titan-embeddings": BEDROCK_TITAN_EMBEDDINGS,
-    "bedrock-cohere-embeddings": BEDROCK_COHERE_EMBEDDINGS,
-    "cohere-embed": COHERE_EMBEDDINGS,
-    "cohere-embed-v1": COHERE_EMBEDDINGS_V1,
-    "voyage-embeddings": VOYAGE_EMBEDDINGS,
-}
-RERANK_CODECS: dict[str, RerankCodec] = {"cohere-rerank": COHERE_RERANK, "voyage-rerank": VOYAGE_RERANK}
-
-_EMBEDDINGS_BY_ROUTE: dict[tuple[Provider, Operation], EmbeddingCodec] = {
-    (codec.provider, codec.operation): codec
-    for codec in EMBEDDING_CODECS.values()
-    if codec.operation is Operation.EMBEDDINGS and codec is not COHERE_EMBEDDINGS_V1
-}  # Bedrock's bodies depend on the model (bedrock_embedding_codec), Cohere's on the URL's version
-_EMBEDDINGS_BY_ROUTE[Provider.AZURE, Operation.EMBEDDINGS] = OPENAI_EMBEDDINGS
-_RERANK_BY_ROUTE = {(codec.provider, codec.operation): codec for codec in RERANK_CODECS.values()}
+    codec: WebSocketCodec | None = _loaded(_WEBSOCKET.get((route.provider, route.operation)))
+    return codec
 
 
 def embedding_codec(route: Route) -> EmbeddingCodec | None:
     """The embedding codec for this route: by operation, for Bedrock `InvokeModel` by the model id, for
     Cohere by the URL's version."""
+    codec: EmbeddingCodec | None
     if (route.provider, route.operation) == (Provider.BEDROCK, Operation.INVOKE):
-        return bedrock_embedding_codec(route.model) if route.model else None
+        codec = _load("embeddings:bedrock_embedding_codec")(route.model) if route.model else None
+        return codec
     if (route.provider, route.operation, route.version) == (Provider.COHERE, Operation.EMBEDDINGS, "v1"):
-        return COHERE_EMBEDDINGS_V1
-    return _EMBEDDINGS_BY_ROUTE.get((route.provider, route.operation))
+        codec = _load(_EMBEDDINGS["cohere-embed-v1"][2])
+        return codec
+    codec = _loaded(_EMBEDDINGS_BY_ROUTE.get((route.provider, route.operation)))
+    return codec
 
 
 def rerank_codec(route: Route) -> RerankCodec | None:
     """The rerank codec for this route, if it is a rerank operation."""
-    return _RERANK_BY_ROUTE.get((route.provider, route.operation))
-
-
-_ALL_CODECS: list[ChatCodec | EmbeddingCodec | RerankCodec] = [
-    *RERANK_CODECS.values(),
-    *EMBEDDING_CODECS.values(),
-    *_BY_ROUTE.values(),  # a provider's chat codec last, so it wins: its errors are the ones its clients parse
-]
-_ERRORS_BY_PROVIDER: dict[Provider, EncodeError] = {codec.provider: codec.encode_error for codec in _ALL_CODECS}
+    codec: RerankCodec | None = _loaded(_RERANK_BY_ROUTE.get((route.provider, route.operation)))
+    return codec
 
 
 def error_encoder(route: Route) -> EncodeError:
     """How errors are worded on this route: its own codec's way, else its provider's — a Bedrock model with no
     codec here, or an Anthropic call that is not a chat (`/v1/models`), still gets its provider's error shape,
     which its SDK reads."""
-    codec = chat_codec(route) or embedding_codec(route) or rerank_codec(route)
-    return codec.encode_error if codec is not None else _ERRORS_BY_PROVIDER[route.provider]
-
-
-_RATE_LIMITS_BY_PROVIDER: dict[Provider, EncodeRateLimits] = {
-    codec.provider: codec.rate_limit_headers for codec in _BY_ROUTE.values()
-}
+    codec = chat_codec(route) or embedding_codec(route) or rerank_codec(route) or _load(_SPEAKS_FOR[route.provider])
+    encode: EncodeError = codec.encode_error
+    return encode
 
 
 def rate_limit_encoder(route: Route) -> EncodeRateLimits:
     """How this route's provider advertises rate-limit state in headers (none for one that sends none)."""
-    codec = chat_codec(route)
-    return codec.rate_limit_headers if codec is not None else _RATE_LIMITS_BY_PROVIDER.get(route.provider, _none)
+    codec = chat_codec(route) or _loaded(_SPEAKS_FOR.get(route.provider))
+    return codec.rate_limit_headers if isinstance(codec, ChatCodec) else _none
 
 
 def _none(limits: RateLimits, now: datetime) -> dict[str, str]:
@@ -165,38 +174,37 @@ def _none(limits: RateLimits, now: datetime) -> dict[str, str]:
 
 def named_codec(name: str) -> ChatCodec | EmbeddingCodec | RerankCodec | None:
     """A codec by the name files and the CLI use (`--route HOST=openai-chat`)."""
-    return CHAT_CODECS.get(name) or EMBEDDING_CODECS.get(name) or RERANK_CODECS.get(name)
+    found = _CHAT.get(name) or _EMBEDDINGS.get(name) or _RERANK.get(name)
+    codec: ChatCodec | EmbeddingCodec | RerankCodec | None = _load(found[2]) if found is not None else None
+    return codec
 
 
 def codec_names() -> list[str]:
-    return [*CHAT_CODECS, *EMBEDDING_CODECS, *RERANK_CODECS]
+    return [*_CHAT, *_EMBEDDINGS, *_RERANK]
 
 
-_DECLARED = (
-    anthropic.FACTS,
-    openai_chat.FACTS,
-    openai_responses.FACTS,
-    gemini.FACTS,
-    gemini_code_assist.FACTS,
-    azure.FACTS,
-    bedrock.FACTS,
-    ollama.FACTS,
-    cohere_chat.FACTS,
+_DECLARED: tuple[tuple[Provider, str], ...] = (
+    (Provider.ANTHROPIC, "anthropic"),
+    (Provider.OPENAI, "openai_chat"),
+    (Provider.OPENAI, "openai_responses"),
+    (Provider.GEMINI, "gemini"),
+    (Provider.GEMINI_CODE_ASSIST, "gemini_code_assist"),
+    (Provider.AZURE, "azure"),
+    (Provider.BEDROCK, "bedrock"),
+    (Provider.OLLAMA, "ollama"),
+    (Provider.COHERE, "cohere_chat"),
 )
-"""Each provider package's facts (`llmproxy.providers.facts`); an API of a provider with two adds to its facts."""
-
-
-def _merge(declared: tuple[ProviderFacts, ...]) -> dict[Provider | None, ProviderFacts]:
-    merged: dict[Provider | None, ProviderFacts] = {}
-    for one in declared:
-        known = merged.get(one.provider)
-        merged[one.provider] = known.merged(one) if known is not None else one
-    return merged
-
-
-_FACTS = _merge(_DECLARED)
+"""The provider packages that declare facts (`llmproxy.providers.facts`, each package's FACTS); an API of a
+provider with two adds to its facts."""
 _NOTHING = ProviderFacts(None)
-_HISTORY_PATHS = tuple(dict.fromkeys(path for declared in _DECLARED for path in declared.history))
+
+
+@functools.cache
+def _facts(provider: Provider) -> ProviderFacts:
+    merged = _NOTHING
+    for one in [_load(f"{module}:FACTS") for declared, module in _DECLARED if declared is provider]:
+        merged = merged.merged(one) if merged is not _NOTHING else one
+    return merged
 
 
 def facts(provider: Provider | str | None) -> ProviderFacts:
@@ -206,9 +214,24 @@ def facts(provider: Provider | str | None) -> ProviderFacts:
         known = Provider(provider) if provider is not None else None
     except ValueError:
         return _NOTHING
-    return _FACTS.get(known, _NOTHING)
+    return _facts(known) if known is not None else _NOTHING
 
 
+@functools.cache
 def history_paths() -> tuple[tuple[str, ...], ...]:
     """Where any API llmproxy knows carries its conversation history, each path once, in declaration order."""
-    return _HISTORY_PATHS
+    declared = [_load(f"{module}:FACTS") for _, module in _DECLARED]
+    return tuple(dict.fromkeys(path for one in declared for path in one.history))
+
+
+def __getattr__(name: str) -> dict[Any, Any]:
+    """The whole tables, every codec loaded: for tools and tests that go through them all."""
+    tables: dict[str, dict[str, tuple[Provider, Operation, Where]] | dict[tuple[Provider, Operation], Where]] = {
+        "CHAT_CODECS": _CHAT,
+        "EMBEDDING_CODECS": _EMBEDDINGS,
+        "RERANK_CODECS": _RERANK,
+        "WEBSOCKET_CODECS": _WEBSOCKET,
+    }
+    if name not in tables:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return {key: _load(entry if isinstance(entry, str) else entry[2]) for key, entry in tables[name].items()}

@@ -3,7 +3,9 @@ OpenAI `/v1/responses/input_tokens`, Gemini and Code Assist `:countTokens`, Bedr
 
 Each request holds the conversation it would send (a Messages or Responses body, Gemini `contents` or a
 `generateContentRequest`, a Converse request or an InvokeModel body under Bedrock's `input`); the answer is
-one number in the provider's own field. Not chat exchanges, so a table of small functions, not codecs.
+one number in the provider's own field. Not chat exchanges, so a table of small functions, not codecs. Each
+imports its provider's codecs when first called: the table is imported by every request's route, the codecs
+are needed only by a count-token request.
 """
 
 import base64
@@ -12,12 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from llmproxy.model import Conversation, Operation, Provider, Route
-from llmproxy.providers import gemini, gemini_code_assist
-from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.base import dump_json
-from llmproxy.providers.bedrock import CONVERSE, invoke_codec
 from llmproxy.providers.node import Node
-from llmproxy.providers.openai_responses import RESPONSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +36,8 @@ def token_counter(route: Route | None) -> TokenCounter | None:
 def _bedrock_request(body: bytes, route: Route) -> Conversation:
     """`{"input": {"converse": {…}}}`, or `{"input": {"invokeModel": {"body": base64}}}` in the model's own
     format (the blob is base64 in JSON, as botocore sends it)."""
+    from llmproxy.providers.bedrock import CONVERSE, invoke_codec
+
     root = Node.parse(body, "bedrock count tokens")
     root.obj()
     given = root["input"]
@@ -59,16 +59,40 @@ def _field(name: str, **beside: str) -> Callable[[int], bytes]:
     return lambda count: dump_json({**beside, name: count})
 
 
+def _anthropic_request(body: bytes, route: Route) -> Conversation:
+    from llmproxy.providers.anthropic import MESSAGES
+
+    return MESSAGES.decode_request(body)
+
+
+def _openai_request(body: bytes, route: Route) -> Conversation:
+    from llmproxy.providers.openai_responses import RESPONSES
+
+    return RESPONSES.decode_request(body)
+
+
+def _gemini_request(body: bytes, route: Route) -> Conversation:
+    from llmproxy.providers import gemini
+
+    return gemini.decode_count_tokens_request(body)
+
+
+def _gemini_answer(count: int) -> bytes:
+    from llmproxy.providers import gemini
+
+    return gemini.encode_count_tokens_response(count)
+
+
+def _code_assist_request(body: bytes, route: Route) -> Conversation:
+    from llmproxy.providers import gemini_code_assist
+
+    return gemini_code_assist.decode_count_tokens_request(body)
+
+
 _COUNTERS: dict[Provider, TokenCounter] = {
-    Provider.ANTHROPIC: TokenCounter(lambda body, _: MESSAGES.decode_request(body), _field("input_tokens")),
-    Provider.OPENAI: TokenCounter(
-        lambda body, _: RESPONSES.decode_request(body), _field("input_tokens", object="response.input_tokens")
-    ),
-    Provider.GEMINI: TokenCounter(
-        lambda body, _: gemini.decode_count_tokens_request(body), gemini.encode_count_tokens_response
-    ),
-    Provider.GEMINI_CODE_ASSIST: TokenCounter(
-        lambda body, _: gemini_code_assist.decode_count_tokens_request(body), _field("totalTokens")
-    ),
+    Provider.ANTHROPIC: TokenCounter(_anthropic_request, _field("input_tokens")),
+    Provider.OPENAI: TokenCounter(_openai_request, _field("input_tokens", object="response.input_tokens")),
+    Provider.GEMINI: TokenCounter(_gemini_request, _gemini_answer),
+    Provider.GEMINI_CODE_ASSIST: TokenCounter(_code_assist_request, _field("totalTokens")),
     Provider.BEDROCK: TokenCounter(_bedrock_request, _field("inputTokens")),
 }

@@ -1,5 +1,9 @@
 """From a detected route to the codec that reads and writes its bodies."""
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from llmproxy.model import Operation, Provider, Route
@@ -138,3 +142,37 @@ def test_rate_limit_headers_by_route_even_where_there_is_no_chat() -> None:
     assert rate_limit_encoder(models)(limits, now)["anthropic-ratelimit-requests-limit"] == "5"
     assert rate_limit_encoder(embeddings)(limits, now)["x-ratelimit-remaining-requests"] == "4"
     assert rate_limit_encoder(voyage)(limits, now) == {}
+
+
+def test_every_codec_is_filed_under_its_own_provider_and_operation() -> None:
+    from llmproxy.providers import registry
+
+    for table in (registry._CHAT, registry._EMBEDDINGS, registry._RERANK):
+        for name, (provider, operation, where) in table.items():
+            codec = registry.named_codec(name)
+            assert codec is not None
+            assert (codec.provider, codec.operation) == (provider, operation), name
+            assert codec is registry._load(where)
+    for routes in (registry._CHAT_BY_ROUTE, registry._OVER_WEBSOCKET, registry._WEBSOCKET, registry._RERANK_BY_ROUTE):
+        for (provider, operation), where in routes.items():
+            assert (registry._load(where).provider, registry._load(where).operation) == (provider, operation)
+    for provider, where in registry._SPEAKS_FOR.items():
+        assert registry._load(where).provider is provider
+
+
+def test_a_provider_s_codecs_are_imported_when_a_route_first_needs_them() -> None:
+    """A proxy that sees only Anthropic traffic never loads the other providers' codecs."""
+    script = (
+        "import json, sys\n"
+        "from llmproxy.model import Operation, Provider, Route\n"
+        "from llmproxy.providers.registry import chat_codec, facts\n"
+        "loaded = lambda: sorted({m.split('.')[2] for m in sys.modules if m.startswith('llmproxy.providers.')})\n"
+        "before = loaded()\n"
+        "chat_codec(Route(Provider.ANTHROPIC, Operation.MESSAGES)), facts('anthropic')\n"
+        "print(json.dumps([before, loaded()]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    before, after = (set(modules) for modules in json.loads(done.stdout))
+    codecs = {"anthropic", "openai_chat", "openai_responses", "gemini", "bedrock", "ollama", "cohere_chat", "azure"}
+    assert before & codecs == set()
+    assert after & codecs == {"anthropic"}
