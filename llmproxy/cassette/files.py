@@ -13,9 +13,9 @@ then it replaces the cassette's exchanges instead; ``"pending"`` (the run never 
 import contextlib
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 from pydantic import ValidationError
@@ -107,26 +107,56 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def read_exchanges(path: Path) -> list[Exchange]:
     """The exchanges as stored (histories still shared), cassette then journal. Raises CassetteError."""
+    return _read_exchanges(path, Exchange.model_validate)
+
+
+def read_stored(path: Path) -> list[dict[str, Any]]:
+    """The exchanges as `read_exchanges` reads them, each checked against the model but kept as the parsed
+    JSON it came from: the models of a 10,000-exchange cassette would take more memory than the JSON itself
+    (`cassette/recorded.py` makes them when they are read). Raises CassetteError."""
+    return _read_exchanges(path, _checked)
+
+
+def _checked(data: Any) -> dict[str, Any]:
+    Exchange.model_validate(data)  # a model made and dropped at once: only the check is kept
+    checked: dict[str, Any] = data
+    return checked
+
+
+type Make[T] = Callable[[Any], T]  # an exchange's JSON checked, and what is kept of it
+
+
+def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
     journal = journal_path(path)
     if not path.exists() and not journal.exists():
         raise CassetteError(f"{path}: no such cassette")
-    exchanges = _read_cassette(path) if path.exists() else []
+    exchanges = _read_cassette(path, make) if path.exists() else []
     if journal.exists():
-        rewrite, journalled = _read_journal(journal)
+        rewrite, journalled = _read_journal(journal, make)
         if rewrite == REWRITE_STARTED:
             exchanges = journalled
         elif rewrite is None:
-            known = {exchange.id for exchange in exchanges}
-            exchanges += [exchange for exchange in journalled if exchange.id not in known]
+            known = {exchange_id for exchange_id, _ in exchanges}
+            exchanges += [(exchange_id, kept) for exchange_id, kept in journalled if exchange_id not in known]
     last = 0
-    for exchange in exchanges:
-        if exchange.id <= last:
-            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
-        last = exchange.id
-    return exchanges
+    for exchange_id, _ in exchanges:
+        if exchange_id <= last:
+            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange_id} after {last}")
+        last = exchange_id
+    return [kept for _, kept in exchanges]
 
 
-def _read_cassette(path: Path) -> list[Exchange]:
+def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
+    """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
+    exchange, so memory never holds the whole file's bytes beside its parsed JSON (with the parser's own
+    buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
+    try:
+        with path.open("rb") as handle:
+            return [_made(make, orjson.loads(text)) for text in _written_exchanges(handle)]
+    except OSError as exc:
+        raise CassetteError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (_NotAsWritten, orjson.JSONDecodeError, ValidationError):
+        pass  # read whole, which says what is wrong where
     data = _parse(path, _read(path))
     if not isinstance(data, dict) or "llmproxy_cassette" not in data:
         raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
@@ -135,12 +165,55 @@ def _read_cassette(path: Path) -> list[Exchange]:
             f"{path}: unsupported cassette version {data['llmproxy_cassette']!r} (this llmproxy reads {VERSION})"
         )
     try:
-        return Cassette.model_validate(data).exchanges
-    except ValidationError as exc:
-        raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
+        exchanges = data.get("exchanges")
+        if not isinstance(exchanges, list) or set(data) != {"llmproxy_cassette", "exchanges"}:
+            Cassette.model_validate(data)  # says what is wrong with the envelope
+        return [_made(make, exchange) for exchange in exchanges]  # type: ignore[union-attr]
+    except ValidationError:
+        try:  # said as the whole document's error, which names the exchange and its place in the file
+            Cassette.model_validate(data)
+        except ValidationError as exc:
+            raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
+        raise
 
 
-def _read_journal(path: Path) -> tuple[str | None, list[Exchange]]:
+_OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [\n    ' % VERSION  # PendingCassette's layout
+_BETWEEN = b"\n    },\n    {"  # the end of one exchange and the start of the next
+_CLOSING = b"\n    }\n  ]\n}\n"
+_CHUNK = 1 << 20
+
+
+class _NotAsWritten(Exception):
+    """The file is not laid out as PendingCassette writes it (a cassette edited by hand, say)."""
+
+
+def _written_exchanges(handle: BinaryIO) -> Iterator[bytes]:
+    """Each exchange's JSON text in a cassette laid out as `PendingCassette` writes it (`encode_cassette`'s
+    bytes). JSON strings hold no raw line break, so a line that closes an object at the exchanges' indent
+    ends an exchange. Raises _NotAsWritten when the layout is another."""
+    if handle.read(len(_OPENING)) != _OPENING:
+        raise _NotAsWritten
+    pending = bytearray()
+    while chunk := handle.read(_CHUNK):
+        start = max(0, len(pending) - len(_BETWEEN) + 1)  # a separator may straddle two chunks
+        pending += chunk
+        begin = 0
+        while (end := pending.find(_BETWEEN, start)) >= 0:
+            yield bytes(pending[begin:end]) + b"\n    }"
+            begin = start = end + len(_BETWEEN) - 1  # the next exchange's "{"
+        del pending[:begin]
+    if not pending.endswith(_CLOSING):
+        raise _NotAsWritten
+    yield bytes(pending[: -len(_CLOSING)]) + b"\n    }"
+
+
+def _made[T](make: Make[T], data: Any) -> tuple[int, T]:
+    kept = make(data)  # first: it checks that `data` is an exchange, with an id
+    exchange_id: int = data["id"]
+    return exchange_id, kept
+
+
+def _read_journal[T](path: Path, make: Make[T]) -> tuple[str | None, list[tuple[int, T]]]:
     """Its rewrite state (None: appended to the cassette; "none": nothing to read) and its exchanges."""
     lines = _read(path).split(b"\n")
     if lines and lines[-1]:  # a line the killed writer did not finish: that exchange was in flight
@@ -159,7 +232,7 @@ def _read_journal(path: Path) -> tuple[str | None, list[Exchange]]:
         where = f"{path}: line {number}"
         data = _parse(where, line)
         try:
-            exchanges.append(Exchange.model_validate(data))
+            exchanges.append(_made(make, data))
         except ValidationError as exc:
             raise CassetteError(f"{where}: {describe(exc, [data], prefix='$')}") from None
     return rewrite, exchanges

@@ -90,7 +90,7 @@ def inflate(exchanges: Iterable[Exchange]) -> list[Exchange]:
         ref = request.extends
         body = request.body.json_ if isinstance(request.body, JsonBody) else None
         if ref is not None:
-            body = _rebuild(exchange.id, ref, body, bodies)
+            body = rebuild(exchange.id, ref, body, bodies)
             request = request.model_copy(update={"body": JsonBody(json=body), "extends": None})
             exchange = exchange.model_copy(update={"request": request})
         if isinstance(request.body, JsonBody):
@@ -99,7 +99,9 @@ def inflate(exchanges: Iterable[Exchange]) -> list[Exchange]:
     return rebuilt
 
 
-def _rebuild(exchange_id: int, ref: Extends, body: Any, bodies: dict[int, Any]) -> Any:
+def rebuild(exchange_id: int, ref: Extends, body: Any, bodies: dict[int, Any]) -> Any:
+    """The request body `body` of exchange `exchange_id` with the shared history `ref` names put back, from the
+    earlier exchanges' rebuilt JSON request bodies (`bodies`, by id). Raises ValueError."""
     where = f"exchange {exchange_id}: request.extends"
     path = parse_path(ref.path)
     if ref.exchange not in bodies:

@@ -17,6 +17,7 @@ from llmproxy.cassette import jsonpath
 from llmproxy.cassette.matching import Difference, RequestView, closest, differences
 from llmproxy.cassette.model import Exchange, Request, header_pairs
 from llmproxy.cassette.presets import PRESETS, Preset, preset_for
+from llmproxy.cassette.recorded import recorded_of
 from llmproxy.cassette.store import gc_paused
 from llmproxy.cassette.websocket import matched_requests
 
@@ -70,9 +71,10 @@ class ReplayIndex:
     only keys are kept: the views that explain a miss are built when the first miss needs them."""
 
     def __init__(self, exchanges: Sequence[Exchange], options: MatchOptions = MatchOptions()) -> None:
-        """`exchanges`: inflated (histories rebuilt), in recorded order."""
+        """`exchanges`: inflated (histories rebuilt), in recorded order; a loaded cassette's (`Recorded`) are
+        made models only as they are served."""
         self.options = options
-        self._exchanges = list(exchanges)
+        self._exchanges = recorded_of(exchanges)
         self._requests: list[Request] = []  # as matched (WebSocket messages read whole), as far as indexed
         self._reading = matched_requests(self._exchanges)
         self._views: list[RequestView] | None = None
@@ -116,7 +118,7 @@ class ReplayIndex:
             for request in self._reading:
                 position = len(self._requests)
                 self._requests.append(request)
-                found = self.view(request, self._exchanges[position].provider).key
+                found = self.view(request, self._exchanges.provider(position)).key
                 self._queues.setdefault(found, deque()).append(position)
                 if found == key:
                     return self._queues[key]
@@ -127,8 +129,8 @@ class ReplayIndex:
         if self._views is None:  # a miss has indexed every exchange: `_requests` holds them all
             with gc_paused():
                 self._views = [
-                    self.view(request, exchange.provider)
-                    for exchange, request in zip(self._exchanges, self._requests, strict=True)
+                    self.view(request, self._exchanges.provider(position))
+                    for position, request in enumerate(self._requests)
                 ]
         return self._views
 

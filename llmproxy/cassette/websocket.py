@@ -7,21 +7,26 @@ request matches its recording whether or not the client sent it whole, and no id
 an id from another.
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from llmproxy.cassette.bodies import event_bytes
 from llmproxy.cassette.model import Exchange, JsonBody, MessageEvent, Request
+from llmproxy.cassette.recorded import Recorded
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.websocket import Connection, parsed
 
 
-def matched_requests(exchanges: Sequence[Exchange]) -> Iterator[Request]:
+def matched_requests(exchanges: Recorded) -> Iterator[Request]:
     """Each exchange's request as replay matches it (`exchanges` in recorded order): an HTTP request as it
     is, a WebSocket message read whole where its connection allows (else as it was sent)."""
     connections: dict[int, Connection] = {}
-    for exchange in exchanges:
+    for position in range(len(exchanges)):
+        if not exchanges.on_websocket(position):
+            yield exchanges.request(position)
+            continue
+        exchange = exchanges[position]
         codec = websocket_codec(_route(exchange)) if exchange.websocket is not None else None
         body = exchange.request.body
         if codec is None or exchange.websocket is None or not isinstance(body, JsonBody):

@@ -3,6 +3,7 @@ the same exchanges, each with 1 and with 10,000 exchanges recorded; how long eac
 first answered request, its peak memory, and how long a 10,000-exchange cassette takes to load and index.
 
     .venv/bin/python scripts/bench/replay.py [--quick] [--rounds N] [--seconds S]
+    .venv/bin/python scripts/bench/replay.py --start-only [--rounds N]
 
 Both proxies run as processes of their own in regular (HTTPS_PROXY-style) proxy mode; the load generator
 (load.py) sends the same small Messages request again and again (keep-alive, concurrency 1 and 8), so both
@@ -11,10 +12,15 @@ request is the first exchange of the 10,000 (the others differ in their prompt).
 Rounds alternate the order of the targets; tables give medians over rounds. On a machine shared with other
 work, requests per second swing with the neighbours' load; CPU milliseconds per request (the proxy's whole
 process tree) is the steadier figure, and the tables give both ratios.
+
+`--start-only` measures only the start: each proxy launched afresh `--rounds` times on the 1- and the
+10,000-exchange recordings, its launch → first answer (wall), the CPU it spent until then, and its peak memory
+once it answered (medians).
 """
 
 import argparse
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -135,6 +141,28 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds the process has spent so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def launch(name: str, argv: list[str], workdir: Path, upstream_port: int) -> tuple[Target, float, float]:
+    """Start a proxy and send it one request: the proxy, the seconds until it answered and its CPU seconds."""
+    port = free_port()
+    begin = time.monotonic()
+    process = subprocess.Popen(
+        [a.replace("{port}", str(port)) for a in argv],
+        stdout=(workdir / f"{name}.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        cwd=workdir,
+    )
+    first_answer(port, upstream_port)
+    ready = time.monotonic() - begin
+    return Target(name, port, process.pid, process), ready, cpu_seconds(process.pid)
+
+
 def load(target: Target, upstream_port: int, concurrency: int, seconds: float) -> dict[str, Any]:
     argv = [sys.executable, str(BENCH / "load.py"), "--port", str(target.port), "--upstream-port", str(upstream_port)]
     argv += ["--proxy", "--body", "small", "--concurrency", str(concurrency), "--seconds", str(seconds)]
@@ -162,6 +190,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
+    parser.add_argument("--start-only", action="store_true", help="only launch → first answer, and memory")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 1.0
@@ -171,6 +200,7 @@ def main() -> int:
         workdir = Path(scratch)
         targets: list[Target] = []
         ready: dict[str, float] = {}
+        commands: dict[int, tuple[tuple[str, list[str]], ...]] = {}
         try:
             for count in (1, 10_000):
                 requests = bodies(count)
@@ -179,7 +209,8 @@ def main() -> int:
                 write_flows(flows, upstream_port, requests)
                 if count == 10_000:
                     print(f"10,000-exchange cassette: {cassette.stat().st_size:,} bytes", file=sys.stderr)
-                    ready["load+index 10k"] = loading_seconds(cassette)
+                    if not args.start_only:
+                        ready["load+index 10k"] = loading_seconds(cassette)
                 mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
                 mitmdump += [
                     "--server-replay",
@@ -190,19 +221,17 @@ def main() -> int:
                 ]
                 llmproxy = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
                 llmproxy += ["--on-exhausted", "repeat-last"]
-                for name, argv in ((f"mitmdump-{count}", mitmdump), (f"llmproxy-{count}", llmproxy)):
-                    port = free_port()
-                    begin = time.monotonic()
-                    process = subprocess.Popen(
-                        [a.replace("{port}", str(port)) for a in argv],
-                        stdout=(workdir / f"{name}.log").open("wb"),
-                        stderr=subprocess.STDOUT,
-                        cwd=workdir,
-                    )
-                    started.append(process)
-                    first_answer(port, upstream_port)
-                    ready[name] = time.monotonic() - begin
-                    targets.append(Target(name, port, process.pid, process))
+                commands[count] = ((f"mitmdump-{count}", mitmdump), (f"llmproxy-{count}", llmproxy))
+                if args.start_only:
+                    continue
+                for name, argv in commands[count]:
+                    target, ready[name], _ = launch(name, argv, workdir, upstream_port)
+                    assert target.process is not None
+                    started.append(target.process)
+                    targets.append(target)
+            if args.start_only:
+                print(starts(commands, workdir, upstream_port, args.rounds))
+                return 0
             runs: dict[str, list[dict[str, Any]]] = {}
             for round_ in range(args.rounds):
                 for concurrency in (1, 8):
@@ -218,6 +247,29 @@ def main() -> int:
             stop(started)
     print(report(runs, targets, ready, memory))
     return 0
+
+
+def starts(
+    commands: dict[int, tuple[tuple[str, list[str]], ...]], workdir: Path, upstream_port: int, rounds: int
+) -> str:
+    """Each proxy launched `rounds` times, alternating the order: medians of its start's figures."""
+    figures: dict[str, list[tuple[float, float, float]]] = {}
+    everything = [command for count in sorted(commands) for command in commands[count]]
+    for round_ in range(rounds):
+        for name, argv in everything if round_ % 2 == 0 else everything[::-1]:
+            target, ready, cpu = launch(name, argv, workdir, upstream_port)
+            assert target.process is not None
+            try:
+                memory = peak_rss_mb(target.pid)
+            finally:
+                stop([target.process])
+            figures.setdefault(name, []).append((ready, cpu, memory))
+            print(f"round {round_ + 1} {name:<16} {ready:6.2f} s, {cpu:.2f} s CPU, {memory:.0f} MB", file=sys.stderr)
+    lines = ["| target | launch → first answer s (wall) | CPU s until then | peak RSS MB |", "|---|---|---|---|"]
+    for name, _ in everything:
+        wall, cpu, memory = (statistics.median(column) for column in zip(*figures[name], strict=True))
+        lines.append(f"| {name} | {wall:.2f} | {cpu:.2f} | {memory:.0f} |")
+    return "\n".join(lines)
 
 
 def report(

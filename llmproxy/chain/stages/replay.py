@@ -21,9 +21,9 @@ from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.decode import decode_response, exchange_route
 from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
+from llmproxy.cassette.recorded import Recorded, load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
-from llmproxy.cassette.store import load_cassette
 from llmproxy.chain.incoming import Decline, Incoming
 from llmproxy.chain.reply import Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Stage
@@ -53,7 +53,7 @@ class Replaying:
         """The cassettes' exchanges indexed (the ones that exist: a recording in progress may not yet).
         Raises CassetteError."""
         paths = tuple(Path(path) for path in cassettes)
-        exchanges = [exchange for path in paths if cassette_exists(path) for exchange in load_cassette(path).exchanges]
+        exchanges = Recorded.joined(load_recorded(path) for path in paths if cassette_exists(path))
         return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
 
     def unused(self) -> list[Exchange]:
