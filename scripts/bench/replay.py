@@ -39,9 +39,10 @@ sys.path.insert(0, str(ROOT))
 import payloads  # noqa: E402
 from proxy import BIN, Target, free_port, stop  # noqa: E402
 
+from llmproxy.cassette.recorded import load_recorded  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.replay_index import ReplayIndex  # noqa: E402
-from llmproxy.cassette.store import CassetteWriter, load_cassette  # noqa: E402
+from llmproxy.cassette.store import CassetteWriter  # noqa: E402
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 
 STARTED = datetime.now(UTC)
@@ -180,7 +181,7 @@ def loading_seconds(path: Path, repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
         begin = time.perf_counter()
-        ReplayIndex(load_cassette(path).exchanges)
+        ReplayIndex(load_recorded(path))
         times.append(time.perf_counter() - begin)
     return statistics.median(times)
 
