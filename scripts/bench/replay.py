@@ -15,7 +15,8 @@ process tree) is the steadier figure, and the tables give both ratios.
 
 `--start-only` measures only the start: each proxy launched afresh `--rounds` times on the 1- and the
 10,000-exchange recordings, its launch → first answer (wall), the CPU it spent until then, and its peak memory
-once it answered (medians).
+once it answered (medians). `--versus CHECKOUT` adds `llmproxy replay` from another source tree (a worktree of
+main, say) to those starts.
 """
 
 import argparse
@@ -192,6 +193,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
     parser.add_argument("--start-only", action="store_true", help="only launch → first answer, and memory")
+    parser.add_argument(
+        "--versus", type=Path, action="append", default=[], help="with --start-only: another llmproxy source tree"
+    )
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.seconds = 1, 1.0
@@ -223,6 +227,11 @@ def main() -> int:
                 llmproxy = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
                 llmproxy += ["--on-exhausted", "repeat-last"]
                 commands[count] = ((f"mitmdump-{count}", mitmdump), (f"llmproxy-{count}", llmproxy))
+                for checkout in args.versus:  # that tree's code on this venv's libraries (env execs: same pid)
+                    tree = checkout.resolve()
+                    path = f"PYTHONPATH={tree}{os.pathsep}{tree / 'addons'}"
+                    argv = ["env", path, sys.executable, "-m", "llmproxy", *llmproxy[1:]]
+                    commands[count] += ((f"llmproxy-{count} @ {tree.name}", argv),)
                 if args.start_only:
                     continue
                 for name, argv in commands[count]:
