@@ -7,8 +7,8 @@ the closest recorded request and the paths where the received one differs. What 
 (`cassette/websocket.py`): the request it stands for, whether or not the client sent all of it.
 """
 
+import hashlib
 import threading
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -68,17 +68,21 @@ class ReplayIndex:
     a request whose key is not indexed yet indexes on until its key comes up (the first exchange with that
     key: identical requests are served in recorded order) or every exchange is indexed. So the first
     request a 10,000-exchange cassette answers waits for no more keys than it takes to reach its own, and
-    only keys are kept: the views that explain a miss are built when the first miss needs them."""
+    only keys are kept (not even the requests, unless a WebSocket's): the views that explain a miss are built
+    when the first miss needs them."""
 
     def __init__(self, exchanges: Sequence[Exchange], options: MatchOptions = MatchOptions()) -> None:
         """`exchanges`: inflated (histories rebuilt), in recorded order; a loaded cassette's (`Recorded`) are
         made models only as they are served."""
         self.options = options
         self._exchanges = recorded_of(exchanges)
-        self._requests: list[Request] = []  # as matched (WebSocket messages read whole), as far as indexed
+        # as far as indexed: a WebSocket message's request as matched (read whole with its connection's earlier
+        # messages), None for an HTTP request, made again from the cassette when a miss needs it
+        self._requests: list[Request | None] = []
         self._reading = matched_requests(self._exchanges)
         self._views: list[RequestView] | None = None
-        self._queues: dict[bytes, deque[int]] = {}
+        # by the digest of a key (a key holds the whole normalised request: 4 KB each for a small one)
+        self._queues: dict[bytes, list[int]] = {}  # positions not yet served, in recorded order
         self._last: dict[bytes, int] = {}
         self._used: set[int] = set()
         self._lock = threading.Lock()
@@ -93,18 +97,19 @@ class ReplayIndex:
     def take(self, request: Request, provider: str | None) -> ReplayHit | ReplayMiss:
         """The exchange that answers `request` (redacted like the cassette), or why there is none."""
         view = self.view(request, provider)
+        key = _digest(view.key)
         with self._lock:
-            queue = self._queues.get(view.key)
+            queue = self._queues.get(key)
             if not queue:
-                queue = self._index_until(view.key)
+                queue = self._index_until(key)
             if queue:
-                position = queue.popleft()
+                position = queue.pop(0)
                 self._used.add(position)
-                self._last[view.key] = position
+                self._last[key] = position
                 return ReplayHit(self._exchanges[position])
-            if view.key in self._last:
+            if key in self._last:
                 if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
-                    return ReplayHit(self._exchanges[self._last[view.key]], repeated=True)
+                    return ReplayHit(self._exchanges[self._last[key]], repeated=True)
                 return ReplayMiss(_describe(request), None, (), exhausted=True)
             views = self._all_views()
         near = closest(view, views)
@@ -112,14 +117,15 @@ class ReplayIndex:
             return ReplayMiss(_describe(request), None, ())
         return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(views[near], view)))
 
-    def _index_until(self, key: bytes) -> deque[int] | None:
-        """Index on until an exchange with `key` is indexed (its queue) or all are (None). Holds the lock."""
+    def _index_until(self, key: bytes) -> list[int] | None:
+        """Index on until an exchange with `key` (a digest) is indexed (its queue) or all are (None). Holds the
+        lock."""
         with gc_paused():
             for request in self._reading:
                 position = len(self._requests)
-                self._requests.append(request)
-                found = self.view(request, self._exchanges.provider(position)).key
-                self._queues.setdefault(found, deque()).append(position)
+                self._requests.append(request if self._exchanges.on_websocket(position) else None)
+                found = _digest(self.view(request, self._exchanges.provider(position)).key)
+                self._queues.setdefault(found, []).append(position)
                 if found == key:
                     return self._queues[key]
         return None
@@ -129,7 +135,7 @@ class ReplayIndex:
         if self._views is None:  # a miss has indexed every exchange: `_requests` holds them all
             with gc_paused():
                 self._views = [
-                    self.view(request, self._exchanges.provider(position))
+                    self.view(request or self._exchanges.request(position), self._exchanges.provider(position))
                     for position, request in enumerate(self._requests)
                 ]
         return self._views
@@ -150,6 +156,10 @@ class ReplayIndex:
         if name is not None:
             return PRESETS[name]
         return preset_for({key.lower(): value for key, value in header_pairs(request.headers)})
+
+
+def _digest(key: bytes) -> bytes:
+    return hashlib.blake2b(key, digest_size=16).digest()
 
 
 def _describe(request: Request) -> str:
