@@ -11,6 +11,9 @@ import pytest
 from llmproxy.session import Listening, Session, mocking
 
 BODY = json.dumps({"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]})
+PACED = json.dumps(  # answered as a stream with a pause before its first event
+    {"model": "claude-haiku-4-5", "max_tokens": 8, "stream": True, "messages": [{"role": "user", "content": "slowly"}]}
+)
 HEAD = (
     "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n"
     "anthropic-version: 2023-06-01\r\ncontent-type: application/json\r\n"
@@ -150,15 +153,7 @@ def test_keep_alive_serves_requests_one_after_another_on_one_connection(mock: Se
 
 
 def test_a_paced_stream_to_an_http_1_0_client_is_unframed_and_ends_with_the_connection(mock: Session) -> None:
-    body = json.dumps(
-        {
-            "model": "claude-haiku-4-5",
-            "max_tokens": 8,
-            "stream": True,
-            "messages": [{"role": "user", "content": "slowly"}],
-        }
-    )
-    request = f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}content-length: {len(body)}\r\n\r\n{body}"
+    request = f"{HEAD.replace('HTTP/1.1', 'HTTP/1.0', 1)}content-length: {len(PACED)}\r\n\r\n{PACED}"
     with connect(mock) as sock:
         sock.sendall(request.encode())
         head, _, events = read_to_close(sock).partition(b"\r\n\r\n")
@@ -189,15 +184,7 @@ def read_chunked(sock: socket.socket, pending: bytearray) -> tuple[bytes, bytes]
 
 
 def test_a_request_pipelined_behind_a_paced_stream_is_answered_after_it(mock: Session) -> None:
-    streamed = json.dumps(
-        {
-            "model": "claude-haiku-4-5",
-            "max_tokens": 8,
-            "stream": True,
-            "messages": [{"role": "user", "content": "slowly"}],
-        }
-    )
-    first = f"{HEAD}content-length: {len(streamed)}\r\n\r\n{streamed}"
+    first = f"{HEAD}content-length: {len(PACED)}\r\n\r\n{PACED}"
     second = f"{HEAD}content-length: {len(BODY)}\r\n\r\n{BODY}"
     with connect(mock) as sock:
         sock.sendall((first + second).encode())
