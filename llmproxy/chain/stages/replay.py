@@ -58,7 +58,9 @@ class Replaying:
 
     def unused(self) -> list[Exchange]:
         """Recorded exchanges never served (background traffic aside: its ids change every run)."""
-        return [exchange for exchange in self.index.unused() if background_url(exchange.request.url) is None]
+        unused = self.index.unused()
+        kept = {url: background_url(url) is None for url in {exchange.request.url for exchange in unused}}
+        return [exchange for exchange in unused if kept[exchange.request.url]]  # each URL looked up once
 
     def summary(self) -> list[str]:
         unused = self.unused()
