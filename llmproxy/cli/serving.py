@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import click
-from rich.console import Console
 
 from llmproxy import redacted_logs
 from llmproxy.cassette.presets import PRESETS
@@ -29,6 +28,8 @@ from llmproxy.errors import UsageError
 _calls = logging.getLogger("llmproxy.calls")
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from llmproxy.cli.live import LiveView
     from llmproxy.meter import Call
     from llmproxy.outputs import Document
@@ -202,19 +203,30 @@ class ServeOptions:
         """The plan with the meter on when something shows the calls (`--live`, `-v`, `--json`)."""
         if self.as_json and self.print_env:
             raise UsageError("--json and --print-env both want stdout: choose one")
-        metered = self.verbose > 0 or self.as_json or self.live_view(Console(stderr=True))
+        metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
         return dataclasses.replace(plan, meter=True) if metered else plan
 
-    def live_view(self, console: Console) -> bool:
+    def live_view(self, console: "Console | None") -> bool:
         """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and
-        no command shares it. Never when stderr is not a terminal."""
-        if not console.is_terminal:
+        no command shares it. Never when stderr is not a terminal (`console` None: it cannot be one)."""
+        if console is None or not console.is_terminal:
             return False
         return self.live if self.live is not None else not self.command
 
     def intercept(self) -> "InterceptPlan":
         """The chaos file and the shorthands as one plan; raises LlmproxyError for a value it cannot use."""
         return intercept_plan(**{name: getattr(self, name) for name in CHAOS_FIELDS})
+
+
+def stderr_console() -> "Console | None":
+    """A rich console on stderr, which decides whether stderr is a terminal; None when rich would say it is
+    not one (stderr is no terminal, and neither TTY_COMPATIBLE nor FORCE_COLOR says otherwise), which spares
+    importing rich at every start of a proxy run by a script or a test."""
+    if not sys.stderr.isatty() and not {"TTY_COMPATIBLE", "FORCE_COLOR"} & os.environ.keys():
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 CHAOS_FIELDS: Final = ("chaos", "fail", "fail_first", "retry_after", "rpm", "tpm", "tpd", "budget_usd", "seed", "state")
@@ -307,9 +319,9 @@ def serve(
     session's summary at the end (also when closing it failed) — in the live view's panel when it shows, and
     with `--json` the run's document on stdout. Returns the command's exit status (0 without one), or 1 when
     it succeeded but `failed(session)` says the run did not (a miss)."""
-    console = Console(stderr=True)
+    console = stderr_console()
     view = None
-    if options.live_view(console):
+    if console is not None and options.live_view(console):
         from llmproxy.cli.live import LiveView  # with the meter's pricing: only when the view shows
 
         view = LiveView(console, f"llmproxy {name}")
