@@ -46,11 +46,20 @@ def decode_response(body: bytes) -> Completion:
                 call = ToolCall(value["toolUseId"].string(), value["name"].string(), arguments, invalid)
                 assembly.add_call(call)
             case _:  # citations, guard content, images, other reasoning and future blocks: kept whole
+                assembly.text.extend(cited_text(block.obj()))
                 assembly.add_other(block.obj(), kind)
     assembly.add_fields(root.obj(), RESPONSE_FIELDS, "response")
     return assembly.completion(
         id=None, model=None, stop_reason=decode_stop(root["stopReason"]), usage=read_usage(root["usage"])
     )
+
+
+def cited_text(block: JsonObject) -> list[str]:
+    """The text of a `citationsContent` block (what it says still counts as the answer's text)."""
+    cited = block.get("citationsContent")
+    content = cited.get("content") if isinstance(cited, dict) else None
+    texts = (item.get("text") for item in content if isinstance(item, dict)) if isinstance(content, list) else ()
+    return [text for text in texts if isinstance(text, str)]
 
 
 def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:

@@ -30,7 +30,7 @@ from llmproxy.providers.anthropic.wire import parse_tool_json
 from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, dump_json, says_more, split_deltas
 from llmproxy.providers.bedrock.errors import CONVERSE_STREAM_EXCEPTIONS, failure_frame, read_failure
 from llmproxy.providers.bedrock.request import union
-from llmproxy.providers.bedrock.response import METRICS, RESPONSE_FIELDS
+from llmproxy.providers.bedrock.response import METRICS, RESPONSE_FIELDS, cited_text
 from llmproxy.providers.bedrock.wire import (
     converse_usage,
     decode_stop,
@@ -132,7 +132,9 @@ class _State:
                     block.signature = value.string()
                 elif part == "redactedContent":
                     block.redacted = value.string()
-            case _:  # tool results, images and kinds yet unknown: kept with their block
+            case "toolResult":  # a list of content items (`ToolResultBlocksDelta`)
+                block.items.extend(delta.value if isinstance(delta.value, list) else [delta.value])
+            case _:  # images and kinds yet unknown: kept with their block
                 block.items.append(delta.value)
 
     def completion(self, error: ProviderError | None) -> Completion:
@@ -140,6 +142,7 @@ class _State:
         for _, block in sorted(self.blocks.items()):
             kept = block.kept()
             if kept is not None:
+                assembly.text.extend(cited_text(kept))
                 assembly.add_other(kept, next(iter(kept)))
             elif block.kind == "text":
                 assembly.add_text("".join(block.pieces))
@@ -231,7 +234,7 @@ def _streamed(part: ContentPart, delta_chars: int) -> tuple[JsonObject | None, l
         return {"toolUse": start}, [{"toolUse": {"input": p}} for p in pieces]
     if kind == "toolResult" and isinstance(value, dict):
         start = {key: item for key, item in value.items() if key != "content"}
-        return {"toolResult": start}, [{"toolResult": item} for item in value.get("content") or ()]
+        return {"toolResult": start}, [{"toolResult": [item]} for item in value.get("content") or ()]
     if kind == "image" and isinstance(value, dict):
         delta = {key: item for key, item in value.items() if key in ("source", "error")}
         start = {key: item for key, item in value.items() if key not in delta}

@@ -10,9 +10,9 @@ exactly; then a known part that says more than its neutral form (a text or call 
 signature) is kept whole too. Consecutive text or thought parts (a stream's deltas) are one part.
 
 The candidate's own fields beside its content — `groundingMetadata` (search queries and results),
-`citationMetadata`, `urlContextMetadata`, `logprobsResult`, `finishMessage`, any future one — are kept as
-fields (`kept_fields`); in a stream the last chunk that sets one has the final value. Its `safetyRatings` and
-`avgLogprobs`, scores every Vertex answer carries, are not kept.
+`citationMetadata`, `urlContextMetadata`, `finishMessage`, any future one — are kept as fields
+(`kept_fields`); in a stream the last chunk that sets one has the final value. Its scores (`safetyRatings`,
+which every Vertex answer carries, `avgLogprobs`, `logprobsResult`) are not kept.
 """
 
 from dataclasses import dataclass, field
@@ -39,8 +39,10 @@ KNOWN_FIELDS: Final = frozenset({"text", "thought", "functionCall", "function_ca
 """The fields of the parts a Completion can say: any other (set) makes a part opaque."""
 CANDIDATE_FIELDS: Final = frozenset({"content", "finishReason", "finish_reason", "index"})
 """The candidate fields a Completion says."""
-SCORES: Final = frozenset({"safetyRatings", "safety_ratings", "avgLogprobs", "avg_logprobs"})
-"""Candidate fields not kept: per-answer scores, not content."""
+SCORES: Final = frozenset(
+    {"safetyRatings", "safety_ratings", "avgLogprobs", "avg_logprobs", "logprobsResult", "logprobs_result"}
+)
+"""Candidate fields not kept: scores of the answer (safety ratings, log probabilities), not content."""
 
 
 @dataclass(slots=True)
