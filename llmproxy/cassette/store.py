@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from llmproxy.cassette.audit import audit_captured
+from llmproxy.cassette.background import BackgroundLinks
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
@@ -135,6 +136,9 @@ class CassetteWriter:
             if isinstance(exchange.request.body, JsonBody):
                 self._index.observe(exchange.id, exchange.request.body.json_)
         self._next_id = max((exchange.id for exchange in existing), default=0) + 1
+        self._background = BackgroundLinks()  # a Responses background run's polls name their create
+        for exchange in existing:
+            self._background.link(exchange)
         self._connections: dict[int, int] = {}  # a recording's WebSocket connection → its first exchange's id
         self._journal = journal
         self._header = header
@@ -278,6 +282,7 @@ class CassetteWriter:
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
+        exchange = self._background.link(exchange)
         stored = dump(exchange)
         self._summary.count(exchange)
         self._audit(raw, exchange_id)
