@@ -319,15 +319,46 @@ async def test_async(llmproxy):
 
 
 def test_block_network_refuses_everything_but_loopback(tester: pytest.Pytester, upstream: Upstream):
+    """Every way the socket module reaches out — connections, datagrams, forward and reverse name lookups, also
+    from asyncio — with each attempt named; loopback, `localhost` and this machine's own name stay reachable."""
     body = """
-import socket
+import asyncio, socket
 
-def test_lookup():
-    socket.create_connection(("example.com", 80), timeout=1)
+def udp():
+    return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 
-def test_connect():
+def tcp(method, address):
     with socket.socket() as sock:
-        sock.connect(("192.0.2.1", 443))
+        return getattr(sock, method)(address)
+
+def datagram(method, *args):
+    with udp() as sock:
+        return getattr(sock, method)(*args)
+
+async def datagram_through_asyncio():  # the transport swallows the error: the attempt still fails the test
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.create_datagram_endpoint(asyncio.DatagramProtocol, family=socket.AF_INET)
+    transport.sendto(b"x", ("192.0.2.1", 56))
+    transport.close()
+
+BLOCKED = {
+    "create_connection": lambda: socket.create_connection(("example.com", 80), timeout=1),
+    "connect": lambda: tcp("connect", ("192.0.2.1", 443)),
+    "connect_ex": lambda: tcp("connect_ex", ("192.0.2.1", 444)),
+    "sendto": lambda: datagram("sendto", b"x", ("192.0.2.1", 53)),
+    "sendto_flags": lambda: datagram("sendto", b"x", 0, ("192.0.2.1", 54)),
+    "sendmsg": lambda: datagram("sendmsg", [b"x"], [], 0, ("192.0.2.1", 55)),
+    "gethostbyname": lambda: socket.gethostbyname("example.com"),
+    "gethostbyname_ex": lambda: socket.gethostbyname_ex("example.org"),
+    "gethostbyaddr": lambda: socket.gethostbyaddr("192.0.2.7"),
+    "getnameinfo": lambda: socket.getnameinfo(("192.0.2.8", 80), 0),
+    "asyncio_connection": lambda: asyncio.run(asyncio.open_connection("192.0.2.9", 443)),
+    "asyncio_datagram": lambda: asyncio.run(datagram_through_asyncio()),
+}
+
+@pytest.mark.parametrize("way", BLOCKED)
+def test_blocked(way):
+    BLOCKED[way]()
 
 def test_swallowed():
     try:
@@ -336,23 +367,48 @@ def test_swallowed():
         pass
 
 def test_loopback_is_reachable():
-    socket.getaddrinfo("localhost", 80)
+    assert socket.getaddrinfo("localhost", 80)
+    assert socket.gethostbyname("localhost") == "127.0.0.1"
+    assert "127.0.0.1" in socket.gethostbyname_ex("127.0.0.1")[2]
+    assert socket.gethostbyaddr("127.0.0.1")
+    assert socket.getnameinfo(("127.0.0.1", 80), 0)
+    flags = socket.NI_NUMERICHOST | socket.NI_NUMERICSERV  # numbers only: no server is asked
+    assert socket.getnameinfo(("192.0.2.1", 443), flags) == ("192.0.2.1", "443")
+    assert socket.getfqdn()  # this machine's own name
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         socket.create_connection(server.getsockname()).close()
+        with socket.socket() as client:
+            assert client.connect_ex(server.getsockname()) == 0
+    with udp() as receiver, udp() as sender:
+        receiver.bind(("127.0.0.1", 0))
+        sender.sendto(b"one", receiver.getsockname())
+        sender.sendmsg([b"two"], [], 0, receiver.getsockname())
+        assert [receiver.recv(8), receiver.recv(8)] == [b"one", b"two"]
 """
     module(tester, upstream, "test_block", body)
     result = tester.runpytest("--llmproxy-block-network", "-rf")
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=1, failed=13)
+    blocked = "*NetworkBlocked: llmproxy blocked {}: --llmproxy-block-network lets a test that replays*"
     result.stdout.fnmatch_lines_random(
         [
-            "*NetworkBlocked: llmproxy blocked a name lookup of example.com: --llmproxy-block-network*",
-            "*NetworkBlocked: llmproxy blocked a connection to 192.0.2.1:443*",
-            "FAILED test_block.py::test_swallowed*",
+            blocked.format("a name lookup (getaddrinfo) of example.com"),
+            blocked.format("a connection to 192.0.2.1:443"),
+            blocked.format("a connection to 192.0.2.1:444"),
+            blocked.format("a datagram to 192.0.2.1:53"),
+            blocked.format("a datagram to 192.0.2.1:54"),
+            blocked.format("a datagram to 192.0.2.1:55"),
+            blocked.format("a name lookup (gethostbyname) of example.com"),
+            blocked.format("a name lookup (gethostbyname_ex) of example.org"),
+            blocked.format("a name lookup (gethostbyaddr) of 192.0.2.7"),
+            blocked.format("a reverse lookup (getnameinfo) of 192.0.2.8"),
+            blocked.format("a connection to 192.0.2.9:443"),
+            "*blocked: a datagram to 192.0.2.1:56",
+            "*blocked: a name lookup (getaddrinfo) of api.openai.com",
         ]
     )
-    result.stdout.fnmatch_lines(["*blocked: a name lookup of api.openai.com*"])
+    assert "test_loopback_is_reachable" not in result.stdout.str().split("short test summary")[1]
 
 
 def test_orphaned_cassettes_are_listed(tester: pytest.Pytester, upstream: Upstream):
