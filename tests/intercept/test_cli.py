@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.cli import main
 from llmproxy.intercept.control import ControlServer
 from llmproxy.intercept.engine import Intercept
@@ -115,3 +116,18 @@ def test_a_wrong_token_and_no_control_api_are_one_line_each(running: ControlServ
     result = CliRunner().invoke(main, ["chaos", "show"], env={"LLMPROXY_CONTROL_URL": "", "LLMPROXY_CONTROL_TOKEN": ""})
     assert result.exit_code == 2
     assert "no control API" in result.stderr
+
+
+def test_the_chain_counts_its_rules_in_words(tmp_path: Path) -> None:
+    """`--explain-chain` (the plan) and the chain as built (`--debug`) say "1 rule", not "1 rules"."""
+    cassette = str(DOCS.parent / "cassettes" / "quickstart.json")
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({"rules": [{"chaos": {"errorStatus": 529}}, {"chaos": {"errorStatus": 503}}]}))
+    for options, rules in ((["--fail", "529@1"], "1 rule"), (["--chaos", str(two)], "2 rules")):
+        result = CliRunner().invoke(main, ["replay", "--cassette", cassette, *options, "--explain-chain"])
+        assert result.exit_code == 0, result.output
+        assert f"  intercept: {rules} (" in result.stdout
+    one_stage = InterceptStage(Intercept(ChaosFile(rules=shorthand_rules(rpm=50))))
+    two_stage = InterceptStage(Intercept(ChaosFile.model_validate_json(two.read_text())))
+    assert one_stage.explain().startswith("chaos, quotas and budget: 1 rule;")
+    assert two_stage.explain().startswith("chaos, quotas and budget: 2 rules;")

@@ -28,6 +28,7 @@ from llmproxy.intercept.rules import parse_profile
 from llmproxy.intercept.summary import summary_lines
 from llmproxy.model import Completion, ErrorKind, ProviderError
 from llmproxy.providers.registry import error_encoder
+from llmproxy.words import plural
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class InterceptStage(Stage):
 
     def explain(self) -> str:
         engine = self.engine
-        parts = [f"{len(engine.rules)} rules" if engine.rules else "", "a budget" if engine.budget else ""]
+        parts = [plural(len(engine.rules), "rule") if engine.rules else "", "a budget" if engine.budget else ""]
         what = " and ".join(part for part in parts if part) or "nothing yet"
         source = f" ({self.source})" if self.source else ""
         return f"chaos, quotas and budget: {what}{source}; counters {engine.store.describe()}"
