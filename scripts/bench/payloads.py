@@ -155,7 +155,12 @@ def stream_head() -> bytes:
 def stream_delta() -> bytes:
     """One content_block_delta whose text is the time it was made (seconds since the epoch), so the client
     can tell how long it took to arrive."""
-    delta = {"type": "text_delta", "text": f"{time.time():.6f} "}
+    return text_delta(f"{time.time():.6f} ")
+
+
+def text_delta(text: str) -> bytes:
+    """One content_block_delta carrying `text`."""
+    delta = {"type": "text_delta", "text": text}
     return _event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
 
 
