@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from llmproxy.cassette.audit import audit_captured
+from llmproxy.cassette.audit import RecordingAudit
 from llmproxy.cassette.background import BackgroundLinks
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
@@ -144,6 +144,7 @@ class CassetteWriter:
         self._header = header
         self._journal_failed = False
         self._summary = RecordSummary(path)
+        self._audits = RecordingAudit(redactor)
         self._queue: queue.SimpleQueue[RawExchange | object | None] = queue.SimpleQueue()
         self._closed = False
         self._started = False
@@ -266,10 +267,12 @@ class CassetteWriter:
             self._journal_failed = True
             logger.error("%s: could not write the journal: %s", self.path, exc.strerror or exc)
 
-    def _audit(self, raw: RawExchange, exchange_id: int) -> None:
+    def _audit(self, raw: RawExchange, exchange: Exchange) -> None:
         """Whether llmproxy's codecs read it: counted for the summary, never in the way of the recording."""
+        exchange_id = exchange.id
         try:
-            self._summary.decoding.add(audit_captured(raw, self._redactor), f"exchange {exchange_id}")
+            result = self._audits.audit(exchange_id, raw, exchange.request.extends)
+            self._summary.decoding.add(result, f"exchange {exchange_id}")
         except Exception:
             logger.exception("%s: could not check exchange %d against the codecs", self.path, exchange_id)
 
@@ -285,7 +288,7 @@ class CassetteWriter:
         exchange = self._background.link(exchange)
         stored = dump(exchange)
         self._summary.count(exchange)
-        self._audit(raw, exchange_id)
+        self._audit(raw, exchange)
         if not self._journal_failed:
             try:
                 self._journal.append(orjson.dumps(stored) + b"\n")

@@ -15,6 +15,8 @@ from typing import Final, Literal
 
 from llmproxy.errors import ParseError
 from llmproxy.model import Completion, Conversation, OtherPart, Route
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
 
 EXCERPT_CHARS: Final = 200
@@ -61,15 +63,34 @@ class Answer:
     events: Sequence[bytes] | None = None
 
 
-def audit(route: Route, request: bytes, answer: Answer | None) -> Audit | None:
+@dataclass(frozen=True, slots=True)
+class RequestRead:
+    """How a request decoded: its failure, or how many parts it kept whole as opaque."""
+
+    failure: DecodeFailure | None
+    opaque: int = 0
+
+
+def read_request(chat: ChatCodec, request: bytes, parsed: Parsed | None = None) -> RequestRead:
+    """Decode a chat request (`parsed`: the same body already parsed, or another document to decode in its
+    place; a failure quotes `request`)."""
+    document = request if parsed is None else parsed
+    conversation, failed = _attempt("request", request, lambda: chat.decode_request(document))
+    return RequestRead(failed, _opaque_parts(conversation))
+
+
+def audit(
+    route: Route, request: bytes, answer: Answer | None, read: Callable[[ChatCodec], RequestRead] | None = None
+) -> Audit | None:
     """Decode an exchange's request and (successful) answer with the route's codec; None for a route no
     codec reads (a model list, a count of tokens). Error answers are not audited: every error body decodes,
-    into a kind from its status at worst."""
+    into a kind from its status at worst. `read`: how a chat request is decoded, when the caller knows a
+    cheaper way to the same result than decoding it whole (`cassette.audit.RecordingAudit`)."""
     chat = chat_codec(route)
     if chat is not None:
-        conversation, failed = _attempt("request", request, lambda: chat.decode_request(request))
-        failures = [failed] if failed else []
-        opaque = _opaque_parts(conversation)
+        requested = read(chat) if read is not None else read_request(chat, request)
+        failures = [requested.failure] if requested.failure else []
+        opaque = requested.opaque
         if answer is not None and answer.status < 400:
             if answer.events is not None:
                 events = answer.events
