@@ -18,6 +18,7 @@ from llmproxy.model import Completion, Conversation, OtherPart, Route
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
+from llmproxy.words import plural
 
 EXCERPT_CHARS: Final = 200
 SHOWN_FAILURES: Final = 20  # the summary names this many failures; it counts them all
@@ -169,14 +170,17 @@ class DecodeTally:
         if failed:
             routes = ", ".join(f"{label} {count}" for label, count in sorted(self.failed.items()))
             total = sum(self.checked.values())
-            lines.append(f"{failed} of {total} exchanges did not decode (recorded and served as they came): {routes}")
+            lines.append(
+                f"{failed} of {plural(total, 'exchange')} did not decode (recorded and served as they came): {routes}"
+            )
             for where, label, failure in self.shown:
                 lines.append(f"  not decoded: {where + ': ' if where else ''}{label} {failure}")
             if failed > len(self.shown):
                 lines.append(f"  … and {failed - len(self.shown)} more: `llmproxy cassette check --decode` lists all")
         if opaque:
             routes = ", ".join(f"{label} {count}" for label, count in sorted(self.opaque.items()) if count)
-            lines.append(f"{opaque} parts kept whole, with no neutral meaning (server tools, citations…): {routes}")
+            kept = plural(opaque, "part")
+            lines.append(f"{kept} kept whole, with no neutral meaning (server tools, citations…): {routes}")
         return lines
 
     def __getstate__(self) -> dict[str, object]:
