@@ -13,12 +13,24 @@ import orjson
 from llmproxy.analysis.decode import ChatExchange
 from llmproxy.intercept.faults import Injected
 from llmproxy.mock.usage import estimate_usage, tokens
-from llmproxy.model import Conversation, Message, Provider, Role, TextPart, ToolCall, ToolDefinition, Usage
+from llmproxy.model import (
+    Conversation,
+    Message,
+    Provider,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolDefinition,
+    ToolResultPart,
+    Usage,
+)
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
 _BILLING_HEADER = "x-anthropic-billing-header:"
 _KEPT_TOOLS = 256
+_KEPT_TEXTS = 256
+_known_texts: dict[str, tuple[str, int]] = {}  # system prompt → (fingerprint, tokens)
 _counted_tools: dict[int, tuple[tuple[ToolDefinition, ...], int]] = {}  # id(tools) → (tools, tokens)
 
 
@@ -126,18 +138,20 @@ def build_call(
     model = model or request.model or (completion.model if completion else None)
     cost = book.cost(usage, model, at=started_at, vendor=vendor, url=url, provider=decoded.route.provider)
     head = lineage.system if decoded.shared_items else _leading_system(request.messages)
-    system = "\n".join(text for text in (_system_prompt(request), head) if text)
+    prompt = _system_prompt(request)
+    system = "\n".join(text for text in (prompt, head) if text)
+    system_fingerprint, system_tokens = _text_facts(system)
     new_items = request.messages
     position = decoded.shared_items
-    results, large = _blocks(new_items, position)
+    new_tokens, results, large = _read_messages(new_items, position)
     large = tuple(_large_system(request)) + large
     tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
     tool_names = ",".join(tool.name for tool in request.tools)
-    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system}\n{lineage.digest}")
-    history = lineage.history_tokens + sum(_message_tokens(message) for message in new_items)
+    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system_fingerprint}\n{lineage.digest}")
+    history = lineage.history_tokens + new_tokens
     tool_tokens = _tools_tokens(request.tools)
-    estimate = tokens(_system_prompt(request)) + tool_tokens + history  # leading system messages: in history
+    estimate = _text_facts(prompt)[1] + tool_tokens + history  # leading system messages: in history
     reported = not usage.estimated and usage.input_tokens > 0
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
     return Call(
@@ -161,8 +175,8 @@ def build_call(
         tool_calls=tool_calls,
         finish_reason=completion.stop_reason.value if completion and completion.stop_reason else None,
         message_count=count,
-        system_fingerprint=fingerprint(system) if system else None,
-        system_tokens=tokens(system),
+        system_fingerprint=system_fingerprint if system else None,
+        system_tokens=system_tokens,
         defined_tools=tuple(tool.name for tool in request.tools),
         defined_tool_tokens=tool_tokens,
         tool_results=results,
@@ -174,6 +188,17 @@ def build_call(
         scale=scale,
         injected=injected,
     )
+
+
+def _text_facts(text: str) -> tuple[str, int]:
+    """A system prompt's fingerprint and estimated tokens, worked out once per distinct prompt: an agent
+    re-sends the same few kilobytes on every call."""
+    facts = _known_texts.get(text)
+    if facts is None:
+        if len(_known_texts) >= _KEPT_TEXTS:
+            _known_texts.clear()
+        facts = _known_texts[text] = (fingerprint(text), tokens(text))
+    return facts
 
 
 def _system_prompt(request: Conversation) -> str:
@@ -192,22 +217,30 @@ def _leading_system(messages: tuple[Message, ...]) -> str:
     return "\n".join(texts)
 
 
-def _message_tokens(message: Message) -> int:
-    return tokens(message.text) + sum(tokens(_canonical(call)) for call in message.tool_calls)
-
-
-def _blocks(messages: tuple[Message, ...], start: int) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
+def _read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
+    """The messages' estimated tokens, the tool results they bring, and their large text blocks, in one pass
+    over their parts."""
+    total = 0
     results: list[Block] = []
     large: list[Block] = []
     for offset, message in enumerate(messages):
-        for part in message.tool_results:
-            text = part.text
-            results.append(Block(fingerprint(text), tokens(text), start + offset, part.name))
-        text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
-        size = tokens(text)
+        texts: list[str] = []  # as `Message.text` joins them: text parts and tool results, in order
+        plain: list[str] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+                plain.append(part.text)
+            elif isinstance(part, ToolResultPart):
+                text = part.text
+                texts.append(text)
+                results.append(Block(fingerprint(text), tokens(text), start + offset, part.name))
+            elif isinstance(part, ToolCall):
+                total += tokens(_canonical(part))
+        total += tokens("".join(texts))
+        size = tokens("".join(plain))
         if size >= LARGE_BLOCK_TOKENS:
-            large.append(Block(fingerprint(text), size, start + offset))
-    return tuple(results), tuple(large)
+            large.append(Block(fingerprint("".join(plain)), size, start + offset))
+    return total, tuple(results), tuple(large)
 
 
 def _large_system(request: Conversation) -> list[Block]:

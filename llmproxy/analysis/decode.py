@@ -33,7 +33,7 @@ def read_chat(exchange: Exchange) -> ChatExchange | str:
     """The exchange decoded, or why it is not a chat call a report counts (a short reason)."""
     route = exchange_route(exchange)
     try:
-        conversation, completion, usage = decode_exchange(exchange)
+        conversation, completion, usage = decode_exchange(exchange, route)
     except UnsupportedError:
         return "not a chat API"
     except ValueError:  # ParseError, or a stored body that is not what it claims
