@@ -6,6 +6,7 @@ only the items after the shared prefix are decoded, and `shared_items` says how 
 over a long agent session therefore costs what the session says once, not what it re-sent every turn.
 """
 
+import functools
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -39,19 +40,26 @@ def read_chat(exchange: Exchange) -> ChatExchange | str:
     except ValueError:  # ParseError, or a stored body that is not what it claims
         return "undecodable request" if _request_fails(exchange) else "undecodable response"
     assert route is not None  # decode_exchange found the chat API it speaks
-    url = urlsplit(exchange.request.url)
+    host, path = _host_and_path(exchange.request.url)
     extends = exchange.request.extends
     shared, parent = (extends.items, extends.exchange) if extends is not None else (0, None)
     response = exchange.response
     if response is None or completion is None:
         error = exchange.error or "no response"
-        return ChatExchange(route, url.hostname or "", url.path, conversation, None, None, shared, parent, error)
+        return ChatExchange(route, host, path, conversation, None, None, shared, parent, error)
     failed = completion.error
     if response.status >= 400 and failed is not None:
         reason = f"status {response.status}" + (f": {failed.message}" if failed.message else "")
-        return ChatExchange(route, url.hostname or "", url.path, conversation, None, None, shared, parent, reason)
+        return ChatExchange(route, host, path, conversation, None, None, shared, parent, reason)
     message = failed.message if failed is not None else None
-    return ChatExchange(route, url.hostname or "", url.path, conversation, completion, usage, shared, parent, message)
+    return ChatExchange(route, host, path, conversation, completion, usage, shared, parent, message)
+
+
+@functools.lru_cache(maxsize=256)
+def _host_and_path(url: str) -> tuple[str, str]:
+    """Split once per URL: a recording sends thousands of calls to the same few."""
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.path
 
 
 def _request_fails(exchange: Exchange) -> bool:

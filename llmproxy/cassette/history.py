@@ -66,7 +66,7 @@ class HistoryIndex:
             earlier = self._prefixes.get((path, chain[length - 1]))
             if earlier is not None:
                 extends = Extends(exchange=earlier, path=path_text(path), items=length)
-                stored = _set(body, path, items[length:])
+                stored = with_list(body, path, items[length:])
                 break
         else:
             extends, stored = None, body
@@ -112,7 +112,7 @@ def _rebuild(exchange_id: int, ref: Extends, body: Any, bodies: dict[int, Any]) 
     tail = _get(body, path)
     if not isinstance(tail, list):
         raise ValueError(f"{where}: the request body has no list at {ref.path}")
-    return _set(body, path, base[: ref.items] + tail)
+    return with_list(body, path, base[: ref.items] + tail)
 
 
 def _chain(items: list[Any]) -> Iterable[bytes]:
@@ -130,7 +130,7 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _set(value: dict[str, Any], path: tuple[str, ...], new: Any) -> dict[str, Any]:
+def with_list(value: dict[str, Any], path: tuple[str, ...], new: Any) -> dict[str, Any]:
     """A copy of `value` with `new` at `path` (only the objects along the path are copied)."""
     head, *rest = path
-    return {**value, head: _set(value[head], tuple(rest), new) if rest else new}
+    return {**value, head: with_list(value[head], tuple(rest), new) if rest else new}
