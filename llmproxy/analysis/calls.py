@@ -154,6 +154,7 @@ def build_call(
     estimate = _text_facts(prompt)[1] + tool_tokens + history  # leading system messages: in history
     reported = not usage.estimated and usage.input_tokens > 0
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
+    large = tuple(block for block in large if int(block.tokens * scale) >= LARGE_BLOCK_TOKENS)  # as billed
     return Call(
         source=source,
         exchange_id=exchange_id,
