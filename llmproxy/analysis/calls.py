@@ -107,7 +107,11 @@ class Call:
 
 
 def fingerprint(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return _digest(text.encode())
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
 def build_call(
@@ -220,28 +224,33 @@ def _leading_system(messages: tuple[Message, ...]) -> str:
 
 def _read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
     """The messages' estimated tokens, the tool results they bring, and their large text blocks, in one pass
-    over their parts."""
+    over their parts. A message's tokens are those of its text (`Message.text`: text parts and tool results
+    joined), counted from the parts' UTF-8 sizes, which add up as the joined text's would."""
     total = 0
     results: list[Block] = []
     large: list[Block] = []
     for offset, message in enumerate(messages):
-        texts: list[str] = []  # as `Message.text` joins them: text parts and tool results, in order
-        plain: list[str] = []
+        size = 0  # bytes of the message's text
+        plain: list[str] = []  # its text parts: a large one is a block of its own
         for part in message.parts:
             if isinstance(part, TextPart):
-                texts.append(part.text)
+                size += len(part.text.encode())
                 plain.append(part.text)
             elif isinstance(part, ToolResultPart):
-                text = part.text
-                texts.append(text)
-                results.append(Block(fingerprint(text), tokens(text), start + offset, part.name))
+                data = part.text.encode()
+                size += len(data)
+                results.append(Block(_digest(data), _tokens_of(len(data)), start + offset, part.name))
             elif isinstance(part, ToolCall):
                 total += tokens(_canonical(part))
-        total += tokens("".join(texts))
-        size = tokens("".join(plain))
-        if size >= LARGE_BLOCK_TOKENS:
-            large.append(Block(fingerprint("".join(plain)), size, start + offset))
+        total += _tokens_of(size)
+        if plain and (text := "".join(plain)) and (block := tokens(text)) >= LARGE_BLOCK_TOKENS:
+            large.append(Block(fingerprint(text), block, start + offset))
     return total, tuple(results), tuple(large)
+
+
+def _tokens_of(size: int) -> int:
+    """`mock.usage.tokens` of a text of `size` UTF-8 bytes."""
+    return -(-size // 4)
 
 
 def _large_system(request: Conversation) -> list[Block]:

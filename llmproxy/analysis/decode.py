@@ -30,9 +30,29 @@ class ChatExchange:
     error: str | None  # why there is no completion: the upstream's error, a status, a failed connection
 
 
-def read_chat(exchange: Exchange) -> ChatExchange | str:
+class Routes:
+    """The API each recorded request speaks, detected once per method, URL and headers: a recording repeats
+    the same few (the last 256 are remembered)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str, tuple[str, ...]], Route | None] = {}
+
+    def of(self, exchange: Exchange) -> Route | None:
+        request = exchange.request
+        key = (request.method, request.url, tuple(request.headers))
+        if key not in self._known:
+            if len(self._known) >= _KEPT_ROUTES:
+                self._known.clear()
+            self._known[key] = exchange_route(exchange)
+        return self._known[key]
+
+
+_KEPT_ROUTES = 256
+
+
+def read_chat(exchange: Exchange, routes: Routes | None = None) -> ChatExchange | str:
     """The exchange decoded, or why it is not a chat call a report counts (a short reason)."""
-    route = exchange_route(exchange)
+    route = routes.of(exchange) if routes is not None else exchange_route(exchange)
     try:
         conversation, completion, usage = decode_exchange(exchange, route)
     except UnsupportedError:

@@ -16,7 +16,7 @@ import orjson
 
 from llmproxy.analysis.background import POLL, BackgroundRuns
 from llmproxy.analysis.calls import Call, Lineage, build_call
-from llmproxy.analysis.decode import ChatExchange, read_chat
+from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
 from llmproxy.analysis.kept import KeptRequests
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
 from llmproxy.cassette.files import iter_exchanges
@@ -106,6 +106,7 @@ def _calls(
     digests = HistoryDigests()
     index = HistoryIndex()
     runs = BackgroundRuns()
+    routes = Routes()
 
     def call_of(exchange: Exchange, decoded: ChatExchange) -> Call:
         parent = decoded.extends
@@ -136,7 +137,7 @@ def _calls(
     for exchange in iter_exchanges(path):
         summary.exchanges += 1
         exchange = _shared(exchange, index)
-        decoded = read_chat(exchange)
+        decoded = read_chat(exchange, routes)
         kept.add(exchange.id, exchange.request, decoded.route if isinstance(decoded, ChatExchange) else None)
         if isinstance(decoded, str):
             finished = runs.poll(exchange)

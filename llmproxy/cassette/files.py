@@ -170,7 +170,7 @@ def _one_by_one(path: Path) -> Generator[Exchange, None, bool]:
             while True:
                 while len(data) - at < len(_NEXT) + 1 and (more := handle.read(_CHUNK)):
                     data, at = data[at:] + more, 0
-                if any(len(data) - at == len(end) and data.startswith(end, at) for end in _CLOSINGS):
+                if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
                     return not handle.read(1)
                 if count:
                     if not data.startswith(b",", at):
