@@ -275,8 +275,13 @@ def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | Non
         used[call.session].update(block.name for block in call.tool_results if block.name)
     affected: dict[int, int] = {}
     unused_names: set[str] = set()
+    known: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # an agent offers the same tools every call
     for index, call in enumerate(calls, 1):
-        unused = [name for name in call.defined_tools if name not in used[call.session]]
+        unused = known.get((call.session, call.defined_tools))
+        if unused is None:
+            unused = known[call.session, call.defined_tools] = [
+                name for name in call.defined_tools if name not in used[call.session]
+            ]
         if unused and call.defined_tool_tokens > 0:
             affected[index] = call.tokens(call.defined_tool_tokens) * len(unused) // len(call.defined_tools)
             unused_names.update(unused)

@@ -180,12 +180,13 @@ def _one_by_one(path: Path) -> Generator[Exchange, None, bool]:
                     return False
                 start = at + len(_NEXT) - 1
                 end = data.find(_CLOSE, start)
-                while end < 0:
-                    more = handle.read(_CHUNK)
+                while end < 0:  # a long exchange: read as much again, and search only what is new
+                    more = handle.read(max(_CHUNK, len(data) - start))
                     if not more:
                         return False
+                    searched = len(data) - start - len(_CLOSE) + 1
                     data, start = data[start:] + more, 0
-                    end = data.find(_CLOSE, start)
+                    end = data.find(_CLOSE, max(0, searched))
                 at = end + len(_CLOSE)
                 try:
                     exchange = Exchange.model_validate(orjson.loads(memoryview(data)[start:at]))
