@@ -13,7 +13,7 @@ then it replaces the cassette's exchanges instead; ``"pending"`` (the run never 
 import contextlib
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +124,80 @@ def read_exchanges(path: Path) -> list[Exchange]:
             raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
         last = exchange.id
     return exchanges
+
+
+def iter_exchanges(path: Path) -> Iterator[Exchange]:
+    """`read_exchanges` one exchange at a time, so a reader of a long recording holds one exchange, not the
+    whole file's parsed form (several times the file's size while parsing). A cassette laid out as llmproxy
+    writes it is parsed exchange by exchange; a file in any other layout, or with a journal beside it, is read
+    whole. Raises CassetteError, as `read_exchanges` would (possibly after yielding earlier exchanges)."""
+    if journal_path(path).exists() or not path.exists():
+        yield from read_exchanges(path)
+        return
+    last = 0
+    stream = _one_by_one(path)
+    while True:
+        try:
+            exchange = next(stream)
+        except StopIteration as stop:
+            if stop.value:
+                return
+            break  # not llmproxy's layout after all, or something in it is wrong: the whole file says what
+        if exchange.id <= last:
+            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
+        last = exchange.id
+        yield exchange
+    yield from (exchange for exchange in read_exchanges(path) if exchange.id > last)
+
+
+_OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION
+_NEXT = b"\n    {"  # an exchange opens on its own line, indented by four spaces (its fields by six or more)
+_CLOSE = b"\n    }"  # and closes so: JSON strings hold no raw newline, so this ends the exchange it follows
+_CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last exchange, or when there is none
+_CHUNK = 1 << 20
+
+
+def _one_by_one(path: Path) -> Generator[Exchange, None, bool]:
+    """The exchanges of a cassette in `encode_cassette`'s layout, each parsed and validated alone, read a
+    chunk at a time; returns True when the whole file was read so, False as soon as it is not in that layout
+    or an exchange does not parse or validate (the caller then reads the file whole)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_CHUNK)
+            if not data.startswith(_OPENING):
+                return False
+            at, count = len(_OPENING), 0
+            while True:
+                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(_CHUNK)):
+                    data, at = data[at:] + more, 0
+                if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
+                    return not handle.read(1)
+                if count:
+                    if not data.startswith(b",", at):
+                        return False
+                    at += 1
+                if not data.startswith(_NEXT, at):
+                    return False
+                start = at + len(_NEXT) - 1
+                end = data.find(_CLOSE, start)
+                while end < 0:  # a long exchange: read as much again, and search only what is new
+                    more = handle.read(max(_CHUNK, len(data) - start))
+                    if not more:
+                        return False
+                    searched = len(data) - start - len(_CLOSE) + 1
+                    data, start = data[start:] + more, 0
+                    end = data.find(_CLOSE, max(0, searched))
+                at = end + len(_CLOSE)
+                try:
+                    exchange = Exchange.model_validate(orjson.loads(memoryview(data)[start:at]))
+                except (orjson.JSONDecodeError, ValidationError):
+                    return False
+                count += 1
+                yield exchange
+                if at > _CHUNK:
+                    data, at = data[at:], 0
+    except OSError:
+        return False
 
 
 def _read_cassette(path: Path) -> list[Exchange]:
