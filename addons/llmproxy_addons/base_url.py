@@ -6,7 +6,6 @@ A request for one of llmproxy's own listeners that comes through the proxy (a cl
 the proxy variables) is sent where that listener would send it: mitmproxy refuses to connect to itself.
 """
 
-
 from mitmproxy import http
 
 from llmproxy.destinations import Destination
