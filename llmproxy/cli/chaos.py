@@ -163,6 +163,11 @@ def _run(name: str, call: Callable[[], dict[str, Any]], describe: Callable[[dict
         click.echo(text, err=name != "show")
 
 
+# The control API is on loopback, and the command that calls it usually runs under `llmproxy record|replay|mock
+# -- …`, whose HTTP(S)_PROXY points at the proxy: through it, the mock or the cassette would answer instead.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _call(url: str | None, token: str | None, method: str, body: Any = None, query: str = "") -> dict[str, Any]:
     if not url or not token:
         raise UsageError(
@@ -173,7 +178,7 @@ def _call(url: str | None, token: str | None, method: str, body: Any = None, que
     request.add_header("authorization", f"Bearer {token}")
     request.add_header("content-type", "application/json")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with _DIRECT.open(request, timeout=10) as response:
             answer: dict[str, Any] = json.load(response)
             return answer
     except urllib.error.HTTPError as error:
