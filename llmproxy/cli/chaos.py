@@ -8,6 +8,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,10 @@ def show(url: str | None, token: str | None, as_json: bool) -> None:
         injected = ", ".join(f"{kind} {count}" for kind, count in state["injected"].items()) or "none"
         lines.append(f"injected so far: {injected}")
         if budget := state.get("budget"):
-            lines.append(f"budget: ${budget['spentUsd']} spent of ${budget['limitUsd']}")
+            from llmproxy.intercept.budget import Spend  # with pricing: only when there is a budget
+
+            spend = Spend(Decimal(budget["spentUsd"]), Decimal(budget["limitUsd"]), budget["unpricedCalls"])
+            lines.append(f"budget: {spend.describe()}")
         return "\n".join(lines)
 
     _run("show", lambda: _call(url, token, "GET"), report)
