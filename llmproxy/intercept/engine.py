@@ -10,15 +10,16 @@ the same seed and the same requests give the same faults.
 """
 
 import functools
+import itertools
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import fields, replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from llmproxy.intercept import quota
 from llmproxy.intercept.aftermath import Aftermath
@@ -30,6 +31,7 @@ from llmproxy.intercept.model_faults import misbehaving
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.retry_after import RetryAfter, retry_after
 from llmproxy.intercept.rules import ChaosFile, Rule
+from llmproxy.intercept.selection import RuleSelection
 from llmproxy.intercept.shaping import Shaping
 from llmproxy.intercept.store import MemoryStore, Store
 from llmproxy.model import Conversation, ErrorKind, Route, Usage
@@ -43,7 +45,6 @@ if TYPE_CHECKING:  # pricing (genai_prices) is imported only when a budget needs
 logger = logging.getLogger(__name__)
 
 OVERRIDE = "x-llmproxy-chaos"
-_SELECTIONS: Final = 4096  # kinds of request whose applicable rules are kept (host, path, API, model)
 
 
 class Request(Protocol):
@@ -89,13 +90,13 @@ class Intercept:
         self.seed = chaos.seed if chaos.seed is not None else new_seed()
         self.store: Store = store or MemoryStore()
         self.rules: tuple[Rule, ...] = chaos.rules  # never changed: a new chaos is a new Intercept
-        self._selections: dict[tuple[object, ...], tuple[tuple[str, ChaosProfile, str], ...]] = {}
+        self._selected = RuleSelection(self.rules)
         self.hosts = HostRegistry(clock)
         self.budget = _budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
         self.clock = clock
         self.injected: Counter[FaultKind] = Counter()
         self.aftermath = Aftermath()  # what the client did after each fault
-        self._numbers: Counter[str] = Counter()
+        self._numbers: dict[str, Iterator[int]] = {}  # each counted scope's requests (next() holds the GIL)
         self._lock = threading.Lock()
         self._budget_warned = quiet
 
@@ -109,12 +110,18 @@ class Intercept:
     ) -> Decision:
         """The decision for `request`: with its header's profile `override`, or (`turn`) only the profile a
         mock turn carries, applied after the mock chose that turn. A request no profile applies to costs a
-        look-up (`_selected`) and gets `PASS` (or `SPEND`, under a budget): nothing decoded, drawn or built."""
+        look-up (`selection.py`) and gets `PASS` (or `SPEND`, under a budget): nothing decoded, drawn or built."""
         llm = request.route is not None
         spend = self.budget is not None and llm
         if spend and (refusal := self._over_budget()) is not None:
             return refusal
-        applied = self._applicable(request, override) if turn is None else self._numbered([(*turn, turn[0])])
+        if turn is not None:
+            applied = self._numbered([(*turn, turn[0])])
+        elif override is None and not self.hosts:  # the rules alone: usually none apply, or the same few
+            selected = self._selected(request) if self.rules else ()
+            applied = self._numbered(selected) if selected else []
+        else:
+            applied = self._applicable(request, override)
         if not applied:
             return SPEND if spend else PASS
         now = self.clock()
@@ -177,42 +184,22 @@ class Intercept:
 
     def _applicable(self, request: Request, override: ChaosProfile | None) -> list[Applied]:
         """Each applicable profile: its name, itself, and the key its requests are counted under."""
-        selected = self._selected(request) if self.rules else ()
-        if override is None and not self.hosts:  # the rules alone: usually none, or the same few
-            return self._numbered(selected) if selected else []
         found: list[tuple[str, ChaosProfile, str]] = []
         if override is not None:
             found.append((OVERRIDE, override, OVERRIDE))
         if self.hosts and (hit := self.hosts.lookup(request.host, request.port)) is not None:
             key, registration = hit
             found.append((f"host {key}", registration.profile, f"host {key}#{registration.serial}"))
-        found.extend(selected)
+        if self.rules:
+            found.extend(self._selected(request))
         return self._numbered(found) if found else []
 
-    def _selected(self, request: Request) -> tuple[tuple[str, ChaosProfile, str], ...]:
-        """The rules that apply to a request (name, profile, counter key), worked out once per kind of request
-        — host, path, API and model — since the rules never change: a request no rule is for costs a look-up."""
-        route = request.route
-        key = (request.host, request.path, route.provider if route is not None else None, request.model)
-        selected = self._selections.get(key)
-        if selected is None:
-            holding = []
-            for number, rule in enumerate(self.rules, 1):
-                if rule.match.holds(request.host, request.path, route, request.model):
-                    name = rule.name or f"rule {number}"
-                    holding.append((name, rule.chaos, name))
-            selected = tuple(holding)
-            if len(self._selections) >= _SELECTIONS:
-                self._selections.clear()
-            self._selections[key] = selected
-        return selected
-
     def _numbered(self, found: Sequence[tuple[str, ChaosProfile, str]]) -> list[Applied]:
-        numbers = self._numbers
-        with self._lock:
-            for _, _, counted in found:
-                numbers[counted] += 1
-            return [Applied(scope, profile, numbers[counted]) for scope, profile, counted in found]
+        counts = self._numbers
+        return [
+            Applied(scope, profile, next(counts.get(counted) or counts.setdefault(counted, itertools.count(1))))
+            for scope, profile, counted in found
+        ]
 
     def _over_budget(self) -> Refusal | None:
         assert self.budget is not None
