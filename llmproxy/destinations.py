@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from llmproxy.errors import UsageError
+from llmproxy.http import DEFAULT_PORTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +22,7 @@ class Destination:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"{option}: expected an http(s) URL such as http://127.0.0.1:8000, got {url!r}")
         try:
-            port = parts.port or (443 if parts.scheme == "https" else 80)
+            port = parts.port or DEFAULT_PORTS[parts.scheme]
         except ValueError:
             raise UsageError(f"{option}: {url!r} has no valid port (a number from 1 to 65535)") from None
         if port == 0:

@@ -26,6 +26,7 @@ from llmproxy.intercept.rules import ChaosFile
 from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
+from llmproxy.words import plural
 
 DEFAULT_REDACTOR: Final = Redactor()
 DEFAULT_MATCH: Final = MatchOptions()
@@ -104,7 +105,7 @@ class Plan:
         if self.intercept.configured:
             chaos = self.intercept.chaos
             what = [
-                f"{len(chaos.rules)} rules" if chaos.rules else "",
+                plural(len(chaos.rules), "rule") if chaos.rules else "",
                 f"a ${chaos.budgetUsd} budget" if chaos.budgetUsd else "",
             ]
             where = f"; counters in {self.intercept.state}" if self.intercept.state else ""

@@ -1,7 +1,8 @@
 """Install llmproxy as a user does — `pip install .`, no extras — into a fresh virtualenv, then import every
-module of `llmproxy` and `llmproxy_addons` and run every command's `--help` with the installed `llmproxy` script, from a
-directory where the source checkout is not importable. CI runs it (.ci/run): the test suite installs the
-`dev` extra, which would hide an import only a dev dependency provides.
+module of `llmproxy` and `llmproxy_addons` and run the `--help` of every command and subcommand (as each group
+lists them: `list_commands`, `get_command`) with the installed `llmproxy` script, from a directory where the
+source checkout is not importable. CI runs it (.ci/run): the test suite installs the `dev` extra, which would
+hide an import only a dev dependency provides.
 
     python scripts/check_plain_install.py            # a temporary virtualenv, removed afterwards
 """
@@ -28,12 +29,17 @@ for package in (llmproxy, llmproxy_addons):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         if module.name != "llmproxy.__main__":
             importlib.import_module(module.name)
+import click
 from llmproxy.cli import main
 
-def paths(command, prefix):
+def paths(command, prefix):  # every command and subcommand, as each group lists and loads them (lazily at the top)
     yield prefix
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from paths(sub, [*prefix, name])
+    if isinstance(command, click.Group):
+        context = click.Context(command, info_name=prefix[-1] if prefix else "llmproxy")
+        for name in command.list_commands(context):
+            sub = command.get_command(context, name)
+            assert sub is not None, f"{' '.join([*prefix, name])}: listed but not found"
+            yield from paths(sub, [*prefix, name])
 
 script = Path(sys.executable).with_name("llmproxy")
 commands = list(paths(main, []))

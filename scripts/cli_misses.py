@@ -13,10 +13,8 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,10 +23,11 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.clis import (  # noqa: E402
     CLIS,
     MISS_DIAGNOSTIC,
-    Cli,
+    REFUSED,
     around,
     cli_output_lines,
     record_scripted,
+    replay_changed_prompt,
 )
 from tests.e2e.test_codex import codex_env  # noqa: E402
 from tests.e2e.test_opencode import opencode_env  # noqa: E402
@@ -36,7 +35,6 @@ from tests.e2e.test_replay_claude import claude_env  # noqa: E402
 from tests.e2e.test_replay_gemini import gemini_env  # noqa: E402
 
 Environment = Callable[[Path], dict[str, str]]
-REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "
 SETUPS: dict[str, tuple[str, Environment, tuple[str, ...]]] = {
     "claude": ("api.anthropic.com", lambda root: claude_env(root, "sk-ant-api03-" + "m" * 86), ()),
     "codex": ("api.openai.com", lambda root: codex_env(root, "HTTPS provider"), ()),
@@ -49,37 +47,6 @@ SETUPS: dict[str, tuple[str, Environment, tuple[str, ...]]] = {
     "gemini": ("cloudcode-pa.googleapis.com", gemini_env, ()),
     "opencode": ("api.anthropic.com", opencode_env, ("registry.npmjs.org",)),
 }
-
-
-def timed_miss(
-    cli: Cli, root: Path, env: dict[str, str], cassette: Path, *options: str, timeout: float
-) -> tuple[subprocess.CompletedProcess[str], float | None]:
-    """The CLI replayed with another prompt than the recorded one (as `tests.e2e.clis.replay_changed_prompt`),
-    and the seconds from llmproxy's first refusal to the CLI's exit (None if nothing was refused)."""
-    assert cli.binary is not None
-    changed = replace(cli, argv=[arg.replace("llmproxy-ok", "llmproxy-changed") for arg in cli.argv])
-    (root / "work").mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "llmproxy", "replay", "--cassette", str(cassette), *options, "--", cli.binary]
-    child = subprocess.Popen(
-        [*argv, *changed.argv], cwd=root / "work", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    stdout: list[str] = []
-    reader = threading.Thread(target=lambda: stdout.extend(child.stdout or ()), daemon=True)
-    reader.start()
-    stderr, first_refusal = [], None
-    for line in child.stderr or ():
-        if first_refusal is None and line.startswith(REFUSED):
-            first_refusal = time.monotonic()
-        stderr.append(line)
-    try:
-        child.wait(timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        raise
-    ended = time.monotonic()
-    reader.join()
-    run = subprocess.CompletedProcess(child.args, child.returncode, "".join(stdout), "".join(stderr))
-    return run, None if first_refusal is None else ended - first_refusal
 
 
 def measure(name: str, scratch: Path, statuses: list[str | None]) -> list[str]:
@@ -97,11 +64,11 @@ def measure(name: str, scratch: Path, statuses: list[str | None]) -> list[str]:
         options = ("--miss-status", status) if status else ()
         started = time.monotonic()
         try:
-            run, after_miss = timed_miss(cli, root, environment(root), cassette, *options, timeout=900)
+            miss = replay_changed_prompt(cli, root, environment(root), cassette, *options, timeout=900)
         except subprocess.TimeoutExpired:
             cells.append("over 15 min")
             continue
-        seconds = time.monotonic() - started
+        seconds, run, after_miss = time.monotonic() - started, miss.run, miss.after_refusal
         shown = any(MISS_DIAGNOSTIC in line for line in cli_output_lines(run))
         requests = run.stderr.count(REFUSED)
         cells.append(

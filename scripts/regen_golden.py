@@ -5,8 +5,8 @@
 Writes tests/golden/<codec>/<case>.json (non-streaming body, pretty-printed) and the stream, byte-exact, in the
 codec's framing: <case>.sse, .ndjson, or .eventstream for AWS event-stream codecs; for embedding and rerank
 codecs, the answer to each case of tests/golden/vector_cases.py; and every report renderer's output for the
-cassettes in tests/analysis/golden.py (tests/golden/report/). Review the diff before committing: a golden
-change is a wire-format change.
+cassettes in tests/analysis/golden.py (tests/golden/report/), with the signal details docs/report.md quotes.
+Review the diff before committing: a golden change is a wire-format change.
 """
 
 import json
@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.providers.registry import CHAT_CODECS, EMBEDDING_CODECS, RERANK_CODECS  # noqa: E402
 from tests.analysis.golden import regenerate as regenerate_reports  # noqa: E402
+from tests.analysis.golden import regenerate_doc_quotes  # noqa: E402
 from tests.golden.cases import CASES, stream_suffix  # noqa: E402
 from tests.golden.vector_cases import EMBEDDING_CASES, RERANK_CASES  # noqa: E402
 
@@ -42,7 +43,7 @@ def main() -> None:
             RERANK_CODECS[ranking.codec].encode_response(ranking.result, ranking.decoded),
         )
     print(f"embeddings and rerank: {len(EMBEDDING_CASES) + len(RERANK_CASES)} cases")
-    print(f"reports: {regenerate_reports()} files")
+    print(f"reports: {regenerate_reports()} files, {regenerate_doc_quotes()} quotes in docs/report.md")
 
 
 def _write(path: Path, body: bytes) -> None:

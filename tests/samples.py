@@ -15,7 +15,7 @@ class Sample:
     host: str
     path: str
     body: dict[str, Any]
-    kind: str = "chat"  # chat, embedding or rerank: the kind of answer the mock gives it
+    kind: str = "chat"  # chat, embedding, rerank or count: the kind of answer the mock gives it
 
     @property
     def data(self) -> bytes:
@@ -81,6 +81,18 @@ def _chat(stream: bool) -> list[Sample]:
             gemini,
         ),
         Sample(
+            f"cohere-chat-{tag}",
+            "api.cohere.com",
+            "/v2/chat",
+            _messages(stream, model="command-a-03-2025"),
+        ),
+        Sample(  # a compatible host whose paths drop `/v1`
+            f"deepseek-chat-{tag}",
+            "api.deepseek.com",
+            "/chat/completions",
+            _messages(stream, model="deepseek-chat", **usage),
+        ),
+        Sample(
             f"code-assist-{tag}",
             "cloudcode-pa.googleapis.com",
             f"/v1internal:{gemini_method}",
@@ -137,4 +149,29 @@ VECTORS = [
     ),
 ]
 
-ALL = [*CHAT, *VECTORS]
+# count-token endpoints: the mock answers each with its estimate
+COUNTS = [
+    Sample(
+        "anthropic-count-tokens",
+        "api.anthropic.com",
+        "/v1/messages/count_tokens",
+        {"model": "claude-haiku-4-5", "messages": [{"role": "user", "content": USER}]},
+        "count",
+    ),
+    Sample(
+        "openai-input-tokens",
+        "api.openai.com",
+        "/v1/responses/input_tokens",
+        {"model": "gpt-5", "input": USER},
+        "count",
+    ),
+    Sample(
+        "gemini-count-tokens",
+        "generativelanguage.googleapis.com",
+        "/v1beta/models/gemini-2.5-flash:countTokens",
+        {"contents": [{"role": "user", "parts": [{"text": USER}]}]},
+        "count",
+    ),
+]
+
+ALL = [*CHAT, *VECTORS, *COUNTS]

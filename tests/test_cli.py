@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -64,3 +65,36 @@ def test_help_imports_no_command() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.strip() == "[]"
+
+
+def test_explain_chain_prints_each_modes_chain_in_order_and_starts_nothing(tmp_path: Path) -> None:
+    """`--explain-chain` on record, replay and mock: the declared slots in order, each with what fills it in
+    that mode; no proxy starts, no cassette is created."""
+    expectations = tmp_path / "expectations.json"
+    expectations.write_text('{"expectations": [{"respond": {"text": "hi"}}]}')
+    recorded = tmp_path / "new.json"
+    fills = {
+        "record": (["record", "--cassette", str(recorded)], {"record": "to ", "upstream": "goes to the network"}),
+        "replay": (
+            ["replay", "--cassette", "cassettes/quickstart.json"],
+            {"replay": "cassettes/quickstart.json", "upstream": "closed"},
+        ),
+        "mock": (
+            ["mock", "--expectations", str(expectations), "--fail", "529@0.3"],
+            {"mock": str(expectations), "intercept": "(--fail 529@0.3)", "upstream": "closed"},
+        ),
+    }
+    for mode, (arguments, filled) in fills.items():
+        result = CliRunner().invoke(main, [*arguments, "--explain-chain"])
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        sides = [lines.index("request side, in order:"), lines.index("response side, in order:")]
+        request_slots = [line.split(":")[0].strip() for line in lines[sides[0] + 1 : sides[1]]]
+        response_slots = [line.split(":")[0].strip() for line in lines[sides[1] + 1 :]]
+        assert request_slots == ["intercept", "mock", "replay", "background", "upstream"], mode
+        assert response_slots == ["intercept", "record", "meter"], mode
+        said = {line.split(":")[0].strip(): line.partition(":")[2] for line in lines[sides[1] + 1 :]}
+        said |= {line.split(":")[0].strip(): line.partition(":")[2] for line in lines[sides[0] + 1 : sides[1]]}
+        for slot, text in filled.items():
+            assert text in said[slot], (mode, slot, said[slot])
+    assert not recorded.exists()

@@ -6,8 +6,6 @@ A request for one of llmproxy's own listeners that comes through the proxy (a cl
 the proxy variables) is sent where that listener would send it: mitmproxy refuses to connect to itself.
 """
 
-from urllib.parse import urlsplit
-
 from mitmproxy import http
 
 from llmproxy.destinations import Destination
@@ -42,9 +40,8 @@ class BaseUrl:
         if origin is None:
             flow.metadata[_UNROUTED] = route.provider.value if route is not None else None
             return
-        parts = urlsplit(origin)
-        request.scheme, request.host = parts.scheme, parts.hostname or ""
-        request.port = parts.port or (443 if parts.scheme == "https" else 80)
+        target = Destination.parse(origin)
+        request.scheme, request.host, request.port = target.scheme, target.host, target.port
 
     def request(self, flow: http.HTTPFlow) -> None:
         if _UNROUTED not in flow.metadata:

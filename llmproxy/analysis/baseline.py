@@ -63,9 +63,14 @@ def compare(current: Report, previous: Report, name: str) -> Comparison:
                     previous.verdict.savingFractionOfSpend,
                     current.verdict.savingFractionOfSpend,
                 ),
-                ("callCount", float(previous.totals.callCount), float(current.totals.callCount)),
-                ("inputTokens", float(previous.totals.inputTokens), float(current.totals.inputTokens)),
-                ("outputTokens", float(previous.totals.outputTokens), float(current.totals.outputTokens)),
+            )
+        ),
+        *(
+            KpiDelta(name=name_, previous=old_count, current=new_count, delta=new_count - old_count)
+            for name_, old_count, new_count in (
+                ("callCount", previous.totals.callCount, current.totals.callCount),
+                ("inputTokens", previous.totals.inputTokens, current.totals.inputTokens),
+                ("outputTokens", previous.totals.outputTokens, current.totals.outputTokens),
             )
         ),
     ]

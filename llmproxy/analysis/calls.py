@@ -13,12 +13,24 @@ import orjson
 from llmproxy.analysis.decode import ChatExchange
 from llmproxy.intercept.faults import Injected
 from llmproxy.mock.usage import estimate_usage, tokens
-from llmproxy.model import Conversation, Message, Provider, Role, TextPart, ToolCall, ToolDefinition, Usage
+from llmproxy.model import (
+    Conversation,
+    Message,
+    Provider,
+    Role,
+    TextPart,
+    ToolCall,
+    ToolDefinition,
+    ToolResultPart,
+    Usage,
+)
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
 _BILLING_HEADER = "x-anthropic-billing-header:"
 _KEPT_TOOLS = 256
+_KEPT_TEXTS = 256
+_known_texts: dict[str, tuple[str, int]] = {}  # system prompt → (fingerprint, tokens)
 _counted_tools: dict[int, tuple[tuple[ToolDefinition, ...], int]] = {}  # id(tools) → (tools, tokens)
 
 
@@ -95,7 +107,11 @@ class Call:
 
 
 def fingerprint(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    return _digest(text.encode())
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
 def build_call(
@@ -126,20 +142,23 @@ def build_call(
     model = model or request.model or (completion.model if completion else None)
     cost = book.cost(usage, model, at=started_at, vendor=vendor, url=url, provider=decoded.route.provider)
     head = lineage.system if decoded.shared_items else _leading_system(request.messages)
-    system = "\n".join(text for text in (_system_prompt(request), head) if text)
+    prompt = _system_prompt(request)
+    system = "\n".join(text for text in (prompt, head) if text)
+    system_fingerprint, system_tokens = _text_facts(system)
     new_items = request.messages
     position = decoded.shared_items
-    results, large = _blocks(new_items, position)
+    new_tokens, results, large = _read_messages(new_items, position)
     large = tuple(_large_system(request)) + large
     tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
     tool_names = ",".join(tool.name for tool in request.tools)
-    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system}\n{lineage.digest}")
-    history = lineage.history_tokens + sum(_message_tokens(message) for message in new_items)
+    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system_fingerprint}\n{lineage.digest}")
+    history = lineage.history_tokens + new_tokens
     tool_tokens = _tools_tokens(request.tools)
-    estimate = tokens(_system_prompt(request)) + tool_tokens + history  # leading system messages: in history
+    estimate = _text_facts(prompt)[1] + tool_tokens + history  # leading system messages: in history
     reported = not usage.estimated and usage.input_tokens > 0
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
+    large = tuple(block for block in large if int(block.tokens * scale) >= LARGE_BLOCK_TOKENS)  # as billed
     return Call(
         source=source,
         exchange_id=exchange_id,
@@ -161,8 +180,8 @@ def build_call(
         tool_calls=tool_calls,
         finish_reason=completion.stop_reason.value if completion and completion.stop_reason else None,
         message_count=count,
-        system_fingerprint=fingerprint(system) if system else None,
-        system_tokens=tokens(system),
+        system_fingerprint=system_fingerprint if system else None,
+        system_tokens=system_tokens,
         defined_tools=tuple(tool.name for tool in request.tools),
         defined_tool_tokens=tool_tokens,
         tool_results=results,
@@ -174,6 +193,17 @@ def build_call(
         scale=scale,
         injected=injected,
     )
+
+
+def _text_facts(text: str) -> tuple[str, int]:
+    """A system prompt's fingerprint and estimated tokens, worked out once per distinct prompt: an agent
+    re-sends the same few kilobytes on every call."""
+    facts = _known_texts.get(text)
+    if facts is None:
+        if len(_known_texts) >= _KEPT_TEXTS:
+            _known_texts.clear()
+        facts = _known_texts[text] = (fingerprint(text), tokens(text))
+    return facts
 
 
 def _system_prompt(request: Conversation) -> str:
@@ -192,22 +222,35 @@ def _leading_system(messages: tuple[Message, ...]) -> str:
     return "\n".join(texts)
 
 
-def _message_tokens(message: Message) -> int:
-    return tokens(message.text) + sum(tokens(_canonical(call)) for call in message.tool_calls)
-
-
-def _blocks(messages: tuple[Message, ...], start: int) -> tuple[tuple[Block, ...], tuple[Block, ...]]:
+def _read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
+    """The messages' estimated tokens, the tool results they bring, and their large text blocks, in one pass
+    over their parts. A message's tokens are those of its text (`Message.text`: text parts and tool results
+    joined), counted from the parts' UTF-8 sizes, which add up as the joined text's would."""
+    total = 0
     results: list[Block] = []
     large: list[Block] = []
     for offset, message in enumerate(messages):
-        for part in message.tool_results:
-            text = part.text
-            results.append(Block(fingerprint(text), tokens(text), start + offset, part.name))
-        text = "".join(part.text for part in message.parts if isinstance(part, TextPart))
-        size = tokens(text)
-        if size >= LARGE_BLOCK_TOKENS:
-            large.append(Block(fingerprint(text), size, start + offset))
-    return tuple(results), tuple(large)
+        size = 0  # bytes of the message's text
+        plain: list[str] = []  # its text parts: a large one is a block of its own
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                size += len(part.text.encode())
+                plain.append(part.text)
+            elif isinstance(part, ToolResultPart):
+                data = part.text.encode()
+                size += len(data)
+                results.append(Block(_digest(data), _tokens_of(len(data)), start + offset, part.name))
+            elif isinstance(part, ToolCall):
+                total += tokens(_canonical(part))
+        total += _tokens_of(size)
+        if plain and (text := "".join(plain)) and (block := tokens(text)) >= LARGE_BLOCK_TOKENS:
+            large.append(Block(fingerprint(text), block, start + offset))
+    return total, tuple(results), tuple(large)
+
+
+def _tokens_of(size: int) -> int:
+    """`mock.usage.tokens` of a text of `size` UTF-8 bytes."""
+    return -(-size // 4)
 
 
 def _large_system(request: Conversation) -> list[Block]:

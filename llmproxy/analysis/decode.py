@@ -6,6 +6,7 @@ only the items after the shared prefix are decoded, and `shared_items` says how 
 over a long agent session therefore costs what the session says once, not what it re-sent every turn.
 """
 
+import functools
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -29,29 +30,56 @@ class ChatExchange:
     error: str | None  # why there is no completion: the upstream's error, a status, a failed connection
 
 
-def read_chat(exchange: Exchange) -> ChatExchange | str:
+class Routes:
+    """The API each recorded request speaks, detected once per method, URL and headers: a recording repeats
+    the same few (the last 256 are remembered)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str, tuple[str, ...]], Route | None] = {}
+
+    def of(self, exchange: Exchange) -> Route | None:
+        request = exchange.request
+        key = (request.method, request.url, tuple(request.headers))
+        if key not in self._known:
+            if len(self._known) >= _KEPT_ROUTES:
+                self._known.clear()
+            self._known[key] = exchange_route(exchange)
+        return self._known[key]
+
+
+_KEPT_ROUTES = 256
+
+
+def read_chat(exchange: Exchange, routes: Routes | None = None) -> ChatExchange | str:
     """The exchange decoded, or why it is not a chat call a report counts (a short reason)."""
-    route = exchange_route(exchange)
+    route = routes.of(exchange) if routes is not None else exchange_route(exchange)
     try:
-        conversation, completion, usage = decode_exchange(exchange)
+        conversation, completion, usage = decode_exchange(exchange, route)
     except UnsupportedError:
         return "not a chat API"
     except ValueError:  # ParseError, or a stored body that is not what it claims
         return "undecodable request" if _request_fails(exchange) else "undecodable response"
     assert route is not None  # decode_exchange found the chat API it speaks
-    url = urlsplit(exchange.request.url)
+    host, path = _host_and_path(exchange.request.url)
     extends = exchange.request.extends
     shared, parent = (extends.items, extends.exchange) if extends is not None else (0, None)
     response = exchange.response
     if response is None or completion is None:
         error = exchange.error or "no response"
-        return ChatExchange(route, url.hostname or "", url.path, conversation, None, None, shared, parent, error)
+        return ChatExchange(route, host, path, conversation, None, None, shared, parent, error)
     failed = completion.error
     if response.status >= 400 and failed is not None:
         reason = f"status {response.status}" + (f": {failed.message}" if failed.message else "")
-        return ChatExchange(route, url.hostname or "", url.path, conversation, None, None, shared, parent, reason)
+        return ChatExchange(route, host, path, conversation, None, None, shared, parent, reason)
     message = failed.message if failed is not None else None
-    return ChatExchange(route, url.hostname or "", url.path, conversation, completion, usage, shared, parent, message)
+    return ChatExchange(route, host, path, conversation, completion, usage, shared, parent, message)
+
+
+@functools.lru_cache(maxsize=256)
+def _host_and_path(url: str) -> tuple[str, str]:
+    """Split once per URL: a recording sends thousands of calls to the same few."""
+    parts = urlsplit(url)
+    return parts.hostname or "", parts.path
 
 
 def _request_fails(exchange: Exchange) -> bool:

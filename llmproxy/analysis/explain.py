@@ -13,6 +13,7 @@ from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import CallGraph
 from llmproxy.model import Conversation, Role
 from llmproxy.pricing import Priced
+from llmproxy.words import plural
 
 
 class Explanation(BaseModel):
@@ -52,7 +53,7 @@ def timeline(calls: Sequence[Call], explanation: Explanation | None) -> str:
     if not calls:
         return "no chat calls\n"
     start = calls[0].started_at
-    lines = [f"{len(calls)} calls from {start.isoformat()}"]
+    lines = [f"{plural(len(calls), 'call')} from {start.isoformat()}"]
     for index, call in enumerate(calls, 1):
         offset = (call.started_at - start).total_seconds()
         cost = dollars(call.cost.usd) if isinstance(call.cost, Priced) else "unpriced"

@@ -1,6 +1,13 @@
-"""How numbers are written: money exact in JSON, readable for people; ratios to four places."""
+"""How numbers are written: money exact in JSON, readable for people; ratios to four places. And the run's
+cost and verdict in words, the same in every renderer for people."""
 
 from decimal import ROUND_HALF_EVEN, Decimal
+from typing import TYPE_CHECKING
+
+from llmproxy.words import plural
+
+if TYPE_CHECKING:  # the live display writes dollars without loading the report's models
+    from llmproxy.analysis.report import Totals, Verdict
 
 _JSON_PLACES = Decimal("1e-10")
 
@@ -23,3 +30,24 @@ def ratio(value: float) -> float:
 
 def percent(value: float) -> str:
     return f"{value * 100:.0f}%"
+
+
+def spend(totals: "Totals") -> str:
+    """The run's cost for people: "$0.0108", "$0.0108 (estimate)"; "unpriced" when calls were made and none
+    could be priced (the JSON's total is then "0": nothing priced, never a cost of $0)."""
+    if totals.unpricedCallCount and not totals.pricedCallCount:
+        return "unpriced"
+    return dollars(Decimal(totals.estimatedCostUsd)) + (" (estimate)" if totals.costIsEstimated else "")
+
+
+def verdict_sentence(verdict: "Verdict") -> str:
+    """The rationale as a sentence after the grade ("An estimated 48% of spend … is recoverable …")."""
+    text = verdict.rationale.removeprefix(f"Grade {verdict.grade} — ")
+    return text[:1].upper() + text[1:]
+
+
+def grade_change(drop: int) -> str:
+    """A baseline comparison's grade drop in words: "down 3 letters", "up 1 letter", "unchanged"."""
+    if not drop:
+        return "unchanged"
+    return f"{'down' if drop > 0 else 'up'} {plural(abs(drop), 'letter')}"

@@ -16,13 +16,14 @@ from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
 from llmproxy.analysis.calls import Call
-from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.figures import dollars, grade_change, percent
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.resilience import outcomes
 from llmproxy.cassette import jsonpath
 from llmproxy.intercept.aftermath import Next
 from llmproxy.intercept.faults import FaultKind
 from llmproxy.pricing import PriceBook, Priced
+from llmproxy.words import plural
 
 
 class Outcome(IntEnum):
@@ -70,9 +71,9 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
     what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
     reasons = []
     if len(matched) < at_least:
-        reasons.append(f"{what} was called {len(matched)} times, fewer than --at-least {at_least}")
+        reasons.append(f"{what} was called {plural(len(matched), 'time')}, fewer than --at-least {at_least}")
     if at_most is not None and len(matched) > at_most:
-        reasons.append(f"{what} was called {len(matched)} times, more than --at-most {at_most}")
+        reasons.append(f"{what} was called {plural(len(matched), 'time')}, more than --at-most {at_most}")
     return _judge("tool-call", reasons, details)
 
 
@@ -189,7 +190,7 @@ def report_regression(
     if max_grade_drop is not None and comparison.gradeDrop > max_grade_drop:
         reasons.append(
             f"grade fell from {comparison.previousGrade} to {comparison.grade} "
-            f"({comparison.gradeDrop} letters; --max-grade-drop {max_grade_drop})"
+            f"({grade_change(comparison.gradeDrop)}; --max-grade-drop {max_grade_drop})"
         )
     if max_cost_increase is not None:
         old, new = Decimal(baseline.totals.estimatedCostUsd), Decimal(current.totals.estimatedCostUsd)

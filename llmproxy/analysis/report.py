@@ -184,9 +184,9 @@ class SignalChange(_Model):
 
 class KpiDelta(_Model):
     name: str
-    previous: float | str
-    current: float | str
-    delta: float | str = Field(description="current - previous (for money, a decimal string)")
+    previous: int | float | str = Field(description="counts are integers, ratios numbers, money a decimal string")
+    current: int | float | str
+    delta: int | float | str = Field(description="current - previous (for money, a decimal string)")
 
 
 class Comparison(_Model):

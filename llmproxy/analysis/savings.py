@@ -41,9 +41,11 @@ class Savings:
         return max(ZERO, written - sent) if sent is not None and written is not None else ZERO
 
     def output(self, call: Call, tokens: int) -> Decimal:
-        if tokens <= 0:
+        """`tokens` of answer at the call's own output rate: its output cost over its output tokens (the rate
+        of its long-context tier, where the model has one)."""
+        if tokens <= 0 or not isinstance(call.cost, Priced) or call.usage.output_tokens <= 0:
             return ZERO
-        return self.usd(call, Usage(output_tokens=tokens)) or ZERO
+        return call.cost.output_usd * tokens / call.usage.output_tokens
 
     def input(self, call: Call, tokens: int) -> Decimal:
         """`tokens` more (or fewer) of prompt at the call's own effective input rate: its input cost over its

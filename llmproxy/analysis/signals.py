@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from llmproxy.analysis.calls import Block, Call
+from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, Call
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
 from llmproxy.words import plural
@@ -143,8 +143,8 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
     wasted = sum(affected.values())
     saving = sum((savings.caching(calls[i - 1], tokens) for i, tokens in affected.items()), ZERO)
     detail = (
-        f"Blocks of {LARGE_CONTEXT_TOKENS:,}+ tokens were re-sent uncached on {plural(len(affected), 'call')} "
-        f"({wasted:,} tokens)."
+        f"Blocks of {LARGE_BLOCK_TOKENS:,}+ tokens were re-sent on {plural(len(affected), 'call')}; "
+        f"{wasted:,} of their tokens were not read from the cache."
     )
     return Finding("LARGE_STATIC_CONTEXT_RESENT", "HIGH", tuple(sorted(affected)), wasted, saving, detail)
 
@@ -212,7 +212,7 @@ def output_token_bloat(calls: Sequence[Call], savings: Savings) -> Finding | Non
     saving = sum((savings.output(calls[i - 1], excess) for i, excess in affected.items()), ZERO)
     detail = (
         f"{plural(len(affected), 'answer')} ran to {BLOAT_TOKENS:,}+ visible output tokens or "
-        f"{BLOAT_MEDIAN_FACTOR}x their "
+        f"{BLOAT_MEDIAN_FACTOR}x {'its' if len(affected) == 1 else 'their'} "
         f"session's median; {sum(affected.values()):,} tokens above the median."
     )
     return Finding("OUTPUT_TOKEN_BLOAT", "LOW", tuple(sorted(affected)), None, saving, detail)
@@ -230,7 +230,8 @@ def duplicate_consecutive_call(calls: Sequence[Call], savings: Savings) -> Findi
         return None
     wasted = sum(calls[i - 1].usage.input_tokens for i in affected)
     saving = sum((savings.whole(calls[i - 1]) for i in affected), ZERO)
-    detail = f"{plural(len(affected), 'request')} repeated the request just answered in their session, unchanged."
+    their = "its" if len(affected) == 1 else "their"
+    detail = f"{plural(len(affected), 'request')} repeated the request just answered in {their} session, unchanged."
     return Finding("DUPLICATE_CONSECUTIVE_CALL", "MEDIUM", tuple(affected), wasted, saving, detail)
 
 
@@ -274,8 +275,13 @@ def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | Non
         used[call.session].update(block.name for block in call.tool_results if block.name)
     affected: dict[int, int] = {}
     unused_names: set[str] = set()
+    known: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # an agent offers the same tools every call
     for index, call in enumerate(calls, 1):
-        unused = [name for name in call.defined_tools if name not in used[call.session]]
+        unused = known.get((call.session, call.defined_tools))
+        if unused is None:
+            unused = known[call.session, call.defined_tools] = [
+                name for name in call.defined_tools if name not in used[call.session]
+            ]
         if unused and call.defined_tool_tokens > 0:
             affected[index] = call.tokens(call.defined_tool_tokens) * len(unused) // len(call.defined_tools)
             unused_names.update(unused)

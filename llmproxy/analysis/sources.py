@@ -8,7 +8,7 @@ conversation is recognised — and its history read once — whether the cassett
 import hashlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -16,16 +16,19 @@ import orjson
 
 from llmproxy.analysis.background import POLL, BackgroundRuns
 from llmproxy.analysis.calls import Call, Lineage, build_call
-from llmproxy.analysis.decode import ChatExchange, read_chat
+from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
+from llmproxy.analysis.kept import KeptRequests
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
-from llmproxy.cassette.files import read_exchanges
-from llmproxy.cassette.history import HistoryIndex, history, inflate
+from llmproxy.cassette.files import iter_exchanges
+from llmproxy.cassette.history import HistoryIndex, history
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.faults import Injected
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook
+
+_NO_LINEAGE = (0, "")
 
 
 class Grouping(StrEnum):
@@ -64,14 +67,15 @@ def cassette_files(paths: Sequence[Path]) -> list[Path]:
 
 class Recorded:
     """Every chat call in the cassettes (recorded order within each file), what each file held, and the
-    stored exchanges, from which one conversation at a time can be read whole (`conversation`)."""
+    requests as stored, from which one conversation at a time can be read whole (`conversation`). Exchanges
+    are read one at a time and not kept: memory holds the calls' rows and what the conversations said once."""
 
     def __init__(self, paths: Sequence[Path], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> None:
         """Raises LlmproxyError (CassetteError) for a path that is not a readable cassette."""
         self.book, self.grouping = book, grouping
         self.calls: list[Call] = []
         self.sources: list[SourceSummary] = []
-        self._stored: dict[str, dict[int, Exchange]] = {}
+        self._kept: dict[str, KeptRequests] = {}
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
             for path in cassette_files(paths):
                 summary = SourceSummary(str(path))
@@ -80,8 +84,8 @@ class Recorded:
                     found = list(mock_log_calls(path, book, session, summary.skipped))
                     summary.exchanges = len(found) + summary.skipped.total()
                 else:
-                    stored = self._stored[str(path)] = {}
-                    found = list(_calls(path, book, grouping, summary, stored))
+                    kept = self._kept[str(path)] = KeptRequests()
+                    found = list(_calls(path, book, grouping, summary, kept))
                 summary.calls = len(found)
                 self.calls.extend(found)
                 self.sources.append(summary)
@@ -89,32 +93,27 @@ class Recorded:
     def conversation(self, call: Call) -> Conversation | None:
         """The call's request with its whole history, decoded (None if it no longer decodes, or the call came
         from a mock log, which keeps no requests)."""
-        if call.source not in self._stored:
-            return None
-        stored = self._stored[call.source]
-        chain = [stored[call.exchange_id]]
-        while (extends := chain[-1].request.extends) is not None:
-            chain.append(stored[extends.exchange])
-        whole = inflate(reversed(chain))[-1]
-        decoded = read_chat(whole)
-        return decoded.conversation if isinstance(decoded, ChatExchange) else None
+        kept = self._kept.get(call.source)
+        return kept.conversation(call.exchange_id) if kept is not None else None
 
 
 def _calls(
-    path: Path, book: PriceBook, grouping: Grouping, summary: SourceSummary, stored: dict[int, Exchange]
+    path: Path, book: PriceBook, grouping: Grouping, summary: SourceSummary, kept: KeptRequests
 ) -> Iterator[Call]:
     source = str(path)
     conversations: dict[int, str] = {}  # exchange id → the conversation it belongs to
-    lineages: dict[int, Lineage] = {}  # exchange id → what a request extending it inherits
+    lineages: dict[int, tuple[int, str]] = {}  # exchange id → what a request extending it inherits
     digests = HistoryDigests()
     index = HistoryIndex()
     runs = BackgroundRuns()
+    routes = Routes()
 
     def call_of(exchange: Exchange, decoded: ChatExchange) -> Call:
         parent = decoded.extends
         conversation = conversations.get(parent) if parent is not None else None
         conversation = conversation or f"{source}#{exchange.id}"
         conversations[exchange.id] = conversation
+        inherited = lineages.get(parent, _NO_LINEAGE) if parent is not None else _NO_LINEAGE
         call = build_call(
             decoded,
             source=source,
@@ -129,19 +128,17 @@ def _calls(
             url=exchange.request.url,
             vendor=exchange.vendor or decoded.route.vendor,
             book=book,
-            lineage=replace(
-                lineages.get(parent, Lineage()) if parent is not None else Lineage(), digest=digests.add(exchange)
-            ),
+            lineage=Lineage(*inherited, digests.add(exchange)),
             injected=tuple(Injected.from_record(mark.model_dump()) for mark in exchange.injected),
         )
-        lineages[exchange.id] = Lineage(call.history_tokens, call.head_system)
+        lineages[exchange.id] = (call.history_tokens, call.head_system)
         return call
 
-    for exchange in read_exchanges(path):
+    for exchange in iter_exchanges(path):
         summary.exchanges += 1
         exchange = _shared(exchange, index)
-        stored[exchange.id] = exchange
-        decoded = read_chat(exchange)
+        decoded = read_chat(exchange, routes)
+        kept.add(exchange.id, exchange.request, decoded.route if isinstance(decoded, ChatExchange) else None)
         if isinstance(decoded, str):
             finished = runs.poll(exchange)
             summary.skipped[decoded if finished is None else POLL] += 1

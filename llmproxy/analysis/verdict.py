@@ -22,11 +22,13 @@ def verdict(findings: Sequence[Finding], totals: Totals, spend: Decimal) -> Verd
     wasted: dict[int, Decimal] = {}
     for finding in findings:
         share = len(finding.affected)
+        saved = finding.saving / share if finding.saving is not None else None
+        lost = Decimal(finding.wasted_input_tokens) / share if finding.wasted_input_tokens is not None else None
         for index in finding.affected:
-            if finding.saving is not None:
-                usd[index] = max(usd.get(index, _ZERO), finding.saving / share)
-            if finding.wasted_input_tokens is not None:
-                wasted[index] = max(wasted.get(index, _ZERO), Decimal(finding.wasted_input_tokens) / share)
+            if saved is not None:
+                usd[index] = max(usd.get(index, _ZERO), saved)
+            if lost is not None:
+                wasted[index] = max(wasted.get(index, _ZERO), lost)
     saving = min(sum(usd.values(), _ZERO), spend)
     wasted_tokens = int(sum(wasted.values(), _ZERO))
     if spend > 0:

@@ -31,11 +31,11 @@ class Decoded(NamedTuple):
     usage: Usage | None  # as the provider reported it; None when it did not
 
 
-def decode_exchange(exchange: Exchange) -> Decoded:
+def decode_exchange(exchange: Exchange, route: Route | None = None) -> Decoded:
     """The exchange's conversation, completion and usage. Raises `UnsupportedError` for an exchange that is
     not a chat API's (embeddings, token counting, non-LLM traffic) and `ParseError` (a `ValueError`) for
-    bodies that are not what their API sends."""
-    route = exchange_route(exchange)
+    bodies that are not what their API sends. `route`: its `exchange_route`, when the caller has it already."""
+    route = route or exchange_route(exchange)
     codec = chat_codec(route) if route is not None else None
     if route is None or codec is None:
         what = f"{route.provider.value} {route.operation.value}" if route is not None else "not an LLM API"

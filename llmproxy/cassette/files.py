@@ -13,9 +13,9 @@ then it replaces the cassette's exchanges instead; ``"pending"`` (the run never 
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -146,17 +146,94 @@ def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
     return [kept for _, kept in exchanges]
 
 
-def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
-    """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
-    exchange, so memory never holds the whole file's bytes beside its parsed JSON (with the parser's own
-    buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
+def iter_exchanges(path: Path) -> Iterator[Exchange]:
+    """`read_exchanges` one exchange at a time, so a reader of a long recording holds one exchange, not the
+    whole file's parsed form (several times the file's size while parsing). A cassette laid out as llmproxy
+    writes it is parsed exchange by exchange; a file in any other layout, or with a journal beside it, is read
+    whole. Raises CassetteError, as `read_exchanges` would (possibly after yielding earlier exchanges)."""
+    if journal_path(path).exists() or not path.exists():
+        yield from read_exchanges(path)
+        return
+    last = 0
+    stream = _one_by_one(path, Exchange.model_validate)
+    while True:
+        try:
+            _, exchange = next(stream)
+        except StopIteration as stop:
+            if stop.value:
+                return
+            break  # not llmproxy's layout after all, or something in it is wrong: the whole file says what
+        if exchange.id <= last:
+            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
+        last = exchange.id
+        yield exchange
+    yield from (exchange for exchange in read_exchanges(path) if exchange.id > last)
+
+
+_OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION
+_NEXT = b"\n    {"  # an exchange opens on its own line, indented by four spaces (its fields by six or more)
+_CLOSE = b"\n    }"  # and closes so: JSON strings hold no raw newline, so this ends the exchange it follows
+_CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last exchange, or when there is none
+_CHUNK = 1 << 20
+
+
+def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
+    """The exchanges of a cassette in `encode_cassette`'s layout, each parsed and checked alone (its id and
+    what `make` keeps of it), read a chunk at a time; returns True when the whole file was read so, False as
+    soon as it is not in that layout or an exchange does not parse or validate (the caller then reads the
+    file whole)."""
     try:
         with path.open("rb") as handle:
-            return [_made(make, orjson.loads(text)) for text in _written_exchanges(handle)]
-    except OSError as exc:
-        raise CassetteError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (_NotAsWritten, orjson.JSONDecodeError, ValidationError):
-        pass  # read whole, which says what is wrong where
+            data = handle.read(_CHUNK)
+            if not data.startswith(_OPENING):
+                return False
+            at, count = len(_OPENING), 0
+            while True:
+                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(_CHUNK)):
+                    data, at = data[at:] + more, 0
+                if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
+                    return not handle.read(1)
+                if count:
+                    if not data.startswith(b",", at):
+                        return False
+                    at += 1
+                if not data.startswith(_NEXT, at):
+                    return False
+                start = at + len(_NEXT) - 1
+                end = data.find(_CLOSE, start)
+                while end < 0:  # a long exchange: read as much again, and search only what is new
+                    more = handle.read(max(_CHUNK, len(data) - start))
+                    if not more:
+                        return False
+                    searched = len(data) - start - len(_CLOSE) + 1
+                    data, start = data[start:] + more, 0
+                    end = data.find(_CLOSE, max(0, searched))
+                at = end + len(_CLOSE)
+                try:
+                    made = _made(make, orjson.loads(memoryview(data)[start:at]))
+                except (orjson.JSONDecodeError, ValidationError):
+                    return False
+                count += 1
+                yield made
+                if at > _CHUNK:
+                    data, at = data[at:], 0
+    except OSError:
+        return False
+
+
+def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
+    """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
+    exchange (`_one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
+    parser's own buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
+    made: list[tuple[int, T]] = []
+    stream = _one_by_one(path, make)
+    while True:
+        try:
+            made.append(next(stream))
+        except StopIteration as stop:
+            if stop.value:
+                return made
+            break  # read whole, which says what is wrong where
     data = _parse(path, _read(path))
     if not isinstance(data, dict) or "llmproxy_cassette" not in data:
         raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
@@ -175,36 +252,6 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
         except ValidationError as exc:
             raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
         raise
-
-
-_OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [\n    ' % VERSION  # PendingCassette's layout
-_BETWEEN = b"\n    },\n    {"  # the end of one exchange and the start of the next
-_CLOSING = b"\n    }\n  ]\n}\n"
-_CHUNK = 1 << 20
-
-
-class _NotAsWritten(Exception):
-    """The file is not laid out as PendingCassette writes it (a cassette edited by hand, say)."""
-
-
-def _written_exchanges(handle: BinaryIO) -> Iterator[bytes]:
-    """Each exchange's JSON text in a cassette laid out as `PendingCassette` writes it (`encode_cassette`'s
-    bytes). JSON strings hold no raw line break, so a line that closes an object at the exchanges' indent
-    ends an exchange. Raises _NotAsWritten when the layout is another."""
-    if handle.read(len(_OPENING)) != _OPENING:
-        raise _NotAsWritten
-    pending = bytearray()
-    while chunk := handle.read(_CHUNK):
-        start = max(0, len(pending) - len(_BETWEEN) + 1)  # a separator may straddle two chunks
-        pending += chunk
-        begin = 0
-        while (end := pending.find(_BETWEEN, start)) >= 0:
-            yield bytes(pending[begin:end]) + b"\n    }"
-            begin = start = end + len(_BETWEEN) - 1  # the next exchange's "{"
-        del pending[:begin]
-    if not pending.endswith(_CLOSING):
-        raise _NotAsWritten
-    yield bytes(pending[: -len(_CLOSING)]) + b"\n    }"
 
 
 def _made[T](make: Make[T], data: Any) -> tuple[int, T]:

@@ -122,6 +122,14 @@ class WebSocket(_Model):
     connection: int = Field(ge=1, description="the id of the first exchange on the same connection")
 
 
+class Background(_Model):
+    """An exchange of one Responses background run (`background: true`): the create that made the response,
+    and each request after it that names the response (polls, a resumed stream, cancel, delete)."""
+
+    response_id: str = Field(description="the id of the response the run made")
+    create: int = Field(ge=1, description="the id of the exchange that created it (its own id on the create)")
+
+
 class Timings(_Model):
     started_at: datetime
     ttfb_ms: float | None = None
@@ -152,6 +160,7 @@ class Exchange(_Model):
     model: str | None = None
     streaming: bool = False
     websocket: WebSocket | None = None
+    background: Background | None = None
     request: Request
     response: Response | None = None
     error: str | None = Field(None, description="the upstream or connection failure, when there is no response")

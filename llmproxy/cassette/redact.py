@@ -79,6 +79,11 @@ class Redactor:
             pass
         return self._json(value)
 
+    def keywords(self, data: bytes) -> list[tuple[int, int]]:
+        """Where the keywords that make `json`, `text` and `data` look closer are in `data` (byte offsets):
+        any part of `data` that overlaps none comes back from them unchanged."""
+        return _scanner(self.fields).keywords(data) if self.enabled else []
+
     def text(self, text: str) -> str:
         if not self.enabled:
             return text

@@ -109,6 +109,12 @@ class Scanner:
             return True
         return next(self._found(text, hits), None) is not None
 
+    def keywords(self, data: bytes) -> list[tuple[int, int]]:
+        """Where in UTF-8 `data` keywords (of secrets, or markers) are, as (start, end) byte offsets, non-
+        overlapping, left to right: bytes that overlap none hold no secret and no marker, and neither does any
+        part of them. One pass over a whole stream's events finds those that need no closer look."""
+        return sorted((start, end) for _, start, end in self._scan(data.lower()))
+
     def kind_of(self, secret: str) -> str | None:
         """The kind of a whole string that is a key of a known shape (not found by its context)."""
         found = next(self.find(secret), None)

@@ -26,7 +26,8 @@ from typing import Any
 
 import orjson
 
-from llmproxy.cassette.audit import audit_captured
+from llmproxy.cassette.audit import RecordingAudit
+from llmproxy.cassette.background import BackgroundLinks
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
@@ -135,11 +136,15 @@ class CassetteWriter:
             if isinstance(exchange.request.body, JsonBody):
                 self._index.observe(exchange.id, exchange.request.body.json_)
         self._next_id = max((exchange.id for exchange in existing), default=0) + 1
+        self._background = BackgroundLinks()  # a Responses background run's polls name their create
+        for exchange in existing:
+            self._background.link(exchange)
         self._connections: dict[int, int] = {}  # a recording's WebSocket connection → its first exchange's id
         self._journal = journal
         self._header = header
         self._journal_failed = False
         self._summary = RecordSummary(path)
+        self._audits = RecordingAudit(redactor)
         self._queue: queue.SimpleQueue[RawExchange | object | None] = queue.SimpleQueue()
         self._closed = False
         self._started = False
@@ -262,10 +267,12 @@ class CassetteWriter:
             self._journal_failed = True
             logger.error("%s: could not write the journal: %s", self.path, exc.strerror or exc)
 
-    def _audit(self, raw: RawExchange, exchange_id: int) -> None:
+    def _audit(self, raw: RawExchange, exchange: Exchange) -> None:
         """Whether llmproxy's codecs read it: counted for the summary, never in the way of the recording."""
+        exchange_id = exchange.id
         try:
-            self._summary.decoding.add(audit_captured(raw, self._redactor), f"exchange {exchange_id}")
+            result = self._audits.audit(exchange_id, raw, exchange.request.extends)
+            self._summary.decoding.add(result, f"exchange {exchange_id}")
         except Exception:
             logger.exception("%s: could not check exchange %d against the codecs", self.path, exchange_id)
 
@@ -278,9 +285,10 @@ class CassetteWriter:
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
+        exchange = self._background.link(exchange)
         stored = dump(exchange)
         self._summary.count(exchange)
-        self._audit(raw, exchange_id)
+        self._audit(raw, exchange)
         if not self._journal_failed:
             try:
                 self._journal.append(orjson.dumps(stored) + b"\n")

@@ -8,7 +8,10 @@ message and the base64 chunk inside a Bedrock InvokeModel stream), the text it c
 shape (`deltas`) and joined per channel (one content block, one tool call's arguments, one choice), and the
 secrets of the joined text are replaced: the placeholder goes where a secret starts and every other piece
 of it is removed, so every event that held a piece changes, and the pieces still join to the redacted text.
-Everything else in an event is redacted as any JSON document is.
+Everything else in an event is redacted as any JSON document is — after one pass over all the events'
+bytes for the catalogue's keywords: an event stored as its own bytes, none of which is a keyword, comes back
+from the redactor unchanged, so it is not handed to it (most events of most streams; a 2,000-event stream
+costs what parsing and storing its events cost, scripts/bench/redaction.py).
 
 The codecs' stream decoders reassemble a completion but forget which event held which piece, which is what
 the redaction must rewrite; the shapes here are the same wire fields they read.
@@ -52,6 +55,7 @@ class _Parsed:
     tail: str = ""
     message: EventMessage | None = None  # an event-stream message
     outer: Any = None  # its JSON payload, when the document is the base64 chunk inside it
+    clean: bool = False  # stored as its own bytes, none of them a keyword: the redactor would change nothing
 
 
 def store_events(
@@ -72,8 +76,11 @@ def store_events(
         ]
     kind = None if messages else framing(content_type)
     parsed = [_parse(event, kind) for event in events]
-    finals = _joined(parsed) if redactor.enabled else {}
-    return [_store(event, finals.get(index, {}), redactor) for index, event in enumerate(parsed)]
+    if not redactor.enabled:
+        return [_store(event, {}, redactor) for event in parsed]
+    finals, changed = _joined(parsed)
+    _mark_clean(parsed, redactor)
+    return [_store(event, finals.get(index, {}), redactor, index in changed) for index, event in enumerate(parsed)]
 
 
 def deltas(doc: Any) -> Iterator[tuple[Channel, Path, str]]:
@@ -138,8 +145,9 @@ def _gemini(candidates: list[Any], prefix: Path) -> Iterator[tuple[Channel, Path
                 yield channel, (*prefix, "candidates", n, "content", "parts", m, "text"), part["text"]
 
 
-def _joined(parsed: list[_Parsed]) -> dict[int, dict[Path, str]]:
-    """Per event, the final text of each piece it carries: the channel's redacted text, cut where it was."""
+def _joined(parsed: list[_Parsed]) -> tuple[dict[int, dict[Path, str]], set[int]]:
+    """Per event, the final text of each piece it carries: the channel's redacted text, cut where it was; and
+    the events where that differs from the piece."""
     channels: dict[Channel, list[tuple[int, Path, str]]] = {}
     for index, event in enumerate(parsed):
         if event.framing is Framing.CHUNKS and event.text is not None:  # a stream of unknown shape: one text
@@ -147,15 +155,35 @@ def _joined(parsed: list[_Parsed]) -> dict[int, dict[Path, str]]:
         for channel, path, piece in deltas(event.doc):
             channels.setdefault(channel, []).append((index, path, piece))
     finals: dict[int, dict[Path, str]] = {}
+    changed: set[int] = set()
     for pieces in channels.values():
         joined = "".join(piece for _, _, piece in pieces)
         found = list(secrets.find(joined))
         start = 0
         for index, path, piece in pieces:
             end = start + len(piece)
-            finals.setdefault(index, {})[path] = _cut(joined, start, end, found) if found else piece
+            final = _cut(joined, start, end, found) if found else piece
+            finals.setdefault(index, {})[path] = final
+            if final != piece:
+                changed.add(index)
             start = end
-    return finals
+    return finals, changed
+
+
+def _mark_clean(parsed: list[_Parsed], redactor: Redactor) -> None:
+    """Mark the events stored as their own bytes (a parsed form that re-encodes to them exactly, or their
+    text) that overlap none of the keywords in one scan of all such events: the redactor scans what it is
+    given for those keywords first, and finds none in any part of them."""
+    own = [event for event in parsed if event.text is not None and (event.doc is None or event.exact)]
+    keywords = iter(redactor.keywords(b"".join(event.data for event in own)))
+    keyword = next(keywords, None)
+    start = 0
+    for event in own:
+        end = start + len(event.data)
+        while keyword is not None and keyword[1] <= start:
+            keyword = next(keywords, None)
+        event.clean = keyword is None or keyword[0] >= end
+        start = end
 
 
 def _cut(joined: str, start: int, end: int, found: list[secrets.Found]) -> str:
@@ -256,8 +284,16 @@ def _message(parsed: _Parsed) -> None:
 # -- storing ------------------------------------------------------------------------------------------
 
 
-def _store(event: _Parsed, finals: dict[Path, str], redactor: Redactor) -> Event:
+_UNCHANGED = Redactor(enabled=False)
+
+
+def _store(event: _Parsed, finals: dict[Path, str], redactor: Redactor, joined_changed: bool = False) -> Event:
+    """`joined_changed`: a piece's final text differs from what the event carries."""
     t_ms = round(event.t_ms, 3)
+    if event.clean:
+        redactor = _UNCHANGED
+        if not joined_changed:
+            finals = {}
     doc, changed = _redacted_doc(event.doc, finals, redactor) if event.doc is not None else (None, False)
     if event.message is not None:
         return Base64Event(t_ms=t_ms, base64=_b64(_message_bytes(event, doc, changed, redactor)))

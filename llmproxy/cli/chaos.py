@@ -8,6 +8,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,10 @@ def show(url: str | None, token: str | None, as_json: bool) -> None:
         injected = ", ".join(f"{kind} {count}" for kind, count in state["injected"].items()) or "none"
         lines.append(f"injected so far: {injected}")
         if budget := state.get("budget"):
-            lines.append(f"budget: ${budget['spentUsd']} spent of ${budget['limitUsd']}")
+            from llmproxy.intercept.budget import Spend  # with pricing: only when there is a budget
+
+            spend = Spend(Decimal(budget["spentUsd"]), Decimal(budget["limitUsd"]), budget["unpricedCalls"])
+            lines.append(f"budget: {spend.describe()}")
         return "\n".join(lines)
 
     _run("show", lambda: _call(url, token, "GET"), report)
@@ -163,6 +167,11 @@ def _run(name: str, call: Callable[[], dict[str, Any]], describe: Callable[[dict
         click.echo(text, err=name != "show")
 
 
+# The control API is on loopback, and the command that calls it usually runs under `llmproxy record|replay|mock
+# -- …`, whose HTTP(S)_PROXY points at the proxy: through it, the mock or the cassette would answer instead.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _call(url: str | None, token: str | None, method: str, body: Any = None, query: str = "") -> dict[str, Any]:
     if not url or not token:
         raise UsageError(
@@ -173,7 +182,7 @@ def _call(url: str | None, token: str | None, method: str, body: Any = None, que
     request.add_header("authorization", f"Bearer {token}")
     request.add_header("content-type", "application/json")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with _DIRECT.open(request, timeout=10) as response:
             answer: dict[str, Any] = json.load(response)
             return answer
     except urllib.error.HTTPError as error:

@@ -147,7 +147,9 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
         click.option(
-            "--debug", is_flag=True, help="Show the answer chain when starting, and the traceback of an error."
+            "--debug",
+            is_flag=True,
+            help="Show the answer chain when starting, each injected fault, and the traceback of an error.",
         ),
         click.argument("command", nargs=-1, type=click.UNPROCESSED),
     ]
@@ -300,6 +302,8 @@ def configure_logging(verbose: int, debug: bool = False) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineFormatter("llmproxy: %(levelname)s %(name)s: %(message)s", debug))
     logging.basicConfig(level=level, handlers=[handler])
+    if debug:  # each fault as it is injected, with its rule (docs/chaos.md)
+        logging.getLogger("llmproxy.intercept").setLevel(logging.DEBUG)
 
 
 def explain(name: str, plan: "Plan") -> int:

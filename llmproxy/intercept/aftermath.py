@@ -108,6 +108,11 @@ class Aftermath:
         self._open: list[_Chain] = []
         self._lock = threading.Lock()
 
+    @property
+    def watching(self) -> bool:
+        """Whether a fault is open: a request may be its retry, or show the client carried on."""
+        return bool(self._open)
+
     def seen(self, body: bytes, at: float) -> Attempt:
         """A request arrived at `at`: a retry of a faulted one when its body is the same. With no fault
         open, nothing to compare: every request passes here, and most runs have none."""

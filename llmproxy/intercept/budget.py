@@ -16,6 +16,7 @@ from typing import Final
 from llmproxy.intercept.store import Store
 from llmproxy.model import Provider, Usage
 from llmproxy.pricing import PriceBook, Priced, Unpriced
+from llmproxy.words import plural
 
 PICO: Final = Decimal("1e-12")
 _SPENT: Final = "budget:spent-picousd"
@@ -32,9 +33,26 @@ class Spend:
     def exhausted(self) -> bool:
         return self.spent >= self.limit
 
+    @property
+    def name(self) -> str:
+        """How the summary and the recording name it, as a rule: "budget $2.00"."""
+        return f"budget {limit_text(self.limit)}"
+
     def describe(self) -> str:
-        unpriced = f"; {self.unpriced} calls could not be priced and are not in it" if self.unpriced else ""
-        return f"${self.spent:.4f} spent of the ${self.limit:.2f} budget{unpriced}"
+        left_out = f"; not in it: {plural(self.unpriced, 'call')} that could not be priced"
+        unpriced = left_out if self.unpriced else ""
+        return f"{spent_text(self.spent)} spent of the {limit_text(self.limit)} budget{unpriced}"
+
+
+def limit_text(limit: Decimal) -> str:
+    """A budget as given, in cents or finer: "$2.00", "$0.005" (never "$0.00")."""
+    return f"${limit:.{max(2, -int(limit.normalize().as_tuple().exponent))}f}"
+
+
+def spent_text(spent: Decimal) -> str:
+    """A spend to four places, or to its first two significant digits below that: "$0.0134", "$0.000021"."""
+    places = 4 if not spent or abs(spent) >= Decimal("0.0001") else 1 - spent.adjusted()
+    return f"${spent:.{places}f}"
 
 
 class Budget:

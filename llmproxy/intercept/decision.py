@@ -104,6 +104,7 @@ class Through:
         return tuple(rate_limit_encoder(route)(self.limits, now).items())
 
 
-PASS: Final = Through()
+PASS: Final = Through()  # nothing to do for this answer
+SPEND: Final = Through(spend=True)  # only its cost, to the budget
 
 type Decision = Refusal | Dropped | Misbehaved | Through

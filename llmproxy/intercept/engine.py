@@ -9,19 +9,21 @@ decided from the request, the counters in the store, the injected clock and seed
 the same seed and the same requests give the same faults.
 """
 
+import functools
+import itertools
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from llmproxy.intercept import quota
 from llmproxy.intercept.aftermath import Aftermath
-from llmproxy.intercept.decision import Charge, Decision, Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.decision import PASS, SPEND, Charge, Decision, Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.draw import chance, fires, new_seed
 from llmproxy.intercept.faults import FaultKind, Injected
 from llmproxy.intercept.hosts import HostRegistry
@@ -29,6 +31,7 @@ from llmproxy.intercept.model_faults import misbehaving
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.retry_after import RetryAfter, retry_after
 from llmproxy.intercept.rules import ChaosFile, Rule
+from llmproxy.intercept.selection import RuleSelection
 from llmproxy.intercept.shaping import Shaping
 from llmproxy.intercept.store import MemoryStore, Store
 from llmproxy.model import Conversation, ErrorKind, Route, Usage
@@ -63,8 +66,7 @@ class Request(Protocol):
     def conversation(self) -> Conversation | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Applied:
+class Applied(NamedTuple):  # one per request a profile applies to: a tuple costs half a frozen dataclass
     """A profile applying to a request: where it came from (`scope`, its name in logs and counters), and the
     request's number among those it has seen (1-based: what its window and its draws go by)."""
 
@@ -87,13 +89,14 @@ class Intercept:
         chaos = chaos or ChaosFile()
         self.seed = chaos.seed if chaos.seed is not None else new_seed()
         self.store: Store = store or MemoryStore()
-        self.rules: tuple[Rule, ...] = chaos.rules  # replaced whole, never changed in place
+        self.rules: tuple[Rule, ...] = chaos.rules  # never changed: a new chaos is a new Intercept
+        self._selected = RuleSelection(self.rules)
         self.hosts = HostRegistry(clock)
         self.budget = _budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
         self.clock = clock
         self.injected: Counter[FaultKind] = Counter()
         self.aftermath = Aftermath()  # what the client did after each fault
-        self._numbers: Counter[str] = Counter()
+        self._numbers: dict[str, Iterator[int]] = {}  # each counted scope's requests (next() holds the GIL)
         self._lock = threading.Lock()
         self._budget_warned = quiet
 
@@ -106,16 +109,22 @@ class Intercept:
         self, request: Request, override: ChaosProfile | None = None, turn: tuple[str, ChaosProfile] | None = None
     ) -> Decision:
         """The decision for `request`: with its header's profile `override`, or (`turn`) only the profile a
-        mock turn carries, applied after the mock chose that turn."""
-        now = self.clock()
+        mock turn carries, applied after the mock chose that turn. A request no profile applies to costs a
+        look-up (`selection.py`) and gets `PASS` (or `SPEND`, under a budget): nothing decoded, drawn or built."""
         llm = request.route is not None
         spend = self.budget is not None and llm
         if spend and (refusal := self._over_budget()) is not None:
             return refusal
-        applied = self._applicable(request, override) if turn is None else self._numbered([(*turn, turn[0])])
+        if turn is not None:
+            applied = self._numbered([(*turn, turn[0])])
+        elif override is None and not self.hosts:  # the rules alone: usually none apply, or the same few
+            selected = self._selected(request) if self.rules else ()
+            applied = self._numbered(selected) if selected else []
+        else:
+            applied = self._applicable(request, override)
         if not applied:
-            return Through(spend=spend)
-        instant = datetime.fromtimestamp(now, UTC)
+            return SPEND if spend else PASS
+        now = self.clock()
         standings: list[RateLimits] = []
         charges: list[Charge] = []
         for entry in applied:
@@ -125,19 +134,26 @@ class Intercept:
             name = profile.quotaName or entry.scope
             result = quota.admit(profile, name, self.store, int(now * 1000))
             if isinstance(result, quota.Breach):
-                return self._quota_refusal(entry, result, instant)
+                return self._quota_refusal(entry, result, now)
             standings.append(result.limits())
             if profile.tokenQuotaWindowMillis is not None:
                 charges.append(Charge(profile, name))
-        limits = _merged(standings)
-        eligible = [entry for entry in applied if _eligible(entry)]
-        for entry in eligible:
-            fault = self._fault(entry, request, instant, limits)
-            if fault is not None:
+        limits = _merged(standings) if standings else None
+        shaped_by: Applied | None = None
+        for entry in applied:
+            profile = entry.profile
+            if profile.windowed and not _eligible(entry):
+                continue
+            if profile.faults and (fault := self._fault(entry, request, now, limits)) is not None:
                 self.count(fault.fault)
                 return fault
-        shaping, shaped_by = self._shaping(eligible)
-        return Through(shaping, shaped_by, limits, tuple(charges), spend)
+            if shaped_by is None and profile.shapes_answers:
+                shaped_by = entry
+        if shaped_by is None and limits is None and not charges:
+            return SPEND if spend else PASS
+        shaping = self._shaping(shaped_by) if shaped_by is not None else None
+        scope = shaped_by.scope if shaped_by is not None else ""
+        return Through(shaping, scope, limits, tuple(charges), spend)
 
     def settle(
         self,
@@ -163,7 +179,8 @@ class Intercept:
         """One injected fault, for the summary; each is logged (with its rule) under --debug."""
         with self._lock:
             self.injected[fault.kind] += 1
-        logger.debug("injected %s", fault.describe())
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("injected %s", fault.describe())
 
     def _applicable(self, request: Request, override: ChaosProfile | None) -> list[Applied]:
         """Each applicable profile: its name, itself, and the key its requests are counted under."""
@@ -173,22 +190,16 @@ class Intercept:
         if self.hosts and (hit := self.hosts.lookup(request.host, request.port)) is not None:
             key, registration = hit
             found.append((f"host {key}", registration.profile, f"host {key}#{registration.serial}"))
-        route = request.route
         if self.rules:
-            model = request.model
-            for number, rule in enumerate(self.rules, 1):
-                if rule.match.holds(request.host, request.path, route, model):
-                    name = rule.name or f"rule {number}"
-                    found.append((name, rule.chaos, name))
-        return self._numbered(found)
+            found.extend(self._selected(request))
+        return self._numbered(found) if found else []
 
-    def _numbered(self, found: list[tuple[str, ChaosProfile, str]]) -> list[Applied]:
-        if not found:
-            return []
-        with self._lock:
-            for _, _, counted in found:
-                self._numbers[counted] += 1
-            return [Applied(scope, profile, self._numbers[counted]) for scope, profile, counted in found]
+    def _numbered(self, found: Sequence[tuple[str, ChaosProfile, str]]) -> list[Applied]:
+        counts = self._numbers
+        return [
+            Applied(scope, profile, next(counts.get(counted) or counts.setdefault(counted, itertools.count(1))))
+            for scope, profile, counted in found
+        ]
 
     def _over_budget(self) -> Refusal | None:
         assert self.budget is not None
@@ -199,13 +210,13 @@ class Intercept:
             self._budget_warned = True
             logger.warning("budget spent: %s; refusing LLM requests from now on", spend.describe())
         message = f"llmproxy budget exhausted: {spend.describe()}"
-        fault = Injected(FaultKind.BUDGET, f"budget ${spend.limit}", spend.describe(), 429)
+        fault = Injected(FaultKind.BUDGET, spend.name, spend.describe(), 429)
         self.count(fault)
         return Refusal(fault, 429, ErrorKind.QUOTA_EXCEEDED, message, final=True)
 
-    def _quota_refusal(self, entry: Applied, breach: quota.Breach, instant: datetime) -> Refusal:
+    def _quota_refusal(self, entry: Applied, breach: quota.Breach, now: float) -> Refusal:
         profile = entry.profile
-        retry = retry_after(profile.retryAfter, instant) or RetryAfter(breach.reset)
+        retry = _retry(profile, now) or RetryAfter(breach.reset)
         unit = breach.unit.value
         kind = FaultKind.QUOTA if breach.unit is quota.Unit.REQUESTS else FaultKind.TOKEN_QUOTA
         window = profile.quotaWindowMillis if kind is FaultKind.QUOTA else profile.tokenQuotaWindowMillis
@@ -220,7 +231,7 @@ class Intercept:
         return Refusal(fault, profile.quotaErrorStatus, kind_of_error, message, retry, limits)
 
     def _fault(
-        self, entry: Applied, request: Request, instant: datetime, limits: RateLimits | None
+        self, entry: Applied, request: Request, now: float, limits: RateLimits | None
     ) -> Refusal | Dropped | Misbehaved | None:
         profile, scope, number = entry.profile, entry.scope, entry.number
         seed = profile.seed if profile.seed is not None else self.seed
@@ -231,10 +242,8 @@ class Intercept:
             return Dropped(Injected(FaultKind.DROP, scope, "connection closed without an answer"))
         status = profile.errorStatus
         if status is not None and fires(profile.errorProbability, seed, scope, number, "error"):
-            retry = retry_after(profile.retryAfter, instant)
-            fault = Injected(FaultKind.ERROR, scope, f"status {status}", status, retry.seconds if retry else None)
-            message = profile.errorMessage or f"{_phrase(status)} (injected by llmproxy: {scope})"
-            return Refusal(fault, status, status_kind(status), message, retry, limits)
+            refusal = _error(scope, status, profile.errorMessage, _retry(profile, now))
+            return refusal if limits is None else replace(refusal, limits=limits)
         model_fault = profile.modelFault
         route = request.route
         if (
@@ -248,29 +257,24 @@ class Intercept:
             return Misbehaved(Injected(kind, scope, f"model fault {model_fault.value}"), completion)
         return None
 
-    def _shaping(self, eligible: list[Applied]) -> tuple[Shaping | None, str]:
-        """The shaping of the first eligible profile that shapes answers."""
-        for entry in eligible:
-            profile = entry.profile
-            if not profile.shapes_answers:
-                continue
-            seed = profile.seed if profile.seed is not None else self.seed
-            latency = profile.latency
-            first_byte = per_event = 0.0
-            if latency is not None:
-                jitter = latency.jitterMs * chance(seed, entry.scope, entry.number, "jitter")
-                first_byte = (latency.fixedMs + jitter + latency.firstByteMs) / 1000
-                per_event = latency.perEventMs / 1000
-            shaping = Shaping(
-                cut=profile.truncation,
-                malformed_after=profile.malformedAfterEvents if profile.malformedSse else None,
-                first_byte=first_byte,
-                per_event=per_event,
-                chunk=profile.slowResponseChunkSize,
-                chunk_delay=(profile.slowResponseChunkDelayMs or 0) / 1000,
-            )
-            return shaping, entry.scope
-        return None, ""
+    def _shaping(self, entry: Applied) -> Shaping:
+        """How the profile of `entry` shapes the answer to its request."""
+        profile = entry.profile
+        seed = profile.seed if profile.seed is not None else self.seed
+        latency = profile.latency
+        first_byte = per_event = 0.0
+        if latency is not None:
+            jitter = latency.jitterMs * chance(seed, entry.scope, entry.number, "jitter")
+            first_byte = (latency.fixedMs + jitter + latency.firstByteMs) / 1000
+            per_event = latency.perEventMs / 1000
+        return Shaping(
+            cut=profile.truncation,
+            malformed_after=profile.malformedAfterEvents if profile.malformedSse else None,
+            first_byte=first_byte,
+            per_event=per_event,
+            chunk=profile.slowResponseChunkSize,
+            chunk_delay=(profile.slowResponseChunkDelayMs or 0) / 1000,
+        )
 
 
 def _budget(limit: Decimal, store: Store, book: "PriceBook | None") -> "Budget":
@@ -279,20 +283,31 @@ def _budget(limit: Decimal, store: Store, book: "PriceBook | None") -> "Budget":
     return Budget(limit, store, book)
 
 
+def _retry(profile: ChaosProfile, now: float) -> RetryAfter | None:
+    """The profile's retry-after at `now` (a date is read against it)."""
+    if profile.retryAfter is None:
+        return None
+    return retry_after(profile.retryAfter, datetime.fromtimestamp(now, UTC))
+
+
+@functools.lru_cache(maxsize=256)
+def _error(scope: str, status: int, message: str | None, retry: RetryAfter | None) -> Refusal:
+    """An injected error: the same for every request a profile faults (the reply to it is kept too)."""
+    fault = Injected(FaultKind.ERROR, scope, f"status {status}", status, retry.seconds if retry else None)
+    text = message or f"{_phrase(status)} (injected by llmproxy: {scope})"
+    return Refusal(fault, status, status_kind(status), text, retry)
+
+
 def _eligible(entry: Applied) -> bool:
     """Inside the profile's window: after `succeedFirst` requests, for `failRequestCount` of them."""
     profile = entry.profile
-    if not profile.windowed:
-        return True
     first = profile.succeedFirst or 0
     count = profile.failRequestCount
     return entry.number > first and (count is None or entry.number <= first + count)
 
 
-def _merged(standings: list[RateLimits]) -> RateLimits | None:
+def _merged(standings: list[RateLimits]) -> RateLimits:
     """Several profiles' rate-limit states as one: each field from the first that sets it."""
-    if not standings:
-        return None
     merged = standings[0]
     for other in standings[1:]:
         updates = {f.name: getattr(other, f.name) for f in fields(RateLimits) if getattr(merged, f.name) is None}

@@ -12,6 +12,7 @@ field, never a quota that silently does nothing.
 import re
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
+from functools import cached_property
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -119,16 +120,29 @@ class ChaosProfile(_Spec):
             raise ValueError("a slow body needs slowResponseChunkSize and slowResponseChunkDelayMs")
         return self
 
-    @property
+    # What a profile does, worked out once (it never changes) for the per-request path: cached properties,
+    # which pydantic keeps out of equality and dumps.
+
+    @cached_property
     def has_quota(self) -> bool:
         return self.quotaLimit is not None or self.tokenQuotaWindowMillis is not None
 
-    @property
+    @cached_property
+    def faults(self) -> bool:
+        """Whether it may refuse a request or answer it itself: a dropped connection, an error, a model fault."""
+        return (
+            self.connectionDrop
+            or self.dropConnectionProbability is not None
+            or self.errorStatus is not None
+            or self.modelFault is not None
+        )
+
+    @cached_property
     def windowed(self) -> bool:
         """Whether succeedFirst / failRequestCount narrow which requests may be faulted."""
         return self.succeedFirst is not None or self.failRequestCount is not None
 
-    @property
+    @cached_property
     def truncation(self) -> float | int | None:
         """Where a stream is cut: a fraction of its events (float) or a count of events (int); None: not cut."""
         if self.truncateAfterEvents is not None:
@@ -137,7 +151,7 @@ class ChaosProfile(_Spec):
             return self.truncateAtFraction
         return 0.5 if self.truncateMode == "MID_STREAM" else None
 
-    @property
+    @cached_property
     def shapes_answers(self) -> bool:
         """Whether anything here changes an answer that is let through (its stream, its timing)."""
         return (

@@ -10,7 +10,8 @@ conversation's `match` names its provider, path and model.
 Each recorded exchange is one turn, matched on its `turnIndex` and, where the latest message says
 something, what: the tool whose result it carries (`containsToolResultFor`), or the start of the user's
 text (`latestMessageContains`, at most about 60 characters, whitespace collapsed as the mock compares it).
-The answer is the recorded response decoded: `respond`, or `error` for an upstream 4xx/5xx. Exchanges with
+The answer is the recorded response decoded: `respond`, or `error` for an upstream 4xx/5xx; for a Responses
+background run (exchanges linked by `background`), the answer of the poll that found it done. Exchanges with
 no chat codec (embeddings, token counting, non-LLM traffic), no response or bodies that do not decode are
 skipped and counted. The same cassette always gives the same file.
 """
@@ -22,8 +23,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from llmproxy.cassette.decode import decode_exchange, exchange_route
-from llmproxy.cassette.model import Cassette, Exchange, Response, build, header_pairs
+from llmproxy.cassette.decode import decode_exchange, decode_response, exchange_route
+from llmproxy.cassette.model import Cassette, Exchange, JsonBody, Response, build, header_pairs
 from llmproxy.mock.spec import (
     Conversation,
     ConversationSpec,
@@ -77,8 +78,9 @@ def convert(cassette: Cassette) -> Conversion:
     skipped: Counter[str] = Counter()
     groups: list[tuple[tuple[str, str, str | None], list[_Recorded]]] = []
     open_groups: dict[tuple[str, str, str | None], list[_Recorded]] = {}
+    finals = _background_finals(cassette.exchanges)
     for exchange in cassette.exchanges:
-        recorded = _read(exchange, skipped)
+        recorded = _read(exchange, skipped, finals.get(exchange.id))
         if recorded is None:
             continue
         group = open_groups.get(recorded.key)
@@ -107,7 +109,24 @@ class _Recorded:
     turn: Turn
 
 
-def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
+def _background_finals(exchanges: list[Exchange]) -> dict[int, Response]:
+    """Each background run's final answer (the last poll that found it done), by its create's exchange id:
+    the mock plays the run's lifecycle itself, so the turn answers with what the run produced."""
+    finals: dict[int, Response] = {}
+    for exchange in exchanges:
+        link, response = exchange.background, exchange.response
+        if link is None or exchange.id == link.create or exchange.streaming or response is None:
+            continue
+        body = response.body.json_ if isinstance(response.body, JsonBody) else None
+        if response.status < 400 and isinstance(body, dict) and body.get("status") in _TERMINAL:
+            finals[link.create] = response
+    return finals
+
+
+_TERMINAL = frozenset({"completed", "failed", "incomplete", "cancelled"})
+
+
+def _read(exchange: Exchange, skipped: Counter[str], final: Response | None = None) -> _Recorded | None:
     route = exchange_route(exchange)
     codec = chat_codec(route) if route is not None else None
     if route is None or codec is None:
@@ -115,6 +134,8 @@ def _read(exchange: Exchange, skipped: Counter[str]) -> _Recorded | None:
         return None
     try:
         chat, completion, _ = decode_exchange(exchange)
+        if final is not None:  # a background run: its create answered `queued`; a poll found the answer
+            completion = decode_response(codec, final)
     except ValueError:  # ParseError, or a stored body that is not what it claims
         skipped["no response" if exchange.response is None else "undecodable"] += 1
         return None

@@ -90,8 +90,9 @@ class Physics(_Spec):
 class KeptParts(_Spec):
     """An answer's parts exactly as one API format spells them — Anthropic content blocks, Responses output
     items, Gemini parts — for answers holding what the other fields cannot say (server tool use and
-    results, citations, compaction, code execution): `cassette to-expectations` writes them. A request in
-    that format gets them as they are, in this order; other formats get the fields."""
+    results, citations, grounding, compaction, code execution), and after them the answer's kept fields
+    (`llmproxy.providers.kept_parts`): `cassette to-expectations` writes them. A request in that format gets
+    them as they are, in this order, in a body or a stream; other formats get the fields."""
 
     format: Literal["anthropic", "openai-responses", "gemini", "openai-chat", "cohere-chat", "bedrock-converse"]
     parts: tuple[JsonValue, ...]

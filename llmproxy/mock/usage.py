@@ -11,18 +11,21 @@ framing per message — an estimate, marked as one.
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import orjson
 
-from llmproxy.mock import spec
 from llmproxy.model import Completion, Conversation, Provider, TextPart, ToolCall, ToolResultPart, Usage
 from llmproxy.providers.registry import facts
+
+if TYPE_CHECKING:  # the file model (and jsonschema under it) loads only where a mock file is read: a report
+    from llmproxy.mock import spec  # estimates tokens here without either
 
 _PER_MESSAGE = 4  # role and separators, as chat formats frame each message
 
 
 @functools.lru_cache(maxsize=1024)
-def declared_usage(usage: spec.Usage, provider: Provider | None) -> Usage:
+def declared_usage(usage: "spec.Usage", provider: Provider | None) -> Usage:
     cached = usage.cachedInputTokens + usage.cacheCreationTokens if facts(provider).input_excludes_cache else 0
     return Usage(
         input_tokens=usage.inputTokens + cached,
@@ -33,8 +36,10 @@ def declared_usage(usage: spec.Usage, provider: Provider | None) -> Usage:
     )
 
 
-def usage_spec(usage: Usage, provider: Provider | None) -> spec.Usage:
+def usage_spec(usage: Usage, provider: Provider | None) -> "spec.Usage":
     """The file's form of a usage read off the wire: `declared_usage` undone."""
+    from llmproxy.mock import spec
+
     uncached = facts(provider).input_excludes_cache
     return spec.Usage(
         inputTokens=usage.uncached_input_tokens if uncached else usage.input_tokens,

@@ -11,6 +11,7 @@ The vendor is who bills the call: named by the caller (a cassette's vendor), els
 Prices are those in force on the call's date, long-context tiers included (the library's rules).
 """
 
+import bisect
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -158,7 +159,7 @@ class PriceBook:
         starts = self._tiers.get(id(price))
         if starts is None:
             starts = self._tiers[id(price)] = _tier_starts(price)
-        tier = sum(1 for start in starts if usage.input_tokens > start)
+        tier = bisect.bisect_left(starts, usage.input_tokens)  # the tiers starting below the input
         key = (id(price), tier)
         rates = self._rate_cache.get(key)
         if rates is None:

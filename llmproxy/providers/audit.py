@@ -15,7 +15,10 @@ from typing import Final, Literal
 
 from llmproxy.errors import ParseError
 from llmproxy.model import Completion, Conversation, OtherPart, Route
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec, embedding_codec, rerank_codec
+from llmproxy.words import plural
 
 EXCERPT_CHARS: Final = 200
 SHOWN_FAILURES: Final = 20  # the summary names this many failures; it counts them all
@@ -61,15 +64,34 @@ class Answer:
     events: Sequence[bytes] | None = None
 
 
-def audit(route: Route, request: bytes, answer: Answer | None) -> Audit | None:
+@dataclass(frozen=True, slots=True)
+class RequestRead:
+    """How a request decoded: its failure, or how many parts it kept whole as opaque."""
+
+    failure: DecodeFailure | None
+    opaque: int = 0
+
+
+def read_request(chat: ChatCodec, request: bytes, parsed: Parsed | None = None) -> RequestRead:
+    """Decode a chat request (`parsed`: the same body already parsed, or another document to decode in its
+    place; a failure quotes `request`)."""
+    document = request if parsed is None else parsed
+    conversation, failed = _attempt("request", request, lambda: chat.decode_request(document))
+    return RequestRead(failed, _opaque_parts(conversation))
+
+
+def audit(
+    route: Route, request: bytes, answer: Answer | None, read: Callable[[ChatCodec], RequestRead] | None = None
+) -> Audit | None:
     """Decode an exchange's request and (successful) answer with the route's codec; None for a route no
     codec reads (a model list, a count of tokens). Error answers are not audited: every error body decodes,
-    into a kind from its status at worst."""
+    into a kind from its status at worst. `read`: how a chat request is decoded, when the caller knows a
+    cheaper way to the same result than decoding it whole (`cassette.audit.RecordingAudit`)."""
     chat = chat_codec(route)
     if chat is not None:
-        conversation, failed = _attempt("request", request, lambda: chat.decode_request(request))
-        failures = [failed] if failed else []
-        opaque = _opaque_parts(conversation)
+        requested = read(chat) if read is not None else read_request(chat, request)
+        failures = [requested.failure] if requested.failure else []
+        opaque = requested.opaque
         if answer is not None and answer.status < 400:
             if answer.events is not None:
                 events = answer.events
@@ -148,14 +170,17 @@ class DecodeTally:
         if failed:
             routes = ", ".join(f"{label} {count}" for label, count in sorted(self.failed.items()))
             total = sum(self.checked.values())
-            lines.append(f"{failed} of {total} exchanges did not decode (recorded and served as they came): {routes}")
+            lines.append(
+                f"{failed} of {plural(total, 'exchange')} did not decode (recorded and served as they came): {routes}"
+            )
             for where, label, failure in self.shown:
                 lines.append(f"  not decoded: {where + ': ' if where else ''}{label} {failure}")
             if failed > len(self.shown):
                 lines.append(f"  … and {failed - len(self.shown)} more: `llmproxy cassette check --decode` lists all")
         if opaque:
             routes = ", ".join(f"{label} {count}" for label, count in sorted(self.opaque.items()) if count)
-            lines.append(f"{opaque} parts kept whole, with no neutral meaning (server tools, citations…): {routes}")
+            kept = plural(opaque, "part")
+            lines.append(f"{kept} kept whole, with no neutral meaning (server tools, citations…): {routes}")
         return lines
 
     def __getstate__(self) -> dict[str, object]:

@@ -21,6 +21,12 @@ class Vendor:
     host_pattern: re.Pattern[str] | None = None  # hosts named by region
     port: int | None = None  # a loopback server on its default port
     note: str = ""
+    under: str = ""  # on a host that also serves the vendor's own API: the compatible API's paths start here
+
+    def speaks_compatible(self, host: str, path: str | None) -> bool:
+        """Whether a request to `host` at `path` (None: any) is to the vendor's compatible API (remote
+        vendors)."""
+        return self.port is None and self.serves(host, None) and (path is None or path.startswith(self.under))
 
     def serves(self, host: str, port: int | None) -> bool:
         if self.port is not None:
@@ -105,12 +111,14 @@ VENDORS: Final[tuple[Vendor, ...]] = (
         "Gemini (OpenAI-compatible)",
         "https://generativelanguage.googleapis.com/v1beta/openai",
         ("generativelanguage.googleapis.com",),
+        under="/v1beta/openai/",
     ),
     Vendor(
         "cohere",
         "Cohere (compatibility API)",
         "https://api.cohere.ai/compatibility/v1",
         ("api.cohere.ai", "api.cohere.com"),
+        under="/compatibility/",
     ),
     Vendor("ollama", "Ollama Cloud", "https://ollama.com/v1", ("ollama.com",), note="and its native `/api/chat`"),
     Vendor("ollama", "Ollama", "http://localhost:11434/v1", port=11434, note="and its native `/api/chat`"),
@@ -125,6 +133,8 @@ def vendor_of(host: str, port: int | None = None) -> str | None:
     return next((vendor.name for vendor in VENDORS if vendor.serves(host, port)), None)
 
 
-def is_compatible_host(host: str) -> bool:
-    """Whether `host` is a remote vendor's, whose paths are recognised with or without `/v1`."""
-    return any(vendor.port is None and vendor.serves(host, None) for vendor in VENDORS)
+def is_compatible_host(host: str, path: str | None = None) -> bool:
+    """Whether `host` is a remote vendor's and `path` (None: any) its compatible API's, whose paths are
+    recognised with or without `/v1` (Gemini's host serves the Gemini API beside it: there only
+    `/v1beta/openai/…` is)."""
+    return any(vendor.speaks_compatible(host, path) for vendor in VENDORS)

@@ -7,6 +7,11 @@ Responses API's output items (OpenAI, Azure), Gemini's parts (Gemini, Code Assis
 content blocks, and the one message of Chat Completions (OpenAI, Azure) and Cohere chat v2 — its content
 items and its kept fields (`message_parts`). The parts are read and written by the format's own codec,
 through a body holding nothing else.
+
+Kept fields of the answer (`kept_fields`) follow the parts: where parts are typed objects (Anthropic's
+message fields `container`, `context_management`…) as one-field objects, `{"container": {…}}`; where parts
+are one-member objects themselves (Gemini, Converse) wrapped in the object they sit on, `{"candidate":
+{"groundingMetadata": {…}}}`, `{"response": {"trace": {…}}}`.
 """
 
 from collections.abc import Sequence
@@ -15,7 +20,7 @@ from typing import Any, Final
 import orjson
 
 from llmproxy.model import Completion, ContentPart, Operation, Provider, Route
-from llmproxy.providers import message_parts
+from llmproxy.providers import kept_fields, message_parts
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.base import ChatCodec, dump_json
 from llmproxy.providers.bedrock import CONVERSE
@@ -51,6 +56,13 @@ _FORMATS: Final[dict[str, tuple[ChatCodec, dict[str, Any], tuple[str | int, ...]
     ),
 }
 _MESSAGE_FORMATS: Final = frozenset({"openai-chat", "cohere-chat"})
+# format → (where its kept fields sit, as `kept_fields` names it; the path there in the body; the key that
+# wraps them in the parts list, None for one-field objects)
+_FIELDS: Final[dict[str, tuple[str, tuple[str | int, ...], str | None]]] = {
+    "anthropic": ("message", (), None),
+    "gemini": ("candidate", ("candidates", 0), "candidate"),
+    "bedrock-converse": ("response", (), "response"),
+}
 
 _BY_ROUTE: Final = {
     (Provider.ANTHROPIC, Operation.MESSAGES): "anthropic",
@@ -80,6 +92,10 @@ def wire_parts(format_: str, completion: Completion) -> list[Any]:
         return message_parts.wire(completion.parts)
     codec, _, where = _FORMATS[format_]
     parts: list[Any] = _at(orjson.loads(codec.encode_response(completion)), where)
+    if format_ in _FIELDS:
+        anchor, _, wrapper = _FIELDS[format_]
+        fields = kept_fields.at(anchor, completion.parts)
+        parts.extend({name: value} if wrapper is None else {wrapper: {name: value}} for name, value in fields.items())
     return parts
 
 
@@ -90,8 +106,28 @@ def read_parts(format_: str, parts: Sequence[Any]) -> tuple[ContentPart, ...]:
     if format_ in _MESSAGE_FORMATS:
         message_parts.place(_at(body, where), parts)
     else:
-        _at(body, where[:-1])[where[-1]] = list(parts)
+        content, fields = _split(format_, parts)
+        _at(body, where[:-1])[where[-1]] = content
+        if fields:
+            _at(body, _FIELDS[format_][1]).update(fields)
     return codec.decode_response(dump_json(body)).parts
+
+
+def _split(format_: str, parts: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """A parts list's content parts, and the kept fields it ends with."""
+    if format_ not in _FIELDS:
+        return list(parts), {}
+    wrapper = _FIELDS[format_][2]
+    content: list[Any] = []
+    fields: dict[str, Any] = {}
+    for part in parts:
+        if wrapper is None and isinstance(part, dict) and "type" not in part:
+            fields.update(part)
+        elif wrapper is not None and isinstance(part, dict) and list(part) == [wrapper]:
+            fields.update(part[wrapper] if isinstance(part[wrapper], dict) else {})
+        else:
+            content.append(part)
+    return content, fields
 
 
 def _at(body: Any, path: tuple[str | int, ...]) -> Any:

@@ -3,12 +3,14 @@
 
 Such a message says its text in `content` (a string, or a list of typed items) and more in fields beside it.
 A field the Completion has no place for (Chat's `annotations` url citations, `audio`; Cohere's `citations`)
-is kept as `OtherPart(name, {name: value})`. A content list holding an item the Completion cannot say (a
-type it does not know, or a known one with more fields) is kept item by item: plain text items as
-`TextPart`s, every other item whole as `OtherPart(type, item)`, so the list is sent again as it came.
+is kept as `OtherPart(name, {name: value})`, after the content, by name. A content list holding an item the
+Completion cannot say (a type it does not know, or a known one with more fields) is kept item by item: plain
+text items as `TextPart`s, every other item whole as `OtherPart(type, item)`, so the list is sent again as it
+came. A stream sends text as pieces and each kept item whole in a list of its own (`Streamed`).
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from llmproxy.model import ContentPart, OtherPart, TextPart
@@ -26,12 +28,49 @@ def read(message: Mapping[str, Any], neutral: frozenset[str], known_items: froze
     items = message.get("content")
     if isinstance(items, list) and any(_kept_item(item, known_items) for item in items):
         parts.extend(_item_part(item) for item in items)
-    parts.extend(
-        OtherPart(name, {name: value})
-        for name, value in message.items()
-        if name != "content" and says_more({name: value}, neutral)
-    )
+    parts.extend(fields(message, neutral))
     return tuple(parts) if any(isinstance(part, OtherPart) for part in parts) else ()
+
+
+def fields(message: Mapping[str, Any], neutral: frozenset[str]) -> list[OtherPart]:
+    """The message's kept fields, by name."""
+    kept = (name for name, value in message.items() if name != "content" and says_more({name: value}, neutral))
+    return [OtherPart(name, {name: message[name]}) for name in sorted(kept)]
+
+
+def items(parts: Sequence[ContentPart]) -> list[ContentPart]:
+    """The parts that are content items, when any of them is kept whole (else the text says them all)."""
+    listed = [part for part in parts if _is_item(part)]
+    return listed if any(isinstance(part, OtherPart) for part in listed) else []
+
+
+@dataclass(slots=True)
+class Streamed:
+    """A streamed message's content items: text pieces (strings, or plain text items) run together into one
+    `TextPart`, any other item whole, in arrival order."""
+
+    known_items: frozenset[str]
+    parts: list[ContentPart | list[str]] = field(default_factory=list)
+    kept: bool = False
+
+    def add(self, content: object) -> None:
+        for item in content if isinstance(content, list) else [content] if isinstance(content, str) else []:
+            part = _item_part(item)
+            if isinstance(part, TextPart):
+                last = self.parts[-1] if self.parts else None
+                if not isinstance(last, list):
+                    last = []
+                    self.parts.append(last)
+                last.append(part.text)
+            else:
+                self.kept = self.kept or _kept_item(item, self.known_items)
+                self.parts.append(part)
+
+    def read(self) -> list[ContentPart]:
+        """The items, when one of them is kept whole; else none (the text says them all)."""
+        if not self.kept:
+            return []
+        return [TextPart("".join(part)) if isinstance(part, list) else part for part in self.parts]
 
 
 def write(message: JsonObject, parts: Sequence[ContentPart]) -> None:

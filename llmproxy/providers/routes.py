@@ -83,7 +83,7 @@ def _detect(
         match = rule.path.search(bare_path) if allowed else None
         if match is None:
             continue
-        on_host = rule.serves(host) or (vendor_host and rule.compatible)
+        on_host = rule.serves(host, bare_path) or (vendor_host and rule.compatible)
         if rule.host_only and not on_host and not header_names.intersection(rule.headers):
             continue
         score = 2 if on_host else 1 if rule.distinct or header_names.intersection(rule.headers) else 0

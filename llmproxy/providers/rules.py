@@ -43,10 +43,12 @@ class RouteRule:
     compatible: bool = False  # also the rule of the hosts of vendors that speak this API (compatible.py)
     websocket: bool = False  # also spoken over a WebSocket at the same path (llmproxy.providers.websocket)
 
-    def serves(self, host: str) -> bool:
+    def serves(self, host: str, path: str | None = None) -> bool:
+        """Whether `host` is this rule's own (for a `compatible` rule, `path` says whether it is the vendor's
+        compatible API there; None: on any path)."""
         if self.host_pattern is not None and self.host_pattern.search(host):
             return True
-        if self.compatible and is_compatible_host(host):
+        if self.compatible and is_compatible_host(host, path):
             return True
         return any(host == h or host.endswith("." + h) for h in self.hosts)
 
@@ -260,6 +262,14 @@ RULES: list[RouteRule] = [
     ),
     RouteRule(Provider.GEMINI, Operation.COUNT_TOKENS, _gemini("countTokens"), hosts=GEMINI_HOSTS),
     RouteRule(
+        Provider.GEMINI,
+        Operation.LIST_MODELS,
+        re.compile(r"/v1[a-z0-9]*/models(/[^/:]+)?$"),
+        methods=frozenset({"GET"}),
+        hosts=GEMINI_HOSTS,
+        host_only=True,
+    ),
+    RouteRule(
         Provider.GEMINI_CODE_ASSIST,
         Operation.GENERATE_CONTENT,
         _code_assist("generateContent"),
@@ -295,6 +305,14 @@ RULES: list[RouteRule] = [
         headers=("x-fern-sdk-name",),
     ),
     RouteRule(Provider.COHERE, Operation.EMBEDDINGS, re.compile(r"/(?P<version>v[12])/embed$"), hosts=COHERE_HOSTS),
+    RouteRule(
+        Provider.COHERE,
+        Operation.LIST_MODELS,
+        re.compile(r"/v1/models(/[^/]+)?$"),
+        methods=frozenset({"GET"}),
+        hosts=COHERE_HOSTS,
+        host_only=True,
+    ),
     # /v1/rerank is Voyage's too: on a foreign host it is Cohere's (first), whose SDK is also singled out
     RouteRule(
         Provider.COHERE,

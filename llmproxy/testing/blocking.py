@@ -1,11 +1,14 @@
 """`--llmproxy-block-network`: while a test that does not record runs, this process reaches 127.0.0.1 (and Unix
-sockets) and nothing else — not by a socket's `connect` or `connect_ex`, not by a datagram's `sendto`, not even
-by a name lookup (`getaddrinfo`), which would already tell a DNS server what the test meant to reach. Each
-attempt raises `NetworkBlocked` and is also kept, so a client that swallows the error still fails the test.
+sockets) and nothing else. Every way Python's `socket` module reaches out is guarded: a socket's `connect`
+and `connect_ex`, a datagram's `sendto` and `sendmsg`, and every name service call that may ask a server —
+`getaddrinfo`, `gethostbyname`, `gethostbyname_ex`, `gethostbyaddr`, and `getnameinfo` unless it is asked
+for numbers only — since a lookup alone already tells a DNS server what the test meant to reach. Each attempt
+raises `NetworkBlocked` and is also kept, so a client that swallows the error still fails the test.
 
-Tests that record (modes once without a cassette, new_episodes, all, rewrite) need the network and get it.
-Subprocesses are not patched: they get the proxy variables, and the proxy refuses what they send (document:
-docs/pytest.md).
+Loopback addresses, `localhost` and this machine's own name (servers bound to every interface look it up to
+name themselves: `http.server`, `socket.getfqdn()`) are let through. Tests that record (modes once without a
+cassette, new_episodes, all, rewrite) need the network and get it. Subprocesses are not patched: they get the
+proxy variables, and the proxy refuses what they send (docs/pytest.md).
 """
 
 import ipaddress
@@ -21,17 +24,29 @@ class NetworkBlocked(RuntimeError):
     """Not an OSError, on purpose: HTTP clients turn those into retries and "connection failed" messages."""
 
 
-def is_local(host: object) -> bool:
-    """127.0.0.0/8, ::1 or a name for them; a name never goes to a resolver to find out."""
+def is_local(host: object, own_name: str = "") -> bool:
+    """127.0.0.0/8, ::1, or a name for them (or `own_name`, this machine's); a name never goes to a resolver to
+    find out."""
     if host is None:
         return True
-    name = host.decode() if isinstance(host, bytes) else str(host)
-    if name.lower().rstrip(".") in LOCAL_NAMES:
+    name = (host.decode() if isinstance(host, bytes) else str(host)).lower().rstrip(".")
+    if name in LOCAL_NAMES or (own_name and name == own_name.lower()):
         return True
     try:
         return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
     except ValueError:
         return False
+
+
+# Where each guarded socket method is given its address: (positional index after `self`; -1 is the last one)
+SOCKET_METHODS: Final = {
+    "connect": (0, "a connection to"),
+    "connect_ex": (0, "a connection to"),
+    "sendto": (-1, "a datagram to"),  # sendto(data, address) or sendto(data, flags, address)
+    "sendmsg": (3, "a datagram to"),  # sendmsg(buffers, ancdata, flags, address)
+}
+# The name service calls that may ask a server, and where their host is
+LOOKUPS: Final = ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr", "getnameinfo")
 
 
 class Blocker:
@@ -41,7 +56,8 @@ class Blocker:
         self.blocking = False
         self.attempts: list[str] = []  # since the last `take`
         self._lock = threading.Lock()
-        self._saved: dict[str, Any] = {}
+        self._saved: dict[tuple[object, str], Any] = {}
+        self._own_name = ""
 
     @property
     def installed(self) -> bool:
@@ -50,20 +66,17 @@ class Blocker:
     def install(self) -> None:
         if self._saved:
             return
-        self._saved = {
-            "connect": socket.socket.connect,
-            "connect_ex": socket.socket.connect_ex,
-            "sendto": socket.socket.sendto,
-            "getaddrinfo": socket.getaddrinfo,
-        }
-        socket.socket.connect = self._guard_socket(self._saved["connect"])  # type: ignore[method-assign]
-        socket.socket.connect_ex = self._guard_socket(self._saved["connect_ex"])  # type: ignore[method-assign]
-        socket.socket.sendto = self._guard_sendto(self._saved["sendto"])  # type: ignore[method-assign]
-        socket.getaddrinfo = self._guard_lookup(self._saved["getaddrinfo"])
+        self._own_name = socket.gethostname()
+        for name, (where, how) in SOCKET_METHODS.items():
+            original = self._saved[socket.socket, name] = getattr(socket.socket, name)
+            setattr(socket.socket, name, self._guard_socket(original, where, how))
+        for name in LOOKUPS:
+            original = self._saved[socket, name] = getattr(socket, name)
+            setattr(socket, name, self._guard_lookup(original, name))
 
     def uninstall(self) -> None:
-        for name, original in self._saved.items():
-            setattr(socket if name == "getaddrinfo" else socket.socket, name, original)
+        for (owner, name), original in self._saved.items():
+            setattr(owner, name, original)
         self._saved = {}
 
     def take(self) -> list[str]:
@@ -73,7 +86,7 @@ class Blocker:
         return attempts
 
     def _check(self, host: object, port: object, how: str) -> None:
-        if not self.blocking or is_local(host):
+        if not self.blocking or is_local(host, self._own_name):
             return
         attempt = f"{how} {host}:{port}" if port is not None else f"{how} {host}"
         with self._lock:
@@ -83,26 +96,23 @@ class Blocker:
             " (record the cassette with --llmproxy-mode once, or send the client through the `llmproxy` fixture)"
         )
 
-    def _guard_socket(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(sock: socket.socket, address: Any, *args: Any) -> Any:
+    def _guard_socket(self, original: Callable[..., Any], where: int, how: str) -> Callable[..., Any]:
+        def guarded(sock: socket.socket, *args: Any) -> Any:
+            address = args[where] if -len(args) <= where < len(args) else None
             if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
-                self._check(address[0], address[1], "a connection to")
-            return original(sock, address, *args)
+                self._check(address[0], address[1], how)
+            return original(sock, *args)
 
         return guarded
 
-    def _guard_sendto(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(sock: socket.socket, data: Any, *args: Any) -> Any:
-            address = args[-1] if args else None
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple):
-                self._check(address[0], address[1], "a datagram to")
-            return original(sock, data, *args)
-
-        return guarded
-
-    def _guard_lookup(self, original: Callable[..., Any]) -> Callable[..., Any]:
-        def guarded(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-            self._check(host, None, "a name lookup of")
-            return original(host, port, *args, **kwargs)
+    def _guard_lookup(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def guarded(host: Any, *args: Any, **kwargs: Any) -> Any:
+            if name != "getnameinfo":
+                self._check(host, None, f"a name lookup ({name}) of")
+            elif isinstance(host, tuple) and not (
+                args and isinstance(args[0], int) and args[0] & socket.NI_NUMERICHOST
+            ):
+                self._check(host[0], None, "a reverse lookup (getnameinfo) of")  # numbers only ask no server
+            return original(host, *args, **kwargs)
 
         return guarded

@@ -1,6 +1,7 @@
 """The load generator: raw HTTP/1.1 keep-alive connections on asyncio, one process of its own.
 
-    python scripts/bench/load.py --port P --upstream-port U [--proxy] --body small|large|sized|stream|small-stream
+    python scripts/bench/load.py --port P --upstream-port U [--proxy]
+                                 --body small|large|sized|sized-stream|stream|small-stream
                                  [--request-bytes B] --concurrency C [--seconds S | --streams N] [--cpu-pid PID …]
                                  [--accept-errors]
 
@@ -124,6 +125,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         "small": payloads.small_request,
         "large": payloads.large_request,
         "sized": lambda: payloads.sized_request(args.request_bytes),
+        "sized-stream": lambda: payloads.sized_request(args.request_bytes, stream=True),
         "stream": lambda: payloads.small_request(stream=True),
         "small-stream": lambda: payloads.small_request(stream=True),
     }[args.body]()
@@ -178,9 +180,10 @@ def main() -> None:
     parser.add_argument("--proxy", action="store_true", help="send absolute-form requests, as to an HTTP proxy")
     parser.add_argument(
         "--body",
-        choices=["small", "large", "sized", "stream", "small-stream"],
+        choices=["small", "large", "sized", "sized-stream", "stream", "small-stream"],
         required=True,
-        help="stream: timed stream events; small-stream: a streaming request measured in requests per second",
+        help="stream: timed stream events; small-stream, sized-stream: a streaming request measured in requests "
+        "per second",
     )
     parser.add_argument("--request-bytes", type=int, default=1000, help="the size of a `sized` request body")
     parser.add_argument("--api", choices=["anthropic", "openai"], default="anthropic", help="small bodies only")

@@ -45,7 +45,7 @@ def chat_request(stream: bool = False) -> bytes:
     return json.dumps(body).encode()
 
 
-def large_request(size: int = 200_000) -> bytes:
+def large_request(size: int = 200_000, stream: bool = False) -> bytes:
     """A request of about `size` bytes: a coding agent's long history of tool calls and file contents."""
     source = "".join(f"def function_{i}(value: int) -> int:\n    return value * {i} + {i % 7}\n\n" for i in range(40))
     messages: list[dict[str, object]] = [{"role": "user", "content": "Refactor the helpers in src/ for clarity."}]
@@ -85,14 +85,16 @@ def large_request(size: int = 200_000) -> bytes:
         ],
         "messages": messages,
     }
+    if stream:
+        body["stream"] = True
     return json.dumps(body).encode()
 
 
-def sized_request(size: int) -> bytes:
+def sized_request(size: int, stream: bool = False) -> bytes:
     """A request of about `size` bytes: one user turn padded with prose below 10 KB, an agent's history above."""
     if size >= 10_000:
-        return large_request(size)
-    body = json.loads(small_request())
+        return large_request(size, stream)
+    body = json.loads(small_request(stream))
     body["messages"][0]["content"] += " " + _prose(size - len(small_request()))
     return json.dumps(body).encode()
 
@@ -152,10 +154,16 @@ def stream_head() -> bytes:
     )
 
 
-def stream_delta() -> bytes:
-    """One content_block_delta whose text is the time it was made (seconds since the epoch), so the client
-    can tell how long it took to arrive."""
-    delta = {"type": "text_delta", "text": f"{time.time():.6f} "}
+def stream_delta(chars: int = 0) -> bytes:
+    """One content_block_delta whose text starts with the time it was made (seconds since the epoch), so the
+    client can tell how long it took to arrive; with `chars`, prose follows to make it about that long."""
+    stamp = f"{time.time():.6f} "
+    return text_delta(stamp + _prose(chars - len(stamp)) if chars > len(stamp) else stamp)
+
+
+def text_delta(text: str) -> bytes:
+    """One content_block_delta carrying `text`."""
+    delta = {"type": "text_delta", "text": text}
     return _event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
 
 
@@ -179,5 +187,5 @@ def sent_at(event: bytes) -> float | None:
     """The send time stamped into a content_block_delta by `stream_delta`, or None for other events."""
     for line in event.split(b"\n"):
         if line.startswith(b"data: ") and b"content_block_delta" in line:
-            return float(json.loads(line[6:])["delta"]["text"])
+            return float(json.loads(line[6:])["delta"]["text"].split(" ", 1)[0])
     return None

@@ -1,8 +1,13 @@
 """Whether recording keeps up with the traffic, in bounded memory (issue 15 §9): `llmproxy record` against
-bare mitmdump, with request and response bodies of the same size (1 KB and 200 KB by default).
+bare mitmdump, with request and response bodies of the same size (1 KB and 200 KB by default), the answers
+whole JSON bodies or streamed.
 
     .venv/bin/python scripts/bench/recording.py [--rounds N] [--seconds S] [--sizes 1000,200000]
-                                               [--concurrency 8] [--json PATH]
+                                               [--answers json,stream] [--concurrency 8] [--json PATH]
+
+A streamed answer (an agent's usual traffic) is an SSE stream of one content_block_delta per 100 characters
+of its text, sent as fast as the upstream can (10 events for 1 KB, 2,000 for 200 KB); bare mitmdump
+buffers it and sends it on whole, `llmproxy record` passes each event on as it comes and records them all.
 
 Each measurement starts the proxy afresh (so its peak memory and its shutdown are its own) and sends load
 (load.py, keep-alive connections, absolute-form requests) through it to a fake Anthropic upstream
@@ -24,6 +29,7 @@ mitmdump measured in the same round. The machine is shared: read the ratios, not
 """
 
 import argparse
+import itertools
 import json
 import os
 import signal
@@ -115,7 +121,9 @@ class Watch:
         self.lines += data.count(b"\n")
 
 
-def measure(name: str, size: int, upstream_port: int, workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
+def measure(
+    name: str, size: int, answer: str, upstream_port: int, workdir: Path, args: argparse.Namespace
+) -> dict[str, Any]:
     port = free_port()
     cassette = workdir / f"{name}-{size}-{time.monotonic_ns()}.json"
     if name == "record":
@@ -129,7 +137,8 @@ def measure(name: str, size: int, upstream_port: int, workdir: Path, args: argpa
         journal = cassette.with_name(cassette.name + ".journal") if name == "record" else None
         watch = Watch(process.pid, journal).start()
         load = [sys.executable, str(BENCH / "load.py"), "--port", str(port), "--upstream-port", str(upstream_port)]
-        load += ["--proxy", "--body", "sized", "--request-bytes", str(size), "--concurrency", str(args.concurrency)]
+        body = "sized-stream" if answer == "stream" else "sized"
+        load += ["--proxy", "--body", body, "--request-bytes", str(size), "--concurrency", str(args.concurrency)]
         load += ["--seconds", str(args.seconds), "--cpu-pid", str(process.pid)]
         started = time.monotonic()
         done = subprocess.run(load, capture_output=True, text=True)
@@ -171,16 +180,16 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
         "| shutdown s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for size in args.sizes:
+    for size, answer in cases(args):
         for name in ("mitmdump", "record"):
-            cell = runs[f"{size}/{name}"]
+            cell = runs[f"{size}/{answer}/{name}"]
             journal = (
                 f"{med(cell, 'journal_rate'):.0f} | {med(cell, 'backlog_at_end'):.0f} | {max(r['lost'] for r in cell)}"
                 if name == "record"
                 else "– | – | –"
             )
             lines.append(
-                f"| {size:,} B | {name} | {med(cell, 'rps'):.0f} | {med(cell, 'cpu_ms'):.2f} "
+                f"| {size:,} B {answer} | {name} | {med(cell, 'rps'):.0f} | {med(cell, 'cpu_ms'):.2f} "
                 f"| {med(cell, 'peak_rss_mb'):.0f} | {journal} "
                 f"| {med(cell, 'shutdown_s'):.2f} |"
             )
@@ -190,18 +199,22 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
         "| peak RSS ÷ mitmdump (≤ 2) | shutdown ≤ 2 s |",
         "|---|---|---|---|---|---|",
     ]
-    for size in args.sizes:
-        base, record = runs[f"{size}/mitmdump"], runs[f"{size}/record"]
+    for size, answer in cases(args):
+        base, record = runs[f"{size}/{answer}/mitmdump"], runs[f"{size}/{answer}/record"]
         keeps_up = statistics.median(run["journal_rate"] / run["load_rate"] for run in record)
         memory = statistics.median(r["peak_rss_mb"] / b["peak_rss_mb"] for r, b in zip(record, base, strict=True))
         throughput = statistics.median(r["rps"] / b["rps"] for r, b in zip(record, base, strict=True))
         cpu = statistics.median(b["cpu_ms"] / r["cpu_ms"] for r, b in zip(record, base, strict=True))
         shutdown = med(record, "shutdown_s")
         lines.append(
-            f"| {size:,} B | {throughput:.2f} | {cpu:.2f} | {keeps_up:.2f} | {memory:.2f} | {shutdown:.2f} "
+            f"| {size:,} B {answer} | {throughput:.2f} | {cpu:.2f} | {keeps_up:.2f} | {memory:.2f} | {shutdown:.2f} "
             f"{'yes' if shutdown <= 2 else 'NO'} |"
         )
     return "\n".join(lines)
+
+
+def cases(args: argparse.Namespace) -> list[tuple[int, str]]:
+    return [(size, answer) for size in args.sizes for answer in args.answers]
 
 
 def main() -> None:
@@ -209,23 +222,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="of load per measurement")
     parser.add_argument("--sizes", default="1000,200000", help="request and response body sizes, comma-separated")
+    parser.add_argument("--answers", default="json,stream", help="json (a whole body), stream (SSE), or both")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write every measurement's raw figures here")
     args = parser.parse_args()
     args.sizes = [int(size) for size in args.sizes.split(",")]
+    args.answers = args.answers.split(",")
     runs: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="llmproxy-bench-") as tmp:
         for size in args.sizes:
-            up = [sys.executable, str(BENCH / "upstream.py"), "--reply-bytes", str(size)]
+            up = [sys.executable, str(BENCH / "upstream.py"), "--reply-bytes", str(size), "--interval-ms", "0"]
+            up += ["--events", str(max(1, size // 100)), "--delta-chars", "100"]
             upstream = subprocess.Popen(up, stdout=subprocess.PIPE)
             try:
                 assert upstream.stdout is not None
                 port = int(upstream.stdout.readline())
-                for round_ in range(args.rounds):
+                for round_, answer in itertools.product(range(args.rounds), args.answers):
                     names = ["mitmdump", "record"] if round_ % 2 == 0 else ["record", "mitmdump"]
                     for name in names:
-                        result = measure(name, size, port, Path(tmp), args)
-                        runs.setdefault(f"{size}/{name}", []).append(result)
+                        result = measure(name, size, answer, port, Path(tmp), args)
+                        runs.setdefault(f"{size}/{answer}/{name}", []).append(result)
                         extra = (
                             f"  journalled {result['journal_rate']:.0f}/s, backlog {result['backlog_at_end']}, "
                             f"lost {result['lost']}"
@@ -233,8 +249,8 @@ def main() -> None:
                             else ""
                         )
                         print(
-                            f"round {round_ + 1} {size:>7} B {name:<8} {result['rps']:7.0f} req/s  peak RSS "
-                            f"{result['peak_rss_mb']:6.0f} MB  shutdown {result['shutdown_s']:.2f} s{extra}",
+                            f"round {round_ + 1} {size:>7} B {answer:<6} {name:<8} {result['rps']:7.0f} req/s  "
+                            f"peak RSS {result['peak_rss_mb']:6.0f} MB  shutdown {result['shutdown_s']:.2f} s{extra}",
                             file=sys.stderr,
                         )
             finally:

@@ -57,11 +57,7 @@ def main() -> None:
     request_bytes = len(orjson.dumps(request))
     answer = orjson.loads(payloads.reply(200_000))
     text = answer["content"][0]["text"]
-    deltas = [
-        f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":0,'
-        f'"delta":{{"type":"text_delta","text":"{text[i : i + 100]}"}}}}\n\n'.encode()
-        for i in range(0, 200_000, 100)
-    ]
+    deltas = [payloads.text_delta(text[i : i + 100]) for i in range(0, 200_000, 100)]
     stream = [RawEvent(float(i), data) for i, data in enumerate(deltas)]
     stream_bytes = sum(len(event.data) for event in stream)
     keyed = orjson.loads(payloads.large_request(200_000))

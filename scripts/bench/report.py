@@ -1,7 +1,7 @@
 """`llmproxy report` over a 10,000-exchange agent cassette (issue 19 §7): goal under 2 s, memory that grows
 with one conversation, not with the history every turn re-sends.
 
-    .venv/bin/python scripts/bench/report.py [--rounds 3]
+    .venv/bin/python scripts/bench/report.py [--rounds 3] [--against DIR]
 
 Cassettes are written by llmproxy's own recorder (`CassetteWriter`, histories shared as `llmproxy record`
 stores them): agent conversations of tool-loop turns (a 2 KB system prompt, three tools, a tool call and a
@@ -16,10 +16,17 @@ tool result per turn, usage with cache reads). The whole command is measured —
   whose cost followed what was re-sent would be far slower and larger on it; one that reads each history
   once costs the same on both.
 
-The machine is shared and noisy: quote CPU seconds and compare figures measured in the same run.
+Bytecode is compiled once, into a scratch cache, before the rounds: an installed llmproxy has its bytecode,
+and a process started with PYTHONDONTWRITEBYTECODE=1 (as on the project's shared machine) would otherwise
+compile llmproxy's modules again on every run (~0.2 s).
+
+`--against DIR` measures another source tree (a `git worktree` or `git archive` of an earlier commit) in the
+same rounds, alternating with this one, and prints its figures and the ratios: the machine is shared and
+noisy, so compare figures measured in the same run, and quote CPU seconds.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -109,21 +116,35 @@ print(usage.ru_utime + usage.ru_stime, peak, file=sys.stderr)
 """
 
 
-def measure(path: Path) -> tuple[float, float, float]:
+def measure(path: Path, env: dict[str, str]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MB) of `llmproxy report PATH --format json --max-calls 0 -o /dev/null`, start-up
     and imports included, as the process itself accounts them (Linux: the peak is VmHWM, which, unlike
     ru_maxrss, does not carry the benchmark's own peak across exec)."""
     started = time.perf_counter()
     command = ["report", str(path), "--format", "json", "--max-calls", "0", "-o", "/dev/null"]
-    done = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURED, *command],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=path.parent,
+    )
     wall = time.perf_counter() - started
     cpu, rss = done.stderr.split()[-2:]
     return wall, float(cpu), int(rss) / 1024
 
 
+def environment(tree: Path, scratch: Path) -> dict[str, str]:
+    """The measured process's environment: `tree`'s llmproxy first on the path, bytecode cached apart."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(scratch / "bytecode" / tree.name)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="another source tree, measured in the same rounds")
     args = parser.parse_args()
     shapes = {  # name: (sessions, turns)
         "one exchange": (1, 1),
@@ -131,20 +152,39 @@ def main() -> int:
         "2,000 exchanges in 1 session of 2,000 turns": (1, 2000),
         "2,000 exchanges in 20 sessions of 100 turns": (20, 100),
     }
-    with tempfile.TemporaryDirectory() as scratch:
+    trees = {"this tree": ROOT} | ({f"against {args.against}": args.against.resolve()} if args.against else {})
+    with tempfile.TemporaryDirectory() as temporary:
+        scratch = Path(temporary)
         paths = {}
         for number, (name, (sessions, turns)) in enumerate(shapes.items()):
-            paths[name] = Path(scratch) / f"{number}.json"
+            paths[name] = scratch / f"{number}.json"
             write_cassette(paths[name], sessions, turns)
-        figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in shapes}
+        envs = {tree: environment(root, scratch) for tree, root in trees.items()}
+        for env in envs.values():
+            measure(paths["one exchange"], env)  # compiles the bytecode
+        figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for _ in range(args.rounds):
             for name, path in paths.items():
-                figures[name].append(measure(path))
+                for tree, env in envs.items():
+                    figures.setdefault((tree, name), []).append(measure(path, env))
         print(f"llmproxy report --format json --max-calls 0, medians of {args.rounds} rounds (whole command):")
-        for name, runs in figures.items():
-            wall, cpu, rss = (statistics.median(run[i] for run in runs) for i in range(3))
-            size = paths[name].stat().st_size / 1e6
-            print(f"  {name:<46} {size:6.1f} MB cassette: {cpu:5.2f} s CPU, {wall:5.2f} s wall, {rss:5.0f} MB peak")
+        medians = {
+            key: tuple(statistics.median(run[i] for run in runs) for i in range(3)) for key, runs in figures.items()
+        }
+        for tree in trees:
+            print(f"{tree}:")
+            for name, path in paths.items():
+                wall, cpu, rss = medians[tree, name]
+                size = path.stat().st_size / 1e6
+                print(f"  {name:<46} {size:6.1f} MB cassette: {cpu:5.2f} s CPU, {wall:5.2f} s wall, {rss:5.0f} MB peak")
+        if args.against:
+            print("this tree / against, CPU and peak:")
+            for name in paths:
+                (_, cpu, rss), (_, cpu_against, rss_against) = (
+                    medians["this tree", name],
+                    medians[f"against {args.against}", name],
+                )
+                print(f"  {name:<46} {cpu / cpu_against:5.2f} CPU, {rss / rss_against:5.2f} peak")
     return 0
 
 

@@ -1,12 +1,12 @@
 """A fast fake Anthropic upstream on 127.0.0.1, run as a process of its own so it shares no GIL with the
 proxy or the client.
 
-    python scripts/bench/upstream.py [--events N] [--interval-ms MS] [--reply-bytes B]
+    python scripts/bench/upstream.py [--events N] [--interval-ms MS] [--delta-chars C] [--reply-bytes B]
 
 Prints its port on stdout, then serves HTTP/1.1 keep-alive until killed: POST /v1/messages answers a small
 JSON message (about B bytes with `--reply-bytes`), or, when the body asks for `"stream": true`, an SSE
-stream of N content_block_delta events MS apart, each its own chunk (chunked encoding) and stamped with the
-time it was sent.
+stream of N content_block_delta events MS apart, each its own chunk (chunked encoding), its text stamped
+with the time it was sent (and padded with prose to about C characters with `--delta-chars`).
 """
 
 import argparse
@@ -33,8 +33,8 @@ def chunk(data: bytes) -> bytes:
 class Server(asyncio.Protocol):
     """One client connection: parse requests as bytes arrive, answer each in order."""
 
-    def __init__(self, events: int, interval: float, answer: bytes) -> None:
-        self.events, self.interval, self.answer = events, interval, answer
+    def __init__(self, events: int, interval: float, chars: int, answer: bytes) -> None:
+        self.events, self.interval, self.chars, self.answer = events, interval, chars, answer
         self.buffer = bytearray()
         self.streaming = False
 
@@ -74,7 +74,7 @@ class Server(asyncio.Protocol):
             await asyncio.sleep(max(0.0, start + i * self.interval - loop.time()))
             if self.transport.is_closing():
                 return
-            self.transport.write(chunk(payloads.stream_delta()))
+            self.transport.write(chunk(payloads.stream_delta(self.chars)))
         self.transport.write(chunk(payloads.stream_tail(self.events)) + b"0\r\n\r\n")
         self.streaming = False
         self.serve()
@@ -84,12 +84,13 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=200)
     parser.add_argument("--interval-ms", type=float, default=5.0)
+    parser.add_argument("--delta-chars", type=int, default=0, help="each delta's text (default: the stamp alone)")
     parser.add_argument("--reply-bytes", type=int, default=0, help="the size of the JSON answer (default: small)")
     args = parser.parse_args()
     answer = json_answer(payloads.reply(args.reply_bytes))
     loop = asyncio.get_running_loop()
     server = await loop.create_server(
-        lambda: Server(args.events, args.interval_ms / 1000, answer), "127.0.0.1", 0, backlog=256
+        lambda: Server(args.events, args.interval_ms / 1000, args.delta_chars, answer), "127.0.0.1", 0, backlog=256
     )
     print(server.sockets[0].getsockname()[1], flush=True)
     await server.serve_forever()

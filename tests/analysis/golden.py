@@ -1,6 +1,8 @@
-"""The report golden files: every renderer's output for committed cassettes, under tests/golden/report/.
-`scripts/regen_golden.py` rewrites them; review the diff (a golden change is a change users see)."""
+"""The report golden files: every renderer's output for committed cassettes, under tests/golden/report/,
+and the signal details docs/report.md quotes. `scripts/regen_golden.py` rewrites them; review the diff (a
+golden change is a change users see)."""
 
+import re
 from pathlib import Path
 
 from llmproxy.analysis.render import render
@@ -29,3 +31,25 @@ def regenerate() -> int:
         for fmt in SUFFIXES:
             golden_path(cassette, fmt).write_text(rendered(cassette, fmt), encoding="utf-8", newline="")
     return len(CASSETTES) * len(SUFFIXES)
+
+
+DOC = ROOT / "docs" / "report.md"
+QUOTE = re.compile(r"(<!-- quoted: (?P<cassette>\S+) (?P<signal>[A-Z_]+) -->\n)(?P<indent> *)> .*\n")
+"""In docs/report.md, a marker naming a cassette and a signal, then the line quoting what the report says."""
+
+
+def doc_quotes(text: str) -> str:
+    """docs/report.md with each quoted signal detail as the report prints it for the cassette named."""
+
+    def quoted(match: re.Match[str]) -> str:
+        report = report_of(match["cassette"])
+        (detail,) = [signal.detail for signal in report.signals if signal.id == match["signal"]]
+        return f"{match[1]}{match['indent']}> {detail}\n"
+
+    return QUOTE.sub(quoted, text)
+
+
+def regenerate_doc_quotes() -> int:
+    text = DOC.read_text(encoding="utf-8")
+    DOC.write_text(doc_quotes(text), encoding="utf-8", newline="")
+    return len(QUOTE.findall(text))

@@ -44,6 +44,7 @@ def test_mermaid_and_timeline() -> None:
     assert text.startswith("2 calls from ")
     assert "→ Bash" in text
     assert "└─ calls Bash" in text
+    assert explain("cassettes/quickstart.json")[1].startswith("1 call from ")
 
 
 def test_a_cassette_without_chat_calls_exits_1(tmp_path_factory: pytest.TempPathFactory) -> None:

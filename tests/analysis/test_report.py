@@ -60,6 +60,14 @@ def test_an_unpriced_model_is_listed_and_left_out_of_totals(tmp_path_factory: py
     assert report.totals.costIsEstimated
     assert all(c.estimatedCostUsd is None and c.pricing.startswith("unpriced:") for c in report.calls)
     assert "unpriced" in render(report, "markdown")
+    shown = {
+        "terminal": "3 calls · unpriced ·",
+        "markdown": "- Estimated cost: unpriced",
+        "html": "cost<b>unpriced</b>",
+    }
+    for fmt, total in shown.items():  # a total of nothing priced is not a cost of $0
+        assert total in render(report, fmt)
+        assert "$0" not in render(report, fmt)
 
 
 def test_an_empty_report_is_grade_a_with_valid_csv() -> None:

@@ -82,7 +82,12 @@ def test_a_baseline_shows_signals_new_resolved_and_kpi_deltas(tmp_path: Path) ->
     assert (comparison.previousGrade, comparison.gradeDrop) == ("A", 3)
     assert comparison.costIncrease is not None
     assert comparison.costIncrease > 1
+    kpis = {kpi.name: kpi for kpi in comparison.kpis}
+    assert (kpis["callCount"].previous, kpis["callCount"].current, kpis["callCount"].delta) == (3, 3, 0)
+    assert isinstance(kpis["inputTokens"].delta, int)  # counts stay counts, not 60.0
     markdown = llmproxy("report", "cassettes/report/repeated-system-prompt.json", "--baseline", str(old)).stdout
     assert "## Compared with the baseline" in markdown
+    assert "Grade A → D (down 3 letters)" in markdown
+    assert "| inputTokens | 5,340 | 5,400 | +60 |" in markdown
     back = llmproxy("report", "cassettes/report/clean.json", "--baseline", str(old), "--format", "json")
     assert all(s.status == "unchanged" for s in Report.model_validate_json(back.stdout).baseline.signals)  # type: ignore[union-attr]

@@ -1,9 +1,10 @@
 """Each signal fires on the committed cassette made to trigger it, and no signal fires on the clean run."""
 
+import orjson
 import pytest
 
 from llmproxy.analysis.signals import DETECTORS
-from tests.analysis.reports import report_of
+from tests.analysis.reports import ROOT, report_of
 
 SIGNALS = [detector.__name__.upper() for detector in DETECTORS]
 TRIGGERS = {signal: f"cassettes/report/{signal.lower().replace('_', '-')}.json" for signal in SIGNALS}
@@ -55,3 +56,24 @@ def test_caching_advice_follows_the_provider() -> None:
     assert "cache_control" in fix_a.configSnippet
     assert fix_o.configSnippet is not None
     assert "prompt_cache_key" in fix_o.configSnippet
+
+
+def test_a_large_block_is_large_in_the_tokens_the_provider_billed(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sizes are byte estimates scaled to what the provider billed: a prompt billed at 1,500 tokens in all holds
+    no block of 2,000 tokens, whatever its bytes suggest (Claude Code's recorded run: no such claim)."""
+    cassette = orjson.loads((ROOT / TRIGGERS["LARGE_STATIC_CONTEXT_RESENT"]).read_bytes())
+    for exchange in cassette["exchanges"]:
+        exchange["response"]["body"]["json"]["usage"]["input_tokens"] = 1_500
+    path = tmp_path_factory.mktemp("billed") / "small.json"
+    path.write_bytes(orjson.dumps(cassette))
+    assert "LARGE_STATIC_CONTEXT_RESENT" not in {s.id for s in report_of(str(path)).signals}
+    (fired,) = [
+        s for s in report_of(TRIGGERS["LARGE_STATIC_CONTEXT_RESENT"]).signals if s.id == "LARGE_STATIC_CONTEXT_RESENT"
+    ]
+    assert fired.detail == (
+        f"Blocks of 2,000+ tokens were re-sent on 2 calls; {fired.estimatedWastedInputTokens:,} of their tokens were "
+        "not read from the cache."
+    )
+    assert "LARGE_STATIC_CONTEXT_RESENT" not in {
+        s.id for s in report_of("cassettes/claude-code-tool-loop.json").signals
+    }

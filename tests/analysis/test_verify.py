@@ -51,6 +51,8 @@ def test_tool_call_passes_and_fails_with_one_line_each() -> None:
     code, out, _ = verify("tool-call", "cassettes/codex-tool-loop.json", "--name", "exec_command", "--json")
     assert code == 0
     assert json.loads(out)["count"] == 1
+    code, _, err = verify("tool-call", "cassettes/codex-tool-loop.json", "--name", "exec_command", "--at-least", "2")
+    assert err == "llmproxy verify tool-call: exec_command was called 1 time, fewer than --at-least 2\n"
 
 
 def test_tool_call_without_chat_calls_could_not_check(tmp_path: Path) -> None:
@@ -116,8 +118,10 @@ def test_report_gate_fails_on_a_regression(tmp_path: Path) -> None:
     assert code == 1
     lines = err.splitlines()
     assert len(lines) == 3
-    assert lines[0].startswith("llmproxy verify report: grade fell from A to D")
-    assert "estimated cost rose" in lines[1]
+    assert lines[0] == "llmproxy verify report: grade fell from A to D (down 3 letters; --max-grade-drop 0)"
+    assert lines[1] == (
+        "llmproxy verify report: estimated cost rose +499% ($0.0030 → $0.0180; --max-cost-increase 10%)"
+    )  # docs/verify.md shows these three lines
     assert lines[2] == "llmproxy verify report: cache-hit ratio 0% is below --min-cache-hit 0.6"
     assert set(json.loads(out)["newSignals"]) == {"LOW_CACHE_HIT_RATE", "REPEATED_SYSTEM_PROMPT"}
 

@@ -46,7 +46,7 @@ def test_a_recorded_exchange_loads_with_everything_in_place(tmp_path: Path) -> N
     first, *decoding = summary.splitlines()
     assert first == f"recorded 2 exchanges to {path} (anthropic 2; 1 streamed, 1 not)"
     # the made-up stream is not Anthropic's: recorded as it came, and said so
-    assert decoding[0] == "1 of 1 exchanges did not decode (recorded and served as they came): anthropic messages 1"
+    assert decoding[0] == "1 of 1 exchange did not decode (recorded and served as they came): anthropic messages 1"
     assert decoding[1].startswith("  not decoded: exchange 1: anthropic messages response: anthropic stream: $.index:")
     text = path.read_text()
     assert text.endswith("}\n")

@@ -6,12 +6,14 @@ stored stream still decodes with the provider's own codec, and it reassembles to
 
 import base64
 import itertools
+from unittest import mock
 
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from llmproxy.cassette import stream_redact
 from llmproxy.cassette.bodies import event_bytes
 from llmproxy.cassette.model import Event
 from llmproxy.cassette.redact import Redactor
@@ -121,3 +123,29 @@ def test_a_chat_tool_call_split_across_chunks_is_redacted_per_call() -> None:
     stored_events = store_events([RawEvent(0, e) for e in events], "text/event-stream", REDACTOR)
     completion = CHAT_CODECS["openai-chat"].decode_stream(event_bytes(e) for e in stored_events)
     assert [call.arguments for call in completion.tool_calls] == [{"api": REDACTOR.text(key)}] * 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    name=st.sampled_from(sorted(STREAMS)),
+    texts=st.lists(st.sampled_from([*PLANTED, "plain words", "a token of thanks", "asked", "https://x.y"]), max_size=4),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
+    extra=st.sampled_from([None, *PLANTED[:6]]),
+    at=st.integers(0, 40),
+    spaced=st.booleans(),
+)
+def test_events_the_keyword_pass_skips_are_stored_as_the_redactor_stores_them(
+    name: str, texts: list[str], cuts: list[int], extra: str | None, at: int, spaced: bool
+) -> None:
+    """The one keyword pass over all the events (which spares the redactor the events without a keyword)
+    stores every stream exactly as handing every event to the redactor does: secrets and keywords in the
+    streamed text, whole in an event of their own (an SSE event's name and data, a verbatim line), anywhere."""
+    build, content_type, _ = STREAMS[name]
+    wire = build(split(" ".join(texts), cuts))
+    if extra is not None:
+        inserted = sse(extra, {"type": "ping", "note": extra}, spaced=spaced)
+        wire.insert(at % (len(wire) + 1), inserted)
+    events = [RawEvent(i, data) for i, data in enumerate(wire)]
+    with mock.patch.object(stream_redact, "_mark_clean", return_value=None):
+        every_event = store_events(events, content_type, REDACTOR)
+    assert store_events(events, content_type, REDACTOR) == every_event

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -314,16 +315,56 @@ def mock_tool_loop(
 
 
 MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
+REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "  # logged the moment llmproxy refuses a request
+MISS_ENDS_WITHIN = 10.0  # seconds from llmproxy's first refusal to the end of the run (issue 16)
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A run meant to miss, and the seconds from llmproxy's first refusal to the run's end (None: nothing was
+    refused). The refusal's moment is when its log line reached us, so the CLI's start-up is not counted; the
+    end is llmproxy's exit, after the CLI's and its own shutdown: an upper bound on how long the CLI ran on."""
+
+    run: subprocess.CompletedProcess[str]
+    after_refusal: float | None
 
 
 def replay_changed_prompt(
     cli: Cli, root: Path, env: dict[str, str], cassette: Path, *llmproxy: str, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    """A deliberate miss: the CLI replayed from `cassette` with another prompt than the recorded one. With
-    llmproxy's default miss answer it ends in seconds; a retried one (a 5xx) would take minutes, past
-    `timeout`."""
-    changed = replace(cli, argv=[arg.replace("llmproxy-ok", "llmproxy-changed") for arg in cli.argv])
-    return around(changed, root, env, "replay", "--cassette", str(cassette), *llmproxy, timeout=timeout)
+) -> Miss:
+    """A deliberate miss: the CLI replayed from `cassette` with another prompt than the recorded one, in
+    `root/work`. With llmproxy's default miss answer it ends in seconds; a retried one (a 5xx) would take
+    minutes, past `timeout`."""
+    assert cli.binary is not None
+    changed = [arg.replace("llmproxy-ok", "llmproxy-changed") for arg in cli.argv]
+    (root / "work").mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "llmproxy", "replay", "--cassette", str(cassette), *llmproxy, "--", cli.binary]
+    stdout: list[str] = []
+    stderr: list[tuple[float, str]] = []  # each line with the moment it arrived
+    with subprocess.Popen(
+        [*argv, *changed], cwd=root / "work", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as child:
+        readers = [
+            threading.Thread(target=lambda: stdout.extend(child.stdout or ()), daemon=True),
+            threading.Thread(
+                target=lambda: stderr.extend((time.monotonic(), line) for line in child.stderr or ()), daemon=True
+            ),
+        ]
+        for reader in readers:
+            reader.start()
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            raise
+        ended = time.monotonic()
+        for reader in readers:
+            reader.join()
+    refused = next((moment for moment, line in stderr if line.startswith(REFUSED)), None)
+    run = subprocess.CompletedProcess(
+        child.args, child.returncode, "".join(stdout), "".join(line for _, line in stderr)
+    )
+    return Miss(run, None if refused is None else ended - refused)
 
 
 def cli_output_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
@@ -332,11 +373,17 @@ def cli_output_lines(run: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in lines if not line.startswith(("llmproxy", "  miss:", "  unused:", "  $.", "  answered"))]
 
 
-def assert_missed_fast(run: subprocess.CompletedProcess[str]) -> None:
-    """The CLI stopped on the miss, showing llmproxy's diagnostic in its own output."""
+def assert_missed_fast(miss: Miss) -> None:
+    """The CLI stopped on the miss within MISS_ENDS_WITHIN seconds of llmproxy's first refusal (not after
+    minutes of retries), showing llmproxy's diagnostic in its own output."""
+    run = miss.run
     assert run.returncode != 0, run.stderr[-3000:]
     assert any(MISS_DIAGNOSTIC in line for line in cli_output_lines(run)), (run.stdout + run.stderr)[-3000:]
     assert "missed" in run.stderr
+    assert miss.after_refusal is not None, f"llmproxy logged no refusal:\n{run.stderr[-3000:]}"
+    assert miss.after_refusal < MISS_ENDS_WITHIN, (
+        f"the run ended {miss.after_refusal:.1f} s after llmproxy's first refusal:\n{run.stderr[-3000:]}"
+    )
 
 
 def run_session(cli: Cli, binary: str) -> Session:

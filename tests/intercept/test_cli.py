@@ -3,6 +3,9 @@ clear the chaos of a running llmproxy through its control API."""
 
 import json
 import re
+import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,13 +13,15 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.cli import main
 from llmproxy.intercept.control import ControlServer
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile, shorthand_rules
 from tests.intercept.requests import Clock
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 TOKEN = "cli-test-token"
 
 
@@ -115,3 +120,52 @@ def test_a_wrong_token_and_no_control_api_are_one_line_each(running: ControlServ
     result = CliRunner().invoke(main, ["chaos", "show"], env={"LLMPROXY_CONTROL_URL": "", "LLMPROXY_CONTROL_TOKEN": ""})
     assert result.exit_code == 2
     assert "no control API" in result.stderr
+
+
+def test_the_chain_counts_its_rules_in_words(tmp_path: Path) -> None:
+    """`--explain-chain` (the plan) and the chain as built (`--debug`) say "1 rule", not "1 rules"."""
+    cassette = str(DOCS.parent / "cassettes" / "quickstart.json")
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps({"rules": [{"chaos": {"errorStatus": 529}}, {"chaos": {"errorStatus": 503}}]}))
+    for options, rules in ((["--fail", "529@1"], "1 rule"), (["--chaos", str(two)], "2 rules")):
+        result = CliRunner().invoke(main, ["replay", "--cassette", cassette, *options, "--explain-chain"])
+        assert result.exit_code == 0, result.output
+        assert f"  intercept: {rules} (" in result.stdout
+    one_stage = InterceptStage(Intercept(ChaosFile(rules=shorthand_rules(rpm=50))))
+    two_stage = InterceptStage(Intercept(ChaosFile.model_validate_json(two.read_text())))
+    assert one_stage.explain().startswith("chaos, quotas and budget: 1 rule;")
+    assert two_stage.explain().startswith("chaos, quotas and budget: 2 rules;")
+
+
+@pytest.mark.parametrize("mode", ["mock", "replay"])
+def test_the_command_a_run_starts_reaches_the_control_api_not_the_proxy(mode: str, tmp_path: Path) -> None:
+    """The documented use: the child of `llmproxy mock|replay -- …` sets chaos, makes a call, shows what was
+    injected. Its HTTPS_PROXY points at the proxy, which must not answer the control API's requests instead."""
+    llmproxy = shlex.join([sys.executable, "-m", "llmproxy"])
+    script = "; ".join(
+        [
+            f"{llmproxy} chaos set api.anthropic.com --fail 529 --fail-first 1 --retry-after 0.1",
+            shlex.join([sys.executable, str(ROOT / "scripts" / "quickstart.py")]),
+            f"{llmproxy} chaos show",
+        ]
+    )
+    if mode == "mock":
+        answers = tmp_path / "expectations.json"
+        answers.write_text(json.dumps({"expectations": [{"respond": {"text": "mocked"}}]}))
+        source = ("--expectations", str(answers))
+    else:
+        source = ("--cassette", str(ROOT / "cassettes" / "quickstart.json"))
+    run = subprocess.run(
+        [sys.executable, "-m", "llmproxy", mode, *source, "--", "sh", "-c", script],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LLMPROXY_HOME": str(tmp_path / "llmproxy")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "api.anthropic.com: chaos set until cleared" in run.stderr
+    answer, *shown = run.stdout.splitlines()
+    assert answer == "mocked" if mode == "mock" else answer.startswith("It lets you record real LLM exchanges once")
+    assert 'host api.anthropic.com: {"failRequestCount": 1, "errorStatus": 529, "retryAfter": "0.1"}' in shown
+    assert shown[-1] == "injected so far: error 1"
+    assert "the run recovered: 1 of 1 fault retried" in run.stderr

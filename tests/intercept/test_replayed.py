@@ -59,9 +59,10 @@ def test_replayed_answers_meet_the_same_faults_as_mocked_ones_on_both_doors(tmp_
 
 
 def test_the_sdk_retries_two_injected_529s_into_the_recording(tmp_path: Path) -> None:
+    """…and the run says so: the summary, and under --debug each fault as it is injected, with its rule."""
     run = subprocess.run(
         [
-            *(sys.executable, "-m", "llmproxy", "replay", "--cassette", str(QUICKSTART)),
+            *(sys.executable, "-m", "llmproxy", "replay", "--debug", "--cassette", str(QUICKSTART)),
             *("--fail", "529@1", "--fail-first", "2", "--retry-after", "0.1", "--seed", "3"),
             *("--", sys.executable, str(ROOT / "scripts" / "quickstart.py")),
         ],
@@ -75,3 +76,6 @@ def test_the_sdk_retries_two_injected_529s_into_the_recording(tmp_path: Path) ->
     assert "injected 2 faults (error 2), seed 3" in run.stderr
     assert run.stderr.count("retried after") == 2
     assert "the run recovered: 2 of 2 faults retried" in run.stderr
+    injected = [line for line in run.stderr.splitlines() if "injected error" in line]
+    rule = "--fail 529@1 --fail-first 2 --retry-after 0.1"
+    assert injected == [f"llmproxy: DEBUG llmproxy.intercept.engine: injected error: status 529 ({rule})"] * 2

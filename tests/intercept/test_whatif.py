@@ -3,8 +3,12 @@
 from decimal import Decimal
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.sources import Recorded
+from llmproxy.cli import main
+from llmproxy.intercept.budget import Spend
 from llmproxy.intercept.faults import FaultKind
 from llmproxy.intercept.rules import ChaosFile, shorthand_rules
 from llmproxy.intercept.whatif import what_if
@@ -44,3 +48,32 @@ def test_a_token_quota_trips_after_the_call_that_spent_it() -> None:
     (trip,) = result.trips
     assert (trip.index, trip.fault.kind) == (4, FaultKind.TOKEN_QUOTA)
     assert trip.fault.detail == "2900 of 2500 tokens per 60000 ms used (cli)"
+
+
+def what_if_cli(*limits: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(main, ["replay", "--cassette", str(BLOAT), "--what-if", *limits])
+    return result.exit_code, result.stderr.splitlines()
+
+
+def test_the_command_line_reports_the_call_a_sub_cent_budget_or_a_quota_refuses() -> None:
+    code, lines = what_if_cli("--budget-usd", "0.001")
+    assert code == 0
+    assert lines[0] == "llmproxy replay: what-if over 4 recorded calls, at their recorded times:"
+    assert lines[1] == (
+        "llmproxy replay:   budget $0.001: 2 of 4 calls would have been refused, the first at call 3 of 4 "
+        f"(exchange 3 in {BLOAT}), 2.0 s into the run: $0.0013 spent of the $0.001 budget"
+    )
+    assert lines[2].endswith("after call 3 the recorded agent went on to its next request, and made 1 more call")
+    code, lines = what_if_cli("--rpm", "2", "--instant")
+    assert (code, lines[0]) == (0, "llmproxy replay: what-if over 4 recorded calls, all at once (--instant):")
+    assert lines[1].startswith("llmproxy replay:   --rpm 2: 2 of 4 calls would have been refused, the first at call 3")
+    code, lines = what_if_cli()
+    assert code == 2
+    assert lines[-1].endswith("--what-if needs a limit to try: --budget-usd, --rpm, --tpm, --tpd or --chaos")
+
+
+def test_a_budget_and_a_spend_below_a_cent_keep_their_digits() -> None:
+    assert Spend(Decimal("0.000021"), Decimal("0.005"), 0).describe() == "$0.000021 spent of the $0.005 budget"
+    assert Spend(Decimal("1.0042"), Decimal("2"), 1).describe() == (
+        "$1.0042 spent of the $2.00 budget; not in it: 1 call that could not be priced"
+    )

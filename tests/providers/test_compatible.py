@@ -71,6 +71,30 @@ def test_compatible_model_lists() -> None:
 
 
 @pytest.mark.parametrize(
+    ("host", "path", "expected"),
+    [
+        # a host that serves its owner's API beside the compatible one: only the compatible API's own paths
+        # are OpenAI's, the rest is the owner's (its error shape answers a miss)
+        ("generativelanguage.googleapis.com", "/v1beta/models", Route(Provider.GEMINI, Operation.LIST_MODELS, False)),
+        (
+            "generativelanguage.googleapis.com",
+            "/v1/models/gemini-2.5-pro",
+            Route(Provider.GEMINI, Operation.LIST_MODELS, False),
+        ),
+        (
+            "generativelanguage.googleapis.com",
+            "/v1beta/openai/models",
+            Route(OAI, Operation.LIST_MODELS, False, vendor="gemini"),
+        ),
+        ("api.cohere.com", "/v1/models", Route(Provider.COHERE, Operation.LIST_MODELS, False)),
+        ("api.cohere.ai", "/compatibility/v1/models", Route(OAI, Operation.LIST_MODELS, False, vendor="cohere")),
+    ],
+)
+def test_a_model_list_is_the_api_of_its_path_on_an_owners_host(host: str, path: str, expected: Route) -> None:
+    assert detect(host, path, {}, method="GET") == expected
+
+
+@pytest.mark.parametrize(
     ("host", "path", "method"),
     [
         ("example.com", "/responses", "POST"),  # root paths are only a known vendor's

@@ -165,7 +165,7 @@ def test_converse_blocks_survive() -> None:
     errors = validate.ParamValidator().validate(blobs, shape)
     assert not errors.has_errors(), errors.generate_report()  # the documented shape
     completion, again = _round_trip(CONVERSE, body)
-    assert completion.text == " Done."
+    assert completion.text == "It records traffic. Done."  # the cited text counts
     assert completion.reasoning == "Read the document."
     assert completion.tool_calls == (ToolCall("tu_1", "save", {"value": 1}),)
     assert completion.opaque == 2  # the citations, the guard content

@@ -56,6 +56,18 @@ def _ollama(usage: dict[str, Any]) -> dict[str, Any]:
     return {"model": "m", "created_at": "2025-01-01T00:00:00Z", "message": message, "done": True, **usage}
 
 
+def _cohere_v1(meta: dict[str, Any]) -> dict[str, Any]:
+    return {"response_id": "r1", "text": "x", "generation_id": "g1", "finish_reason": "COMPLETE", "meta": meta}
+
+
+def _code_assist(usage: dict[str, Any]) -> dict[str, Any]:
+    return {"response": _gemini(usage), "traceId": "t1"}
+
+
+def _generate(usage: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "m", "created_at": "2025-01-01T00:00:00Z", "response": "x", "done": True, **usage}
+
+
 def _sdk(module: str, name: str) -> Callable[[dict[str, Any]], object]:
     def validate(usage: dict[str, Any]) -> object:
         return getattr(pytest.importorskip(module), name).model_validate(usage)
@@ -164,6 +176,60 @@ TABLE: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any
         _sdk("cohere", "Usage"),
     ),
     (
+        "cohere-chat",
+        _cohere,
+        {  # cached_tokens are part of `tokens`, and no Cohere model prices a cache read apart: not a cache read
+            "billed_units": {"input_tokens": 1300, "output_tokens": 300},
+            "tokens": {"input_tokens": 1400, "output_tokens": 302},
+            "cached_tokens": 1024,
+        },
+        Usage(1300, 300),
+        _sdk("cohere", "Usage"),
+    ),
+    (
+        "cohere-chat-v1",
+        _cohere_v1,
+        {  # v1 says it in `meta`: billed units again
+            "api_version": {"version": "1"},
+            "billed_units": {"input_tokens": 1300, "output_tokens": 300},
+            "tokens": {"input_tokens": 1400, "output_tokens": 302},
+        },
+        Usage(1300, 300),
+        _sdk("cohere", "ApiMeta"),
+    ),
+    (
+        "bedrock-invoke-anthropic",
+        _anthropic,
+        {  # Anthropic's own usage object inside InvokeModel's body
+            "input_tokens": 100,
+            "cache_read_input_tokens": 1000,
+            "cache_creation_input_tokens": 200,
+            "output_tokens": 300,
+        },
+        Usage(1300, 300, cache_read_tokens=1000, cache_write_tokens=200),
+        _sdk("anthropic.types", "Usage"),
+    ),
+    (
+        "gemini-code-assist",
+        _code_assist,
+        {  # Gemini's usageMetadata inside the Code Assist envelope
+            "promptTokenCount": 1200,
+            "cachedContentTokenCount": 1000,
+            "candidatesTokenCount": 180,
+            "thoughtsTokenCount": 120,
+            "totalTokenCount": 1500,
+        },
+        Usage(1200, 300, cache_read_tokens=1000, reasoning_tokens=120),
+        _sdk("google.genai.types", "GenerateContentResponseUsageMetadata"),
+    ),
+    (
+        "ollama-generate",
+        _generate,
+        {"prompt_eval_count": 1300, "eval_count": 300},  # as chat: thinking inside eval_count
+        Usage(1300, 300),
+        None,
+    ),
+    (
         "ollama-chat",
         _ollama,
         {"prompt_eval_count": 1300, "eval_count": 300},  # thinking included in eval_count
@@ -176,6 +242,7 @@ TOTALS = {
     "openai-chat": "total_tokens",
     "openai-responses": "total_tokens",
     "gemini-generate": "totalTokenCount",
+    "gemini-code-assist": "totalTokenCount",
     "bedrock-converse": "totalTokens",  # its inputTokens leave the cache out; its total does not
 }
 

@@ -118,6 +118,22 @@ def compatible_session() -> dict[str, str]:
     return {"first": first.output_text, "second": answer["choices"][0]["message"]["content"]}
 
 
+def cohere_session() -> dict[str, str]:
+    import cohere
+
+    client = cohere.ClientV2(api_key=SECRET)
+    first = client.chat(model="command-a-03-2025", messages=[{"role": "user", "content": QUESTION}])
+    events = client.chat_stream(
+        model="command-a-03-2025", messages=[{"role": "user", "content": f"My key is {SECRET}."}]
+    )
+    second = "".join(
+        event.delta.message.content.text or ""  # type: ignore[union-attr]
+        for event in events
+        if event.type == "content-delta"
+    )
+    return {"first": first.message.content[0].text, "second": second}  # type: ignore[index,union-attr]
+
+
 SESSIONS = {
     "compatible": compatible_session,
     "anthropic": anthropic_session,
@@ -126,6 +142,7 @@ SESSIONS = {
     "bedrock": bedrock_session,
     "ollama": ollama_session,
     "azure": azure_session,
+    "cohere": cohere_session,
 }
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from llmproxy.cassette.files import journal_path
@@ -16,6 +18,8 @@ from llmproxy.cassette.secrets import PLACEHOLDER
 from llmproxy.cassette.store import load_cassette
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.record.world import CLIENTS, World, installed, request_json, turns
+
+RUN_SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "json" / "run.schema.json").read_text())
 
 
 def test_anthropic_sdk_session_is_recorded_redacted_with_shared_history(world: World) -> None:
@@ -230,3 +234,30 @@ def test_kill_9_of_the_proxy_lets_the_writer_finish_the_cassette(world: World) -
         time.sleep(0.05)
     assert not journal_path(world.cassette).exists()
     assert [(e.provider, e.streaming) for e in load_cassette(world.cassette).exchanges] == RECORDED
+
+
+def test_record_json_is_one_document_valid_against_its_schema(world: World) -> None:
+    """`--json`: stdout holds the run's document (docs/json/run.schema.json) and nothing else, the client's own
+    output moved to stderr; every call is there, answered by the upstream, and the key is not."""
+    run = subprocess.run(
+        [*world.record_args("--json"), "--", sys.executable, str(CLIENTS), "anthropic"],
+        env=world.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    jsonschema.validate(document, RUN_SCHEMA)
+    assert (document["command"], document["exitStatus"], document["commandExitStatus"]) == ("record", 0, 0)
+    calls = document["calls"]
+    assert [(call["answered"], call["provider"], call["streamed"]) for call in calls] == [
+        ("upstream", "anthropic", False),
+        ("upstream", "anthropic", True),
+    ]
+    assert [call["inputTokens"] for call in calls] == [20, 21]
+    assert document["totals"]["calls"] == 2
+    assert "recorded 2 exchanges" in document["summary"][0]
+    assert world.secret not in run.stdout
+    (printed,) = [line for line in run.stderr.splitlines() if line.startswith("{")]  # the client's own output
+    assert json.loads(printed)["first"] == turns(1)[0].text

@@ -90,6 +90,7 @@ HOSTS = (
     "ollama.com",
     "llmproxy-test.openai.azure.com",
     "api.deepseek.com",
+    "api.cohere.com",
     "llm.corp.example",  # a private gateway (`--route`)
 )
 

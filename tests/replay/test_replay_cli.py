@@ -42,6 +42,7 @@ CLIENTS_AND_PROVIDERS = [
     "bedrock",
     "ollama",
     "azure",
+    "cohere",  # ClientV2.chat and chat_stream
 ]
 
 

@@ -1,7 +1,8 @@
-"""The pytest plugin, run by pytester on test modules that use the official Anthropic SDK: record modes,
-per-test cassettes swapped on one proxy, misses failing the test that missed, unused exchanges, rewrite,
-expectations, pytest-asyncio and pytest-xdist. The stand-in upstream (tests/testing/upstream.py) numbers its
-answers, so a replay is told from a new recording; its request count proves what reached the network."""
+"""The pytest plugin, run by pytester on test modules that use the official Anthropic and OpenAI SDKs: record
+modes, per-test cassettes swapped on one proxy (never restarted), redacted, misses failing the test that
+missed, unused exchanges, rewrite, expectations, pytest-asyncio and pytest-xdist. The stand-in upstream
+(tests/testing/upstream.py) numbers its answers, so a replay is told from a new recording; its request count
+proves what reached the network."""
 
 import importlib
 import json
@@ -25,9 +26,13 @@ from tests.testing.upstream import Upstream
 importlib.import_module("tests.mitm")
 importlib.import_module("llmproxy_addons.run")
 importlib.import_module("anthropic")
+importlib.import_module("openai")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
 
+# shaped like real keys, and never real ones: a recorded cassette must hold neither
+ANTHROPIC_KEY = "sk-ant-api03-" + "Pl4nt3dK3y_" * 8
+OPENAI_KEY = "sk-proj-" + "Pl4nt3dK3y" * 5
 HEADER = """
 import json, os
 import anthropic, pytest
@@ -35,7 +40,7 @@ import anthropic, pytest
 UPSTREAM = "{url}"
 
 def ask(prompt, retries=0, **options):
-    with anthropic.Anthropic(api_key="sk-ant-api03-test", base_url=UPSTREAM, max_retries=retries, **options) as client:
+    with anthropic.Anthropic(api_key="{key}", base_url=UPSTREAM, max_retries=retries, **options) as client:
         message = client.messages.create(
             model="claude-haiku-4-5", max_tokens=32, messages=[{{"role": "user", "content": prompt}}]
         )
@@ -93,7 +98,7 @@ def tester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmproxy_
 
 
 def module(tester: pytest.Pytester, upstream: Upstream, name: str, body: str) -> Path:
-    return tester.makepyfile(**{name: HEADER.format(url=upstream.url) + body})
+    return tester.makepyfile(**{name: HEADER.format(url=upstream.url, key=ANTHROPIC_KEY) + body})
 
 
 def answers(tester: pytest.Pytester) -> dict[str, str]:
@@ -123,6 +128,10 @@ def test_each_test_records_its_own_cassette_then_replays_it_offline(tester: pyte
         "test_weather[Oslo].json",
     ]
     first = answers(tester)
+    for cassette in folder.iterdir():  # redacted by default: a placeholder where the key was
+        text = cassette.read_text()
+        assert ANTHROPIC_KEY not in text
+        assert "<redacted:sk-ant:" in text
 
     replayed = tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network")
     replayed.assert_outcomes(passed=5)
@@ -135,6 +144,69 @@ def test_each_test_records_its_own_cassette_then_replays_it_offline(tester: pyte
     in_two_workers.assert_outcomes(passed=5)
     assert upstream.count == before + 4
     assert answers(tester) == first
+
+
+def test_openai_sdk_records_its_own_cassette_without_the_key_then_replays_it(
+    tester: pytest.Pytester, upstream: Upstream
+):
+    body = f"""
+import openai
+
+def ask_openai(prompt):
+    with openai.OpenAI(api_key="{OPENAI_KEY}", base_url=UPSTREAM + "/v1", max_retries=0) as client:
+        completion = client.chat.completions.create(
+            model="gpt-4.1-mini", messages=[{{"role": "user", "content": prompt}}]
+        )
+    return completion.choices[0].message.content
+
+def test_openai(llmproxy, request):
+    note(request, ask_openai("hello from the OpenAI SDK"))
+    (call,) = llmproxy.calls
+    assert (call.provider, call.path) == ("openai", "/v1/chat/completions")
+    assert call.answered.value == ("upstream" if llmproxy.mode == "all" else "hit")
+    assert llmproxy.tokens.input == 100 and llmproxy.tokens.output == 20
+    assert llmproxy.cost_usd > 0
+"""
+    module(tester, upstream, "test_openai_sdk", body)
+    before = upstream.count
+    tester.runpytest("--llmproxy-mode", "once").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+    cassette = tester.path / "cassettes" / "test_openai_sdk" / "test_openai.json"
+    text = cassette.read_text()
+    assert OPENAI_KEY not in text  # redacted by default
+    assert "<redacted:sk:" in text
+    recorded = answers(tester)
+
+    tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=1)
+    assert upstream.count == before + 1  # replayed: nothing reached the network
+    assert answers(tester) == recorded
+
+
+def test_the_proxy_is_not_restarted_between_tests(tester: pytest.Pytester, upstream: Upstream):
+    """One proxy for the session: the second test finds the first's URL, and a connection the first opened to
+    it still open (a restarted proxy would have closed it)."""
+    body = """
+import socket
+from urllib.parse import urlsplit
+
+KEPT = {}
+
+def test_first(llmproxy):
+    ask("first")
+    address = urlsplit(llmproxy.url)
+    KEPT["url"], KEPT["connection"] = llmproxy.url, socket.create_connection((address.hostname, address.port))
+
+@pytest.mark.llmproxy(mode="all")
+def test_second(llmproxy):
+    ask("second")
+    assert llmproxy.url == KEPT["url"]
+    with KEPT.pop("connection") as connection:
+        connection.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nothing to read yet: neither closed (b"") nor reset
+            connection.recv(1)
+"""
+    module(tester, upstream, "test_one_proxy", body)
+    tester.runpytest("--llmproxy-mode", "all").assert_outcomes(passed=2)
 
 
 def test_a_miss_fails_the_test_that_missed_with_the_diagnostic(tester: pytest.Pytester, upstream: Upstream):
@@ -319,15 +391,46 @@ async def test_async(llmproxy):
 
 
 def test_block_network_refuses_everything_but_loopback(tester: pytest.Pytester, upstream: Upstream):
+    """Every way the socket module reaches out — connections, datagrams, forward and reverse name lookups, also
+    from asyncio — with each attempt named; loopback, `localhost` and this machine's own name stay reachable."""
     body = """
-import socket
+import asyncio, socket
 
-def test_lookup():
-    socket.create_connection(("example.com", 80), timeout=1)
+def udp():
+    return socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 
-def test_connect():
+def tcp(method, address):
     with socket.socket() as sock:
-        sock.connect(("192.0.2.1", 443))
+        return getattr(sock, method)(address)
+
+def datagram(method, *args):
+    with udp() as sock:
+        return getattr(sock, method)(*args)
+
+async def datagram_through_asyncio():  # the transport swallows the error: the attempt still fails the test
+    loop = asyncio.get_running_loop()
+    transport, _ = await loop.create_datagram_endpoint(asyncio.DatagramProtocol, family=socket.AF_INET)
+    transport.sendto(b"x", ("192.0.2.1", 56))
+    transport.close()
+
+BLOCKED = {
+    "create_connection": lambda: socket.create_connection(("example.com", 80), timeout=1),
+    "connect": lambda: tcp("connect", ("192.0.2.1", 443)),
+    "connect_ex": lambda: tcp("connect_ex", ("192.0.2.1", 444)),
+    "sendto": lambda: datagram("sendto", b"x", ("192.0.2.1", 53)),
+    "sendto_flags": lambda: datagram("sendto", b"x", 0, ("192.0.2.1", 54)),
+    "sendmsg": lambda: datagram("sendmsg", [b"x"], [], 0, ("192.0.2.1", 55)),
+    "gethostbyname": lambda: socket.gethostbyname("example.com"),
+    "gethostbyname_ex": lambda: socket.gethostbyname_ex("example.org"),
+    "gethostbyaddr": lambda: socket.gethostbyaddr("192.0.2.7"),
+    "getnameinfo": lambda: socket.getnameinfo(("192.0.2.8", 80), 0),
+    "asyncio_connection": lambda: asyncio.run(asyncio.open_connection("192.0.2.9", 443)),
+    "asyncio_datagram": lambda: asyncio.run(datagram_through_asyncio()),
+}
+
+@pytest.mark.parametrize("way", BLOCKED)
+def test_blocked(way):
+    BLOCKED[way]()
 
 def test_swallowed():
     try:
@@ -336,23 +439,48 @@ def test_swallowed():
         pass
 
 def test_loopback_is_reachable():
-    socket.getaddrinfo("localhost", 80)
+    assert socket.getaddrinfo("localhost", 80)
+    assert socket.gethostbyname("localhost") == "127.0.0.1"
+    assert "127.0.0.1" in socket.gethostbyname_ex("127.0.0.1")[2]
+    assert socket.gethostbyaddr("127.0.0.1")
+    assert socket.getnameinfo(("127.0.0.1", 80), 0)
+    flags = socket.NI_NUMERICHOST | socket.NI_NUMERICSERV  # numbers only: no server is asked
+    assert socket.getnameinfo(("192.0.2.1", 443), flags) == ("192.0.2.1", "443")
+    assert socket.getfqdn()  # this machine's own name
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen()
         socket.create_connection(server.getsockname()).close()
+        with socket.socket() as client:
+            assert client.connect_ex(server.getsockname()) == 0
+    with udp() as receiver, udp() as sender:
+        receiver.bind(("127.0.0.1", 0))
+        sender.sendto(b"one", receiver.getsockname())
+        sender.sendmsg([b"two"], [], 0, receiver.getsockname())
+        assert [receiver.recv(8), receiver.recv(8)] == [b"one", b"two"]
 """
     module(tester, upstream, "test_block", body)
     result = tester.runpytest("--llmproxy-block-network", "-rf")
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=1, failed=13)
+    blocked = "*NetworkBlocked: llmproxy blocked {}: --llmproxy-block-network lets a test that replays*"
     result.stdout.fnmatch_lines_random(
         [
-            "*NetworkBlocked: llmproxy blocked a name lookup of example.com: --llmproxy-block-network*",
-            "*NetworkBlocked: llmproxy blocked a connection to 192.0.2.1:443*",
-            "FAILED test_block.py::test_swallowed*",
+            blocked.format("a name lookup (getaddrinfo) of example.com"),
+            blocked.format("a connection to 192.0.2.1:443"),
+            blocked.format("a connection to 192.0.2.1:444"),
+            blocked.format("a datagram to 192.0.2.1:53"),
+            blocked.format("a datagram to 192.0.2.1:54"),
+            blocked.format("a datagram to 192.0.2.1:55"),
+            blocked.format("a name lookup (gethostbyname) of example.com"),
+            blocked.format("a name lookup (gethostbyname_ex) of example.org"),
+            blocked.format("a name lookup (gethostbyaddr) of 192.0.2.7"),
+            blocked.format("a reverse lookup (getnameinfo) of 192.0.2.8"),
+            blocked.format("a connection to 192.0.2.9:443"),
+            "*blocked: a datagram to 192.0.2.1:56",
+            "*blocked: a name lookup (getaddrinfo) of api.openai.com",
         ]
     )
-    result.stdout.fnmatch_lines(["*blocked: a name lookup of api.openai.com*"])
+    assert "test_loopback_is_reachable" not in result.stdout.str().split("short test summary")[1]
 
 
 def test_orphaned_cassettes_are_listed(tester: pytest.Pytester, upstream: Upstream):

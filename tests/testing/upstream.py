@@ -1,6 +1,7 @@
-"""A stand-in Anthropic Messages API on 127.0.0.1 that answers every request, counting them: what recording
-tests record from, and what proves a replay never reached the network. A prompt that mentions the weather
-gets a tool call; every answer says how many requests came before it, so a replay is told from a new answer."""
+"""A stand-in Anthropic Messages API (and OpenAI Chat Completions, at `/v1/chat/completions`) on 127.0.0.1 that
+answers every request, counting them: what recording tests record from, and what proves a replay never reached
+the network. A prompt that mentions the weather gets a tool call (Anthropic); every answer says how many
+requests came before it, so a replay is told from a new answer."""
 
 import itertools
 import json
@@ -26,6 +27,19 @@ def answer(request: dict[str, Any], count: int) -> dict[str, Any]:
     }
 
 
+def openai_answer(request: dict[str, Any], count: int) -> dict[str, Any]:
+    prompt = str(request["messages"][-1]["content"])
+    message = {"role": "assistant", "content": f"answer {count} to: {prompt}"}
+    return {
+        "id": f"chatcmpl-{count}",
+        "object": "chat.completion",
+        "created": 1767225600,
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
+
+
 class Upstream:
     def __init__(self) -> None:
         self.count = 0
@@ -41,7 +55,8 @@ class Upstream:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 upstream.count = next(counter)
-                reply = json.dumps(answer(json.loads(body), upstream.count)).encode()
+                shape = openai_answer if self.path.endswith("/chat/completions") else answer
+                reply = json.dumps(shape(json.loads(body), upstream.count)).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(reply)))

@@ -8,7 +8,7 @@ chart element carries `data-*` attributes with its figures, so tests (and people
 from decimal import Decimal
 from html import escape
 
-from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.figures import dollars, percent, spend
 from llmproxy.analysis.render.terminal import baseline_line
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
 
@@ -39,10 +39,10 @@ def render_html(report: Report) -> str:
     body = [
         "<h1>llmproxy report</h1>",
         f'<section class="verdict" data-testid="verdict" data-grade="{v.grade}">'
-        f'<div class="grade g-{v.grade}">{v.grade}</div><div><b>Est. {_usd(v.totalEstimatedSavingUsd)} recoverable '
-        f"({percent(v.savingFractionOfSpend)} of spend)</b><br>{escape(v.rationale)}</div></section>",
+        f'<div class="grade g-{v.grade}">{v.grade}</div><div><b>{_recoverable(report)}</b><br>'
+        f"{escape(v.rationale)}</div></section>",
         '<div class="kpis" data-testid="kpis">',
-        _kpi("Estimated cost", _usd(t.estimatedCostUsd) + (" (estimate)" if t.costIsEstimated else ""), "cost"),
+        _kpi("Estimated cost", spend(t), "cost"),
         _kpi(
             "Calls", f"{t.callCount}" + (f" ({t.unpricedCallCount} unpriced)" if t.unpricedCallCount else ""), "calls"
         ),
@@ -256,6 +256,13 @@ def _signal(signal: Signal) -> str:
         f"<p>Calls {', '.join(map(str, signal.affectedCalls))} · est. saving {saving}</p>"
         f"<p><b>{escape(signal.fix.summary)}</b> — {escape(signal.fix.action)}</p>{snippet}</div>"
     )
+
+
+def _recoverable(report: Report) -> str:
+    v, t = report.verdict, report.totals
+    if t.unpricedCallCount and not t.pricedCallCount:
+        return f"Est. {v.totalWastedInputTokens:,} tokens recoverable ({percent(v.savingFractionOfSpend)} of input)"
+    return f"Est. {_usd(v.totalEstimatedSavingUsd)} recoverable ({percent(v.savingFractionOfSpend)} of spend)"
 
 
 def _usd(amount: str) -> str:

@@ -6,8 +6,9 @@ table, the opportunities (most urgent first), then the redacted conversations an
 
 from decimal import Decimal
 
-from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.figures import dollars, grade_change, percent, spend, verdict_sentence
 from llmproxy.analysis.report import CallRow, Report, Signal
+from llmproxy.words import plural
 
 PREAMBLE = """# LLM optimisation brief
 
@@ -35,16 +36,19 @@ def render_markdown(report: Report) -> str:
 
 def _verdict(report: Report) -> str:
     v, t = report.verdict, report.totals
-    recoverable = (
-        f"Est. {_usd(v.totalEstimatedSavingUsd)} ({percent(v.savingFractionOfSpend)} of spend) / "
-        f"{v.totalWastedInputTokens:,} tokens recoverable"
-    )
-    estimate = " (estimate)" if v.costIsEstimated else ""
+    if t.unpricedCallCount and not t.pricedCallCount:  # the fraction is then of input tokens
+        recoverable = f"Est. {v.totalWastedInputTokens:,} tokens recoverable; no call could be priced"
+    else:
+        recoverable = (
+            f"Est. {_usd(v.totalEstimatedSavingUsd)} ({percent(v.savingFractionOfSpend)} of spend) / "
+            f"{v.totalWastedInputTokens:,} tokens recoverable"
+        )
+    estimate = " (estimate)" if v.costIsEstimated and t.pricedCallCount else ""
     return "\n".join(
         [
             "## Verdict",
             "",
-            f"**Grade {v.grade}.** {_sentence(v.rationale.removeprefix(f'Grade {v.grade} — '))}",
+            f"**Grade {v.grade}.** {verdict_sentence(v)}",
             "",
             f"- {recoverable}{estimate}",
             f"- Cache hit: {percent(t.cacheHitRatio)}",
@@ -56,7 +60,7 @@ def _verdict(report: Report) -> str:
 def _summary(report: Report) -> str:
     t = report.totals
     unpriced = (
-        f" — {t.unpricedCallCount} unpriced call(s) left out ({', '.join(t.unpricedModels)})"
+        f" — {plural(t.unpricedCallCount, 'unpriced call')} left out ({', '.join(t.unpricedModels)})"
         if t.unpricedCallCount
         else ""
     )
@@ -65,10 +69,11 @@ def _summary(report: Report) -> str:
         "",
         f"- Providers: {', '.join(t.providers) or '—'}",
         f"- Models: {', '.join(t.models) or '—'}",
-        f"- Calls: {t.callCount} in {len(report.sessions)} session(s), grouped by {report.groupingBasis.lower()}",
+        f"- Calls: {t.callCount} in {plural(len(report.sessions), 'session')}, "
+        f"grouped by {report.groupingBasis.lower()}",
         f"- Tokens: {t.inputTokens:,} input ({t.cachedInputTokens:,} read from cache, {t.cacheWriteTokens:,} written "
         f"to it), {t.outputTokens:,} output ({t.reasoningTokens:,} reasoning)",
-        f"- Estimated cost: {_usd(t.estimatedCostUsd)}{' (estimate)' if t.costIsEstimated else ''}{unpriced}",
+        f"- Estimated cost: {spend(t)}{unpriced}",
         f"- Latency: {t.totalLatencyMs / 1000:,.2f} s in total",
         f"- Tool calls: {t.toolCallCount}",
         f"- Cache-hit rate: {percent(t.cacheHitRatio)}; one-shot rate: {percent(t.oneShotRate)} "
@@ -148,7 +153,7 @@ def _comparison(report: Report) -> str:
         "## Compared with the baseline",
         "",
         f"Baseline: {c.baseline}. Grade {c.previousGrade} → {c.grade}"
-        + (f" ({c.gradeDrop:+d} letters)" if c.gradeDrop else " (unchanged)")
+        + f" ({grade_change(c.gradeDrop)})"
         + (f"; cost {c.costIncrease:+.0%}" if c.costIncrease is not None else ""),
         "",
         "| signal | status | severity | saving (was) |",
@@ -159,7 +164,7 @@ def _comparison(report: Report) -> str:
         now = _usd(change.estimatedSavingUsd) if change.estimatedSavingUsd else "—"
         lines.append(f"| `{change.id}` | {change.status} | {change.severity.lower()} | {now} ({was}) |")
     lines += ["", "| KPI | baseline | now | change |", "|---|---|---|---|"]
-    lines += [f"| {k.name} | {k.previous} | {k.current} | {k.delta} |" for k in c.kpis]
+    lines += [f"| {k.name} | {_kpi(k.previous)} | {_kpi(k.current)} | {_kpi(k.delta, signed=True)} |" for k in c.kpis]
     return "\n".join(lines)
 
 
@@ -171,7 +176,7 @@ def _injected(report: Report) -> str:
     lines = [
         "## Injected faults",
         "",
-        f"llmproxy injected {len(r.faults)} fault(s) on purpose ({r.counted()}); {r.verdict}.",
+        f"llmproxy injected {plural(len(r.faults), 'fault')} on purpose ({r.counted()}); {r.verdict}.",
         "",
         "| call | fault | rule | what the client did next |",
         "|---|---|---|---|",
@@ -207,6 +212,15 @@ def _appendix(report: Report) -> str:
 
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _kpi(value: int | float | str, signed: bool = False) -> str:
+    """A KPI as the JSON has it (money stays an exact decimal string), counts with thousands separators."""
+    if isinstance(value, str):
+        return f"+{value}" if signed and not value.startswith("-") and value != "0" else value
+    if isinstance(value, int):
+        return f"{value:+,}" if signed else f"{value:,}"
+    return f"{value:+g}" if signed else f"{value:g}"
 
 
 def _usd(amount: str) -> str:

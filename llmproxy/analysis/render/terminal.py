@@ -8,8 +8,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from llmproxy.analysis.figures import dollars, percent
+from llmproxy.analysis.figures import dollars, percent, spend, verdict_sentence
 from llmproxy.analysis.report import Report
+from llmproxy.words import plural
 
 TOP_SIGNALS = 5
 _GRADE_STYLE = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "red"}
@@ -18,18 +19,15 @@ _GRADE_STYLE = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "red
 def terminal_view(report: Report) -> RenderableType:
     v, t = report.verdict, report.totals
     headline = Text.assemble(
-        ("Grade ", "bold"),
-        (v.grade, f"bold {_GRADE_STYLE[v.grade]}"),
-        f"  est. {dollars(Decimal(v.totalEstimatedSavingUsd))} recoverable "
-        f"({percent(v.savingFractionOfSpend)} of spend)",
+        ("Grade ", "bold"), (v.grade, f"bold {_GRADE_STYLE[v.grade]}"), f" — {verdict_sentence(v)}"
     )
-    spend = dollars(Decimal(t.estimatedCostUsd)) + (" (estimate)" if t.costIsEstimated else "")
-    unpriced = f", {t.unpricedCallCount} unpriced" if t.unpricedCallCount else ""
+    unpriced = f", {t.unpricedCallCount} unpriced" if t.unpricedCallCount and t.pricedCallCount else ""
     facts = Text(
-        f"{t.callCount} calls{unpriced} · {spend} · {t.inputTokens:,} in ({percent(t.cacheHitRatio)} cached) / "
-        f"{t.outputTokens:,} out tokens · {t.toolCallCount} tool calls · one-shot {percent(t.oneShotRate)}"
+        f"{plural(t.callCount, 'call')}{unpriced} · {spend(t)} · {t.inputTokens:,} in ({percent(t.cacheHitRatio)} "
+        f"cached) / {t.outputTokens:,} out tokens · {plural(t.toolCallCount, 'tool call')} · "
+        f"one-shot {percent(t.oneShotRate)}"
     )
-    lines = [headline, Text(v.rationale), facts]
+    lines = [headline, facts]
     if report.baseline is not None:
         lines.append(Text(baseline_line(report)))
     verdict = Panel(Group(*lines), title="llmproxy report", expand=False)

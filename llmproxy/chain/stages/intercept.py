@@ -9,8 +9,9 @@ With nothing configured it costs one look at the request's headers.
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Final
 
 import orjson
 
@@ -20,14 +21,15 @@ from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import ChaosError, LlmproxyError
 from llmproxy.intercept.aftermath import Attempt
-from llmproxy.intercept.decision import Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.engine import OVERRIDE, Intercept
 from llmproxy.intercept.faults import Injected
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.rules import parse_profile
 from llmproxy.intercept.summary import summary_lines
-from llmproxy.model import Completion, ErrorKind, ProviderError
+from llmproxy.model import Completion, ErrorKind, ProviderError, Route
 from llmproxy.providers.registry import error_encoder
+from llmproxy.words import plural
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ class InterceptStage(Stage):
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
         header = incoming.headers.get(OVERRIDE)  # the headers read once, for every stage
-        engine = self.engine
+        engine = self.state.value
         if header is None and not engine.active:
             return None
         override: ChaosProfile | None = None
@@ -72,12 +74,16 @@ class InterceptStage(Stage):
                 return _bad_header(incoming, f"{OVERRIDE}: not JSON: {error}")
             except ChaosError as error:  # already says where: "x-llmproxy-chaos: …"
                 return _bad_header(incoming, str(error))
-        attempt = engine.aftermath.seen(incoming.body, engine.clock()) if engine.active else None
         decision = engine.decide(incoming, override)
+        aftermath = engine.aftermath
+        if decision is PASS:  # let through untouched: it matters only as a retry of a fault still open
+            if aftermath.watching and engine.active:
+                aftermath.seen(incoming.body, engine.clock())
+            return None
+        attempt = aftermath.seen(incoming.body, engine.clock()) if engine.active else None
         if isinstance(decision, Through):
-            if not decision.idle:
-                incoming.intercepted = Pending(decision, attempt)
-                incoming.forwarding = _forwarding(decision, header is not None, incoming, engine.clock())
+            incoming.intercepted = Pending(decision, attempt)
+            incoming.forwarding = _forwarding(decision, header is not None, incoming, engine.clock())
             return None
         mark(engine, incoming, attempt, decision.fault)
         if isinstance(decision, Refusal):
@@ -88,7 +94,7 @@ class InterceptStage(Stage):
 
     def explain(self) -> str:
         engine = self.engine
-        parts = [f"{len(engine.rules)} rules" if engine.rules else "", "a budget" if engine.budget else ""]
+        parts = [plural(len(engine.rules), "rule") if engine.rules else "", "a budget" if engine.budget else ""]
         what = " and ".join(part for part in parts if part) or "nothing yet"
         source = f" ({self.source})" if self.source else ""
         return f"chaos, quotas and budget: {what}{source}; counters {engine.store.describe()}"
@@ -112,7 +118,26 @@ def describe(incoming: Incoming) -> str:
 
 
 def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
-    status, headers, body = refusal.response(incoming.route, datetime.fromtimestamp(now, UTC))
+    """The refusal in the requesting API's shape. One that does not depend on the moment (no rate-limit state,
+    no retry-after date) is encoded once per API and served again, like a recording (`shared`)."""
+    route = incoming.route
+    if refusal.limits is not None or (refusal.retry is not None and refusal.retry.date is not None):
+        return _encoded(refusal, route, now)
+    key = (id(refusal), error_encoder(route) if route is not None else None)
+    kept = _KEPT.get(key)
+    if kept is None or kept[0] is not refusal:  # the id of a refusal gone since is no match
+        if len(_KEPT) >= _KEEP:
+            _KEPT.clear()
+        kept = _KEPT[key] = (refusal, replace(_encoded(refusal, route, now), shared=True))
+    return kept[1]
+
+
+_KEEP: Final = 256
+_KEPT: dict[tuple[int, object], tuple[Refusal, Reply]] = {}
+
+
+def _encoded(refusal: Refusal, route: Route | None, now: float) -> Reply:
+    status, headers, body = refusal.response(route, datetime.fromtimestamp(now, UTC))
     failed = Completion(stop_reason=None, error=ProviderError(refusal.kind, refusal.message, None, status))
     return Reply(status, headers, body, source=Source.FAULT, completion=failed)
 

@@ -4,7 +4,9 @@ Blocks arrive in wire order; the Completion keeps one text, one reasoning and th
 gathered in lists and joined once, so long streams cost linear time. A block with no neutral meaning
 (`server_tool_use`, `web_search_tool_result`, `container_upload`, `compaction`…) or a known one carrying
 more than the Completion keeps (a text block's `citations`) is kept whole in `Completion.parts`, in order
-with the rest, so the answer can be sent again exactly; what it says (a cited text) still counts.
+with the rest, so the answer can be sent again exactly; what it says (a cited text) still counts. So is
+each field of the message beside its content that a Completion does not say (`container`,
+`context_management`, `stop_details`, a matched `stop_sequence`, any future one), as a kept field.
 """
 
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from llmproxy.model import (
     ToolCall,
     Usage,
 )
+from llmproxy.providers import kept_fields
 from llmproxy.providers.base import JsonObject, says_more
 
 KNOWN_FIELDS: Final[dict[str, frozenset[str]]] = {
@@ -30,6 +33,8 @@ KNOWN_FIELDS: Final[dict[str, frozenset[str]]] = {
     "tool_use": frozenset({"type", "id", "name", "input"}),
 }
 """What a block's neutral part says in full: a block with anything more (set, not null or empty) is kept."""
+MESSAGE_FIELDS: Final = frozenset({"id", "type", "role", "model", "content", "stop_reason", "usage"})
+"""The message fields a Completion says; any other set one is kept (`kept_fields`, on `message`)."""
 
 
 def kept_whole(block: JsonObject) -> bool:
@@ -45,6 +50,7 @@ class Assembly:
     signature: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     parts: list[ContentPart] = field(default_factory=list)
+    fields: list[OtherPart] = field(default_factory=list)
     opaque: bool = False
 
     def add_text(self, text: str, block: JsonObject | None = None) -> None:
@@ -66,6 +72,13 @@ class Assembly:
     def add_call(self, call: ToolCall, block: JsonObject | None = None) -> None:
         self.tool_calls.append(call)
         self._part(call, block)
+
+    def add_fields(self, obj: JsonObject, known: frozenset[str] = MESSAGE_FIELDS, where: str = "message") -> None:
+        """The fields of `obj` beyond `known`, kept as fields on `where` (a stream sends them in several
+        events; Converse's sit on its `response`)."""
+        kept = kept_fields.keep(where, obj, known)
+        self.fields.extend(kept)
+        self.opaque = self.opaque or bool(kept)
 
     def add_other(self, block: JsonObject, kind: str | None = None) -> None:
         """`kind` names a block that has no `type` (Bedrock Converse's union members)."""
@@ -97,5 +110,5 @@ class Assembly:
             reasoning_signature=self.signature,
             usage=usage,
             error=error,
-            parts=tuple(self.parts) if self.opaque else (),
+            parts=kept_fields.ordered(self.parts, self.fields) if self.opaque else (),
         )

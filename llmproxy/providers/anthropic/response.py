@@ -4,6 +4,7 @@ from typing import Final
 
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
+from llmproxy.providers import kept_fields
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.errors import error_object, read_error
 from llmproxy.providers.anthropic.wire import (
@@ -62,6 +63,7 @@ def decode_response(body: bytes) -> Completion:
                 assembly.add_call(call, raw)
             case _:  # server tool use and results, containers, compaction…: kept whole
                 assembly.add_other(raw)
+    assembly.add_fields(root.obj())
     counters: dict[str, int] = {}
     read_counters(root["usage"], counters)
     return assembly.completion(
@@ -77,8 +79,9 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     (a body cannot carry content and an error; the status is the caller's, see `encode_error`)."""
     if completion.error is not None:
         return dump_json(error_object(completion.error.kind, completion.error.message))
-    content = [part_block(part) for part in completion.parts] if completion.parts else _blocks(completion)
-    body = {
+    parts = kept_fields.content(completion.parts)
+    content = [part_block(part) for part in parts] if completion.parts else _blocks(completion)
+    body: JsonObject = {
         "id": message_id(completion),
         "type": "message",
         "role": "assistant",
@@ -88,6 +91,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
         "stop_sequence": None,
         "usage": wire_usage(visible_usage(completion.usage)),
     }
+    body.update(kept_fields.at("message", completion.parts))
     return dump_json(body)
 
 

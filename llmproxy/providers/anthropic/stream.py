@@ -7,7 +7,8 @@ from typing import Any, Final
 
 from llmproxy.framing.sse import SseDecoder, SseEvent, encode_json_event
 from llmproxy.model import Completion, ContentPart, ProviderError, ReasoningPart, StopReason, TextPart, ToolCall
-from llmproxy.providers.anthropic.assemble import Assembly
+from llmproxy.providers import kept_fields
+from llmproxy.providers.anthropic.assemble import MESSAGE_FIELDS, Assembly
 from llmproxy.providers.anthropic.errors import error_object, read_error
 from llmproxy.providers.anthropic.response import message_id, message_model, part_block
 from llmproxy.providers.anthropic.wire import (
@@ -31,6 +32,10 @@ from llmproxy.providers.base import (
 from llmproxy.providers.node import Node
 
 WHAT: Final = "anthropic stream"
+# Where a stream carries the message's kept fields: these in `message_delta`'s delta, these beside it (as
+# the SDK's accumulator reads them), any other in `message_start`'s message.
+_IN_DELTA: Final = frozenset({"stop_sequence", "stop_details", "container"})
+_BESIDE_DELTA: Final = frozenset({"context_management"})
 
 
 @dataclass(slots=True)
@@ -74,6 +79,7 @@ class _State:
     counters: dict[str, int] = field(default_factory=dict)
     blocks: dict[int, _Block] = field(default_factory=dict)
     error: ProviderError | None = None
+    fields: JsonObject = field(default_factory=dict)  # the message's fields a Completion does not say
 
     def apply(self, node: Node) -> None:
         match node["type"].string():
@@ -83,6 +89,7 @@ class _State:
                 self.id = message["id"].opt_string()
                 self.model = message["model"].opt_string()
                 read_counters(message["usage"], self.counters)
+                self._fields(message.obj(), MESSAGE_FIELDS)
             case "content_block_start":
                 start = node["content_block"]
                 self.blocks[node["index"].integer()] = _Block(start, start["type"].string())
@@ -91,10 +98,15 @@ class _State:
             case "message_delta":
                 self.stop_reason = decode_stop(node["delta"]["stop_reason"].opt_string())
                 read_counters(node["usage"], self.counters)
+                self._fields(node["delta"].obj(), frozenset({"stop_reason"}))
+                self._fields(node.obj(), frozenset({"type", "delta", "usage"}))
             case "error":
                 self.error = read_error(node, None)
             case _:  # ping, content_block_stop, message_stop and future events change nothing
                 pass
+
+    def _fields(self, obj: JsonObject, known: frozenset[str]) -> None:
+        self.fields.update((name, value) for name, value in obj.items() if name not in known and value is not None)
 
     def _delta(self, node: Node) -> None:
         index = node["index"]
@@ -142,6 +154,7 @@ class _State:
                     assembly.add_call(call, final)
                 case _:  # server tool use and results, containers, compaction…: kept whole
                     assembly.add_other(final)
+        assembly.add_fields(self.fields, frozenset())
         return assembly.completion(
             id=self.id,
             model=self.model,
@@ -196,6 +209,7 @@ def stream_events(
         emit({"type": "content_block_stop", "index": index})
 
     usage = visible_usage(completion.usage)
+    kept = kept_fields.at("message", completion.parts)
     message: JsonObject = {
         "id": message_id(completion),
         "type": "message",
@@ -206,14 +220,19 @@ def stream_events(
         "stop_sequence": None,
         "usage": wire_usage(usage, output_tokens=1),
     }
+    message.update((name, value) for name, value in kept.items() if name not in _IN_DELTA | _BESIDE_DELTA)
     emit({"type": "message_start", "message": message})
-    for index, part in enumerate(completion.parts or _parts(completion)):
+    parts = kept_fields.content(completion.parts) if completion.parts else _parts(completion)
+    for index, part in enumerate(parts):
         block(index, *_streamed(part, delta_chars))
     if completion.error is not None:
         emit(error_object(completion.error.kind, completion.error.message))
         return events
     delta = {"stop_reason": encode_stop(completion.stop_reason), "stop_sequence": None}
-    emit({"type": "message_delta", "delta": delta, "usage": wire_usage(usage)})
+    delta.update((name, value) for name, value in kept.items() if name in _IN_DELTA)
+    ending: JsonObject = {"type": "message_delta", "delta": delta, "usage": wire_usage(usage)}
+    ending.update((name, value) for name, value in kept.items() if name in _BESIDE_DELTA)
+    emit(ending)
     emit({"type": "message_stop"})
     return events
 

@@ -5,6 +5,7 @@ from typing import Final
 
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
+from llmproxy.providers import kept_fields
 from llmproxy.providers.anthropic.assemble import Assembly
 from llmproxy.providers.anthropic.wire import tool_arguments, wire_input
 from llmproxy.providers.base import JsonObject, dump_json, says_more
@@ -15,6 +16,9 @@ from llmproxy.providers.node import Node
 
 WHAT: Final = "bedrock converse response"
 METRICS: Final = {"latencyMs": 0}  # required by the shape; a Completion keeps no latency
+RESPONSE_FIELDS: Final = frozenset({"output", "stopReason", "usage", "metrics"})
+"""The response fields a Completion says (`metrics`: a timing, not kept); any other set one is kept
+(`additionalModelResponseFields`, `trace`, `performanceConfig`, `serviceTier`…)."""
 
 
 def decode_response(body: bytes) -> Completion:
@@ -42,23 +46,35 @@ def decode_response(body: bytes) -> Completion:
                 call = ToolCall(value["toolUseId"].string(), value["name"].string(), arguments, invalid)
                 assembly.add_call(call)
             case _:  # citations, guard content, images, other reasoning and future blocks: kept whole
+                assembly.text.extend(cited_text(block.obj()))
                 assembly.add_other(block.obj(), kind)
+    assembly.add_fields(root.obj(), RESPONSE_FIELDS, "response")
     return assembly.completion(
         id=None, model=None, stop_reason=decode_stop(root["stopReason"]), usage=read_usage(root["usage"])
     )
+
+
+def cited_text(block: JsonObject) -> list[str]:
+    """The text of a `citationsContent` block (what it says still counts as the answer's text)."""
+    cited = block.get("citationsContent")
+    content = cited.get("content") if isinstance(cited, dict) else None
+    texts = (item.get("text") for item in content if isinstance(item, dict)) if isinstance(content, list) else ()
+    return [text for text in texts if isinstance(text, str)]
 
 
 def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
     del request  # a Converse body names nothing the request chose
     if completion.error is not None:
         return dump_json(error_body(completion.error.kind, completion.error.message))
-    content = [_block(part) for part in completion.parts] if completion.parts else _blocks(completion)
-    body = {
+    parts = kept_fields.content(completion.parts)
+    content = [_block(part) for part in parts] if completion.parts else _blocks(completion)
+    body: JsonObject = {
         "output": {"message": {"role": "assistant", "content": content}},
         **stop_member(completion.stop_reason),
         "usage": wire_usage(converse_usage(completion.usage)),
         "metrics": METRICS,
     }
+    body.update(kept_fields.at("response", completion.parts))
     return dump_json(body)
 
 

@@ -16,6 +16,8 @@ from llmproxy.providers.node import Node
 WHAT: Final = "cohere chat response"
 NEUTRAL: Final = frozenset({"role", "tool_plan", "tool_calls"})
 """The message fields a Completion says; any other set one (`citations`…) is kept whole."""
+KNOWN_ITEMS: Final = frozenset({"text", "thinking"})
+"""The content items a Completion says; a list holding any other is kept item by item."""
 
 
 def answer_id(completion: Completion) -> str:
@@ -88,7 +90,7 @@ def decode_response(body: bytes) -> Completion:
         stop_reason=wire.decode_stop(finish),
         reasoning="\n\n".join(reasoning) or None,
         usage=wire.decode_usage(root["usage"]),
-        parts=message_parts.read(message.obj(), NEUTRAL, frozenset({"text", "thinking"})),
+        parts=message_parts.read(message.obj(), NEUTRAL, KNOWN_ITEMS),
     )
 
 

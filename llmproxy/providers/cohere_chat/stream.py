@@ -5,6 +5,8 @@
 `tool-call-end` → `message-end` with the finish reason and usage, or with `finish_reason: "ERROR"` and the
 `error` message when the answer failed. `citation-start` events carry one citation each: together they are
 the message's `citations`, kept whole as in a body; `debug` events carry nothing a Completion keeps.
+A content list holding an item a Completion cannot say is streamed item by item, text in pieces and any
+other item whole in its `content-start`; other kept message fields ride in `message-start`'s message.
 """
 
 from collections.abc import Iterable, Iterator
@@ -12,10 +14,28 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from llmproxy.framing.sse import SseDecoder, encode_json_event
-from llmproxy.model import Completion, ErrorKind, OtherPart, ProviderError, StopReason, ToolCall, Usage
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_arguments, parse_arguments, split_deltas
+from llmproxy.model import (
+    Completion,
+    ContentPart,
+    ErrorKind,
+    OtherPart,
+    ProviderError,
+    StopReason,
+    TextPart,
+    ToolCall,
+    Usage,
+)
+from llmproxy.providers import message_parts
+from llmproxy.providers.base import (
+    DEFAULT_DELTA_CHARS,
+    JsonObject,
+    dump_arguments,
+    parse_arguments,
+    says_more,
+    split_deltas,
+)
 from llmproxy.providers.cohere_chat import wire
-from llmproxy.providers.cohere_chat.response import answer_id, plan_reasoning
+from llmproxy.providers.cohere_chat.response import KNOWN_ITEMS, NEUTRAL, answer_id, plan_reasoning
 from llmproxy.providers.node import Node
 
 WHAT: Final = "cohere chat stream"
@@ -34,16 +54,29 @@ def encode_stream(
         return {"message": fields}
 
     start = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+    kept = [part.raw for part in completion.parts if isinstance(part, OtherPart) and "type" not in part.raw]
+    for raw in kept:  # kept message fields but the citations (their own events) start with the message
+        start.update((name, value) for name, value in raw.items() if name != "citations")
     emit("message-start", id=answer_id(completion), delta=message(**start))
-    items = []
-    if completion.reasoning and not plan_reasoning(completion):
-        items.append(("thinking", completion.reasoning))
-    if completion.text:
-        items.append(("text", completion.text))
-    for index, (kind, text) in enumerate(items):
-        emit("content-start", index=index, delta=message(content={"type": kind, kind: ""}))
-        for piece in split_deltas(text, delta_chars):
-            emit("content-delta", index=index, delta=message(content={kind: piece}))
+    items: list[tuple[str, str] | JsonObject] = []
+    kept_items = message_parts.items(completion.parts)
+    if kept_items:  # text in pieces, every other item whole in its start
+        items.extend(
+            item.raw if isinstance(item, OtherPart) else ("text", getattr(item, "text", "")) for item in kept_items
+        )
+    else:
+        if completion.reasoning and not plan_reasoning(completion):
+            items.append(("thinking", completion.reasoning))
+        if completion.text:
+            items.append(("text", completion.text))
+    for index, item in enumerate(items):
+        if isinstance(item, dict):
+            emit("content-start", index=index, delta=message(content=item))
+        else:
+            kind, text = item
+            emit("content-start", index=index, delta=message(content={"type": kind, kind: ""}))
+            for piece in split_deltas(text, delta_chars):
+                emit("content-delta", index=index, delta=message(content={kind: piece}))
         emit("content-end", index=index)
     for part in completion.parts:
         if isinstance(part, OtherPart) and part.kind == "citations" and isinstance(part.raw["citations"], list):
@@ -78,9 +111,34 @@ class _Call:
 
 
 @dataclass(slots=True)
+class _Item:
+    """One content item: its start, and the text its deltas add."""
+
+    start: JsonObject
+    kind: str
+    pieces: list[str] = field(default_factory=list)
+
+    def kept(self) -> bool:
+        return self.kind not in KNOWN_ITEMS or says_more(self.start, ("type", self.kind))
+
+    def part(self) -> ContentPart:
+        """The item as a body holds it: a plain text as a TextPart, any other whole."""
+        whole = {**self.start}
+        if self.kind in KNOWN_ITEMS:
+            whole[self.kind] = (self.start.get(self.kind) or "") + "".join(self.pieces)
+            if self.kind == "text" and not self.kept():
+                return TextPart(whole["text"])
+        return OtherPart(self.kind, whole)
+
+
+_START_FIELDS: Final = frozenset({"role", "content", "tool_plan", "tool_calls", "citations"})
+
+
+@dataclass(slots=True)
 class _State:
     id: str | None = None
-    kinds: dict[int, str] = field(default_factory=dict)
+    items: dict[int, _Item] = field(default_factory=dict)
+    fields: JsonObject = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
     plan: list[str] = field(default_factory=list)
@@ -95,13 +153,19 @@ class _State:
         match node["type"].string():
             case "message-start":
                 self.id = node["id"].opt_string()
+                if delta.present:
+                    self.fields.update(delta.obj())
             case "content-start":
                 content = delta["content"]
                 kind = content["type"].opt_string() or "text"
-                self.kinds[node["index"].opt_integer()] = kind
+                self.items[node["index"].opt_integer()] = _Item(content.obj(), kind)
                 self._content(kind, content)
             case "content-delta":
-                self._content(self.kinds.get(node["index"].opt_integer(), "text"), delta["content"])
+                item = self.items.get(node["index"].opt_integer())
+                kind = item.kind if item is not None else "text"
+                piece = self._content(kind, delta["content"])
+                if item is not None and piece:
+                    item.pieces.append(piece)
             case "tool-plan-delta":
                 self.plan.append(delta["tool_plan"].opt_string() or "")
             case "tool-call-start" | "tool-call-delta":
@@ -123,10 +187,11 @@ class _State:
             case _:  # content-end, tool-call-end, citation-end, debug
                 pass
 
-    def _content(self, kind: str, content: Node) -> None:
+    def _content(self, kind: str, content: Node) -> str | None:
         piece = content["thinking" if kind == "thinking" else "text"].opt_string()
         if piece:
             (self.thinking if kind == "thinking" else self.text).append(piece)
+        return piece
 
     def completion(self) -> Completion:
         reasoning = [part for part in ("".join(self.thinking), "".join(self.plan)) if part]
@@ -143,8 +208,17 @@ class _State:
             reasoning="\n\n".join(reasoning) or None,
             usage=self.usage,
             error=self.error,
-            parts=(OtherPart("citations", {"citations": self.citations}),) if self.citations else (),
+            parts=self._parts(),
         )
+
+    def _parts(self) -> tuple[ContentPart, ...]:
+        """The items when one of them is kept whole, then the kept fields (citations from their events)."""
+        items = [self.items[index] for index in sorted(self.items)]
+        fields = {name: value for name, value in self.fields.items() if name not in _START_FIELDS}
+        if self.citations:
+            fields["citations"] = self.citations
+        kept = [item.part() for item in items] if any(item.kept() for item in items) else []
+        return (*kept, *message_parts.fields(fields, NEUTRAL))
 
 
 def decode_stream(chunks: Iterable[bytes]) -> Completion:

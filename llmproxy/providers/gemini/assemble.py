@@ -8,6 +8,11 @@ A part of a kind a Completion has no field for (`executableCode`, `codeExecution
 `fileData`…) is kept whole in `Completion.parts`, in order with the rest, so the answer can be sent again
 exactly; then a known part that says more than its neutral form (a text or call carrying a thought
 signature) is kept whole too. Consecutive text or thought parts (a stream's deltas) are one part.
+
+The candidate's own fields beside its content — `groundingMetadata` (search queries and results),
+`citationMetadata`, `urlContextMetadata`, `finishMessage`, any future one — are kept as fields
+(`kept_fields`); in a stream the last chunk that sets one has the final value. Its scores (`safetyRatings`,
+which every Vertex answer carries, `avgLogprobs`, `logprobsResult`) are not kept.
 """
 
 from dataclasses import dataclass, field
@@ -24,6 +29,7 @@ from llmproxy.model import (
     ToolCall,
     Usage,
 )
+from llmproxy.providers import kept_fields
 from llmproxy.providers.base import JsonObject, says_more
 from llmproxy.providers.gemini.wire import decode_call, decode_usage, get, stop_reason
 from llmproxy.providers.node import Node
@@ -31,6 +37,12 @@ from llmproxy.providers.node import Node
 _SIGNATURE: Final = frozenset({"thoughtSignature", "thought_signature"})
 KNOWN_FIELDS: Final = frozenset({"text", "thought", "functionCall", "function_call", *_SIGNATURE})
 """The fields of the parts a Completion can say: any other (set) makes a part opaque."""
+CANDIDATE_FIELDS: Final = frozenset({"content", "finishReason", "finish_reason", "index"})
+"""The candidate fields a Completion says."""
+SCORES: Final = frozenset(
+    {"safetyRatings", "safety_ratings", "avgLogprobs", "avg_logprobs", "logprobsResult", "logprobs_result"}
+)
+"""Candidate fields not kept: scores of the answer (safety ratings, log probabilities), not content."""
 
 
 @dataclass(slots=True)
@@ -58,6 +70,7 @@ class Assembly:
     blocked: bool = False
     usage: Usage | None = None
     parts: "list[ContentPart | _Run]" = field(default_factory=list)
+    fields: list[OtherPart] = field(default_factory=list)
     opaque: bool = False
 
     def add(self, node: Node, *, id: str | None = None) -> None:
@@ -76,6 +89,9 @@ class Assembly:
     def _candidate(self, node: Node) -> None:
         finish = get(node, "finishReason").opt_string()
         self.finish = finish or self.finish
+        kept = kept_fields.keep("candidate", node.obj(), CANDIDATE_FIELDS | SCORES)
+        self.fields.extend(kept)
+        self.opaque = self.opaque or bool(kept)
         for part in node["content"]["parts"].items():
             part.obj()
             signature = get(part, "thoughtSignature").opt_string()
@@ -130,5 +146,7 @@ class Assembly:
             reasoning_signature=self.signature,
             usage=self.usage,
             error=error,
-            parts=tuple(p.part() if isinstance(p, _Run) else p for p in self.parts) if self.opaque else (),
+            parts=kept_fields.ordered((p.part() if isinstance(p, _Run) else p for p in self.parts), self.fields)
+            if self.opaque
+            else (),
         )

@@ -7,6 +7,7 @@ from typing import Final
 
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
+from llmproxy.providers import kept_fields
 from llmproxy.providers.base import JsonObject, dump_json, split_deltas
 from llmproxy.providers.gemini.assemble import Assembly
 from llmproxy.providers.gemini.errors import error_object, read_error
@@ -27,7 +28,7 @@ def part_groups(completion: Completion, delta_chars: int | None = None) -> list[
         return split_deltas(text, delta_chars) if delta_chars is not None else (text,) if text else ()
 
     if completion.parts:
-        return [group for part in completion.parts for group in _kept_groups(part, pieces)]
+        return [group for part in kept_fields.content(completion.parts) for group in _kept_groups(part, pieces)]
     groups: list[list[JsonObject]] = [[{"text": p, "thought": True}] for p in pieces(completion.reasoning or "")]
     groups.extend([{"text": p}] for p in pieces(completion.text))
     calls: list[JsonObject] = [{"functionCall": encode_call(call)} for call in completion.tool_calls]
@@ -65,11 +66,14 @@ def _kept_groups(part: ContentPart, pieces: Callable[[str], tuple[str, ...]]) ->
 def response_object(
     completion: Completion, request: JsonObject | None, parts: list[JsonObject], *, final: bool
 ) -> JsonObject:
-    """One response object with these parts; the `final` one carries the finish reason and usage."""
+    """One response object with these parts; the `final` one carries the finish reason, the candidate's kept
+    fields (grounding, citations…) and usage."""
     candidate: JsonObject = {"content": {"role": "model", "parts": parts} if parts else {"role": "model"}}
     finish = finish_reason(completion.stop_reason) if final else None
     if finish is not None:
         candidate["finishReason"] = finish
+    if final:
+        candidate.update(kept_fields.at("candidate", completion.parts))
     candidate["index"] = 0
     body: JsonObject = {"candidates": [candidate]}
     if final and completion.usage is not None:

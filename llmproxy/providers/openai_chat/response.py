@@ -25,6 +25,8 @@ NEUTRAL: Final = frozenset(
     {"role", "refusal", "tool_calls", "function_call", "reasoning_content", "reasoning", "reasoning_details"}
 )
 """The message fields a Completion says; any other set one (`annotations`, `audio`…) is kept whole."""
+KNOWN_ITEMS: Final = frozenset({"text", "thinking"})
+"""The content items a Completion says (Mistral's); a list holding any other is kept item by item."""
 
 
 def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:
@@ -98,5 +100,5 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
         reasoning_signature=said.signature,
         tool_calls=tuple(calls),
         stop_reason=stop_reason(choice["finish_reason"].opt_string(), refused=refusal is not None),
-        parts=message_parts.read(message.obj(), NEUTRAL, frozenset({"text", "thinking"})),
+        parts=message_parts.read(message.obj(), NEUTRAL, KNOWN_ITEMS),
     )

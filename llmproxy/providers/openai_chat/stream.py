@@ -13,6 +13,7 @@ import orjson
 
 from llmproxy.framing.sse import SseDecoder, encode_event, encode_json_event
 from llmproxy.model import Completion, OtherPart, ProviderError, StopReason, ToolCall, Usage
+from llmproxy.providers import message_parts
 from llmproxy.providers.base import (
     DEFAULT_DELTA_CHARS,
     JsonObject,
@@ -33,7 +34,7 @@ from llmproxy.providers.openai_chat.mapping import (
     header,
     stop_reason,
 )
-from llmproxy.providers.openai_chat.response import NEUTRAL
+from llmproxy.providers.openai_chat.response import KNOWN_ITEMS, NEUTRAL
 
 _DONE = encode_event("[DONE]")
 
@@ -69,9 +70,19 @@ def encode_stream(
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
     refused = completion.stop_reason is StopReason.REFUSAL
     # A refusal is sent even when empty: its presence is what marks the answer as a refusal.
-    pieces = split_deltas(completion.text, delta_chars) or ([""] if refused else [])
-    events.extend(chunk({"refusal" if refused else "content": piece}) for piece in pieces)
-    # kept message fields (annotations, audio…), each whole in one delta; kept content items have no delta form
+    items = message_parts.items(completion.parts)
+    if items:  # a content list with kept items: text in pieces, each kept item whole in a list of its own
+        for item in items:
+            if isinstance(item, OtherPart):
+                events.append(chunk({"content": [item.raw]}))
+            else:
+                events.extend(
+                    chunk({"content": piece}) for piece in split_deltas(getattr(item, "text", ""), delta_chars)
+                )
+    else:
+        pieces = split_deltas(completion.text, delta_chars) or ([""] if refused else [])
+        events.extend(chunk({"refusal" if refused else "content": piece}) for piece in pieces)
+    # kept message fields (annotations, audio…), each whole in one delta
     events.extend(
         chunk(part.raw) for part in completion.parts if isinstance(part, OtherPart) and "type" not in part.raw
     )
@@ -139,6 +150,7 @@ class _Merged:
     usage: Usage | None = None
     error: ProviderError | None = None
     kept: dict[str, Any] = field(default_factory=dict)  # message fields a Completion has no place for
+    items: message_parts.Streamed = field(default_factory=lambda: message_parts.Streamed(KNOWN_ITEMS))
 
     def add(self, data: str) -> bool:
         """Merge one event's data; True when the stream is over (`[DONE]` or an error)."""
@@ -166,6 +178,7 @@ class _Merged:
     def _add_delta(self, delta: Node) -> None:
         if delta.present:
             content.read(delta, self.said)
+            self.items.add(delta.obj().get("content"))
             self._keep(delta.obj())
         refusal = delta["refusal"].opt_string()
         if refusal is not None:
@@ -201,7 +214,7 @@ class _Merged:
             stop_reason=stop_reason(self.finish, refused=self.refusal is not None),
             usage=self.usage,
             error=self.error,
-            parts=tuple(OtherPart(name, {name: value}) for name, value in self.kept.items()),
+            parts=(*self.items.read(), *message_parts.fields(self.kept, NEUTRAL)),
         )
 
 
