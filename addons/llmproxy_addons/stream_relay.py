@@ -17,9 +17,10 @@ import itertools
 import logging
 import re
 import socket
-from dataclasses import replace
+from collections import deque
+from dataclasses import dataclass, replace
 
-import h11
+import httptools
 from mitmproxy import http
 
 from llmproxy.chain import Chain, Context, Door, Incoming, Reply
@@ -121,22 +122,41 @@ class StreamRelay:
         )
 
 
+@dataclass(slots=True)
+class _Request:
+    """A request read whole off a connection, waiting for its answer."""
+
+    method: str
+    target: str
+    old: bool  # HTTP/1.0
+    headers: dict[str, str]  # lower-case names
+    raw_headers: list[tuple[bytes, bytes]]  # as sent, for a WebSocket handshake
+    body: bytes
+    keep_alive: bool  # the connection serves on after the answer: HTTP/1.1 without `Connection: close`
+    upgrade: bool  # it asked to leave HTTP (a WebSocket)
+
+
 class _Connection(asyncio.Protocol):
-    """One client connection to the relay. `h11` reads its requests and says whether the connection stays
-    (keep-alive, `Connection: close`, HTTP/1.0 clients, pipelining, chunked uploads, `Expect: 100-continue`); the
-    relay writes its answers itself, each head in one piece: h11's writer would check every header of every answer
-    twice, which costs as much as the rest of the answer. A protocol rather than streams: an answer with nothing to
-    wait for is written from `data_received` at once, in one write, which costs a fraction of a stream reader and
-    writer."""
+    """One client connection to the relay. `httptools` (llhttp, Node's HTTP parser) reads its requests —
+    keep-alive, `Connection: close`, HTTP/1.0 clients, pipelining, chunked uploads, `Expect: 100-continue` —
+    and the relay writes its answers, each in one piece, in the order the requests came. A protocol rather than
+    streams: an answer with nothing to wait for is written from `data_received` at once, in one write, which
+    costs a fraction of a stream reader and writer."""
 
     def __init__(self, relay: StreamRelay) -> None:
         self.relay = relay
-        self.wire = _reader()  # one h11 state machine a request, each taking on the bytes its predecessor left
-        self.request: h11.Request | None = None  # the request being read
-        self.body: list[bytes] = []
+        self.parser = httptools.HttpRequestParser(self)
+        self.waiting: deque[_Request] = deque()  # read whole, not answered yet (pipelined behind an answer)
+        self.broken: tuple[int, str] | None = None  # why what follows the waiting requests cannot be read
+        self.upgraded = False  # an upgrade request was read: the parser reads no more
+        self.rest = b""  # what followed it: the WebSocket's first bytes
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
         self.socket: WebSocketSession | None = None  # once the connection became a WebSocket
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._body: list[bytes] = []
+        self._head_size = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -146,7 +166,13 @@ class _Connection(asyncio.Protocol):
         if self.socket is not None:
             self.socket.receive(data)
             return
-        self.wire.receive_data(data)
+        if self.broken is None and not self.upgraded:
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserUpgrade as upgrade:
+                self.upgraded, self.rest = True, data[upgrade.args[0] :]
+            except httptools.HttpParserError as error:
+                self.broken = self.broken or (400, str(error) or type(error).__name__)
         self._answer_waiting()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -155,53 +181,85 @@ class _Connection(asyncio.Protocol):
         if self.socket is not None:
             self.socket.close()
 
+    # httptools' callbacks, in the order it makes them for each request
+
+    def on_message_begin(self) -> None:
+        self._url, self._headers, self._body, self._head_size = b"", [], [], 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        self._measure(len(url))
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+        self._measure(len(name) + len(value) + 4)
+
+    def on_headers_complete(self) -> None:
+        transport = self.transport
+        assert transport is not None
+        if self.sending is None and not self.waiting:  # nothing else to say first: curl waits a second for this
+            for name, value in self._headers:
+                if name.lower() == b"expect" and value.lower() == b"100-continue":
+                    transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        parser = self.parser
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in self._headers}
+        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        old = parser.get_http_version() == "1.0"
+        self.waiting.append(
+            _Request(
+                parser.get_method().decode("latin-1"),
+                self._url.decode("latin-1"),
+                old,
+                headers,
+                self._headers,
+                body,
+                parser.should_keep_alive() and not old,  # an HTTP/1.0 client is served one request
+                parser.should_upgrade(),
+            )
+        )
+
+    def _measure(self, size: int) -> None:
+        self._head_size += size
+        if self._head_size > MAX_HEAD:
+            self.broken = (431, f"a request head of over {MAX_HEAD:,} bytes")
+            raise ValueError(self.broken[1])  # stops the parser
+
     def _answer_waiting(self) -> None:
         transport = self.transport
         assert transport is not None
-        while self.sending is None and not transport.is_closing():
-            wire = self.wire
-            try:
-                event = wire.next_event()
-            except h11.RemoteProtocolError as error:  # the client learns why; nothing after it can be trusted
-                message = f"llmproxy: malformed request: {error}\n".encode()
-                status = error.error_status_hint
+        while self.sending is None and self.socket is None and not transport.is_closing():
+            if self.waiting:
+                self._answer(self.waiting.popleft())
+            elif self.broken is not None:  # the client learns why; nothing after it can be trusted
+                status, why = self.broken
+                message = f"llmproxy: malformed request: {why}\n".encode()
                 transport.write(b"HTTP/1.1 %d %s\r\nconnection: close\r\n" % (status, reason_phrase(status).encode()))
                 transport.write(b"content-length: %d\r\n\r\n%s" % (len(message), message))
                 transport.close()
-                return
-            kind = type(event)
-            if kind is h11.Data:
-                self.body.append(event.data)  # type: ignore[union-attr]
-            elif kind is h11.Request:
-                self.request, self.body = event, []  # type: ignore[assignment]
-            elif kind is h11.EndOfMessage:
-                self._answer()
-                if self.sending is None and not self._next_request():
-                    return  # nothing pipelined behind it: wait for the next request
-            elif event is h11.NEED_DATA:
-                if wire.they_are_waiting_for_100_continue:  # curl waits a second for this before a large body
-                    continued = wire.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue"))
-                    transport.write(continued or b"")
-                return
-            else:  # the client closed its side
+            else:
                 return
 
-    def _answer(self) -> None:
-        """Answer the request just read whole."""
-        request, transport = self.request, self.transport
-        assert request is not None
+    def _answer(self, request: _Request) -> None:
+        transport = self.transport
         assert transport is not None
-        method, target = request.method.decode("latin-1"), request.target.decode("latin-1")
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in request.headers}
-        if is_websocket_upgrade(method, headers) and (upgrade := self.relay.websocket(target, headers)):
-            rest = self.wire.trailing_data[0]
-            self.socket = WebSocketSession(transport, request, rest, *upgrade, self.relay.answer_message)
+        method, target, headers = request.method, request.target, request.headers
+        if (
+            request.upgrade
+            and is_websocket_upgrade(method, headers)
+            and (upgrade := self.relay.websocket(target, headers))
+        ):
+            self.socket = WebSocketSession(
+                transport, request.raw_headers, target, self.rest, *upgrade, self.relay.answer_message
+            )
             return
-        body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
-        old = request.http_version == b"1.0"
-        closing = self.wire.their_state is h11.MUST_CLOSE  # it said Connection: close, or it speaks HTTP/1.0
+        closing = not request.keep_alive or request.upgrade  # after an upgrade request, the parser reads no more
         ending = "\r\nconnection: close" if closing else ""
-        reply = self.relay.answer(method, target, headers, body, "HTTP/1.0" if old else "HTTP/1.1")
+        reply = self.relay.answer(method, target, headers, request.body, "HTTP/1.0" if request.old else "HTTP/1.1")
         if reply is None:
             transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
         elif reply.drop:  # no answer at all
@@ -212,18 +270,10 @@ class _Connection(asyncio.Protocol):
             head = _head(reply, f"content-length: {len(data)}{ending}")
             transport.write(head if method == "HEAD" else head + data)
         else:  # chunked, but to an HTTP/1.0 client (which cannot read chunks) unframed, ended by closing
-            self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events, not old, closing))
+            self.sending = asyncio.ensure_future(self._send_timed(reply, reply.events, not request.old, closing))
             return
         if closing:
             transport.close()  # once what was written has gone out
-
-    def _next_request(self) -> bool:
-        """Be ready for the next request on the connection; whether some of it has come already."""
-        rest = self.wire.trailing_data[0]
-        self.wire = _reader()
-        if rest:
-            self.wire.receive_data(rest)
-        return bool(rest)
 
     async def _send_timed(self, reply: Reply, events: Events, chunked: bool, closing: bool) -> None:
         transport = self.transport
@@ -247,12 +297,7 @@ class _Connection(asyncio.Protocol):
         if closing or not chunked:
             transport.close()
             return
-        self._next_request()
         self._answer_waiting()
-
-
-def _reader() -> h11.Connection:
-    return h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
 
 
 def _head(reply: Reply, framing: str) -> bytes:

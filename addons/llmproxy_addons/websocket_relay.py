@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-import h11
 import orjson
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, Request, TextMessage
@@ -37,13 +36,14 @@ type Answerer = Callable[[RawRequest], Reply]  # the chain, as the relay asks it
 
 
 class WebSocketSession:
-    """One client's WebSocket on the relay, from its upgrade request (`head`, already parsed by the relay, with
+    """One client's WebSocket on the relay, from its upgrade request (`headers`, `target`: parsed by the relay, with
     the bytes that followed it: `rest`) to its close."""
 
     def __init__(
         self,
         transport: asyncio.Transport,
-        head: h11.Request,
+        headers: list[tuple[bytes, bytes]],
+        target: str,
         rest: bytes,
         upgrade: RawRequest,
         codec: WebSocketCodec,
@@ -58,7 +58,7 @@ class WebSocketSession:
         self.pending: list[str] = []  # the pieces of a text message still arriving
         self.requests: asyncio.Queue[str] = asyncio.Queue()
         self.serving = asyncio.ensure_future(self._serve())
-        self.socket.initiate_upgrade_connection(head.headers.raw_items(), head.target)
+        self.socket.initiate_upgrade_connection(headers, target)
         self._react()  # accepted: what followed the upgrade request (`rest`) is the WebSocket's
         if rest:
             self.receive(rest)
