@@ -21,7 +21,7 @@ from mitmproxy.proxy.mode_specs import ProxyMode
 
 from llmproxy.destinations import Destination
 from llmproxy.errors import LlmproxyError
-from llmproxy_addons import dispatch
+from llmproxy_addons import dispatch, thread_context
 from llmproxy_addons.base_url import PLACEHOLDER as BASE_URL_PLACEHOLDER
 from llmproxy_addons.lean_mitmproxy import (
     Master,
@@ -133,6 +133,7 @@ class ProxyThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         without_debug_typechecks()
+        thread_context.install()  # this master serves this thread's connections, whatever else runs
         master = Master(SettledOptions())
         dispatch.install(master)
         needed: list[object] = [
