@@ -16,6 +16,8 @@ from llmproxy.intercept.aftermath import Aftermath, Next, Outcome, verdict
 
 def outcomes(calls: Sequence[Call]) -> list[tuple[int, Outcome]]:
     """Every injected fault with what followed it, as (the 1-based index of its call, the outcome)."""
+    if not any(call.injected for call in calls):  # most runs: nothing to follow, and no call to watch
+        return []
     aftermath = Aftermath()
     faulted = []
     for index, call in enumerate(calls, 1):
