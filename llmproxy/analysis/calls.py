@@ -7,11 +7,11 @@ so a report's memory grows with the number of calls, not with the history each o
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import orjson
 
 from llmproxy.analysis.decode import ChatExchange
-from llmproxy.intercept.faults import Injected
 from llmproxy.mock.usage import estimate_usage, tokens
 from llmproxy.model import (
     Conversation,
@@ -25,6 +25,9 @@ from llmproxy.model import (
     Usage,
 )
 from llmproxy.pricing import PriceBook, Priced, Unpriced
+
+if TYPE_CHECKING:  # loaded only by a cassette holding injected faults (`sources`)
+    from llmproxy.intercept.faults import Injected
 
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
 _BILLING_HEADER = "x-anthropic-billing-header:"
@@ -97,7 +100,7 @@ class Call:
     history_tokens: int  # estimated tokens of the whole history the request sent
     head_system: str  # the system messages its history starts with (inherited by requests that extend it)
     scale: float  # reported input tokens / estimated prompt tokens, at most 1: sizes are estimates (bytes / 4)
-    injected: tuple[Injected, ...] = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
+    injected: "tuple[Injected, ...]" = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
 
     def tokens(self, estimate: int) -> int:
         """An estimated size in the provider's own tokens: scaled so that no part of a prompt counts for more
@@ -133,7 +136,7 @@ def build_call(
     vendor: str | None,
     book: PriceBook,
     lineage: Lineage = Lineage(),
-    injected: tuple[Injected, ...] = (),
+    injected: "tuple[Injected, ...]" = (),
 ) -> Call:
     request = decoded.conversation
     completion = decoded.completion
