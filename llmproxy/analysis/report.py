@@ -21,9 +21,10 @@ class _Model(BaseModel):
 
 
 _ROW = ConfigDict(extra="forbid")
-"""The per-call rows (`CallRow`, `ToolCallRow`) are plain dataclasses, built without validation (a pydantic
-model cost ~9 µs a row, a tenth of a second over 10,000 calls), yet validated, serialised and described in
-the schema by pydantic as part of `Report`, exactly as models of the same fields would be."""
+"""What a report holds one of per call, per message or per node of a graph (`CallRow`, `ToolCallRow`,
+`AppendixMessage`, `GraphNode`, `GraphEdge`) is a plain dataclass, built without validation (a pydantic
+model cost ~9 µs a call row, a tenth of a second over 10,000 calls), yet validated, serialised and described
+in the schema by pydantic as part of `Report`, exactly as models of the same fields would be."""
 
 
 @with_config(_ROW)
@@ -157,11 +158,13 @@ class Redaction(_Model):
     placeholders: int = Field(description="secrets replaced in the calls and the appendix")
 
 
-class AppendixMessage(_Model):
+@with_config(_ROW)
+@dataclass(slots=True)
+class AppendixMessage:
     role: str
-    text: str = Field(description="redacted; cut at 2,000 characters")
+    text: Annotated[str, Field(description="redacted; cut at 2,000 characters")]
     toolCalls: list[ToolCallRow]
-    toolResults: list[str] = Field(description="the tools whose results the message carries")
+    toolResults: Annotated[list[str], Field(description="the tools whose results the message carries")]
 
 
 class AppendixConversation(_Model):
@@ -212,15 +215,18 @@ class Comparison(_Model):
     kpis: list[KpiDelta]
 
 
-class GraphNode(_Model):
+@with_config(_ROW)
+@dataclass(slots=True)
+class GraphNode:
     id: str
-    kind: str = Field(description="a message's role (SYSTEM, USER, ASSISTANT, TOOL…) or TOOL_CALL")
-    label: str = Field(description="redacted; at most 80 characters")
+    kind: Annotated[str, Field(description="a message's role (SYSTEM, USER, ASSISTANT, TOOL…) or TOOL_CALL")]
+    label: Annotated[str, Field(description="redacted; at most 80 characters")]
 
 
-class GraphEdge(_Model):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, serialize_by_alias=True)
-    from_: str = Field(alias="from")
+@with_config(ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True))
+@dataclass(slots=True)
+class GraphEdge:
+    from_: Annotated[str, Field(alias="from")]
     to: str
     kind: Literal["NEXT", "INVOKES", "RESULT"]
 
