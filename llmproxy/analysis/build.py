@@ -188,8 +188,8 @@ def _row(index: int, call: Call, retry: bool, scrub: Scrubber) -> CallRow:
         estimatedCostUsd=money(cost.usd) if isinstance(cost, Priced) else None,
         costIsEstimated=cost.estimated if isinstance(cost, Priced) else True,
         pricing=_pricing(cost),
-        latencyMs=call.latency_ms,
-        ttfbMs=call.ttfb_ms,
+        latencyMs=_float(call.latency_ms),
+        ttfbMs=_float(call.ttfb_ms),
         toolCalls=[ToolCallRow(id=u.id, name=u.name, arguments=scrub.text(u.arguments)) for u in call.tool_calls],
         finishReason=call.finish_reason,
         messageCount=call.message_count,
@@ -198,6 +198,12 @@ def _row(index: int, call: Call, retry: bool, scrub: Scrubber) -> CallRow:
         definedToolTokens=call.defined_tool_tokens,
         retry=retry,
     )
+
+
+def _float(value: float | None) -> float | None:
+    """A row holds each value as its declared JSON type (the JSON renderer writes rows as they are): a whole
+    number of milliseconds is still written 900.0."""
+    return float(value) if value is not None else None
 
 
 def _pricing(cost: Priced | Unpriced) -> str:

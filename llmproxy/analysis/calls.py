@@ -7,11 +7,11 @@ so a report's memory grows with the number of calls, not with the history each o
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import orjson
 
 from llmproxy.analysis.decode import ChatExchange
-from llmproxy.intercept.faults import Injected
 from llmproxy.mock.usage import estimate_usage, tokens
 from llmproxy.model import (
     Conversation,
@@ -26,12 +26,15 @@ from llmproxy.model import (
 )
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 
+if TYPE_CHECKING:  # loaded only by a cassette holding injected faults (`sources`)
+    from llmproxy.intercept.faults import Injected
+
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
 _BILLING_HEADER = "x-anthropic-billing-header:"
 _KEPT_TOOLS = 256
 _KEPT_TEXTS = 256
 _known_texts: dict[str, tuple[str, int]] = {}  # system prompt → (fingerprint, tokens)
-_counted_tools: dict[int, tuple[tuple[ToolDefinition, ...], int]] = {}  # id(tools) → (tools, tokens)
+_known_tools: dict[int, tuple[tuple[ToolDefinition, ...], "_Tools"]] = {}  # id(tools) → (tools, their facts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +64,11 @@ class Lineage:
     digest: str = ""  # the whole history's digest (`HistoryDigests`): equal histories, equal digests
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call:
+    """One recorded chat call, as the report's signals read it. Built once and only read after, so not frozen:
+    a frozen dataclass sets each of these fields through `object.__setattr__` (~3 µs more a call)."""
+
     source: str  # the file it came from
     exchange_id: int
     session: str
@@ -94,7 +100,7 @@ class Call:
     history_tokens: int  # estimated tokens of the whole history the request sent
     head_system: str  # the system messages its history starts with (inherited by requests that extend it)
     scale: float  # reported input tokens / estimated prompt tokens, at most 1: sizes are estimates (bytes / 4)
-    injected: tuple[Injected, ...] = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
+    injected: "tuple[Injected, ...]" = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
 
     def tokens(self, estimate: int) -> int:
         """An estimated size in the provider's own tokens: scaled so that no part of a prompt counts for more
@@ -130,7 +136,7 @@ def build_call(
     vendor: str | None,
     book: PriceBook,
     lineage: Lineage = Lineage(),
-    injected: tuple[Injected, ...] = (),
+    injected: "tuple[Injected, ...]" = (),
 ) -> Call:
     request = decoded.conversation
     completion = decoded.completion
@@ -143,22 +149,22 @@ def build_call(
     cost = book.cost(usage, model, at=started_at, vendor=vendor, url=url, provider=decoded.route.provider)
     head = lineage.system if decoded.shared_items else _leading_system(request.messages)
     prompt = _system_prompt(request)
-    system = "\n".join(text for text in (prompt, head) if text)
+    system = f"{prompt}\n{head}" if prompt and head else prompt or head
     system_fingerprint, system_tokens = _text_facts(system)
     new_items = request.messages
     position = decoded.shared_items
     new_tokens, results, large = _read_messages(new_items, position)
-    large = tuple(_large_system(request)) + large
+    large = (*_large_system(request), *large)
     tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
-    tool_names = ",".join(tool.name for tool in request.tools)
-    shape = fingerprint(f"{decoded.path}\n{model}\n{tool_names}\n{system_fingerprint}\n{lineage.digest}")
+    tools = _tool_facts(request.tools)
+    shape = fingerprint(f"{decoded.path}\n{model}\n{tools.joined}\n{system_fingerprint}\n{lineage.digest}")
     history = lineage.history_tokens + new_tokens
-    tool_tokens = _tools_tokens(request.tools)
-    estimate = _text_facts(prompt)[1] + tool_tokens + history  # leading system messages: in history
+    estimate = _text_facts(prompt)[1] + tools.tokens + history  # leading system messages: in history
     reported = not usage.estimated and usage.input_tokens > 0
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
-    large = tuple(block for block in large if int(block.tokens * scale) >= LARGE_BLOCK_TOKENS)  # as billed
+    if large:
+        large = tuple(block for block in large if int(block.tokens * scale) >= LARGE_BLOCK_TOKENS)  # as billed
     return Call(
         source=source,
         exchange_id=exchange_id,
@@ -182,8 +188,8 @@ def build_call(
         message_count=count,
         system_fingerprint=system_fingerprint if system else None,
         system_tokens=system_tokens,
-        defined_tools=tuple(tool.name for tool in request.tools),
-        defined_tool_tokens=tool_tokens,
+        defined_tools=tools.names,
+        defined_tool_tokens=tools.tokens,
         tool_results=results,
         large_blocks=large,
         shape=shape,
@@ -261,17 +267,26 @@ def _large_system(request: Conversation) -> list[Block]:
     ]
 
 
-def _tools_tokens(tools: tuple[ToolDefinition, ...]) -> int:
-    """The tools' size in tokens, remembered by the tuple itself: the codecs hand out one tuple per distinct
-    tools list (`decode_tools`), so an agent's tools, re-sent every turn, are counted once."""
-    kept = _counted_tools.get(id(tools))
+@dataclass(frozen=True, slots=True)
+class _Tools:
+    names: tuple[str, ...]
+    joined: str  # the names, comma-separated
+    tokens: int  # the definitions' estimated size
+
+
+def _tool_facts(tools: tuple[ToolDefinition, ...]) -> _Tools:
+    """The tools' names and size in tokens, remembered by the tuple itself: the codecs hand out one tuple per
+    distinct tools list (`decode_tools`), so an agent's tools, re-sent every turn, are read once."""
+    kept = _known_tools.get(id(tools))
     if kept is not None and kept[0] is tools:  # the tuple is held, so its id cannot name another meanwhile
         return kept[1]
+    names = tuple(tool.name for tool in tools)
     total = sum(tokens(tool.name + (tool.description or "") + _json(tool.parameters)) for tool in tools)
-    if len(_counted_tools) >= _KEPT_TOOLS:
-        _counted_tools.clear()
-    _counted_tools[id(tools)] = (tools, total)
-    return total
+    facts = _Tools(names, ",".join(names), total)
+    if len(_known_tools) >= _KEPT_TOOLS:
+        _known_tools.clear()
+    _known_tools[id(tools)] = (tools, facts)
+    return facts
 
 
 def _tool_use(call: ToolCall) -> ToolUse:

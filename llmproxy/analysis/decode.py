@@ -17,7 +17,7 @@ from llmproxy.model import Completion, Conversation, Route, Usage
 from llmproxy.providers.registry import chat_codec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # built for every exchange and only read: not frozen, which would cost three times as much
 class ChatExchange:
     route: Route
     host: str

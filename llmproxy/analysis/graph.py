@@ -5,6 +5,8 @@ makes (`t1`, `t2`…). Edges: NEXT from each message to the next, INVOKES from a
 its tool calls, RESULT from a tool call to the message that carries its result (matched by call id).
 """
 
+from typing import Literal
+
 import orjson
 
 from llmproxy.analysis.redaction import Scrubber
@@ -54,8 +56,8 @@ def mermaid(graph: CallGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _edge(start: str, end: str, kind: str) -> GraphEdge:
-    return GraphEdge.model_validate({"from": start, "to": end, "kind": kind})
+def _edge(start: str, end: str, kind: Literal["NEXT", "INVOKES", "RESULT"]) -> GraphEdge:
+    return GraphEdge(start, end, kind)
 
 
 def _label(text: str, scrub: Scrubber) -> str:

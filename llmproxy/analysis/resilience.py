@@ -8,14 +8,21 @@ is its retry, and the delay between their start times is how long the client wai
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.report import InjectedFault, Resilience
-from llmproxy.intercept.aftermath import Aftermath, Next, Outcome, verdict
+
+if TYPE_CHECKING:  # loaded only when a call carries an injected fault
+    from llmproxy.intercept.aftermath import Outcome
 
 
-def outcomes(calls: Sequence[Call]) -> list[tuple[int, Outcome]]:
+def outcomes(calls: Sequence[Call]) -> "list[tuple[int, Outcome]]":
     """Every injected fault with what followed it, as (the 1-based index of its call, the outcome)."""
+    if not any(call.injected for call in calls):  # most runs: nothing to follow, and no call to watch
+        return []
+    from llmproxy.intercept.aftermath import Aftermath
+
     aftermath = Aftermath()
     faulted = []
     for index, call in enumerate(calls, 1):
@@ -31,6 +38,8 @@ def resilience(calls: Sequence[Call]) -> Resilience | None:
     found = outcomes(calls)
     if not found:
         return None
+    from llmproxy.intercept.aftermath import Next, verdict
+
     counts = Counter(outcome.fault.kind.value for _, outcome in found)
     return Resilience(
         injected=dict(sorted(counts.items())),

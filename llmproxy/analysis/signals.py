@@ -313,6 +313,8 @@ def _carried(
     totals: dict[str, list[int]] = defaultdict(list)  # running sums of their sizes, in that order
     for index, call in enumerate(calls, 1):
         mine = [block for block in blocks(call) if block.position >= 0]
+        if not mine and call.conversation not in positions:  # nothing brought in, nothing carried
+            continue
         known, sums = positions[call.conversation], totals[call.conversation]
         held = bisect.bisect_left(known, call.message_count)  # blocks within this call's history
         earlier = sums[held - 1] if held else 0

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -24,9 +25,11 @@ from llmproxy.cassette.history import HistoryIndex, history
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import LlmproxyError
-from llmproxy.intercept.faults import Injected
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook
+
+if TYPE_CHECKING:
+    from llmproxy.intercept.faults import Injected
 
 _NO_LINEAGE = (0, "")
 
@@ -129,7 +132,7 @@ def _calls(
             vendor=exchange.vendor or decoded.route.vendor,
             book=book,
             lineage=Lineage(*inherited, digests.add(exchange)),
-            injected=tuple(Injected.from_record(mark.model_dump()) for mark in exchange.injected),
+            injected=_injected(exchange),
         )
         lineages[exchange.id] = (call.history_tokens, call.head_system)
         return call
@@ -150,6 +153,15 @@ def _calls(
         yield call_of(exchange, decoded)
     for exchange, decoded in runs.unfinished():
         yield call_of(exchange, decoded)
+
+
+def _injected(exchange: Exchange) -> "tuple[Injected, ...]":
+    """The faults llmproxy recorded putting into the exchange (their module loads only when there are any)."""
+    if not exchange.injected:
+        return ()
+    from llmproxy.intercept.faults import Injected
+
+    return tuple(Injected.from_record(mark.model_dump()) for mark in exchange.injected)
 
 
 def _shared(exchange: Exchange, index: HistoryIndex) -> Exchange:

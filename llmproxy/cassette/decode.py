@@ -67,8 +67,10 @@ def decode_request(codec: ChatCodec, request: Request) -> Conversation:
 
 
 def decode_response(codec: ChatCodec, response: Response) -> Completion:
-    """A recorded answer as a completion: the stream reassembled, or the body read; an error status gives a
-    completion carrying only the provider's error."""
+    """A recorded answer as a completion: the stream reassembled, or the body read (a JSON body as the parsed
+    value it already is); an error status gives a completion carrying only the provider's error."""
+    if response.events is None and response.status < 400 and isinstance(response.body, JsonBody):
+        return codec.decode_response(Parsed(response.body.json_))
     events = [event_bytes(event) for event in response.events] if response.events is not None else None
     body = body_bytes(response.body) if response.body is not None else b""
     return decode_answer(codec, response.status, body, events)

@@ -95,8 +95,9 @@ class ChatCodec:
     decodes, `decode_request(body).assistant_turns`; anything else counts what it can and never raises. The
     mock's answer ids need the turn on every request, and a decode costs several times the whole answer."""
 
-    decode_response: Callable[[bytes], Completion]
-    """A non-streaming response body as a Completion. Raises `ParseError`."""
+    decode_response: Callable[[bytes | Parsed], Completion]
+    """A non-streaming response body (or its JSON, already parsed: a cassette stores it so) as a Completion.
+    Raises `ParseError`."""
 
     decode_stream: Callable[[Iterable[bytes]], Completion]
     """A streamed response (bytes as they arrived, split anywhere) reassembled into a Completion. A stream

@@ -19,7 +19,11 @@ from llmproxy.providers.base import JsonObject, says_more
 def keep(where: str, obj: Mapping[str, Any], known: Iterable[str]) -> list[OtherPart]:
     """The fields of `obj` set beyond `known` (a null, [] or {} says nothing), as kept parts."""
     fields = frozenset(known)
-    return [field(where, name, value) for name, value in obj.items() if says_more({name: value}, fields)]
+    return [
+        field(where, name, value)
+        for name, value in obj.items()
+        if name not in fields and says_more({name: value}, fields)  # most fields are known: asked of none
+    ]
 
 
 def field(where: str, name: str, value: Any) -> OtherPart:

@@ -23,10 +23,15 @@ compile llmproxy's modules again on every run (~0.2 s).
 `--against DIR` measures another source tree (a `git worktree` or `git archive` of an earlier commit) in the
 same rounds, alternating with this one, and prints its figures and the ratios: the machine is shared and
 noisy, so compare figures measured in the same run, and quote CPU seconds.
+
+`--callgrind` counts instead the instructions the whole command executes (valgrind's callgrind, once per
+cassette and tree, string hashing seeded alike): a figure the machine's load does not move, for changes
+too small to see through its noise. About fifty times slower: minutes for the 10,000 exchanges.
 """
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -135,6 +140,21 @@ def measure(path: Path, env: dict[str, str]) -> tuple[float, float, float]:
     return wall, float(cpu), int(rss) / 1024
 
 
+def instructions(path: Path, env: dict[str, str], scratch: Path) -> int:
+    """The instructions `measure`'s command executes, as callgrind counts them."""
+    out = scratch / "callgrind.out"
+    command = ["report", str(path), "--format", "json", "--max-calls", "0", "-o", "/dev/null"]
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-m", "llmproxy", *command],
+        capture_output=True,
+        check=True,
+        env={**env, "PYTHONHASHSEED": "0"},
+        cwd=path.parent,
+    )
+    totals = next(line for line in out.read_text().splitlines() if line.startswith("totals:"))
+    return int(totals.split()[1])
+
+
 def environment(tree: Path, scratch: Path) -> dict[str, str]:
     """The measured process's environment: `tree`'s llmproxy first on the path, bytecode cached apart."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
@@ -145,7 +165,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another source tree, measured in the same rounds")
+    parser.add_argument("--callgrind", action="store_true", help="count instructions instead (valgrind)")
     args = parser.parse_args()
+    if args.callgrind and shutil.which("valgrind") is None:
+        sys.exit("--callgrind needs valgrind (Debian: apt-get install valgrind)")
     shapes = {  # name: (sessions, turns)
         "one exchange": (1, 1),
         "10,000 exchanges (20 sessions x 500 turns)": (20, 500),
@@ -162,6 +185,19 @@ def main() -> int:
         envs = {tree: environment(root, scratch) for tree, root in trees.items()}
         for env in envs.values():
             measure(paths["one exchange"], env)  # compiles the bytecode
+        if args.callgrind:
+            counts = {
+                (tree, name): instructions(path, env, scratch)
+                for name, path in paths.items()
+                for tree, env in envs.items()
+            }
+            print("llmproxy report --format json --max-calls 0, instructions of the whole command (callgrind),")
+            print(f"{' and '.join(trees)}:")
+            for name in paths:
+                found = [counts[tree, name] for tree in trees]
+                ratio = f"  ratio {found[0] / found[1]:.3f}" if len(found) == 2 else ""
+                print(f"  {name:<46} " + "  ".join(f"{count / 1e9:6.2f} G" for count in found) + ratio)
+            return 0
         figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for _ in range(args.rounds):
             for name, path in paths.items():

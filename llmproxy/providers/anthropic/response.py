@@ -18,7 +18,7 @@ from llmproxy.providers.anthropic.wire import (
     wire_usage,
 )
 from llmproxy.providers.base import JsonObject, dump_json, stable_id
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "anthropic response"
 
@@ -39,7 +39,7 @@ def message_model(completion: Completion, request: JsonObject | None) -> str:
     return model if isinstance(model, str) else ""
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, WHAT)
     root.obj()
     kind = root["type"].opt_string()

@@ -64,8 +64,9 @@ def read_counters(usage: Node, into: dict[str, int]) -> None:
         return
     usage.obj()
     for name in _COUNTERS:
-        if usage[name].present:
-            into[name] = usage[name].integer()
+        counter = usage[name]
+        if counter.present:
+            into[name] = counter.integer()
     thinking = usage["output_tokens_details"]["thinking_tokens"]
     if thinking.present:
         into["thinking_tokens"] = thinking.integer()

@@ -24,12 +24,12 @@ from llmproxy.providers.bedrock.errors import (
     visible_error,
 )
 from llmproxy.providers.bedrock.wire import event_frame, messages
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "bedrock invoke stream"
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, response.WHAT)
     if is_error_body(root):
         return Completion(stop_reason=None, error=read_error_body(root, None))

@@ -12,7 +12,7 @@ from llmproxy.providers.base import JsonObject, dump_json, says_more
 from llmproxy.providers.bedrock.errors import error_body, is_error_body, read_error_body
 from llmproxy.providers.bedrock.request import union
 from llmproxy.providers.bedrock.wire import converse_usage, decode_stop, read_usage, stop_member, wire_usage
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "bedrock converse response"
 METRICS: Final = {"latencyMs": 0}  # required by the shape; a Completion keeps no latency
@@ -21,7 +21,7 @@ RESPONSE_FIELDS: Final = frozenset({"output", "stopReason", "usage", "metrics"})
 (`additionalModelResponseFields`, `trace`, `performanceConfig`, `serviceTier`…)."""
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, WHAT)
     if is_error_body(root):
         return Completion(stop_reason=None, error=read_error_body(root, None))

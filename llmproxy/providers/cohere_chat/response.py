@@ -11,7 +11,7 @@ from llmproxy.model import Completion, ToolCall
 from llmproxy.providers import message_parts
 from llmproxy.providers.base import JsonObject, dump_arguments, dump_json, parse_arguments, stable_id
 from llmproxy.providers.cohere_chat import wire
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "cohere chat response"
 NEUTRAL: Final = frozenset({"role", "tool_plan", "tool_calls"})
@@ -63,7 +63,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(body)
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, WHAT)
     root.obj()
     error = wire.body_error(root)

@@ -14,7 +14,7 @@ from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, Too
 from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_json, split_deltas, stable_id
 from llmproxy.providers.cohere_chat import wire
 from llmproxy.providers.cohere_chat.request import call_v1
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "cohere chat v1 response"
 MEDIA_TYPE: Final = "application/stream+json"
@@ -71,7 +71,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(_body(completion))
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, WHAT)
     root.obj()
     error = wire.body_error(root)

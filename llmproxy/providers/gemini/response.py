@@ -12,7 +12,7 @@ from llmproxy.providers.base import JsonObject, dump_json, split_deltas
 from llmproxy.providers.gemini.assemble import Assembly
 from llmproxy.providers.gemini.errors import error_object, read_error
 from llmproxy.providers.gemini.wire import encode_call, encode_usage, finish_reason, model_version, response_id
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "gemini response"
 
@@ -96,7 +96,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(body_object(completion, request))
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     return read_response(Node.parse(body, WHAT))
 
 

@@ -56,7 +56,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(_wrap(body_object(completion, request)))
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     root = Node.parse(body, WHAT_RESPONSE)
     root.obj()
     if root["error"].present:

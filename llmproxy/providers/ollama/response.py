@@ -2,7 +2,7 @@
 
 from llmproxy.model import Completion
 from llmproxy.providers.base import JsonObject, dump_json
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.ollama import answer, errors
 from llmproxy.providers.ollama.answer import Api
 
@@ -17,7 +17,7 @@ def encode(api: Api, completion: Completion, request: JsonObject | None) -> byte
     return dump_json(answer.final(api, head, completion, completion.text, completion.reasoning or "", calls))
 
 
-def decode(api: Api, body: bytes) -> Completion:
+def decode(api: Api, body: bytes | Parsed) -> Completion:
     reader = answer.Reader(api)
     reader.read(Node.parse(body, api.what))
     return reader.completion()
@@ -31,9 +31,9 @@ def encode_generate(completion: Completion, request: JsonObject | None = None) -
     return encode(answer.GENERATE, completion, request)
 
 
-def decode_chat(body: bytes) -> Completion:
+def decode_chat(body: bytes | Parsed) -> Completion:
     return decode(answer.CHAT, body)
 
 
-def decode_generate(body: bytes) -> Completion:
+def decode_generate(body: bytes | Parsed) -> Completion:
     return decode(answer.GENERATE, body)

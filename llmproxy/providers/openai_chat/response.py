@@ -6,7 +6,7 @@ from typing import Final
 from llmproxy.model import Completion, StopReason, ToolCall
 from llmproxy.providers import message_parts
 from llmproxy.providers.base import JsonObject, dump_json, parse_arguments
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_chat import content
 from llmproxy.providers.openai_chat.mapping import (
     WHAT_RESPONSE,
@@ -61,7 +61,7 @@ def encode_response(completion: Completion, request: JsonObject | None = None) -
     return dump_json(body)
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     """Choice index 0 only (n>1 answers are alternatives, not parts); text is content then refusal; the
     reasoning compatible providers send beside the content is read too (`content.py`)."""
     root = Node.parse(body, WHAT_RESPONSE)

@@ -14,7 +14,7 @@ from llmproxy.model import (
     ToolCall,
 )
 from llmproxy.providers.base import parse_arguments, says_more
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_responses.common import (
     INCOMPLETE_REASONS,
     decode_failure,
@@ -25,7 +25,7 @@ from llmproxy.providers.openai_responses.common import (
 WHAT = "openai responses response"
 
 
-def decode_response(body: bytes) -> Completion:
+def decode_response(body: bytes | Parsed) -> Completion:
     response = Node.parse(body, WHAT)
     response.obj()
     return completion_from(response, response["output"].items())
