@@ -31,7 +31,7 @@ from llmproxy.intercept.model_faults import misbehaving
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.retry_after import RetryAfter, retry_after
 from llmproxy.intercept.rules import ChaosFile, Rule
-from llmproxy.intercept.selection import RuleSelection
+from llmproxy.intercept.selection import RuleSelection, Where
 from llmproxy.intercept.shaping import Shaping
 from llmproxy.intercept.store import MemoryStore, Store
 from llmproxy.model import Conversation, ErrorKind, Route, Usage
@@ -47,19 +47,11 @@ logger = logging.getLogger(__name__)
 OVERRIDE = "x-llmproxy-chaos"
 
 
-class Request(Protocol):
-    """What the intercept reads of a request (the chain's `Incoming` has it all)."""
+class Request(Where, Protocol):
+    """What the intercept reads of a request: what its rules read, and more (the chain's `Incoming` has it all)."""
 
     @property
-    def host(self) -> str: ...
-    @property
     def port(self) -> int: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def route(self) -> Route | None: ...
-    @property
-    def model(self) -> str | None: ...
     @property
     def headers(self) -> Mapping[str, str]: ...
     @property
