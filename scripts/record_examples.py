@@ -128,6 +128,7 @@ def main() -> int:
             command = [str(CODEX.binary), *CODEX.argv]
             record(out / "codex-tool-loop.json", CODEX.turns, command, https_env, root / "work", ("api.openai.com",))
         if "codex-websocket" in names:  # no configuration file: Codex as installed, with an OpenAI key
+            # a made-up key in a real key's shape: the committed cassette shows it redacted (cassette check passes)
             websocket_env = env | {"CODEX_API_KEY": "sk-proj-example-key-recorded-by-record-examples"}
             hosts = ("api.openai.com", "chatgpt.com", "api.github.com")
             # its metrics upload (~190 KB of OTLP JSON to ab.chatgpt.com, different every run) is no example

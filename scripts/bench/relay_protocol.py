@@ -29,7 +29,7 @@ from llmproxy.chain.reply import Reply  # noqa: E402
 BODY = b'{"model":"gpt-5-mini","messages":[{"role":"user","content":"Write a haiku about a proxy."}]}'
 REQUEST = (
     b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:8000\r\ncontent-type: application/json\r\n"
-    b"authorization: Bearer sk-proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\ncontent-length: %d\r\n\r\n" % len(BODY)
+    b"authorization: Bearer bench-token\r\ncontent-length: %d\r\n\r\n" % len(BODY)
 ) + BODY
 ANSWER = b"x" * 617  # the mock's answer to it is 617 bytes
 

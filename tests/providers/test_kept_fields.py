@@ -11,7 +11,6 @@ the kept parts are counted, and `cassette to-expectations`' wire form reads back
 import json
 from typing import Any
 
-import httpx2 as httpx
 import pydantic
 import pytest
 
@@ -24,6 +23,7 @@ from llmproxy.providers.cohere_chat import CHAT as COHERE_CHAT
 from llmproxy.providers.gemini import GENERATE
 from llmproxy.providers.kept_parts import parts_format, read_parts, wire_parts
 from llmproxy.providers.openai_chat import CHAT
+from tests.providers.sdk_streams import anthropic_final_message
 
 GROUNDING = {
     "webSearchQueries": ["llmproxy recorder"],
@@ -149,18 +149,8 @@ def test_anthropic_message_fields_survive() -> None:
 def test_anthropic_stream_fields_read_by_the_sdk() -> None:
     """The container and stop sequence travel in `message_delta`'s delta, the context edits beside it: the
     SDK's stream accumulator reads them back onto the final message."""
-    anthropic = pytest.importorskip("anthropic")
     completion = MESSAGES.decode_response(json.dumps(_anthropic_body()).encode())
-    stream = b"".join(MESSAGES.encode_stream(completion, delta_chars=4))
-
-    def serve(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)
-
-    http = httpx.Client(transport=httpx.MockTransport(serve))
-    with anthropic.Anthropic(api_key="sk-ant-test", http_client=http) as client:
-        asked = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        with client.beta.messages.stream(**asked) as events:
-            final = events.get_final_message().model_dump(mode="json", exclude_unset=True)
+    final = anthropic_final_message(b"".join(MESSAGES.encode_stream(completion, delta_chars=4)))
     assert final["container"] == CONTAINER
     assert final["context_management"] == CONTEXT_MANAGEMENT
     assert final["stop_sequence"] == "END"

@@ -7,13 +7,13 @@ The kept parts come back byte for byte; the neutral fields still say the text, r
 import json
 from typing import Any
 
-import httpx2 as httpx
 import pytest
 
 from llmproxy.model import OtherPart, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers.anthropic import MESSAGES
 from llmproxy.providers.gemini import GENERATE
 from llmproxy.providers.openai_responses import RESPONSES
+from tests.providers.sdk_streams import anthropic_final_message
 
 USAGE = {"input_tokens": 10, "output_tokens": 5}
 WEB_SEARCH = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "llmproxy"}}
@@ -88,20 +88,10 @@ def test_anthropic_blocks_survive() -> None:
 
 def test_anthropic_stream_read_by_the_sdk() -> None:
     """The SDK's own stream helper reads llmproxy's stream of these blocks back to the same content."""
-    anthropic = pytest.importorskip("anthropic")
     message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": ANTHROPIC_CONTENT}
     completion = MESSAGES.decode_response(json.dumps({**message, "stop_reason": "end_turn", "usage": USAGE}).encode())
-    stream = b"".join(MESSAGES.encode_stream(completion, delta_chars=4))
-
-    def serve(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream)
-
-    http = httpx.Client(transport=httpx.MockTransport(serve))
-    with anthropic.Anthropic(api_key="sk-ant-test", http_client=http) as client:
-        asked = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        with client.beta.messages.stream(**asked) as events:
-            final = events.get_final_message()
-    assert final.model_dump(mode="json", exclude_unset=True)["content"] == ANTHROPIC_CONTENT
+    final = anthropic_final_message(b"".join(MESSAGES.encode_stream(completion, delta_chars=4)))
+    assert final["content"] == ANTHROPIC_CONTENT
 
 
 RESPONSES_OUTPUT: list[dict[str, Any]] = [
