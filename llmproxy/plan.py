@@ -315,7 +315,7 @@ def build(plan: Plan) -> Chain:
         stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
-        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status))
+        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state))
     if plan.answers_background:
         from llmproxy.chain.stages.background_traffic import BackgroundStage
 

@@ -126,7 +126,7 @@ class Session:
     @property
     def unused(self) -> list[Exchange]:
         """Recorded exchanges never served (background traffic aside: its ids change every run)."""
-        return self.replay.state.value.unused() if self.replay is not None else []
+        return self.replay.unused() if self.replay is not None else []
 
     @property
     def refused(self) -> list[str]:

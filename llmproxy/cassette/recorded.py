@@ -57,6 +57,14 @@ class Recorded(Sequence[Exchange]):
         entry = self._entries[position]
         return entry.request if isinstance(entry, Exchange) else Request.model_validate(entry["request"])
 
+    def injected(self, position: int) -> frozenset[str]:
+        """The kinds of the faults llmproxy injected into an exchange's answer (`Injection.kind`), without making
+        the exchange's model."""
+        entry = self._entries[position]
+        if isinstance(entry, Exchange):
+            return frozenset(injection.kind for injection in entry.injected)
+        return frozenset(injection["kind"] for injection in entry.get("injected") or ())
+
     def on_websocket(self, position: int) -> bool:
         entry = self._entries[position]
         return (entry.websocket if isinstance(entry, Exchange) else entry.get("websocket")) is not None

@@ -3,7 +3,9 @@
 Recorded exchanges are grouped by their `RequestView` key. Identical requests are served in recorded order;
 when a key's exchanges run out, `repeat-last` serves its last one again and `error` is a miss. A miss names
 the closest recorded request and the paths where the received one differs. What was never served is
-`unused`, for the end-of-run summary. A request that came over a WebSocket is matched read whole
+`unused`, for the end-of-run summary. Exchanges marked with faults of the kinds a request `passes_over` (the
+faults llmproxy injected in an answer's place, when live chaos decides instead) are neither served to it nor
+unused. A request that came over a WebSocket is matched read whole
 (`cassette/websocket.py`): the request it stands for, whether or not the client sent all of it.
 """
 
@@ -39,6 +41,7 @@ class ReplayMiss:
     closest: Exchange | None
     differences: tuple[Difference, ...]
     exhausted: bool = False  # the request matched, but every matching exchange was already served
+    faults_only: bool = False  # the request matched, but only exchanges it passes over: injected faults
 
     def explain(self) -> str:
         """The diagnostic: one line for the request, then the closest recording and what differs."""
@@ -49,6 +52,12 @@ class ReplayMiss:
         """The diagnostic without the request's line: why nothing recorded answers it."""
         if self.exhausted:
             return "every recorded exchange for this request was already served"
+        if self.faults_only:
+            return (
+                "every recorded exchange for this request is a fault llmproxy injected, and under chaos recorded"
+                " faults are not served (the live chaos decides): record its answer, or replay without chaos to"
+                " meet the recorded faults"
+            )
         if self.closest is None:
             return "no recorded exchange matches (the cassette is empty)"
         lines = [f"no recorded exchange matches; closest is exchange {self.closest.id}, differing at:"]
@@ -85,6 +94,7 @@ class ReplayIndex:
         self._queues: dict[bytes, list[int]] = {}  # positions not yet served, in recorded order
         self._last: dict[bytes, int] = {}
         self._used: set[int] = set()
+        self._passed: set[bytes] = set()  # keys of which injected faults were passed over
         self._lock = threading.Lock()
 
     @property
@@ -94,14 +104,15 @@ class ReplayIndex:
     def view(self, request: Request, provider: str | None) -> RequestView:
         return RequestView.of(request, provider, self._preset(request), self.options.ignore)
 
-    def take(self, request: Request, provider: str | None) -> ReplayHit | ReplayMiss:
-        """The exchange that answers `request` (redacted like the cassette), or why there is none."""
+    def take(
+        self, request: Request, provider: str | None, passes_over: frozenset[str] = frozenset()
+    ) -> ReplayHit | ReplayMiss:
+        """The exchange that answers `request` (redacted like the cassette), or why there is none. `passes_over`:
+        kinds of injected fault (`Injection.kind`) an exchange marked with one is not served for."""
         view = self.view(request, provider)
         key = _digest(view.key)
         with self._lock:
-            queue = self._queues.get(key)
-            if not queue:
-                queue = self._index_until(key)
+            queue = self._queue(key, passes_over)
             if queue:
                 position = queue.pop(0)
                 self._used.add(position)
@@ -111,11 +122,28 @@ class ReplayIndex:
                 if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
                     return ReplayHit(self._exchanges[self._last[key]], repeated=True)
                 return ReplayMiss(_describe(request), None, (), exhausted=True)
+            if key in self._passed:
+                return ReplayMiss(_describe(request), None, (), faults_only=True)
             views = self._all_views()
         near = closest(view, views)
         if near is None:
             return ReplayMiss(_describe(request), None, ())
         return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(views[near], view)))
+
+    def _queue(self, key: bytes, passes_over: frozenset[str]) -> list[int] | None:
+        """The positions not yet served for `key` (a digest), indexed on as far as it takes to have one to serve,
+        those marked with a fault `passes_over` names dropped; empty or None when none is left. Holds the lock."""
+        queue = self._queues.get(key)
+        while True:
+            if not queue:
+                queue = self._index_until(key)
+            if not queue or not passes_over:
+                return queue
+            while queue and self._exchanges.injected(queue[0]) & passes_over:
+                del queue[0]
+                self._passed.add(key)
+            if queue:
+                return queue
 
     def _index_until(self, key: bytes) -> list[int] | None:
         """Index on until an exchange with `key` (a digest) is indexed (its queue) or all are (None). Holds the
@@ -140,9 +168,14 @@ class ReplayIndex:
                 ]
         return self._views
 
-    def unused(self) -> list[Exchange]:
+    def unused(self, passes_over: frozenset[str] = frozenset()) -> list[Exchange]:
+        """The exchanges never served, but those marked with a fault `passes_over` names: they are not served."""
         with self._lock:
-            return [e for position, e in enumerate(self._exchanges) if position not in self._used]
+            return [
+                self._exchanges[position]
+                for position in range(len(self._exchanges))
+                if position not in self._used and not (passes_over and self._exchanges.injected(position) & passes_over)
+            ]
 
     def served(self) -> list[Exchange]:
         """The recorded exchanges that answered a request, in cassette order."""

@@ -3,7 +3,7 @@ what a cassette marks on the exchange it changed, and what `llmproxy report` lis
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from llmproxy.intercept.profile import ModelFault
 
@@ -30,12 +30,29 @@ class FaultKind(StrEnum):
         """Whether the client got an error (or nothing) instead of an answer."""
         return self in _REFUSING
 
+    @property
+    def stands_in(self) -> bool:
+        """Whether llmproxy answered in the answer's place (an error, nothing, a wrong answer of its own): what
+        answers requests — a mock, a cassette, the upstream — never saw the request. The other faults change an
+        answer on its way (a delay, a cut or corrupt stream)."""
+        return self in _STANDING_IN
+
+    @property
+    def keeps_answer(self) -> bool:
+        """Whether the client still got the whole answer, only later or more slowly than it came."""
+        return self in _KEEPING
+
     @classmethod
     def of_model_fault(cls, fault: ModelFault) -> "FaultKind":
         return _OF_MODEL_FAULT[fault]
 
 
 _REFUSING = frozenset({FaultKind.ERROR, FaultKind.QUOTA, FaultKind.TOKEN_QUOTA, FaultKind.BUDGET, FaultKind.DROP})
+_KEEPING = frozenset({FaultKind.LATENCY, FaultKind.SLOW_BODY})
+_STANDING_IN = frozenset(FaultKind) - _KEEPING - {FaultKind.TRUNCATE, FaultKind.MALFORMED}
+STANDING_IN: Final = frozenset(kind.value for kind in _STANDING_IN)
+"""The kinds of fault that stand in for an answer, as a cassette names them: an exchange marked with one holds
+no answer of the provider's, only what llmproxy sent in its place."""
 _OF_MODEL_FAULT = {
     ModelFault.EMPTY: FaultKind.EMPTY,
     ModelFault.REFUSAL: FaultKind.REFUSAL,

@@ -91,7 +91,10 @@ class Turn:
     def unused(self) -> list[str]:
         if self.mode not in (RecordMode.NONE, RecordMode.NEW_EPISODES):
             return []
-        return [f"exchange {e.id}: {e.request.method} {e.request.url}" for e in self.replaying.index.unused()]
+        passes_over = self.proxy.replay.passes_over()  # the test's chaos is still in place
+        return [
+            f"exchange {e.id}: {e.request.method} {e.request.url}" for e in self.replaying.index.unused(passes_over)
+        ]
 
     def end(self, passed: bool) -> Outcome:
         """Swap the test's settings out; close its recording (a rewrite replaces the cassette only when the test
@@ -120,11 +123,11 @@ class WorkerProxy:
         self.redactor = redactor
         self.idle_log = MockLog(redactor)
         self.mock = MockStage(None, self.idle_log)
-        self.replay = ReplayStage(Replaying.load([]), redactor, timing=None)
         self.record = RecordTap(LLM_APIS, None)
         self.meter = MeterTap(Meter())
         self.idle_intercept = Intercept()
         self.intercepting = InterceptStage(self.idle_intercept)
+        self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
         taps = [InterceptTap(self.intercepting.state), self.record, self.meter]
         self.chain = Chain([self.intercepting, self.mock, self.replay], taps, CLOSED, redactor)
         plan = Plan(

@@ -4,11 +4,9 @@ missed, unused exchanges, rewrite, expectations, pytest-asyncio and pytest-xdist
 (tests/testing/upstream.py) numbers its answers, so a replay is told from a new recording; its request count
 proves what reached the network."""
 
-import importlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +15,9 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.plan import RecordMode
-from llmproxy.testing.plugin import CI_VARIABLES, MODES, default_mode
+from llmproxy.testing.plugin import MODES, default_mode
 from tests.cassette.factory import STARTED
 from tests.testing.upstream import Upstream
-
-# Imported before pytester's first snapshot of sys.modules: it forgets the modules each in-process run imports,
-# and a twice-imported mitmproxy or cryptography does not mix with the first (besides costing seconds a run).
-importlib.import_module("tests.mitm")
-importlib.import_module("llmproxy_addons.run")
-importlib.import_module("anthropic")
-importlib.import_module("openai")
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
 
@@ -71,30 +62,6 @@ def test_weather(llmproxy, request, city):
 def test_without_llmproxy():
     assert "HTTP_PROXY" not in os.environ
 """
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[Upstream]:
-    with Upstream() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def llmproxy_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("llmproxy-home")  # one CA for every run here
-
-
-@pytest.fixture
-def tester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmproxy_home: Path) -> pytest.Pytester:
-    monkeypatch.setenv("LLMPROXY_HOME", str(llmproxy_home))
-    for name in CI_VARIABLES:  # the default mode is tested on its own
-        monkeypatch.delenv(name, raising=False)
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    pytester.makeini(
-        "[pytest]\nfilterwarnings = ignore::DeprecationWarning\nasyncio_default_fixture_loop_scope = function"
-    )
-    return pytester
 
 
 def module(tester: pytest.Pytester, upstream: Upstream, name: str, body: str) -> Path:

@@ -5,6 +5,12 @@ else to be refused. A request that cannot even be examined fails closed.
 
 What it serves lives in its state (`Replaying`: the index, the log of hits and misses, the replies built
 so far), swapped whole by `use`: a running proxy changes cassettes between two tests.
+
+A cassette recorded under chaos holds the faults the client met, marked `injected`. Without chaos they are
+served in order, as recorded: the replay is the run again. Under chaos (the intercept in front has rules, a
+budget or a host's profile, or the request carries its own `x-llmproxy-chaos`) the live chaos decides which
+requests fail: an exchange holding a fault llmproxy sent in an answer's place is not served, nor counted
+unused — else the client would meet the recorded faults on top of the live ones.
 """
 
 import logging
@@ -12,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import orjson
 
@@ -30,11 +37,18 @@ from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import LlmproxyError
 from llmproxy.http import HOP_BY_HOP
+from llmproxy.intercept.engine import OVERRIDE
+from llmproxy.intercept.faults import STANDING_IN
 from llmproxy.model import Completion
 from llmproxy.providers.registry import chat_codec
 from llmproxy.words import plural
 
+if TYPE_CHECKING:
+    from llmproxy.intercept.engine import Intercept
+
 logger = logging.getLogger(__name__)
+
+NOTHING: Final[frozenset[str]] = frozenset()
 
 
 @dataclass(slots=True)
@@ -56,14 +70,15 @@ class Replaying:
         exchanges = Recorded.joined(load_recorded(path) for path in paths if cassette_exists(path))
         return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
 
-    def unused(self) -> list[Exchange]:
-        """Recorded exchanges never served (background traffic aside: its ids change every run)."""
-        unused = self.index.unused()
+    def unused(self, passes_over: frozenset[str] = NOTHING) -> list[Exchange]:
+        """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
+        holding a fault of a kind `passes_over` names: they are not served)."""
+        unused = self.index.unused(passes_over)
         kept = {url: background_url(url) is None for url in {exchange.request.url for exchange in unused}}
         return [exchange for exchange in unused if kept[exchange.request.url]]  # each URL looked up once
 
-    def summary(self) -> list[str]:
-        unused = self.unused()
+    def summary(self, passes_over: frozenset[str] = NOTHING) -> list[str]:
+        unused = self.unused(passes_over)
         lines = [f"replayed {plural(self.hits, 'request')}: {len(self.misses)} missed, {len(unused)} unused"]
         for miss in self.misses:  # with the paths that differ, as the miss diagnostic gave them
             first, *differences = miss.explain().splitlines()
@@ -78,14 +93,36 @@ class ReplayStage(Stage):
     name = "replay"
 
     def __init__(
-        self, replaying: Replaying, redactor: Redactor, timing: float | None = 1.0, error_status: int = 599
+        self,
+        replaying: Replaying,
+        redactor: Redactor,
+        timing: float | None = 1.0,
+        error_status: int = 599,
+        chaos: "State[Intercept] | None" = None,
     ) -> None:
         """`timing`: a scale of the recorded stream offsets, or None for everything at once; `error_status`:
-        for a request that cannot be examined."""
+        for a request that cannot be examined; `chaos`: the intercept stage's state (whether chaos is on)."""
         self.state = State(replaying)
         self.redactor = redactor
         self.timing = timing
         self.error_status = error_status
+        self.chaos = chaos
+
+    def passes_over(self, incoming: Incoming | None = None) -> frozenset[str]:
+        """The recorded faults not served: those that stood in for an answer, when chaos is on (for `incoming`,
+        or for the run: on now, or it injected something)."""
+        if self.chaos is None:
+            return NOTHING
+        engine = self.chaos.value
+        if incoming is None:
+            on = engine.active or bool(engine.injected)
+        else:
+            on = engine.active or OVERRIDE in incoming.headers
+        return STANDING_IN if on else NOTHING
+
+    def unused(self) -> list[Exchange]:
+        """Recorded exchanges never served, and not to be (`Replaying.unused`)."""
+        return self.state.value.unused(self.passes_over())
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
         serving = self.state.value
@@ -93,7 +130,7 @@ class ReplayStage(Stage):
             return None
         try:
             request, route = to_request(incoming.raw, self.redactor, (incoming.route, incoming.json))
-            decision = serving.index.take(request, route.provider.value if route else None)
+            decision = serving.index.take(request, route.provider.value if route else None, self.passes_over(incoming))
         except Exception as exc:  # strict replay fails closed: never let an unexamined request through
             logger.exception("could not match %s", incoming.raw.path)
             message = f"llmproxy replay could not examine the request: {exc}"
@@ -124,7 +161,7 @@ class ReplayStage(Stage):
         return f"{names} ({serving.index.size} exchanges; streams at {timing})"
 
     def close(self, failures: list[LlmproxyError]) -> list[str]:
-        return self.state.value.summary()
+        return self.state.value.summary(self.passes_over())
 
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:
         exchange = hit.exchange
