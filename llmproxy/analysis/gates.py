@@ -151,15 +151,20 @@ _RETRYABLE = frozenset(kind for kind in FaultKind if kind.refuses and kind is no
 
 
 def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: bool) -> Verdict:
-    """The client got past every fault llmproxy injected into the run: it gave up on none. `require_retry`:
-    it retried every request refused by an error, a quota or a dropped connection rather than carrying on
-    without the answer; `honour_retry_after`: no retry came sooner than the retry-after it was sent."""
+    """The client got past every fault llmproxy injected into the run: a successful answer came after each (each
+    file judged on its own). `require_retry`: it retried every request refused by an error, a quota or a
+    dropped connection rather than carrying on without the answer; `honour_retry_after`: no retry came sooner
+    than the retry-after it was sent."""
     found = outcomes(calls)
+    several = len({call.source for call in calls}) > 1
     reasons = []
     for index, outcome in found:
-        fault, what = outcome.fault, f"call {index}: {outcome.fault.describe()}"
-        if outcome.next is Next.GAVE_UP:
-            reasons.append(f"{what}: the client gave up (no request followed)")
+        fault = outcome.fault
+        where = f" ({calls[index - 1].source})" if several else ""
+        what = f"call {index}{where}: {fault.describe()}"
+        if not outcome.recovered and outcome.last:  # the last fault its request met, and no answer after it
+            after = "; no answer came after it" if outcome.next is Next.RETRIED else ""
+            reasons.append(f"{what}: {outcome.followed()}{after}")
         elif require_retry and outcome.next is Next.CARRIED_ON and fault.kind in _RETRYABLE:
             reasons.append(f"{what}: not retried, the client carried on without the answer (--require-retry)")
         if honour_retry_after and outcome.honoured is False:

@@ -251,12 +251,16 @@ class InjectedFault(_Model):
     status: int | None = Field(description="the status the client was sent, for an error")
     retryAfterSeconds: float | None = Field(description="the retry-after the client was sent")
     request: str = Field(description="the call and its URL")
-    next: Literal["retried", "carried_on", "gave_up"] = Field(
-        description="retried the same request; carried on without (or with a broken) answer; sent nothing more"
+    next: Literal["retried", "carried_on", "gave_up", "answered"] = Field(
+        description="retried the same request; carried on without (or with a broken) answer; sent nothing more;"
+        " got the answer all the same (the fault only delayed or slowed it)"
     )
     retriedAfterSeconds: float | None = Field(description="from the faulted call's start to its retry's")
     honouredRetryAfter: bool | None = Field(description="the retry waited the retry-after; null without either")
-    recovered: bool = Field(description="a retry of the request was answered without a fault")
+    recovered: bool = Field(
+        description="a successful answer came after it: to a retry of the request, or to a later one the client"
+        " went on to (what the client got, in the same cassette)"
+    )
     followed: str = Field(description="what the client did next, in words")
 
 
@@ -265,7 +269,7 @@ class Resilience(_Model):
 
     injected: dict[str, int] = Field(description="faults by kind")
     faults: list[InjectedFault]
-    recovered: bool = Field(description="no fault was the last thing the client heard: none was given up on")
+    recovered: bool = Field(description="a successful answer came after every fault (each cassette judged alone)")
     verdict: str
 
     def counted(self) -> str:

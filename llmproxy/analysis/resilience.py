@@ -1,9 +1,11 @@
 """The faults llmproxy injected into a recorded run, what the client did after each and whether the run
 recovered: the report's `resilience` section and `llmproxy verify resilience`.
 
-It is the end-of-run summary's reading (intercept/aftermath.py) over the recorded calls, in order: a later
-call asking the same thing as a faulted one (the same `shape`: path, model, tools, system, whole history)
-is its retry, and the delay between their start times is how long the client waited.
+It is the end-of-run summary's reading (intercept/aftermath.py) over the recorded calls, in order, each file
+(a cassette, a mock log) on its own: a file is one run, and a call of another run is never its retry. A later
+call asking the same thing as a faulted one (the same `shape`: path, model, tools, system, whole history) is
+its retry, and the delay between their start times is how long the client waited; a call's recorded status
+(and whether it carried an error) is what the client got.
 """
 
 from collections import Counter
@@ -23,13 +25,16 @@ def outcomes(calls: Sequence[Call]) -> "list[tuple[int, Outcome]]":
         return []
     from llmproxy.intercept.aftermath import Aftermath
 
-    aftermath = Aftermath()
+    runs: dict[str, Aftermath] = {}
     faulted = []
     for index, call in enumerate(calls, 1):
+        aftermath = runs.get(call.source) or runs.setdefault(call.source, Aftermath())
         attempt = aftermath.seen(call.shape.encode(), call.started_at.timestamp())
         request = f"call {index} ({call.url})"
         faulted += [(index, aftermath.faulted(attempt, fault, request)) for fault in call.injected]
-    aftermath.outcomes  # noqa: B018  (settles the retries that were answered)
+        aftermath.answered(attempt, call.status or 0, ok=call.error is None and 200 <= (call.status or 0) < 300)
+    for aftermath in runs.values():
+        aftermath.outcomes  # noqa: B018  (settles what each run's faults came to)
     return faulted
 
 
@@ -38,12 +43,12 @@ def resilience(calls: Sequence[Call]) -> Resilience | None:
     found = outcomes(calls)
     if not found:
         return None
-    from llmproxy.intercept.aftermath import Next, verdict
+    from llmproxy.intercept.aftermath import verdict
 
     counts = Counter(outcome.fault.kind.value for _, outcome in found)
     return Resilience(
         injected=dict(sorted(counts.items())),
         faults=[InjectedFault(call=index, **outcome.as_json()) for index, outcome in found],
-        recovered=all(outcome.next is not Next.GAVE_UP for _, outcome in found),
+        recovered=all(outcome.recovered for _, outcome in found),
         verdict=verdict([outcome for _, outcome in found]),
     )

@@ -84,6 +84,6 @@ class TestProxy:
     @property
     def injected(self) -> list[Outcome]:
         """The faults the marker's `chaos` put into this test's answers, in order, each with what the client did
-        next: `.fault` (kind, status, retry_after, the rule), `.next` (retried, carried_on, gave_up),
-        `.retry_after` (seconds until the retry) and `.recovered`."""
+        next: `.fault` (kind, status, retry_after, the rule), `.next` (retried, carried_on, gave_up, answered),
+        `.retry_after` (seconds until the retry) and `.recovered` (a successful answer came after it)."""
         return self._turn.intercept.aftermath.outcomes

@@ -1,7 +1,10 @@
 """Injected faults in `llmproxy report` and the `llmproxy verify resilience` gate, over cassettes recorded
 through `llmproxy record` with the official Anthropic SDK under `--fail 529@1` (scripts/record_examples.py):
-in one the SDK retries twice and gets its answer, in the other it is refused a third time and gives up."""
+in one the SDK retries twice and gets its answer, in the other it is refused a third time and gives up. What
+the client got decides, each cassette judged on its own: a retry of another cassette's, or one that met an
+error nobody injected, is no recovery."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,7 @@ def test_a_run_the_client_gave_up_on_did_not_recover() -> None:
     assert [f.next for f in resilience.faults] == ["retried", "retried", "gave_up"]
     assert not any(f.recovered for f in resilience.faults)
     assert not resilience.recovered
-    assert resilience.verdict == "the run did not recover: the client gave up after 1 fault"
+    assert resilience.verdict == "the run did not recover: the client gave up on 1 request after 3 faults"
 
 
 def test_a_run_without_injected_faults_has_no_such_section() -> None:
@@ -103,4 +106,49 @@ def test_honour_retry_after_fails_a_retry_that_came_too_soon(tmp_path: Path) -> 
     code, _, err = verify("resilience", path, "--honour-retry-after")
     assert code == 1
     assert "call 1: error: status 529" in err
-    assert "(retry-after 0.5 s NOT honoured), answered (--honour-retry-after)" in err
+    assert "(retry-after 0.5 s NOT honoured), faulted again (--honour-retry-after)" in err
+
+
+def test_each_cassette_is_judged_on_its_own(tmp_path: Path) -> None:
+    """gave-up.json's last fault is not retried by the first call of recovered.json, the same request though it
+    is: a folder, or several files, are several runs."""
+    gave_up = re.compile(
+        r"llmproxy verify resilience: call \d+ \(cassettes/chaos/gave-up\.json\): error: status 529 \(.*\): "
+        r"the client gave up \(no request followed\)\n"
+    )
+    for paths in (("cassettes/chaos",), ("cassettes",), (GAVE_UP, RECOVERED)):
+        code, _, err = verify("resilience", *paths)
+        assert code == 1, paths
+        assert gave_up.fullmatch(err), err
+    resilience = report_of(GAVE_UP, RECOVERED).resilience  # the calls in the order they were made
+    assert resilience is not None
+    assert not resilience.recovered
+    assert [(f.call, f.next, f.recovered) for f in resilience.faults] == [
+        (1, "retried", True),
+        (2, "retried", True),
+        (4, "retried", False),
+        (5, "retried", False),
+        (6, "gave_up", False),
+    ]
+    assert resilience.verdict == "the run did not recover: the client gave up on 1 request after 3 faults"
+    again = crafted(tmp_path, "recovered-again.json", lambda exchange: None, RECOVERED)
+    assert verify("resilience", RECOVERED, again)[0] == 0  # two runs, each recovered
+
+
+def test_a_retry_that_met_an_error_nobody_injected_is_no_recovery(tmp_path: Path) -> None:
+    def upstream_error_on_the_last_retry(exchange: dict[str, Any]) -> None:
+        if exchange["id"] == 3:
+            exchange["response"]["status"] = 500
+            exchange["response"]["reason"] = "Internal Server Error"
+
+    path = crafted(tmp_path, "upstream-error.json", upstream_error_on_the_last_retry, RECOVERED)
+    code, _, err = verify("resilience", path)
+    assert code == 1
+    assert err.splitlines() == [
+        f"llmproxy verify resilience: call 2: error: status 529 ({RULE}): retried after 0.60 s"
+        " (retry-after 0.5 s honoured), failed again: status 500; no answer came after it"
+    ]
+    report = report_of(path)
+    assert report.resilience is not None
+    assert report.resilience.verdict == "the run did not recover: the client gave up on 1 request after 2 faults"
+    assert "answered" not in render_markdown(report).split("## Injected faults")[1].split("\n## ")[0]

@@ -149,3 +149,23 @@ def test_a_quotas_headers_count_down_and_its_429_says_when_to_come_back(proxy: S
         client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "count"}])
     (refused,) = faulted.outcomes()
     assert refused.fault.kind.value == "quota"
+
+
+def test_a_retry_met_by_the_upstreams_own_error_is_no_recovery(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One injected 529, then the answers themselves fail (500, no fault of llmproxy's): the SDK retries twice and
+    gives up. The end-of-run summary says so — never "answered", never "recovered"."""
+    import anthropic
+
+    failing = serving(tmp_path_factory, {"expectations": [{"error": {"status": 500}}]})
+    proxy = next(failing)
+    faulted = Faulted(proxy, "api.anthropic.com", errorStatus=529, failRequestCount=1, retryAfter=0.05)
+    with anthropic_client(proxy, retries=2) as client, pytest.raises(anthropic.InternalServerError) as raised:
+        client.messages.create(model="claude-haiku-4-5", max_tokens=8, messages=[{"role": "user", "content": "x"}])
+    assert raised.value.status_code == 500
+    (outcome,) = faulted.outcomes()
+    assert (outcome.next, outcome.recovered) == (Next.RETRIED, False)
+    assert outcome.followed().endswith(", failed again: status 500")
+    next(failing, None)  # the session ends: its summary
+    assert "answered" not in proxy.summary.split("mock answered")[0]
+    assert "the run did not recover: the client gave up on 1 request after 1 fault" in proxy.summary
+

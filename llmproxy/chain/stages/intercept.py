@@ -38,7 +38,8 @@ _STRIP: tuple[tuple[str, str | None], ...] = ((OVERRIDE, None),)
 
 @dataclass(slots=True)
 class Pending:
-    """A request let through, waiting for its answer: what to do to it, and the attempt it is."""
+    """A request let through, waiting for its answer: what to do to it, and the attempt it is (whose answer the
+    aftermath learns: whether a fault was recovered from is what the client got)."""
 
     through: Through
     attempt: Attempt | None
@@ -76,11 +77,12 @@ class InterceptStage(Stage):
                 return _bad_header(incoming, str(error))
         decision = engine.decide(incoming, override)
         aftermath = engine.aftermath
-        if decision is PASS:  # let through untouched: it matters only as a retry of a fault still open
-            if aftermath.watching and engine.active:
-                aftermath.seen(incoming.body, engine.clock())
+        llm = incoming.route is not None  # what else a client sends (telemetry) is not it going on
+        if decision is PASS:  # untouched: it matters only as a retry of a fault still open, or what came after one
+            if aftermath.watching and engine.active:  # its answer is for the tap to note
+                incoming.intercepted = Pending(decision, aftermath.seen(incoming.body, engine.clock(), llm))
             return None
-        attempt = aftermath.seen(incoming.body, engine.clock()) if engine.active else None
+        attempt = aftermath.seen(incoming.body, engine.clock(), llm) if engine.active else None
         if isinstance(decision, Through):
             incoming.intercepted = Pending(decision, attempt)
             incoming.forwarding = _forwarding(decision, header is not None, incoming, engine.clock())

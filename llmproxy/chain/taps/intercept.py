@@ -51,7 +51,11 @@ class InterceptTap(Tap):
         if incoming.chaos is not None and reply.source in _ANSWERED:
             reply = self._turn_chaos(incoming, reply)
         pending = incoming.intercepted
-        if not isinstance(pending, Pending) or reply.source not in _ANSWERED:
+        if not isinstance(pending, Pending):
+            return reply
+        if pending.attempt is not None:
+            self.engine.aftermath.answered(pending.attempt, 0 if reply.drop else reply.status)
+        if reply.source not in _ANSWERED:
             return reply
         through, engine = pending.through, self.engine
         now = engine.clock()
@@ -69,7 +73,11 @@ class InterceptTap(Tap):
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         pending = incoming.intercepted
-        if not isinstance(pending, Pending) or head is None:
+        if not isinstance(pending, Pending):
+            return None
+        if pending.attempt is not None:
+            self.engine.aftermath.answered(pending.attempt, head.status if head is not None else 0)
+        if head is None or pending.through.idle:
             return None
         return _LiveAnswer(self, incoming, pending, head)
 
@@ -86,10 +94,12 @@ class InterceptTap(Tap):
         pending = incoming.intercepted if isinstance(incoming.intercepted, Pending) else None
         attempt = pending.attempt if pending is not None else None
         if attempt is None:
-            attempt = engine.aftermath.seen(incoming.body, engine.clock())
+            attempt = engine.aftermath.seen(incoming.body, engine.clock(), incoming.route is not None)
         decision = engine.decide(incoming, turn=(attached.name, attached.profile))
         if isinstance(decision, Through):
-            if not decision.idle:
+            if (
+                pending is None or pending.attempt is not attempt or not decision.idle
+            ):  # the attempt kept, for its answer
                 incoming.intercepted = Pending(_joined(pending.through, decision) if pending else decision, attempt)
             return reply
         mark(engine, incoming, attempt, decision.fault)
