@@ -38,6 +38,11 @@ class Spend:
         """How the summary and the recording name it, as a rule: "budget $2.00"."""
         return f"budget {limit_text(self.limit)}"
 
+    @property
+    def detail(self) -> str:
+        """What a refusal in the budget's name records: the spend ("$2.0042 spent"); `name` gives the limit."""
+        return f"{spent_text(self.spent)} spent"
+
     def describe(self) -> str:
         left_out = f"; not in it: {plural(self.unpriced, 'call')} that could not be priced"
         unpriced = left_out if self.unpriced else ""

@@ -202,7 +202,7 @@ class Intercept:
             self._budget_warned = True
             logger.warning("budget spent: %s; refusing LLM requests from now on", spend.describe())
         message = f"llmproxy budget exhausted: {spend.describe()}"
-        fault = Injected(FaultKind.BUDGET, spend.name, spend.describe(), 429)
+        fault = Injected(FaultKind.BUDGET, spend.name, spend.detail, 429)
         self.count(fault)
         return Refusal(fault, 429, ErrorKind.QUOTA_EXCEEDED, message, final=True)
 

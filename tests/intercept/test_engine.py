@@ -164,10 +164,13 @@ def test_the_budget_refuses_llm_requests_once_spent_and_says_so() -> None:
         intercept.settle(
             through, Usage(input_tokens=1000, output_tokens=1000), "claude-sonnet-4-5", request.route, "", None
         )
-    status, headers, body = response(intercept.decide(request))
+    refusal = intercept.decide(request)
+    status, headers, body = response(refusal)
     assert status == 429
     assert headers["x-should-retry"] == "false"  # retrying cannot help
     assert body["error"]["message"] == "llmproxy budget exhausted: $0.0360 spent of the $0.02 budget"
+    assert isinstance(refusal, Refusal)
+    assert refusal.fault.describe() == "budget: $0.0360 spent (budget $0.02)"  # the limit said once
     assert isinstance(intercept.decide(Request("example.com", "/health", {})), Through)  # not an LLM request
 
 
