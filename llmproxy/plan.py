@@ -312,7 +312,8 @@ def build(plan: Plan) -> Chain:
         from llmproxy.chain.stages.mock import MockStage
         from llmproxy.mock.log import MockLog
 
-        stages.append(MockStage(engine, MockLog(plan.redactor, plan.mock.log), str(plan.mock.expectations)))
+        log = MockLog(plan.redactor, plan.mock.log)
+        stages.append(MockStage(engine, log, str(plan.mock.expectations), intercepting.state))
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
         stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state))

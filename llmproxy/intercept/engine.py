@@ -87,6 +87,7 @@ class Intercept:
         self.budget = _budget(chaos.budgetUsd, self.store, book) if chaos.budgetUsd is not None else None
         self.clock = clock
         self.injected: Counter[FaultKind] = Counter()
+        self.stood_in = 0  # requests answered by a fault in place of what answers (a mock never saw them)
         self.aftermath = Aftermath()  # what the client did after each fault
         self._numbers: dict[str, Iterator[int]] = {}  # each counted scope's requests (next() holds the GIL)
         self._lock = threading.Lock()
@@ -166,6 +167,11 @@ class Intercept:
             at = datetime.fromtimestamp(now, UTC)
             provider = route.provider if route is not None else None
             self.budget.spend(usage, model, at=at, url=url, vendor=vendor, provider=provider)
+
+    def stand_in(self) -> None:
+        """A request got a fault in place of its answer, before anything behind the intercept saw it."""
+        with self._lock:
+            self.stood_in += 1
 
     def count(self, fault: Injected) -> None:
         """One injected fault, for the summary; each is logged (with its rule) under --debug."""

@@ -82,9 +82,12 @@ class MockLog:
         with self._lock:
             return [logged.read() for logged in self._logged if "miss" in logged.outcome]
 
-    def summary(self) -> str:
-        """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it."""
-        lines = [f"mock answered {self.count - self.missed_count:,} of {plural(self.count, 'request')}"]
+    def summary(self, faulted_before: int = 0) -> str:
+        """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it.
+        `faulted_before`: requests an injected fault answered before they reached the mock (counted, not listed)."""
+        before = faulted_before and f" ({faulted_before:,} answered by an injected fault before reaching the mock)"
+        counted = f"{self.count - self.missed_count:,} of {plural(self.count + faulted_before, 'request')}"
+        lines = [f"mock answered {counted}{before or ''}"]
         if self.count > SHOWN:
             where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
             lines.append(f"  … {plural(self.count - SHOWN, 'earlier request')} not listed ({where})")

@@ -169,3 +169,20 @@ def test_a_retry_met_by_the_upstreams_own_error_is_no_recovery(tmp_path_factory:
     assert "answered" not in proxy.summary.split("mock answered")[0]
     assert "the run did not recover: the client gave up on 1 request after 1 fault" in proxy.summary
 
+
+def test_the_summary_counts_every_fault_and_the_requests_chaos_answered_before_the_mock(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    import anthropic
+
+    session = serving(tmp_path_factory, {"expectations": [{"respond": {"text": "never sent"}}]})
+    proxy = next(session)
+    assert proxy.intercept is not None
+    proxy.intercept.hosts.put("api.anthropic.com", ChaosProfile(errorStatus=529, retryAfter="0.05"))
+    with anthropic_client(proxy, retries=2) as client, pytest.raises(anthropic.InternalServerError):
+        client.messages.create(model="claude-haiku-4-5", max_tokens=8, messages=[{"role": "user", "content": "x"}])
+    next(session, None)  # the session ends: its summary
+    lines = proxy.summary.splitlines()
+    assert lines[0].startswith("injected 3 faults (error 3), seed ")
+    assert "the run did not recover: the client gave up on 1 request after 3 faults" in lines
+    assert "mock answered 0 of 3 requests (3 answered by an injected fault before reaching the mock)" in lines

@@ -88,6 +88,7 @@ class InterceptStage(Stage):
             incoming.forwarding = _forwarding(decision, header is not None, incoming, engine.clock())
             return None
         mark(engine, incoming, attempt, decision.fault)
+        engine.stand_in()
         if isinstance(decision, Refusal):
             return refusal_reply(decision, incoming, engine.clock())
         if isinstance(decision, Dropped):

@@ -4,6 +4,7 @@ to (a chat answer to `GET /v1/models`) — is passed on with the engine's reason
 refused."""
 
 import logging
+from typing import TYPE_CHECKING
 
 from llmproxy.chain.incoming import AttachedChaos, Incoming
 from llmproxy.chain.reply import Reply
@@ -13,16 +14,23 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.mock.engine import MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
 
+if TYPE_CHECKING:
+    from llmproxy.intercept.engine import Intercept
+
 logger = logging.getLogger(__name__)
 
 
 class MockStage(Stage):
     name = "mock"
 
-    def __init__(self, engine: MockEngine | None, log: MockLog, source: str = "") -> None:
-        """`engine` None: the stage passes everything on, saying nothing, until `use` gives it expectations."""
+    def __init__(
+        self, engine: MockEngine | None, log: MockLog, source: str = "", chaos: "State[Intercept] | None" = None
+    ) -> None:
+        """`engine` None: the stage passes everything on, saying nothing, until `use` gives it expectations.
+        `chaos`: the intercept stage's state, whose faults answer some requests before the mock sees them."""
         self.state: State[tuple[MockEngine | None, MockLog]] = State((engine, log))  # swapped whole while running
         self.source = source  # where the expectations came from, for explain()
+        self.chaos = chaos
 
     @property
     def log(self) -> MockLog:
@@ -61,7 +69,7 @@ class MockStage(Stage):
         engine, log = self.state.value
         if engine is None:
             return []
-        summary = log.summary()
+        summary = log.summary(self.chaos.value.stood_in if self.chaos is not None else 0)
         try:
             log.close()
         except LlmproxyError as error:  # the request log could not be written whole
