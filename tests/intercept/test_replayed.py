@@ -146,7 +146,9 @@ def documented_replays() -> list[str]:
     return [" ".join(command.split()) for command in found]
 
 
-@pytest.mark.parametrize("command", documented_replays())
+@pytest.mark.parametrize(
+    "command", documented_replays(), ids=lambda command: "with chaos" if "--fail" in command else "without chaos"
+)
 def test_the_documented_replays_serve_the_recorded_faults_only_without_chaos(tmp_path: Path, command: str) -> None:
     words = shlex.split(command.replace(" python ", f" {sys.executable} "))
     run = subprocess.run(
