@@ -100,7 +100,8 @@ class Outcome:
 @dataclass(slots=True, eq=False)
 class Attempt:
     """One request, as `seen` registered it: the faults it met (`faulted`) and the status it was answered with
-    (`answered`: 0 when no answer came)."""
+    (`answered`: 0 when no answer came). Its body is let go once it belongs to a chain (which has its length and
+    hash): the outcomes that keep an attempt do not keep every faulted request whole."""
 
     body: bytes
     at: float
@@ -189,6 +190,7 @@ class Aftermath:
             if attempt.chain is None:
                 attempt.chain = _Chain(len(attempt.body), hash(attempt.body), [], [attempt])
                 self._open.append(attempt.chain)
+                attempt.body = b""  # its chain has what matching needs: the outcomes keep the attempt, not the body
             attempt.chain.faults.append(outcome)
         return outcome
 
@@ -220,7 +222,7 @@ class Aftermath:
             outcome.retry = attempt
         chain.attempts.append(attempt)
         chain.pending, chain.went_on, chain.carried = [], False, False  # what came before is no carrying on
-        attempt.chain = chain
+        attempt.chain, attempt.body = chain, b""
 
     def _went_on(self, chain: _Chain, attempt: Attempt) -> None:
         """Another request after the chain's latest attempt: the client went on."""
