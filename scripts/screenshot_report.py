@@ -11,14 +11,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from llmproxy.analysis.build import Selection  # noqa: E402
 from llmproxy.analysis.render import render  # noqa: E402
 from tests.analysis.browser import opened  # noqa: E402
 from tests.analysis.reports import report_of  # noqa: E402
 
 
 def main() -> int:
-    report = report_of("cassettes", selection=Selection(max_calls=0))
+    report = report_of("cassettes")
     with tempfile.TemporaryDirectory() as scratch:
         page_file = Path(scratch) / "report.html"
         page_file.write_text(render(report, "html"), encoding="utf-8")

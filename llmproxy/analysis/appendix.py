@@ -56,13 +56,13 @@ def appendix(
             AppendixConversation(
                 session=session,
                 call=index,
-                system=scrub.text(request.system_text[:EXCERPT]),
+                system=_excerpt(request.system_text, scrub),
                 messages=[
                     AppendixMessage(
                         role=message.role.value,
-                        text=scrub.text(message.text[:EXCERPT]),
+                        text=_excerpt(message.text, scrub),
                         toolCalls=[
-                            ToolCallRow(id=c.id, name=c.name, arguments=scrub.text(_json(c.arguments)[:EXCERPT]))
+                            ToolCallRow(id=c.id, name=c.name, arguments=_excerpt(_json(c.arguments), scrub))
                             for c in message.tool_calls
                         ],
                         toolResults=[part.name or part.tool_call_id for part in message.tool_results],
@@ -76,14 +76,23 @@ def appendix(
     definitions = [
         AppendixTool(
             name=name,
-            description=scrub.text((tool.description or "")[:EXCERPT]),
-            parameters=scrub.text(_json(tool.parameters)[:EXCERPT]),
+            description=_excerpt(tool.description or "", scrub),
+            parameters=_excerpt(_json(tool.parameters), scrub),
             calls=offered[name],
             invoked=invoked[name],
         )
         for name, tool in sorted(tools.items())
     ]
     return Appendix(conversations=conversations, toolDefinitions=definitions), graph
+
+
+def _excerpt(text: str, scrub: Scrubber) -> str:
+    """The text redacted, then cut at EXCERPT characters with a note that says so (redacted first: a cut
+    through a secret could leave a piece the redactor no longer recognises)."""
+    text = scrub.text(text)
+    if len(text) <= EXCERPT:
+        return text
+    return f"{text[:EXCERPT]}… [cut: {EXCERPT:,} of {len(text):,} characters shown]"
 
 
 def _json(value: object) -> str:

@@ -42,14 +42,15 @@ _RANK = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 
 @dataclass(frozen=True, slots=True)
 class Selection:
-    """Which calls a report covers. `model` may be a glob (`claude-*`); `max_calls` keeps the newest (0: all)."""
+    """Which calls a report covers. `model` may be a glob (`claude-*`); `max_calls` keeps the newest N (0, the
+    default: all — a report covers every call unless asked for less, and then says what it left out)."""
 
     session: str | None = None
     host: str | None = None
     provider: str | None = None
     model: str | None = None
     since: datetime | None = None
-    max_calls: int = 200
+    max_calls: int = 0
 
     def admits(self, call: Call) -> bool:
         if self.session is not None and call.session != self.session:

@@ -48,12 +48,13 @@ def explanation_json(explanation: Explanation) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-def timeline(calls: Sequence[Call], explanation: Explanation | None) -> str:
-    """The calls in order with their time from the first, then the richest conversation step by step."""
+def timeline(calls: Sequence[Call], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:
+    """The calls in order with their time from the first, then the richest conversation step by step; `gaps`
+    says what the calls are not (`Coverage.gaps`: the older calls `--max-calls` left out…)."""
     if not calls:
-        return "no chat calls\n"
+        return "\n".join(["no chat calls", *gaps]) + "\n"
     start = calls[0].started_at
-    lines = [f"{plural(len(calls), 'call')} from {start.isoformat()}"]
+    lines = [f"{plural(len(calls), 'call')} from {start.isoformat()}", *gaps]
     for index, call in enumerate(calls, 1):
         offset = (call.started_at - start).total_seconds()
         cost = dollars(call.cost.usd) if isinstance(call.cost, Priced) else "unpriced"

@@ -16,7 +16,8 @@ from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
 from llmproxy.analysis.calls import Call
-from llmproxy.analysis.figures import dollars, grade_change, percent
+from llmproxy.analysis.coverage import Coverage
+from llmproxy.analysis.figures import dollars, grade_change, money, percent
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.resilience import outcomes
 from llmproxy.cassette import jsonpath
@@ -40,6 +41,7 @@ class Verdict:
     outcome: Outcome
     reasons: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    note: str = ""  # said after "passed": what it passed on, when that was not every call
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +51,21 @@ class Verdict:
             "reasons": self.reasons,
             **self.details,
         }
+
+
+def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdict:
+    """The verdict of a gate that saw `coverage` of the calls it was asked about. One that did not see every
+    call (`--max-calls` left some out, an exchange could not be decoded) fails, unless `allow_partial`: a pass
+    on part of a run says nothing about the rest. Nothing it saw is ever `authoritative` for the whole."""
+    details = {**verdict.details, "coverage": coverage.as_json()}
+    if "authoritative" in details:
+        details["authoritative"] = details["authoritative"] and coverage.complete
+    if coverage.complete:
+        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details)
+    if allow_partial:
+        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, coverage.partial_pass())
+    outcome = Outcome.FAIL if verdict.outcome is Outcome.PASS else verdict.outcome
+    return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details)
 
 
 def _judge(gate: str, reasons: list[str], details: dict[str, Any]) -> Verdict:
@@ -133,8 +150,8 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
     details = {
         "checked": len(calls),
         "unpriced": len(unpriced),
-        "totalCostUsd": str(total),
-        "maxCostUsd": str(max_usd),
+        "totalCostUsd": money(total),
+        "maxCostUsd": money(max_usd),
         "authoritative": bool(calls) and not unpriced,
     }
     if not calls:

@@ -162,7 +162,7 @@ class Redaction(_Model):
 @dataclass(slots=True)
 class AppendixMessage:
     role: str
-    text: Annotated[str, Field(description="redacted; cut at 2,000 characters")]
+    text: Annotated[str, Field(description="redacted; cut at 2,000 characters, with a note that says so")]
     toolCalls: list[ToolCallRow]
     toolResults: Annotated[list[str], Field(description="the tools whose results the message carries")]
 
@@ -170,7 +170,7 @@ class AppendixMessage:
 class AppendixConversation(_Model):
     session: str
     call: int = Field(description="the call whose request holds this, the conversation's richest")
-    system: str = Field(description="redacted; cut at 2,000 characters")
+    system: str = Field(description="redacted; cut at 2,000 characters, with a note that says so")
     messages: list[AppendixMessage]
 
 

@@ -28,13 +28,16 @@ def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **select
     """
     from llmproxy.analysis.appendix import richest
     from llmproxy.analysis.build import select
+    from llmproxy.analysis.coverage import Coverage
     from llmproxy.analysis.explain import explain as explain_run
     from llmproxy.analysis.explain import explanation_json, timeline
     from llmproxy.analysis.graph import mermaid
     from llmproxy.cli.report import read_selected
 
     recorded, selected = read_selected(paths, **selection)
-    calls, _ = select(recorded.calls, selected)
+    calls, dropped = select(recorded.calls, selected)
+    skipped = ((source.path, source.skipped) for source in recorded.sources)
+    coverage = Coverage.of(len(calls), dropped, selected.max_calls, skipped)
     explanation = None
     if calls:
         best = max(richest(calls).values(), key=lambda index: (calls[index - 1].message_count, index))
@@ -42,7 +45,7 @@ def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **select
         if conversation is not None:
             explanation = explain_run(conversation, calls[best - 1].session, best)
     if format_ == "timeline":
-        write_output(timeline(calls, explanation), output)
+        write_output(timeline(calls, explanation, coverage.gaps()), output)
     elif explanation is None:
         click.echo("llmproxy explain: no chat call to explain", err=True)
         raise SystemExit(1)

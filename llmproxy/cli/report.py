@@ -40,9 +40,8 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
             click.option(
                 "--max-calls",
                 type=click.IntRange(min=0),
-                default=200,
-                show_default=True,
-                help="keep the newest N calls (0: all)",
+                default=0,
+                help="only the newest N calls (default, and 0: all); every output says what it left out",
             ),
             click.option(
                 "--group-by",

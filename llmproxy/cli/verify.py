@@ -12,12 +12,18 @@ from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, se
 
 if TYPE_CHECKING:
     from llmproxy.analysis.calls import Call
+    from llmproxy.analysis.coverage import Coverage
     from llmproxy.analysis.drift import Send
     from llmproxy.analysis.gates import Verdict
     from llmproxy.analysis.sources import Recorded
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 _JSON = click.option("--json", "as_json", is_flag=True, help="print the verdict as JSON")
+_PARTIAL = click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="pass on what the gate saw when it did not see every call (--max-calls, exchanges that do not decode)",
+)
 
 
 @click.group()
@@ -25,21 +31,30 @@ def verify() -> None:
     """CI gates over recorded runs (cassettes): exit 0 pass, 1 fail, 2 could not check."""
 
 
-def finish(verdict: "Verdict", as_json: bool) -> None:
+def finish(verdict: "Verdict", as_json: bool, coverage: "Coverage | None" = None, allow_partial: bool = False) -> None:
+    """Print the verdict and exit with its status; a gate over selected calls is judged on its `coverage` too."""
+    if coverage is not None:
+        from llmproxy.analysis.gates import covered
+
+        verdict = covered(verdict, coverage, allow_partial)
     if as_json:
         click.echo(json.dumps(verdict.as_json(), indent=2))
     for reason in verdict.reasons:
         click.echo(f"llmproxy verify {verdict.gate}: {reason}", err=True)
-    if not verdict.reasons and not as_json:
-        click.echo(f"llmproxy verify {verdict.gate}: passed", err=True)
+    if not verdict.reasons and (verdict.note or not as_json):
+        click.echo(f"llmproxy verify {verdict.gate}: passed" + (f" {verdict.note}" if verdict.note else ""), err=True)
     raise SystemExit(int(verdict.outcome))
 
 
-def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call]]":
+def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call], Coverage]":
+    """The selected calls, and what they are of the calls the gate was asked about."""
     from llmproxy.analysis.build import select
+    from llmproxy.analysis.coverage import Coverage
 
     recorded, chosen = read_selected(paths, **selection)
-    return recorded, select(recorded.calls, chosen)[0]
+    calls, dropped = select(recorded.calls, chosen)
+    skipped = ((source.path, source.skipped) for source in recorded.sources)
+    return recorded, calls, Coverage.of(len(calls), dropped, chosen.max_calls, skipped)
 
 
 @verify.command("tool-call")
@@ -49,6 +64,7 @@ def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorde
 @click.option("--at-least", type=click.IntRange(min=0), default=1, show_default=True)
 @click.option("--at-most", type=click.IntRange(min=0))
 @selection_options
+@_PARTIAL
 @_JSON
 def tool_call(
     paths: tuple[Path, ...],
@@ -56,6 +72,7 @@ def tool_call(
     args_regex: str | None,
     at_least: int,
     at_most: int | None,
+    allow_partial: bool,
     as_json: bool,
     **selection: Any,
 ) -> None:
@@ -69,16 +86,19 @@ def tool_call(
             re.compile(args_regex)
         except re.error as exc:
             raise click.BadParameter(f"not a regular expression: {exc}", param_hint="--args-regex") from None
-    _, calls = _calls(paths, selection)
-    finish(gates.tool_call(calls, name, args_regex, at_least, at_most), as_json)
+    _, calls, coverage = _calls(paths, selection)
+    finish(gates.tool_call(calls, name, args_regex, at_least, at_most), as_json, coverage, allow_partial)
 
 
 @verify.command("structured-output")
 @_PATHS
 @click.option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
 @selection_options
+@_PARTIAL
 @_JSON
-def structured_output(paths: tuple[Path, ...], schema: Path, as_json: bool, **selection: Any) -> None:
+def structured_output(
+    paths: tuple[Path, ...], schema: Path, allow_partial: bool, as_json: bool, **selection: Any
+) -> None:
     """Every recorded answer with text is JSON that meets the schema (answers with no text are skipped)."""
     from llmproxy.analysis import gates
 
@@ -87,8 +107,8 @@ def structured_output(paths: tuple[Path, ...], schema: Path, as_json: bool, **se
     except (OSError, ValueError) as exc:
         click.echo(f"llmproxy verify structured-output: cannot read the schema {schema}: {exc}", err=True)
         raise SystemExit(2) from None
-    _, calls = _calls(paths, selection)
-    finish(gates.structured_output(calls, document), as_json)
+    _, calls, coverage = _calls(paths, selection)
+    finish(gates.structured_output(calls, document), as_json, coverage, allow_partial)
 
 
 @verify.command("cost")
@@ -97,12 +117,14 @@ def structured_output(paths: tuple[Path, ...], schema: Path, as_json: bool, **se
 @click.option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
 @click.option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
 @selection_options
+@_PARTIAL
 @_JSON
 def cost(
     paths: tuple[Path, ...],
     max_usd: str,
     price_model: str | None,
     allow_unpriced: bool,
+    allow_partial: bool,
     as_json: bool,
     **selection: Any,
 ) -> None:
@@ -114,8 +136,8 @@ def cost(
         budget = Decimal(max_usd.lstrip("$"))
     except InvalidOperation:
         raise click.BadParameter(f"{max_usd!r} is not an amount of dollars", param_hint="--max-usd") from None
-    recorded, calls = _calls(paths, selection)
-    finish(gates.cost(calls, recorded.book, budget, price_model, allow_unpriced), as_json)
+    recorded, calls, coverage = _calls(paths, selection)
+    finish(gates.cost(calls, recorded.book, budget, price_model, allow_unpriced), as_json, coverage, allow_partial)
 
 
 @verify.command("resilience")
@@ -123,16 +145,22 @@ def cost(
 @click.option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
 @click.option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
 @selection_options
+@_PARTIAL
 @_JSON
 def resilience(
-    paths: tuple[Path, ...], require_retry: bool, honour_retry_after: bool, as_json: bool, **selection: Any
+    paths: tuple[Path, ...],
+    require_retry: bool,
+    honour_retry_after: bool,
+    allow_partial: bool,
+    as_json: bool,
+    **selection: Any,
 ) -> None:
     """The client got past every fault llmproxy injected into the recorded run (docs/chaos.md): it retried or
     carried on, and never gave up on one. No injected fault: exit 2."""
     from llmproxy.analysis import gates
 
-    _, calls = _calls(paths, selection)
-    finish(gates.resilience(calls, require_retry, honour_retry_after), as_json)
+    _, calls, coverage = _calls(paths, selection)
+    finish(gates.resilience(calls, require_retry, honour_retry_after), as_json, coverage, allow_partial)
 
 
 @verify.command("report")
@@ -144,6 +172,7 @@ def resilience(
 @click.option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
 @click.option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
 @selection_options
+@_PARTIAL
 @_JSON
 def report_gate(
     paths: tuple[Path, ...],
@@ -151,18 +180,21 @@ def report_gate(
     max_grade_drop: int | None,
     max_cost_increase: str | None,
     min_cache_hit: float | None,
+    allow_partial: bool,
     as_json: bool,
     **selection: Any,
 ) -> None:
     """The run has not regressed against a baseline report (`llmproxy report --format json`)."""
     from llmproxy.analysis import gates
     from llmproxy.analysis.baseline import compare
+    from llmproxy.analysis.coverage import Coverage
 
     rise = _fraction(max_cost_increase) if max_cost_increase is not None else None
     previous = load_baseline(baseline)
     current = build_from_cli(paths, **selection)
     current = current.model_copy(update={"baseline": compare(current, previous, str(baseline))})
-    finish(gates.report_regression(current, previous, max_grade_drop, rise, min_cache_hit), as_json)
+    verdict = gates.report_regression(current, previous, max_grade_drop, rise, min_cache_hit)
+    finish(verdict, as_json, Coverage.of_report(current), allow_partial)
 
 
 def _fraction(text: str) -> float:

@@ -4,14 +4,13 @@ and opportunities say what the report says, read back from the DOM."""
 from decimal import Decimal
 from pathlib import Path
 
-from llmproxy.analysis.build import Selection
 from llmproxy.analysis.render import render
 from tests.analysis.browser import opened
 from tests.analysis.reports import report_of
 
 
 def test_the_html_report_in_chromium(tmp_path: Path) -> None:
-    report = report_of("cassettes", selection=Selection(max_calls=0))
+    report = report_of("cassettes")
     page_file = tmp_path / "report.html"
     page_file.write_text(render(report, "html"), encoding="utf-8")
     with opened(page_file) as (page, requested):

@@ -37,8 +37,10 @@ def response(
     return RawResponse(status, "OK", "HTTP/1.1", headers, None if events is not None else body, events, None)
 
 
-def exchange(req: RawRequest, resp: RawResponse | None = None, error: str | None = None) -> RawExchange:
-    return RawExchange(req, resp, error, STARTED, 12.5 if resp else None, 40.0)
+def exchange(
+    req: RawRequest, resp: RawResponse | None = None, error: str | None = None, *, started_at: datetime = STARTED
+) -> RawExchange:
+    return RawExchange(req, resp, error, started_at, 12.5 if resp else None, 40.0)
 
 
 def sse_events(*payloads: object, event: str | None = "message_delta") -> tuple[RawEvent, ...]:

@@ -5,6 +5,7 @@ verdict as `section,metric,value`. An empty report still has both headers."""
 import csv
 import io
 
+from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.report import Report
 
 CALL_HEADER = [
@@ -74,6 +75,13 @@ def render_csv(report: Report) -> str:
         ("low_count", verdict.lowCount),
     ):
         writer.writerow(["verdict", metric, value])
+    coverage = Coverage.of_report(report)
+    for metric, value in (
+        ("max_calls", report.filter.maxCalls),
+        ("left_out_calls", coverage.left_out),
+        ("undecodable_exchanges", coverage.undecodable_count),
+    ):
+        writer.writerow(["selection", metric, value])
     return out.getvalue()
 
 

@@ -8,6 +8,7 @@ chart element carries `data-*` attributes with its figures, so tests (and people
 from decimal import Decimal
 from html import escape
 
+from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, percent, spend
 from llmproxy.analysis.render.terminal import baseline_line
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
@@ -49,6 +50,7 @@ def render_html(report: Report) -> str:
         _kpi("Cache hit", percent(t.cacheHitRatio), "cache-hit"),
         _kpi("One-shot", percent(t.oneShotRate), "one-shot"),
         "</div>",
+        *(f'<p class="gap" data-testid="coverage">{escape(gap)}</p>' for gap in Coverage.of_report(report).gaps()),
         _baseline(report),
         "<h2>Cost per call</h2>",
         _bars(report.calls, "chart-cost", lambda c: float(c.estimatedCostUsd or 0), "cost", _cost_title),

@@ -6,9 +6,10 @@ table, the opportunities (most urgent first), then the redacted conversations an
 
 from decimal import Decimal
 
+from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, grade_change, percent, spend, verdict_sentence
 from llmproxy.analysis.report import CallRow, Report, Signal
-from llmproxy.words import plural
+from llmproxy.words import clip, plural
 
 PREAMBLE = """# LLM optimisation brief
 
@@ -53,6 +54,7 @@ def _verdict(report: Report) -> str:
             f"- {recoverable}{estimate}",
             f"- Cache hit: {percent(t.cacheHitRatio)}",
             f"- One-shot: {percent(t.oneShotRate)}",
+            *(f"- **{gap}**" for gap in Coverage.of_report(report).gaps()),
         ]
     )
 
@@ -80,10 +82,6 @@ def _summary(report: Report) -> str:
         f"({t.retryCallCount} retries)",
         f"- Prices: {report.pricing}",
     ]
-    if report.filter.droppedCalls:
-        lines.append(
-            f"- Left out: the {report.filter.droppedCalls} oldest calls (--max-calls {report.filter.maxCalls})"
-        )
     return "\n".join(lines)
 
 
@@ -205,7 +203,7 @@ def _appendix(report: Report) -> str:
     if report.appendix.toolDefinitions:
         lines += ["", "### Tool definitions", "", "| tool | offered on | called | description |", "|---|---|---|---|"]
         for tool in report.appendix.toolDefinitions:
-            description = _cell(" ".join(tool.description.split())[:160])
+            description = _cell(clip(tool.description, 160))
             lines.append(f"| `{tool.name}` | {tool.calls} calls | {tool.invoked} times | {description} |")
     return "\n".join(lines)
 

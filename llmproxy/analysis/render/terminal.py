@@ -8,6 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, percent, spend, verdict_sentence
 from llmproxy.analysis.report import Report
 from llmproxy.words import plural
@@ -27,7 +28,7 @@ def terminal_view(report: Report) -> RenderableType:
         f"cached) / {t.outputTokens:,} out tokens · {plural(t.toolCallCount, 'tool call')} · "
         f"one-shot {percent(t.oneShotRate)}"
     )
-    lines = [headline, facts]
+    lines = [headline, facts, *(Text(gap, style="bold") for gap in Coverage.of_report(report).gaps())]
     if report.baseline is not None:
         lines.append(Text(baseline_line(report)))
     verdict = Panel(Group(*lines), title="llmproxy report", expand=False)
@@ -104,4 +105,8 @@ def _signals(report: Report) -> RenderableType:
     for signal in report.signals[:TOP_SIGNALS]:
         saving = dollars(Decimal(signal.estimatedSavingUsd)) if signal.estimatedSavingUsd is not None else "—"
         table.add_row(signal.id, signal.severity, str(len(signal.affectedCalls)), saving, signal.fix.summary)
-    return table
+    hidden = len(report.signals) - TOP_SIGNALS
+    if hidden <= 0:
+        return table
+    more = plural(hidden, "more opportunity", "more opportunities")
+    return Group(table, Text(f"{more} not shown here: --format markdown lists every one"))
