@@ -31,7 +31,7 @@ from llmproxy.analysis.resilience import resilience
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.analysis.signals import Finding, detect
 from llmproxy.analysis.sources import Grouping, SourceSummary
-from llmproxy.analysis.verdict import verdict
+from llmproxy.analysis.verdict import Failures, verdict
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook, Priced, Unpriced, library_version
 
@@ -93,6 +93,7 @@ def build_report(
     rows = [_row(index, call, index in retries, scrub) for index, call in enumerate(chosen, 1)]
     signals = sorted((_signal(finding, chosen) for finding in findings), key=_signal_order)
     extra, graph = appendix(chosen, conversation, scrub)
+    injected = resilience(chosen)
     files = f" + prices from {', '.join(prices_files)}" if prices_files else ""
     return Report(
         schemaVersion=1,
@@ -115,10 +116,10 @@ def build_report(
         totals=totals,
         calls=rows,
         signals=signals,
-        verdict=verdict(findings, totals, spend),
+        verdict=verdict(findings, totals, spend, Failures.of(chosen), injected),
         appendix=extra,
         callGraph=graph,
-        resilience=resilience(chosen),
+        resilience=injected,
         redaction=Redaction(redactor="llmproxy cassette redactor", placeholders=scrub.replaced),
     )
 
@@ -144,6 +145,7 @@ def _totals(calls: Sequence[Call], retries: set[int], spend: Decimal) -> Totals:
     unpriced = [call for call in calls if isinstance(call.cost, Unpriced)]
     return Totals(
         callCount=len(calls),
+        failedCallCount=sum(1 for call in calls if call.failed),
         pricedCallCount=len(calls) - len(unpriced),
         unpricedCallCount=len(unpriced),
         unpricedModels=sorted({call.model or "(unknown)" for call in unpriced}),

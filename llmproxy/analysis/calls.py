@@ -108,6 +108,11 @@ class Call:
         return int(estimate * self.scale)
 
     @property
+    def failed(self) -> bool:
+        """Whether the call got no answer: an error status, no response, or an error in place of the answer."""
+        return self.error is not None or self.status is None or self.status >= 400
+
+    @property
     def visible_output_tokens(self) -> int:
         return max(0, self.usage.output_tokens - self.usage.reasoning_tokens)
 

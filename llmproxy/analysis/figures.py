@@ -40,6 +40,16 @@ def spend(totals: "Totals") -> str:
     return dollars(Decimal(totals.estimatedCostUsd)) + (" (estimate)" if totals.costIsEstimated else "")
 
 
+def calls_aside(totals: "Totals") -> str:
+    """What a count of calls needs beside it: " (3 failed, 1 unpriced)", or nothing. (With none priced, the
+    cost itself says "unpriced".)"""
+    unpriced = totals.unpricedCallCount if totals.pricedCallCount else 0
+    notes = [
+        f"{count:,} {what}" for count, what in ((totals.failedCallCount, "failed"), (unpriced, "unpriced")) if count
+    ]
+    return f" ({', '.join(notes)})" if notes else ""
+
+
 def verdict_sentence(verdict: "Verdict") -> str:
     """The rationale as a sentence after the grade ("An estimated 48% of spend … is recoverable …")."""
     text = verdict.rationale.removeprefix(f"Grade {verdict.grade} — ")

@@ -20,6 +20,7 @@ from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, grade_change, money, percent
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.resilience import outcomes
+from llmproxy.analysis.verdict import Failures
 from llmproxy.cassette import jsonpath
 from llmproxy.intercept.aftermath import Next
 from llmproxy.intercept.faults import FaultKind
@@ -68,6 +69,15 @@ def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdic
     return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details)
 
 
+def _unanswered(calls: Sequence[Call]) -> str | None:
+    """When no call was answered, why (a run that failed says nothing a gate on its answers or its cost could
+    pass on): "none of the 3 calls was answered (3 with status 529)"; None when one was."""
+    if not calls or any(not call.failed for call in calls):
+        return None
+    which = "the only call was not answered" if len(calls) == 1 else f"none of the {len(calls):,} calls was answered"
+    return f"{which} ({Failures.of(calls).how()})"
+
+
 def _judge(gate: str, reasons: list[str], details: dict[str, Any]) -> Verdict:
     return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details)
 
@@ -85,6 +95,9 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
     details = {"name": name, "count": len(matched), "matches": matched}
     if not calls:
         return Verdict("tool-call", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    if (unanswered := _unanswered(calls)) is not None:
+        why = f"{unanswered}: no answer could call {name}"
+        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, [why], details)
     what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
     reasons = []
     if len(matched) < at_least:
@@ -156,6 +169,9 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
     }
     if not calls:
         return Verdict("cost", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+    if (unanswered := _unanswered(calls)) is not None:
+        why = f"{unanswered}: a cost of {dollars(total)} says nothing about the budget"
+        return Verdict("cost", Outcome.COULD_NOT_CHECK, [why], details)
     reasons = []
     if total > max_usd:
         reasons.append(f"estimated cost {dollars(total)} is above --max-usd {dollars(max_usd)}")
@@ -225,6 +241,12 @@ def report_regression(
     if min_cache_hit is not None and current.totals.cacheHitRatio < min_cache_hit:
         reasons.append(
             f"cache-hit ratio {percent(current.totals.cacheHitRatio)} is below --min-cache-hit {min_cache_hit:g}"
+        )
+    failed, before = current.totals.failedCallCount, baseline.totals.failedCallCount
+    if failed > before:
+        reasons.append(
+            f"{failed:,} of {plural(current.totals.callCount, 'call')} failed; "
+            f"the baseline had {plural(before, 'failed call')}"
         )
     new_signals = [s.id for s in comparison.signals if s.status == "new"]
     details = {"grade": comparison.grade, "previousGrade": comparison.previousGrade, "newSignals": new_signals}

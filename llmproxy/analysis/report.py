@@ -84,6 +84,7 @@ class SessionRow(_Model):
 
 class Totals(_Model):
     callCount: int
+    failedCallCount: int = Field(0, description="calls that got no answer: an error status, or no response")
     pricedCallCount: int
     unpricedCallCount: int
     unpricedModels: list[str]
@@ -125,8 +126,8 @@ class Signal(_Model):
 
 
 class Verdict(_Model):
-    grade: Literal["A", "B", "C", "D", "F"]
-    rationale: str
+    grade: Literal["A", "B", "C", "D", "F"] = Field(description="what the findings could save: cost, not reliability")
+    rationale: str = Field(description="the grade's reason, then `reliability` when there is one")
     totalEstimatedSavingUsd: Money
     totalWastedInputTokens: int
     savingFractionOfSpend: float
@@ -134,6 +135,10 @@ class Verdict(_Model):
     highCount: int
     mediumCount: int
     lowCount: int
+    reliability: str | None = Field(
+        None,
+        description="failed calls, retries and injected faults in words; null when none failed and none was injected",
+    )
 
 
 class Source(_Model):

@@ -5,6 +5,7 @@ golden change is a change users see)."""
 import re
 from pathlib import Path
 
+from llmproxy.analysis.figures import verdict_sentence
 from llmproxy.analysis.render import render
 from tests.analysis.reports import ROOT, report_of
 
@@ -38,18 +39,25 @@ QUOTE = re.compile(r"(<!-- quoted: (?P<cassette>\S+) (?P<signal>[A-Z_]+) -->\n)(
 """In docs/report.md, a marker naming a cassette and a signal, then the line quoting what the report says."""
 
 
+VERDICT = re.compile(r"(<!-- verdict: (?P<cassette>\S+) -->\n)> .*\n")
+"""In docs/report.md, a marker naming a cassette, then the line quoting its verdict's reason."""
+
+
 def doc_quotes(text: str) -> str:
-    """docs/report.md with each quoted signal detail as the report prints it for the cassette named."""
+    """docs/report.md with each quoted signal detail and verdict as the report prints it for the cassette named."""
 
     def quoted(match: re.Match[str]) -> str:
         report = report_of(match["cassette"])
         (detail,) = [signal.detail for signal in report.signals if signal.id == match["signal"]]
         return f"{match[1]}{match['indent']}> {detail}\n"
 
-    return QUOTE.sub(quoted, text)
+    def verdict(match: re.Match[str]) -> str:
+        return f"{match[1]}> {verdict_sentence(report_of(match['cassette']).verdict)}\n"
+
+    return VERDICT.sub(verdict, QUOTE.sub(quoted, text))
 
 
 def regenerate_doc_quotes() -> int:
     text = DOC.read_text(encoding="utf-8")
     DOC.write_text(doc_quotes(text), encoding="utf-8", newline="")
-    return len(QUOTE.findall(text))
+    return len(QUOTE.findall(text)) + len(VERDICT.findall(text))

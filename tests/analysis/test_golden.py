@@ -3,7 +3,7 @@ loop, and a crafted run with findings (tests/analysis/golden.py; scripts/regen_g
 
 import pytest
 
-from tests.analysis.golden import CASSETTES, DOC, QUOTE, SUFFIXES, doc_quotes, golden_path, rendered
+from tests.analysis.golden import CASSETTES, DOC, QUOTE, SUFFIXES, VERDICT, doc_quotes, golden_path, rendered
 
 
 @pytest.mark.parametrize("fmt", list(SUFFIXES))
@@ -26,4 +26,5 @@ def test_the_docs_quote_each_signal_as_the_report_prints_it() -> None:
         "MODEL_OVERSPEND",
         "UNUSED_TOOL_SCHEMA",
     }
+    assert VERDICT.search(text) is not None
     assert doc_quotes(text) == text, "run scripts/regen_golden.py and review the diff"

@@ -50,6 +50,7 @@ def render_csv(report: Report) -> str:
     totals, verdict = report.totals, report.verdict
     for metric, value in (
         ("call_count", totals.callCount),
+        ("failed_call_count", totals.failedCallCount),
         ("unpriced_call_count", totals.unpricedCallCount),
         ("input_tokens", totals.inputTokens),
         ("cached_input_tokens", totals.cachedInputTokens),
@@ -67,6 +68,7 @@ def render_csv(report: Report) -> str:
         writer.writerow(["totals", metric, value])
     for metric, value in (
         ("grade", verdict.grade),
+        ("rationale", verdict.rationale),
         ("total_estimated_saving_usd", verdict.totalEstimatedSavingUsd),
         ("total_wasted_input_tokens", verdict.totalWastedInputTokens),
         ("saving_fraction_of_spend", verdict.savingFractionOfSpend),

@@ -9,7 +9,7 @@ from decimal import Decimal
 from html import escape
 
 from llmproxy.analysis.coverage import Coverage
-from llmproxy.analysis.figures import dollars, percent, spend
+from llmproxy.analysis.figures import calls_aside, dollars, percent, spend
 from llmproxy.analysis.render.terminal import baseline_line
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
 
@@ -20,7 +20,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d9dee7;padding-bottom:4px}
 .verdict{display:flex;gap:18px;align-items:center;border:1px solid #d9dee7;border-radius:8px;padding:12px 16px}
 .grade{font-size:40px;font-weight:700;width:56px;text-align:center;border-radius:8px;color:#fff}
-.g-A,.g-B{background:#1f8a4c}.g-C{background:#c98a00}.g-D,.g-F{background:#c0392b}
+.g-A,.g-B{background:#1f8a4c}.g-C{background:#c98a00}.g-D,.g-F{background:#c0392b}.g-none{background:#7b8794}
 .kpis{display:grid;grid-template-columns:repeat(4,1fr);gap:10px;margin-top:12px}
 .kpi{border:1px solid #d9dee7;border-radius:8px;padding:8px 12px}.kpi b{display:block;font-size:18px}
 table{border-collapse:collapse;width:100%;font-size:13px}
@@ -29,6 +29,7 @@ td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 svg text{font:11px system-ui,sans-serif;fill:#4a5568}
 .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
 .sig{border:1px solid #d9dee7;border-radius:8px;padding:10px 14px;margin:10px 0}.sev{font-weight:700;font-size:12px}
+.verdict.failed{border:2px solid #c0392b}.reliability,.gap{color:#c0392b;font-weight:600}
 .HIGH{color:#c0392b}.MEDIUM{color:#c98a00}.LOW{color:#4a5568}pre{background:#f5f7fa;padding:8px;overflow:auto}
 """
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"  # the page may fetch nothing
@@ -39,14 +40,10 @@ def render_html(report: Report) -> str:
     v, t = report.verdict, report.totals
     body = [
         "<h1>llmproxy report</h1>",
-        f'<section class="verdict" data-testid="verdict" data-grade="{v.grade}">'
-        f'<div class="grade g-{v.grade}">{v.grade}</div><div><b>{_recoverable(report)}</b><br>'
-        f"{escape(v.rationale)}</div></section>",
+        _verdict(report),
         '<div class="kpis" data-testid="kpis">',
         _kpi("Estimated cost", spend(t), "cost"),
-        _kpi(
-            "Calls", f"{t.callCount}" + (f" ({t.unpricedCallCount} unpriced)" if t.unpricedCallCount else ""), "calls"
-        ),
+        _kpi("Calls", f"{t.callCount}{calls_aside(t)}", "calls"),
         _kpi("Cache hit", percent(t.cacheHitRatio), "cache-hit"),
         _kpi("One-shot", percent(t.oneShotRate), "one-shot"),
         "</div>",
@@ -85,6 +82,22 @@ def render_html(report: Report) -> str:
         f"<title>llmproxy report — grade {v.grade}</title><style>{_STYLE}</style></head><body>"
     )
     return head + "\n".join(part for part in body if part) + "</body></html>\n"
+
+
+def _verdict(report: Report) -> str:
+    """The grade and what it rests on; a run whose calls failed, or that llmproxy injected faults into, says
+    so in red beside it (a grade says what could be saved, not whether the run worked)."""
+    v, t = report.verdict, report.totals
+    rationale, health = v.rationale, ""
+    badge = "none" if t.callCount and t.failedCallCount == t.callCount else v.grade  # nothing answered: no colour
+    if v.reliability:
+        rationale = rationale.removesuffix(f" {v.reliability}")
+        health = f'<br><span class="reliability" data-testid="reliability">{escape(v.reliability)}</span>'
+    return (
+        f'<section class="verdict{" failed" if v.reliability else ""}" data-testid="verdict" data-grade="{v.grade}" '
+        f'data-failed="{t.failedCallCount}"><div class="grade g-{badge}">{v.grade}</div><div>'
+        f"<b>{_recoverable(report)}</b><br>{escape(rationale)}{health}</div></section>"
+    )
 
 
 def _baseline(report: Report) -> str:

@@ -54,6 +54,7 @@ def _verdict(report: Report) -> str:
             f"- {recoverable}{estimate}",
             f"- Cache hit: {percent(t.cacheHitRatio)}",
             f"- One-shot: {percent(t.oneShotRate)}",
+            *([f"- **Failed calls: {t.failedCallCount:,} of {t.callCount:,}**"] if t.failedCallCount else []),
             *(f"- **{gap}**" for gap in Coverage.of_report(report).gaps()),
         ]
     )

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from llmproxy.analysis.coverage import Coverage
-from llmproxy.analysis.figures import dollars, percent, spend, verdict_sentence
+from llmproxy.analysis.figures import calls_aside, dollars, percent, spend, verdict_sentence
 from llmproxy.analysis.report import Report
 from llmproxy.words import plural
 
@@ -19,20 +19,24 @@ _GRADE_STYLE = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "red
 
 def terminal_view(report: Report) -> RenderableType:
     v, t = report.verdict, report.totals
-    headline = Text.assemble(
-        ("Grade ", "bold"), (v.grade, f"bold {_GRADE_STYLE[v.grade]}"), f" — {verdict_sentence(v)}"
-    )
-    unpriced = f", {t.unpricedCallCount} unpriced" if t.unpricedCallCount and t.pricedCallCount else ""
+    headline = Text.assemble(("Grade ", "bold"), (v.grade, f"bold {_grade_style(report)}"), f" — {verdict_sentence(v)}")
     facts = Text(
-        f"{plural(t.callCount, 'call')}{unpriced} · {spend(t)} · {t.inputTokens:,} in ({percent(t.cacheHitRatio)} "
-        f"cached) / {t.outputTokens:,} out tokens · {plural(t.toolCallCount, 'tool call')} · "
-        f"one-shot {percent(t.oneShotRate)}"
+        f"{plural(t.callCount, 'call')}{calls_aside(t)} · {spend(t)} · {t.inputTokens:,} in "
+        f"({percent(t.cacheHitRatio)} cached) / {t.outputTokens:,} out tokens · "
+        f"{plural(t.toolCallCount, 'tool call')} · one-shot {percent(t.oneShotRate)}"
     )
     lines = [headline, facts, *(Text(gap, style="bold") for gap in Coverage.of_report(report).gaps())]
     if report.baseline is not None:
         lines.append(Text(baseline_line(report)))
-    verdict = Panel(Group(*lines), title="llmproxy report", expand=False)
+    border = "red" if v.reliability else "none"
+    verdict = Panel(Group(*lines), title="llmproxy report", expand=False, border_style=border)
     return Group(verdict, _calls(report), *_injected(report), _signals(report))
+
+
+def _grade_style(report: Report) -> str:
+    """The grade's colour; none when no call was answered (a grade of nothing saved is not good news)."""
+    t = report.totals
+    return "" if t.callCount and t.failedCallCount == t.callCount else _GRADE_STYLE[report.verdict.grade]
 
 
 def baseline_line(report: Report) -> str:
