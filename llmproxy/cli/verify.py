@@ -61,8 +61,10 @@ def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorde
 @_PATHS
 @click.option("--name", required=True, help="the tool's name")
 @click.option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
-@click.option("--at-least", type=click.IntRange(min=0), default=1, show_default=True)
-@click.option("--at-most", type=click.IntRange(min=0))
+@click.option(
+    "--at-least", type=click.IntRange(min=0), help="the fewest calls accepted (default: 1, or 0 with --at-most)"
+)
+@click.option("--at-most", type=click.IntRange(min=0), help="the most calls accepted (0: never called)")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -70,16 +72,22 @@ def tool_call(
     paths: tuple[Path, ...],
     name: str,
     args_regex: str | None,
-    at_least: int,
+    at_least: int | None,
     at_most: int | None,
     allow_partial: bool,
     as_json: bool,
     **selection: Any,
 ) -> None:
-    """The model called tool NAME between --at-least and --at-most times (in the recorded answers)."""
+    """The model called tool NAME between --at-least and --at-most times (in the recorded answers): at least
+    once when neither is given."""
     import re
 
     from llmproxy.analysis import gates
+
+    if at_least is None:
+        at_least = 0 if at_most is not None else 1
+    elif at_most is not None and at_least > at_most:
+        raise click.BadParameter(f"--at-least {at_least} is more than --at-most {at_most}", param_hint="--at-least")
 
     if args_regex is not None:
         try:

@@ -197,3 +197,13 @@ def test_drift_without_a_way_to_check_is_never_a_pass(tmp_path: Path) -> None:
     code, _, err = verify("drift", keyless, "--live", env={"ANTHROPIC_API_KEY": ""})
     assert code == 2
     assert "credentials for api.anthropic.com are redacted: set ANTHROPIC_API_KEY" in err
+
+
+def test_tool_call_at_most_alone_needs_no_at_least() -> None:
+    assert verify("tool-call", "cassettes/claude-code-tool-loop.json", "--name", "Write", "--at-most", "0")[0] == 0
+    code, _, err = verify("tool-call", "cassettes/claude-code-tool-loop.json", "--name", "Bash", "--at-most", "0")
+    assert code == 1
+    assert err == "llmproxy verify tool-call: Bash was called 1 time, more than --at-most 0\n"
+    code, _, err = verify("tool-call", CLEAN, "--name", "Bash", "--at-least", "3", "--at-most", "1")
+    assert code == 2
+    assert "--at-least 3 is more than --at-most 1" in err
