@@ -82,7 +82,7 @@ def test_every_report_format_covers_every_call_by_default(long_run: str) -> None
     assert len(rows[1 : rows.index([])]) == 300
     assert shown["markdown"].count("| claude-haiku-4-5 |") == 300
     assert shown["html"].count('<tr data-call="') == 300
-    assert "│ 300 │" in shown["terminal"]
+    assert "\n300 claude-haiku-4-5 " in shown["terminal"]
     for fmt, text in shown.items():
         assert "left out" not in text.lower(), fmt
 

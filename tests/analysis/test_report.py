@@ -11,6 +11,7 @@ import pytest
 
 from llmproxy.analysis.build import Selection
 from llmproxy.analysis.render import render
+from llmproxy.analysis.render.terminal import render_terminal
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.signals import Finding
 from llmproxy.analysis.sources import Grouping
@@ -210,3 +211,22 @@ def test_what_does_not_decode_is_skipped_and_a_failed_call_is_a_row(tmp_path_fac
     (row,) = report.calls
     assert (row.exchangeId, row.status, row.error) == (3, 529, "status 529: Busy")
     assert (row.inputTokens, row.outputTokens, row.tokensEstimated, row.estimatedCostUsd) == (0, 0, False, "0")
+
+
+def test_the_terminal_table_keeps_model_names_whole_at_80_columns(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from tests.analysis.reports import question, recorded
+
+    dated = recorded(tmp_path_factory.mktemp("dated") / "dated.json", [question(0, model="claude-sonnet-4-5-20250929")])
+    report = report_of(
+        "cassettes/claude-code-tool-loop.json",
+        "cassettes/codex-tool-loop.json",
+        "cassettes/gemini-cli-tool-loop.json",
+        "cassettes/opencode-tool-loop.json",
+        dated,
+    )
+    text = render_terminal(report, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    table = text[text.index("Calls") :]
+    for call in report.calls:
+        assert call.model is not None
+        assert f" {call.model} " in table, call.model

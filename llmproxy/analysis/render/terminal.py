@@ -3,6 +3,7 @@
 import io
 from decimal import Decimal
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
@@ -14,6 +15,7 @@ from llmproxy.analysis.report import Report
 from llmproxy.words import plural
 
 TOP_SIGNALS = 5
+_LONGEST_MODEL = 40  # a model name longer than this may wrap
 _GRADE_STYLE = {"A": "green", "B": "green", "C": "yellow", "D": "red", "F": "red"}
 
 
@@ -58,21 +60,18 @@ def render_terminal(report: Report, width: int = 120) -> str:
 
 
 def _calls(report: Report) -> Table:
-    table = Table(title="Calls", title_justify="left")
-    for name, justify in (
-        ("#", "right"),
-        ("model", "left"),
-        ("in", "right"),
-        ("cached", "right"),
-        ("out", "right"),
-        ("cost", "right"),
-        ("latency", "right"),
-        ("tools", "left"),
-        ("finish", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    """One row per call. At 80 columns every figure and model name stays whole: no column rules, and the
+    last column — the tools an answer called, else how it finished — is the one that wraps."""
+    table = Table(title="Calls", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, padding=0)
+    longest = max((len(call.model or "?") for call in report.calls), default=5)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("model", no_wrap=True, min_width=min(longest, _LONGEST_MODEL))
+    for name in ("in", "cached", "out", "cost", "latency"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("tools, or finish", overflow="fold")
     for call in report.calls:
         cost = dollars(Decimal(call.estimatedCostUsd)) if call.estimatedCostUsd is not None else "unpriced"
+        tools = ", ".join(tool.name for tool in call.toolCalls)
         table.add_row(
             str(call.index),
             call.model or "?",
@@ -81,8 +80,7 @@ def _calls(report: Report) -> Table:
             f"{call.outputTokens:,}",
             cost + ("~" if call.costIsEstimated and call.estimatedCostUsd is not None else ""),
             f"{call.latencyMs:,.0f} ms" if call.latencyMs is not None else "—",
-            ", ".join(tool.name for tool in call.toolCalls) or "—",
-            call.finishReason or (f"status {call.status}" if call.status else "no response"),
+            f"→ {tools}" if tools else call.finishReason or (f"status {call.status}" if call.status else "no response"),
         )
     return table
 
