@@ -241,9 +241,9 @@ def _sessions(calls: Sequence[Call]) -> list[SessionRow]:
 
 
 def _signal(finding: Finding, calls: Sequence[Call]) -> Signal:
-    providers = Counter(calls[index - 1].provider for index in finding.affected)
-    provider = min(providers, key=lambda p: (-providers[p], p.value))
-    recommendation, fix = fix_for(finding.id, provider)
+    apis = Counter((calls[index - 1].provider, calls[index - 1].operation) for index in finding.affected)
+    provider, operation = min(apis, key=lambda api: (-apis[api], api[0].value, api[1].value))
+    recommendation, fix = fix_for(finding.id, provider, operation)
     return Signal(
         id=finding.id,
         severity=finding.severity,  # type: ignore[arg-type]

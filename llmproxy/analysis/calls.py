@@ -16,6 +16,7 @@ from llmproxy.mock.usage import estimate_usage, tokens
 from llmproxy.model import (
     Conversation,
     Message,
+    Operation,
     Provider,
     Role,
     TextPart,
@@ -75,6 +76,7 @@ class Call:
     conversation: str  # the conversation it continues (the first exchange's id, as "file#id")
     started_at: datetime
     provider: Provider
+    operation: Operation  # the API it spoke, with `provider` (what a fix's snippet must be written for)
     vendor: str | None
     host: str
     path: str
@@ -177,6 +179,7 @@ def build_call(
         conversation=conversation,
         started_at=started_at,
         provider=decoded.route.provider,
+        operation=decoded.route.operation,
         vendor=book.vendor(vendor, url, decoded.route.provider),
         host=decoded.host,
         path=decoded.path,

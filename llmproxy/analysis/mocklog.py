@@ -15,8 +15,9 @@ import orjson
 
 from llmproxy.analysis.calls import Call, ToolUse, fingerprint
 from llmproxy.errors import LlmproxyError
-from llmproxy.model import Provider, Usage
+from llmproxy.model import Operation, Provider, Usage
 from llmproxy.pricing import PriceBook
+from llmproxy.providers.routes import detect
 
 
 def is_mock_log(path: Path) -> bool:
@@ -61,6 +62,7 @@ def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, unda
         estimated=gist.get("estimated", not gist),
     )
     url = f"https://{entry['host']}{entry['path']}"
+    route = detect(entry["host"], entry["path"])
     model = entry.get("model")
     status = entry.get("status")
     calls = tuple(
@@ -75,6 +77,7 @@ def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, unda
         conversation=f"{path}#{entry.get('answeredBy', '')}",
         started_at=started,
         provider=provider,
+        operation=route.operation if route is not None else Operation.CHAT_COMPLETIONS,
         vendor=book.vendor(None, url, provider),
         host=entry["host"],
         path=entry["path"].split("?", 1)[0],
