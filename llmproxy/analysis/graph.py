@@ -11,7 +11,8 @@ import orjson
 
 from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import CallGraph, GraphEdge, GraphNode
-from llmproxy.model import Conversation
+from llmproxy.model import Conversation, Message
+from llmproxy.words import clip
 
 LABEL = 80
 
@@ -24,9 +25,11 @@ def call_graph(conversation: Conversation, session: str, call: int, scrub: Scrub
     if conversation.system_text:
         nodes.append(GraphNode(id="m0", kind="SYSTEM", label=_label(conversation.system_text, scrub)))
         previous = "m0"
+    names: dict[str, str] = {}  # tool call id → the tool's name, for a result that carries no text
     for number, message in enumerate(conversation.messages, 1):
         node = f"m{number}"
-        nodes.append(GraphNode(id=node, kind=message.role.value.upper(), label=_label(message.text, scrub)))
+        text = message.text.strip() or _gist(message, names)
+        nodes.append(GraphNode(id=node, kind=message.role.value.upper(), label=_label(text, scrub)))
         if previous is not None:
             edges.append(_edge(previous, node, "NEXT"))
         previous = node
@@ -36,6 +39,7 @@ def call_graph(conversation: Conversation, session: str, call: int, scrub: Scrub
         for tool_call in message.tool_calls:
             tool = f"t{len(calls) + 1}"
             calls[tool_call.id] = tool
+            names[tool_call.id] = tool_call.name
             arguments = tool_call.invalid_arguments or _compact(tool_call.arguments)
             nodes.append(GraphNode(id=tool, kind="TOOL_CALL", label=_label(f"{tool_call.name} {arguments}", scrub)))
             edges.append(_edge(node, tool, "INVOKES"))
@@ -61,8 +65,19 @@ def _edge(start: str, end: str, kind: Literal["NEXT", "INVOKES", "RESULT"]) -> G
 
 
 def _label(text: str, scrub: Scrubber) -> str:
-    flat = " ".join(text.split())
-    return scrub.text(flat if len(flat) <= LABEL else flat[: LABEL - 1] + "…")
+    """Redacted first (a cut through a secret could leave a piece the redactor no longer knows), then cut after
+    the last whole word that fits LABEL characters."""
+    return clip(scrub.text(" ".join(text.split())), LABEL)
+
+
+def _gist(message: Message, names: dict[str, str]) -> str:
+    """What a message without text holds, so that no node is empty: "calls Bash", "result of Bash"."""
+    if message.tool_calls:
+        return "calls " + ", ".join(call.name for call in message.tool_calls)
+    if message.tool_results:
+        tools = ", ".join(names.get(part.tool_call_id, part.name or part.tool_call_id) for part in message.tool_results)
+        return f"empty result of {tools}"
+    return "(no text)"
 
 
 def _compact(arguments: object) -> str:

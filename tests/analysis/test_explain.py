@@ -54,3 +54,31 @@ def test_a_cassette_without_chat_calls_exits_1(tmp_path_factory: pytest.TempPath
     path.write_bytes(orjson.dumps(cassette))
     assert explain(str(path), "--format", "json")[0] == 1
     assert explain(str(path))[1] == "no chat calls\n"
+
+
+def test_no_graph_node_is_empty_and_labels_end_at_a_word(tmp_path_factory: pytest.TempPathFactory) -> None:
+    from tests.analysis.reports import recorded
+    from tests.cassette.factory import exchange, request, response
+
+    body = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 256,
+        "messages": [
+            {"role": "user", "content": "Summarise the quarterly report and list every risk the auditors flagged " * 2},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read_file", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": ""}]},
+        ],
+    }
+    answer = {"type": "message", "role": "assistant", "content": [], "stop_reason": "end_turn", "usage": {}}
+    path = recorded(
+        tmp_path_factory.mktemp("graph") / "graph.json", [exchange(request(body), response(orjson.dumps(answer)))]
+    )
+    code, output = explain(path, "--format", "json")
+    assert code == 0
+    labels = [(node["kind"], node["label"]) for node in orjson.loads(output)["callGraph"]["nodes"]]
+    assert labels == [
+        ("USER", "Summarise the quarterly report and list every risk the auditors flagged…"),
+        ("ASSISTANT", "calls read_file"),
+        ("TOOL_CALL", "read_file {}"),
+        ("USER", "empty result of read_file"),
+    ]

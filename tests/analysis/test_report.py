@@ -66,6 +66,7 @@ def test_an_unpriced_model_is_listed_and_left_out_of_totals(tmp_path_factory: py
         "markdown": "- Estimated cost: unpriced",
         "html": "cost<b>unpriced</b>",
     }
+    assert "No call could be priced (house-model-7): there is no cost to draw." in render(report, "html")
     for fmt, total in shown.items():  # a total of nothing priced is not a cost of $0
         assert total in render(report, fmt)
         assert "$0" not in render(report, fmt)

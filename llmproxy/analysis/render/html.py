@@ -1,8 +1,9 @@
 """The report as one self-contained HTML page: inline CSS and SVG, no script, nothing fetched.
 
-Charts (cost per call, tokens per call split into uncached input / cache reads / output, the cache-hit
-ratio per call), the call table, the call graph of the richest conversation, and the opportunities. Every
-chart element carries `data-*` attributes with its figures, so tests (and people) can read them from the DOM.
+Charts (render/charts.py: cost per call, tokens per call split into uncached input / cache reads / output,
+the cache-hit ratio per call), the call table, the call graph of the richest conversation, and the
+opportunities. Every element carries `data-*` attributes with its figures, so tests (and people) can read
+them from the DOM.
 """
 
 from decimal import Decimal
@@ -10,11 +11,23 @@ from html import escape
 
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import calls_aside, dollars, percent, spend
+from llmproxy.analysis.render.charts import (
+    Bar,
+    Scale,
+    Segment,
+    chart,
+    count_tick,
+    money_tick,
+    nothing_to_draw,
+    percent_tick,
+)
 from llmproxy.analysis.render.terminal import baseline_line
 from llmproxy.analysis.report import CallGraph, CallRow, Report, Signal
+from llmproxy.words import clip, plural
 
-WIDTH, HEIGHT, PAD = 760, 180, 32
+WIDTH = 760
 _ROW, _NODE = 44, 340  # call graph: the height of a row, the width of a node
+_NODE_LABEL = 52  # characters that fit in a node (the whole label is its hover text)
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#1d2430;padding:0 16px}
 h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #d9dee7;padding-bottom:4px}
@@ -28,6 +41,9 @@ td,th{border-bottom:1px solid #eef1f5;padding:4px 6px;text-align:left}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 svg text{font:11px system-ui,sans-serif;fill:#4a5568}
 .legend span{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}
+.legend span.unpriced{background:#f1f3f6;border:1px dashed #9aa5b1;box-sizing:border-box}
+.empty-chart{color:#4a5568;font-style:italic;border:1px dashed #d9dee7;border-radius:8px;padding:10px 14px}
+svg text.value{font-size:10px}svg .axis-title{font-size:11px;fill:#1d2430}
 .sig{border:1px solid #d9dee7;border-radius:8px;padding:10px 14px;margin:10px 0}.sev{font-weight:700;font-size:12px}
 .verdict.failed{border:2px solid #c0392b}.reliability,.gap{color:#c0392b;font-weight:600}
 .HIGH{color:#c0392b}.MEDIUM{color:#c98a00}.LOW{color:#4a5568}pre{background:#f5f7fa;padding:8px;overflow:auto}
@@ -50,19 +66,11 @@ def render_html(report: Report) -> str:
         *(f'<p class="gap" data-testid="coverage">{escape(gap)}</p>' for gap in Coverage.of_report(report).gaps()),
         _baseline(report),
         "<h2>Cost per call</h2>",
-        _bars(report.calls, "chart-cost", lambda c: float(c.estimatedCostUsd or 0), "cost", _cost_title),
+        _cost_chart(report),
         "<h2>Tokens per call</h2>",
-        '<p class="legend"><span style="background:#4c78a8"></span>uncached input<span style="background:#72b7b2">'
-        '</span>read from cache<span style="background:#f58518"></span>output</p>',
-        _stacked(report.calls),
+        _tokens_chart(report),
         "<h2>Cache hits per call</h2>",
-        _bars(
-            report.calls,
-            "chart-cache",
-            _hit_ratio,
-            "cache",
-            lambda c: f"call {c.index}: {percent(_hit_ratio(c))} cached",
-        ),
+        _cache_chart(report),
         "<h2>Calls</h2>",
         _table(report.calls),
         _injected(report),
@@ -115,67 +123,85 @@ def _hit_ratio(call: CallRow) -> float:
 
 
 def _cost_title(call: CallRow) -> str:
-    cost = _usd(call.estimatedCostUsd) if call.estimatedCostUsd is not None else "unpriced"
+    cost = _usd(call.estimatedCostUsd) if call.estimatedCostUsd is not None else "unpriced (left out of the total)"
     return f"call {call.index} ({call.model}): {cost}"
 
 
-def _slot(count: int) -> float:
-    return (WIDTH - 2 * PAD) / max(count, 1)
-
-
-def _bars(calls: list[CallRow], testid: str, value, colour: str, title) -> str:  # type: ignore[no-untyped-def]
-    values = [value(call) for call in calls]
-    top = max(values, default=0.0) or 1.0
-    slot = _slot(len(calls))
-    parts = [_svg_open(testid, len(calls))]
-    for offset, (call, amount) in enumerate(zip(calls, values, strict=True)):
-        height = (HEIGHT - 2 * PAD) * amount / top
-        x = PAD + offset * slot
-        parts.append(
-            f'<rect class="bar" data-call="{call.index}" data-value="{amount:.10g}" x="{x:.2f}" '
-            f'y="{HEIGHT - PAD - height:.2f}" width="{max(slot * 0.8, 0.5):.2f}" height="{height:.2f}" '
-            f'fill="{_COLOURS[colour]}"><title>{escape(title(call))}</title></rect>'
+def _cost_chart(report: Report) -> str:
+    calls, failed = report.calls, report.totals.failedCallCount
+    if not calls:
+        return nothing_to_draw("chart-cost", 0, "No calls.")
+    if all(call.estimatedCostUsd is None for call in calls):
+        models = ", ".join(report.totals.unpricedModels)
+        return nothing_to_draw(
+            "chart-cost", len(calls), f"No call could be priced ({models}): there is no cost to draw."
         )
-    parts.append(_axis(len(calls)))
-    return "".join(parts) + "</svg>"
+    if all(call.estimatedCostUsd is not None and Decimal(call.estimatedCostUsd) == 0 for call in calls):
+        because = f" ({failed:,} failed)" if failed else ""
+        return nothing_to_draw("chart-cost", len(calls), f"Every call cost $0.00: nothing was billed{because}.")
+    bars = [
+        Bar(
+            call.index,
+            (Segment("cost", float(call.estimatedCostUsd), _COLOURS["cost"]),),
+            _usd(call.estimatedCostUsd),
+            _cost_title(call),
+        )
+        if call.estimatedCostUsd is not None
+        else Bar(call.index, (), "unpriced", _cost_title(call))
+        for call in calls
+    ]
+    legend = ""
+    if any(call.estimatedCostUsd is None for call in calls):
+        legend = (
+            f'<p class="legend" data-testid="chart-cost-legend"><span style="background:{_COLOURS["cost"]}"></span>'
+            'estimated cost<span class="unpriced"></span>unpriced: no price is known for the model, so the call '
+            "is left out of the total</p>"
+        )
+    return legend + chart("chart-cost", bars, Scale("USD per call", money_tick))
 
 
-def _stacked(calls: list[CallRow]) -> str:
-    top = max((call.inputTokens + call.outputTokens for call in calls), default=0) or 1
-    slot = _slot(len(calls))
-    parts = [_svg_open("chart-tokens", len(calls))]
-    for offset, call in enumerate(calls):
-        x, base = PAD + offset * slot, float(HEIGHT - PAD)
-        for kind, amount in (
-            ("input", call.inputTokens - call.cachedInputTokens),
-            ("cached", call.cachedInputTokens),
-            ("output", call.outputTokens),
-        ):
-            height = (HEIGHT - 2 * PAD) * amount / top
-            base -= height
-            parts.append(
-                f'<rect class="segment" data-call="{call.index}" data-kind="{kind}" data-tokens="{amount}" '
-                f'x="{x:.2f}" y="{base:.2f}" width="{max(slot * 0.8, 0.5):.2f}" height="{height:.2f}" '
-                f'fill="{_COLOURS[kind]}"><title>call {call.index}: {amount:,} {kind} tokens</title></rect>'
+def _tokens_chart(report: Report) -> str:
+    calls, failed = report.calls, report.totals.failedCallCount
+    if not any(call.inputTokens or call.outputTokens for call in calls):
+        words = f"No call reported any tokens ({plural(len(calls), 'call')}{f', {failed:,} failed' if failed else ''})."
+        return nothing_to_draw("chart-tokens", len(calls), words if calls else "No calls.")
+    bars = []
+    for call in calls:
+        segments = tuple(
+            Segment(kind, amount, _COLOURS[kind])
+            for kind, amount in (
+                ("input", call.inputTokens - call.cachedInputTokens),
+                ("cached", call.cachedInputTokens),
+                ("output", call.outputTokens),
             )
-    parts.append(_axis(len(calls)))
-    return "".join(parts) + "</svg>"
-
-
-def _svg_open(testid: str, count: int) -> str:
-    return (
-        f'<svg data-testid="{testid}" data-count="{count}" viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" '
-        f'role="img" xmlns="http://www.w3.org/2000/svg">'
+        )
+        title = (
+            f"call {call.index}: {call.inputTokens - call.cachedInputTokens:,} uncached input, "
+            f"{call.cachedInputTokens:,} read from cache, {call.outputTokens:,} output tokens"
+        )
+        bars.append(Bar(call.index, segments, f"{call.inputTokens + call.outputTokens:,}", title))
+    legend = (
+        '<p class="legend"><span style="background:#4c78a8"></span>uncached input<span style="background:#72b7b2">'
+        '</span>read from cache<span style="background:#f58518"></span>output</p>'
     )
+    return legend + chart("chart-tokens", bars, Scale("tokens per call", count_tick, whole=True), stacked=True)
 
 
-def _axis(count: int) -> str:
-    y = HEIGHT - PAD
-    line = f'<line x1="{PAD}" y1="{y}" x2="{WIDTH - PAD}" y2="{y}" stroke="#9aa5b1"/>'
-    return (
-        line
-        + f'<text x="{PAD}" y="{y + 16}">call 1</text><text x="{WIDTH - PAD - 40}" y="{y + 16}">call {count}</text>'
-    )
+def _cache_chart(report: Report) -> str:
+    calls = report.calls
+    if not any(call.cachedInputTokens for call in calls):
+        words = f"No call read anything from the prompt cache: 0% of {report.totals.inputTokens:,} input tokens."
+        return nothing_to_draw("chart-cache", len(calls), words if calls else "No calls.")
+    bars = [
+        Bar(
+            call.index,
+            (Segment("cache", _hit_ratio(call), _COLOURS["cache"]),),
+            percent(_hit_ratio(call)),
+            f"call {call.index}: {percent(_hit_ratio(call))} of {call.inputTokens:,} input tokens read from cache",
+        )
+        for call in calls
+    ]
+    return chart("chart-cache", bars, Scale("share of input read from cache", percent_tick, top=1.0))
 
 
 def _table(calls: list[CallRow]) -> str:
@@ -252,7 +278,7 @@ def _graph(graph: CallGraph | None) -> str:
     for node in graph.nodes:
         x, y = place[node.id]
         fill = "#fdebd0" if node.kind == "TOOL_CALL" else "#e8eef7"
-        label = escape(f"{node.kind}: {node.label}"[:52])
+        label = escape(clip(f"{node.kind}: {node.label}", _NODE_LABEL))
         parts.append(
             f'<g class="node" data-id="{node.id}" data-kind="{node.kind}"><rect x="{x}" y="{y}" width="{_NODE}" '
             f'height="30" rx="6" fill="{fill}"/><text x="{x + 8}" y="{y + 19}">{label}</text>'
