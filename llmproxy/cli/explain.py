@@ -50,4 +50,6 @@ def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **select
         click.echo("llmproxy explain: no chat call to explain", err=True)
         raise SystemExit(1)
     else:
+        for gap in coverage.gaps():  # beside the JSON or the chart, which have no place for it
+            click.echo(f"llmproxy explain: {gap}", err=True)
         write_output(explanation_json(explanation) if format_ == "json" else mermaid(explanation.callGraph), output)

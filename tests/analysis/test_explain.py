@@ -11,7 +11,19 @@ from tests.analysis.reports import ROOT, at_root
 def explain(*args: str) -> tuple[int, str]:
     with at_root():
         result = CliRunner().invoke(main, ["explain", *args])
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout
+
+
+def test_explain_says_what_max_calls_left_out() -> None:
+    said = "Covers the newest 2 of 4 calls: --max-calls 2 left out the 2 oldest."
+    code, text = explain("cassettes/report/output-token-bloat.json", "--max-calls", "2")
+    assert (code, text.splitlines()[1]) == (0, said)
+    with at_root():
+        result = CliRunner().invoke(
+            main, ["explain", "cassettes/report/output-token-bloat.json", "--max-calls", "2", "--format", "json"]
+        )
+    assert result.stderr == f"llmproxy explain: {said}\n"
+    assert orjson.loads(result.stdout)["call"] == 2
 
 
 @pytest.mark.parametrize(
