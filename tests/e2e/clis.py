@@ -316,7 +316,8 @@ def mock_tool_loop(
 
 MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
 REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "  # logged the moment llmproxy refuses a request
-MISS_ENDS_WITHIN = 10.0  # seconds from llmproxy's first refusal to the end of the run (issue 16)
+# seconds from llmproxy's first refusal to the end of the run (docs/replay.md#misses-explain-themselves)
+MISS_ENDS_WITHIN = 10.0
 
 
 @dataclass(frozen=True)
