@@ -50,7 +50,7 @@ class PromptCache:
     """What one account's prompt caches hold, as the requests answered so far left them."""
 
     def __init__(self) -> None:
-        self._held: dict[bytes, int] = {}  # a cached prefix (its digest, provider and model included) → tokens
+        self._held: set[bytes] = set()  # the cached prefixes, each a digest of provider, model and prompt
 
     def usage(self, provider: Provider | None, conversation: Conversation, completion: Completion) -> Usage:
         """The usage `provider` reports for answering `conversation` with `completion` (sizes estimated, so
@@ -74,8 +74,9 @@ class PromptCache:
     ) -> tuple[int, int, int]:
         """Anthropic's way: (read, written, written for an hour)."""
         breakpoints = [index for index, piece in enumerate(pieces) if piece.breakpoint is not None]
-        blocks = list(accumulate(not isinstance(piece.content, Role) for piece in pieces))  # a message's framing
-        looked = {  # is no block: a cache entry ends at a block
+        # an entry ends at a block, a message's closing framing is none: blocks so far, at each piece
+        blocks = list(accumulate(not isinstance(piece.content, Role) for piece in pieces))
+        looked = {
             index
             for end in breakpoints
             for index in range(end + 1)
@@ -91,14 +92,14 @@ class PromptCache:
                 write += ends[end] - start
                 hour += ends[end] - start if _lasts_an_hour(pieces[end]) else 0
                 start = ends[end]
-            self._held[digests[end]] = ends[end]
+            self._held.add(digests[end])
         return read, write, hour
 
     def _by_prefix(self, ends: list[int], digests: list[bytes], minimum: int, step: int) -> int:
         """OpenAI's and Gemini's way: the cached part of the longest prefix an earlier prompt began with."""
         shared = max((ends[index] for index, digest in enumerate(digests) if digest in self._held), default=0)
         if ends and ends[-1] >= minimum:
-            self._held.update(zip(digests, ends, strict=True))
+            self._held.update(digests)
         return minimum + (shared - minimum) // step * step if shared >= minimum else 0
 
 
