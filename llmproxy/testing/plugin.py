@@ -35,6 +35,7 @@ TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
 OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
+REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
 SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
 
 
@@ -162,7 +163,7 @@ class Runner:
         if turn is not None:
             item.stash[TURN] = turn
             item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)
-        recording = turn is not None and turn.writer is not None
+        recording = turn is not None and turn.recording is not None
         self.blocker.blocking = self.blocker.installed and not recording
         result = yield
         if failure is not None:
@@ -175,10 +176,10 @@ class Runner:
         try:
             result = yield
         except Exception as error:
-            if problems := self._problems(turn):
+            if problems := self._problems(item, turn):
                 error.add_note("\n".join(problems))
             raise
-        if problems := self._problems(turn):
+        if problems := self._problems(item, turn):
             pytest.fail("\n".join(problems), pytrace=False)
         return result
 
@@ -207,9 +208,11 @@ class Runner:
             turn = item.stash.get(TURN, None)
             if turn is not None:
                 try:
-                    item.stash[OUTCOME] = turn.end(passed=item.stash.get(PASSED, False))
+                    outcome = item.stash[OUTCOME] = turn.end(passed=item.stash.get(PASSED, False))
                 except LlmproxyError as error:
                     pytest.fail(f"llmproxy: {error}", pytrace=False)
+                if late := outcome.unanswered[item.stash.get(REPORTED, 0) :]:  # after the test's call: its fixtures'
+                    pytest.fail("\n".join(self._unanswered(item, turn, late)), pytrace=False)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
@@ -281,10 +284,15 @@ class Runner:
             source,
         )
 
-    def _problems(self, turn: "Turn | None") -> list[str]:
-        """What fails the test: its misses, the connections the blocker stopped, its unused exchanges when
-        --llmproxy-strict-unused asks."""
+    def _problems(self, item: pytest.Item, turn: "Turn | None") -> list[str]:
+        """What fails the test: what it sent upstream and got no whole answer to, its misses, the connections the
+        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks."""
         problems = []
+        if turn is not None:
+            turn.settle()
+            unanswered = turn.unanswered()
+            item.stash[REPORTED] = len(unanswered)
+            problems += self._unanswered(item, turn, unanswered)
         if blocked := self.blocker.take():
             problems += ["llmproxy blocked the network:", *(f"blocked: {attempt}" for attempt in blocked)]
         if turn is not None:
@@ -296,6 +304,14 @@ class Runner:
                 problems += ["llmproxy: the cassette holds exchanges the test did not ask for:"]
                 problems += [f"unused (--llmproxy-strict-unused): {line}" for line in unused]
         return problems
+
+    def _unanswered(self, item: pytest.Item, turn: "Turn", unanswered: list[str]) -> list[str]:
+        """One line each: the test, the request and why — and that the test's cassette takes none of what it
+        recorded."""
+        cassette = turn.settings.cassette
+        fate = "is left as it was" if cassette.exists() else "is not written"
+        shown = _shown(cassette, self.config.rootpath)
+        return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
 
 
 def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:
