@@ -5,6 +5,7 @@ missed, unused exchanges, rewrite, expectations, pytest-asyncio and pytest-xdist
 proves what reached the network."""
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -330,7 +331,7 @@ def test_misspelt(llmproxy):
     result.stdout.fnmatch_lines(
         [
             "*no cassette *never-recorded.json: record it with --llmproxy-mode once*",
-            "*@pytest.mark.llmproxy: unknown moed*",
+            "*@pytest.mark.llmproxy: unknown argument 'moed' (did you mean 'mode'?)",
         ]
     )
     assert len(exchanges(tester.path / "cassettes" / "shared.json")) == 2  # recorded by both, in one file
@@ -726,3 +727,68 @@ def test_a_test_stopped_while_recording_leaves_no_cassette_to_replay(
     monkeypatch.delenv("STOP_THE_TEST")
     assert len(exchanges(cassette)) == 2
     tester.runpytest("--llmproxy-mode", "none", "--llmproxy-strict-unused").assert_outcomes(passed=1)
+
+
+SET_UP_ERRORS = {
+    'expectaions="expectations.json"': "@pytest.mark.llmproxy: unknown argument 'expectaions' (did you mean"
+    " 'expectations'?)",
+    "cassete='shared'": "@pytest.mark.llmproxy: unknown argument 'cassete' (did you mean 'cassette'?)",
+    "record='all'": "@pytest.mark.llmproxy: unknown argument 'record' (it takes cassette, mode, preset, match,"
+    " expectations, chaos)",
+    "'a', 'b'": "@pytest.mark.llmproxy takes at most one positional argument: the cassette",
+    'mode="nonee"': "mode='nonee': expected one of none, once, new_episodes, all, rewrite (did you mean 'none'?)",
+    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, none (did you"
+    " mean 'claude-code'?)",
+    "cassette=5": "cassette=5: expected a cassette's name or path",
+    "expectations=5": "expectations=5: expected an expectations file's path",
+    "match=5": "match=5: expected JSONPaths of request-body fields to ignore, or a MatchOptions",
+    "match=['$..[']": "match=['$..[']: cannot read the JSON path '$..[' at '..['",
+    'expectations="missing.json"': "*missing.json: cannot read the expectations file: No such file or directory",
+    'expectations="broken.json"': "*broken.json: $.expectations[0].respnd: Extra inputs are not permitted",
+    "chaos=42": "chaos=42: expected a chaos file's path, a dict or options (docs/chaos.md)",
+    "chaos='--fial 500@1'": "chaos='--fial 500@1': No such option '--fial'. Did you mean '--fail'?",
+    "'corrupt'": "*corrupt.json: invalid JSON at line 2, column 1: unexpected end of data",
+}
+
+
+def test_set_up_errors_are_one_line_without_llmproxy_source(tester: pytest.Pytester, upstream: Upstream):
+    """Each bad marker argument or file fails its test's set-up with one line saying what is wrong — as pytest
+    shows it by default (`--tb=auto`), with no line of llmproxy's own source above it."""
+    (tester.path / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "x"}}]}))
+    (tester.path / "broken.json").write_text(json.dumps({"expectations": [{"respnd": {"text": "x"}}]}))
+    (tester.path / "cassettes").mkdir()
+    (tester.path / "cassettes" / "corrupt.json").write_text('{"llmproxy_cassette": 1, "exchanges": [\n')
+    body = "".join(
+        f"\n@pytest.mark.llmproxy({arguments})\ndef test_{number}(llmproxy):\n    pass\n"
+        for number, arguments in enumerate(SET_UP_ERRORS)
+    )
+    body += "\n@pytest.mark.llmproxy(moed='all')\ndef test_marker_only():\n    pass\n"
+    module(tester, upstream, "test_set_up", body)
+    for options in ((), ("--llmproxy-check-orphans",)):
+        result = tester.runpytest_subprocess(*options)
+        result.assert_outcomes(errors=len(SET_UP_ERRORS) + 1)
+        text = result.stdout.str()
+        sections = re.split(r"\n_+ ERROR at setup of (\w+) _+\n", text.split("= ERRORS =", 1)[1])[1:]
+        shown = dict(zip(sections[::2], (section.split("\n=", 1)[0] for section in sections[1::2]), strict=True))
+        for number, message in enumerate(SET_UP_ERRORS.values()):  # "*": the path before it is the test's own
+            line = shown[f"test_{number}"]
+            assert line.endswith(message[1:]) if message.startswith("*") else line == f"llmproxy: {message}", line
+        result.stdout.fnmatch_lines(["llmproxy: @pytest.mark.llmproxy: unknown argument 'moed' (did you mean 'mode'?)"])
+        for internals in ("llmproxy/testing", "Traceback", "INTERNALERROR"):
+            assert internals not in text
+
+
+def test_bad_options_are_usage_errors(tester: pytest.Pytester, upstream: Upstream):
+    module(tester, upstream, "test_options", "def test_one(llmproxy):\n    ask('one')\n")
+    cases = {
+        ("--llmproxy-cassette-dir", "test_options.py"): "ERROR: --llmproxy-cassette-dir test_options.py: not a"
+        " directory (*test_options.py)",
+        ("--llmproxy-cassette-dir", "nowhere", "--llmproxy-mode", "none"): "ERROR: --llmproxy-cassette-dir nowhere:"
+        " no such directory (*nowhere), and --llmproxy-mode none: it only replays cassettes, it records none",
+        ("--llmproxy-mode", "nonee"): "*argument --llmproxy-mode: invalid choice: 'nonee'*",
+    }
+    for options, message in cases.items():
+        result = tester.runpytest_subprocess(*options)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, options
+        result.stderr.fnmatch_lines([message])
+        assert "Traceback" not in result.stderr.str()
