@@ -104,12 +104,13 @@ class ProxyDoor:
     def _end(self, flow: http.HTTPFlow, error: str | None) -> Awaitable[None] | None:
         """The exchange's end shown to its observers; what they need awaited before the flow goes on (the
         recorder's full queue), if anything."""
+        incoming: Incoming | None = flow.metadata.pop(_INCOMING, None)
+        if incoming is None:  # answered here: nothing came from the upstream
+            return None
+        self.chain.ended(incoming)
         if flow.websocket is not None:
             return None
         observers: list[Observer] | None = flow.metadata.pop(_OBSERVERS, None)
-        incoming: Incoming | None = flow.metadata.pop(_INCOMING, None)
-        if incoming is None:
-            return None
         if observers is None:
             if flow.response is not None:  # answered, and nothing was watching
                 return None

@@ -7,7 +7,9 @@ recorder loses only the exchanges in flight. Readers merge a leftover journal: i
 cassette already has were merged before (the recorder died between replacing the cassette and deleting the
 journal). The journal of ``--record-mode rewrite`` says ``"rewrite": "started"`` once its run began cleanly:
 then it replaces the cassette's exchanges instead; ``"pending"`` (the run never began) and an empty journal
-(the recorder died starting) are ignored.
+(the recorder died starting) are ignored. A pending append (the pytest plugin's: a test's recording joins its
+cassette only once the test is over and its recording whole) says ``"append": "pending"``, ignored in the
+same way, until ``"append": "started"``.
 """
 
 import contextlib
@@ -26,7 +28,7 @@ from llmproxy.errors import CassetteError
 logger = logging.getLogger(__name__)
 
 JOURNAL_VERSION = 1
-REWRITE_PENDING, REWRITE_STARTED = "pending", "started"
+PENDING, STARTED = "pending", "started"  # a journal's "rewrite" or "append": whether its exchanges count yet
 
 
 def journal_path(path: Path) -> Path:
@@ -34,8 +36,31 @@ def journal_path(path: Path) -> Path:
 
 
 def cassette_exists(path: Path) -> bool:
-    """A cassette, or the journal of one still being written."""
-    return path.exists() or journal_path(path).exists()
+    """A cassette, or the journal of one still being written — one whose exchanges count: not a pending
+    recording's (`journal_counts`)."""
+    return path.exists() or journal_counts(journal_path(path))
+
+
+def journal_counts(journal: Path) -> bool:
+    """Whether what a journal holds is part of its cassette: not when its header says the recording is pending
+    (a rewrite whose run never started, a test's recording never kept) or was never written whole."""
+    try:
+        with journal.open("rb") as handle:
+            first = handle.readline()
+    except OSError:
+        return False
+    if not first.endswith(b"\n"):
+        return False
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return True  # reading it says what is wrong
+    return not pending(header)
+
+
+def pending(header: object) -> bool:
+    """A journal header whose recording does not count yet."""
+    return isinstance(header, dict) and PENDING in (header.get("rewrite"), header.get("append"))
 
 
 def encode_cassette(exchanges: list[dict[str, Any]]) -> bytes:
@@ -133,7 +158,7 @@ def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
     exchanges = _read_cassette(path, make) if path.exists() else []
     if journal.exists():
         rewrite, journalled = _read_journal(journal, make)
-        if rewrite == REWRITE_STARTED:
+        if rewrite == STARTED:
             exchanges = journalled
         elif rewrite is None:
             known = {exchange_id for exchange_id, _ in exchanges}
@@ -261,7 +286,8 @@ def _made[T](make: Make[T], data: Any) -> tuple[int, T]:
 
 
 def _read_journal[T](path: Path, make: Make[T]) -> tuple[str | None, list[tuple[int, T]]]:
-    """Its rewrite state (None: appended to the cassette; "none": nothing to read) and its exchanges."""
+    """Its rewrite state (None: appended to the cassette; "started": it replaces it; "pending" or "none": nothing
+    to read) and its exchanges."""
     lines = _read(path).split(b"\n")
     if lines and lines[-1]:  # a line the killed writer did not finish: that exchange was in flight
         logger.warning("%s: ignoring an unfinished last line", path)
@@ -271,9 +297,9 @@ def _read_journal[T](path: Path, make: Make[T]) -> tuple[str | None, list[tuple[
     header = _parse(path, lines[0])
     if not isinstance(header, dict) or header.get("llmproxy_journal") != JOURNAL_VERSION:
         raise CassetteError(f"{path}: not an llmproxy journal")
+    if pending(header):
+        return PENDING, []
     rewrite = header.get("rewrite")
-    if rewrite == REWRITE_PENDING:
-        return rewrite, []
     exchanges = []
     for number, line in enumerate(lines[1:], start=2):
         where = f"{path}: line {number}"

@@ -10,7 +10,9 @@ finishes the new cassette and puts it in place atomically, then deletes the jour
 started and recorded nothing: then the cassette stays byte for byte as it was. Recording into an existing
 cassette appends to it; with `rewrite` the new cassette starts empty and replaces the old one, from the
 moment the run starts (the journal says so, so a killed rewrite still loads as the new recording) — before
-that, the old cassette is untouched.
+that, the old cassette is untouched. A `pending` recording appends the same way, but only from `start` on:
+the pytest plugin starts a test's recording once the test is over and its recording whole, so a test killed
+half-way, or whose upstream failed, leaves its cassette as it was.
 """
 
 import contextlib
@@ -31,10 +33,11 @@ from llmproxy.cassette.background import BackgroundLinks
 from llmproxy.cassette.convert import to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
-    REWRITE_PENDING,
-    REWRITE_STARTED,
+    PENDING,
+    STARTED,
     PendingCassette,
     encode_cassette,
+    journal_counts,
     read_exchanges,
     write_atomic,
 )
@@ -153,11 +156,12 @@ class CassetteWriter:
 
     @classmethod
     def open(
-        cls, path: Path, redactor: Redactor, *, rewrite: bool = False, owner: str | None = None
+        cls, path: Path, redactor: Redactor, *, rewrite: bool = False, pending: bool = False, owner: str | None = None
     ) -> "CassetteWriter":
         """Start recording into `path` (its directories are made), keeping what it holds, or with `rewrite` to
-        replace it once `start` is called. `owner` names this recording to a second one (default: this
-        process). Raises CassetteError, before anything is recorded, when the cassette cannot be written,
+        replace it once `start` is called; with `pending`, what it records counts only once `start` is called
+        (closing before leaves the cassette as it was). `owner` names this recording to a second one (default:
+        this process). Raises CassetteError, before anything is recorded, when the cassette cannot be written,
         another recording holds it, or what is there cannot be read."""
         path = Path(path)
         if path.is_dir():
@@ -174,25 +178,28 @@ class CassetteWriter:
         created = not journal.stale
         try:
             existing: list[Exchange] = []
-            if journal.stale or (path.exists() and not rewrite):
+            recovering = journal.stale and journal_counts(journal.path)  # else it is dropped: it never counted
+            if recovering or (path.exists() and not rewrite):
                 existing = read_exchanges(path)
                 load_cassette(path)  # every shared history must resolve before appending to it
-                if journal.stale:  # a recorder was killed: its exchanges join the cassette now
+                if recovering:  # a recorder was killed: its exchanges join the cassette now
                     logger.warning("%s: recovering %s left by an interrupted recording", path, journal.path.name)
                     write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
             header: dict[str, Any] = {"llmproxy_journal": JOURNAL_VERSION, "owner": owner or this_process()}
             if rewrite:
-                header["rewrite"] = REWRITE_PENDING
+                header["rewrite"] = PENDING
                 existing = []
+            elif pending:
+                header["append"] = PENDING
             journal.begin(header)
-            pending = PendingCassette(path, (dump(exchange) for exchange in existing))
+            written = PendingCassette(path, (dump(exchange) for exchange in existing))
         except OSError as exc:
             journal.release(remove=created)
             raise CassetteError(f"cannot record to {path}: {exc.strerror or exc}") from None
         except BaseException:
             journal.release(remove=created)
             raise
-        return cls(path, redactor, existing, journal, header, pending)
+        return cls(path, redactor, existing, journal, header, written)
 
     def start(self) -> None:
         """The run began cleanly: from now on the recording counts (with `rewrite`, it replaces the cassette)."""
@@ -219,15 +226,15 @@ class CassetteWriter:
 
     def close(self) -> RecordSummary:
         """Finish every queued exchange, put the new cassette in place atomically and delete the journal. A run
-        that never started and recorded nothing (or a rewrite that never started) leaves the cassette as it
-        was. Raises CassetteError when the cassette cannot be written: the journal then keeps the recording."""
+        that never started and recorded nothing (or a rewrite or pending recording that never started) leaves
+        the cassette as it was. Raises CassetteError when the cassette cannot be written: the journal then keeps
+        the recording."""
         if self._closed:
             return self._summary
         self._closed = True
         self._queue.put(None)
         self._thread.join()
-        rewriting = self._header.get("rewrite") is not None
-        if not self._started and (rewriting or not self._summary.exchanges):
+        if not self._started and (self._pending_key is not None or not self._summary.exchanges):
             self._pending.abort()
             self._journal.release(remove=True)
             self._summary.untouched = True
@@ -254,13 +261,19 @@ class CassetteWriter:
                 assert isinstance(raw, RawExchange)
                 self.write(raw)
 
+    @property
+    def _pending_key(self) -> str | None:
+        """The journal header's field that says the recording counts only from `start` on, if it has one."""
+        return next((key for key in ("rewrite", "append") if key in self._header), None)
+
     def mark_started(self) -> None:
         """In order with the exchanges (`start` queues it): a rewrite's journal says from now on that it
-        replaces the cassette."""
+        replaces the cassette, a pending one's that it is appended to it."""
         self._started = True
-        if self._header.get("rewrite") != REWRITE_PENDING:
+        key = self._pending_key
+        if key is None or self._header[key] != PENDING:
             return
-        self._header["rewrite"] = REWRITE_STARTED
+        self._header[key] = STARTED
         try:
             self._journal.rewrite_header(self._header)
         except OSError as exc:

@@ -90,6 +90,8 @@ class Chain:
         self.redactor = redactor
         self.refusals = 0  # requests refused: nothing answered and the network was closed to them
         self._lock = threading.Lock()
+        self._upstream: set[Incoming] = set()  # sent upstream, their answer not ended yet (`ended`)
+        self._upstream_done = threading.Condition(self._lock)
         self._reply_taps = [tap for tap in self.taps if type(tap).reply is not Tap.reply]
         self._live_taps = [tap for tap in self.taps if type(tap).open is not Tap.open]
 
@@ -134,6 +136,8 @@ class Chain:
             else:
                 refusal = network.refusal(incoming) if context.forwards else None
                 if context.forwards and refusal is None:
+                    with self._lock:
+                        self._upstream.add(incoming)
                     return None
                 kept_in = refusal.reason if refusal is not None and network.egress.entries else None
                 reply = self._refuse(incoming, network, kept_in)
@@ -160,6 +164,22 @@ class Chain:
             if observer is not None:
                 observers.append(observer)
         return observers
+
+    def ended(self, incoming: Incoming) -> None:
+        """The door: the upstream's answer to `incoming`, a request `answer` sent upstream, has ended or failed."""
+        with self._lock:
+            self._upstream.discard(incoming)
+            if not self._upstream:
+                self._upstream_done.notify_all()
+
+    def wait_for_upstream(self, timeout: float) -> list[str]:
+        """Wait until every request sent upstream has its answer ended, `timeout` seconds at most (the pytest
+        plugin, before it judges a test's recording: a client that timed out has stopped waiting, the proxy not
+        yet); the requests still waiting then, described."""
+        with self._lock:
+            self._upstream_done.wait_for(lambda: not self._upstream, timeout)
+            waiting = list(self._upstream)
+        return [self.describe(incoming) for incoming in waiting]
 
     def describe(self, incoming: Incoming) -> str:
         """The request in a line, redacted: "POST https://api.anthropic.com/v1/messages"."""

@@ -8,6 +8,7 @@ A test takes part when it has the marker or asks for the `llmproxy` fixture; the
 While it runs (its fixtures' set-up and tear-down included) `os.environ` holds the proxy and CA variables.
 """
 
+import difflib
 import os
 from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
@@ -35,6 +36,7 @@ TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
 OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
+REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
 SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
 
 
@@ -90,7 +92,8 @@ def llmproxy(request: pytest.FixtureRequest) -> "TestProxy":
     turn = request.node.stash.get(TURN, None)
     if turn is None:  # the test's settings could not be served; or not a test's own set-up
         failure = request.node.stash.get(FAILURE, None)
-        pytest.fail(failure or "the llmproxy fixture is function-scoped: use it in a test or a function fixture")
+        message = failure or "the llmproxy fixture is function-scoped: use it in a test or a function fixture"
+        pytest.fail(message, pytrace=False)
     from llmproxy.testing.fixture import TestProxy
 
     return TestProxy(turn)
@@ -111,6 +114,8 @@ class Runner:
         self.default_mode = default_mode(os.environ)
         directory = option("llmproxy_cassette_dir")
         self.root = Path(config.rootpath, directory) if directory else None
+        if self.root is not None:
+            self._check_root(directory)
         self.strict_unused: bool = option("llmproxy_strict_unused")
         self.check_orphans: bool = option("llmproxy_check_orphans")
         self.blocker = Blocker()
@@ -123,12 +128,28 @@ class Runner:
         self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
         self.orphans: list[str] = []
 
+    def _check_root(self, directory: str) -> None:
+        """`--llmproxy-cassette-dir`: a directory, or one to be made by recording. Raises pytest.UsageError."""
+        assert self.root is not None
+        if self.root.exists() and not self.root.is_dir():
+            raise pytest.UsageError(f"--llmproxy-cassette-dir {directory}: not a directory ({self.root})")
+        mode = self.forced_mode or self.default_mode
+        if not self.root.exists() and mode == "none":
+            why = "--llmproxy-mode none" if self.forced_mode else "in CI the mode is none"
+            raise pytest.UsageError(
+                f"--llmproxy-cassette-dir {directory}: no such directory ({self.root}), and {why}: it only"
+                " replays cassettes, it records none"
+            )
+
     # collection: which cassettes the tests would use, for --llmproxy-check-orphans
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         if self.check_orphans and uses_llmproxy(item):
             marker = item.get_closest_marker(MARKER)
-            explicit = _marker_arguments(marker).get("cassette") if marker else None
+            try:
+                explicit = _marker_arguments(marker).get("cassette") if marker else None
+            except LlmproxyError:  # its set-up fails, saying why
+                return
             self.expected.add(cassette_path(item, explicit, self.root).resolve())
             self.folders.add(default_directory(Path(str(item.path)), self.root))
 
@@ -162,7 +183,7 @@ class Runner:
         if turn is not None:
             item.stash[TURN] = turn
             item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)
-        recording = turn is not None and turn.writer is not None
+        recording = turn is not None and turn.recording is not None
         self.blocker.blocking = self.blocker.installed and not recording
         result = yield
         if failure is not None:
@@ -175,10 +196,10 @@ class Runner:
         try:
             result = yield
         except Exception as error:
-            if problems := self._problems(turn):
+            if problems := self._problems(item, turn):
                 error.add_note("\n".join(problems))
             raise
-        if problems := self._problems(turn):
+        if problems := self._problems(item, turn):
             pytest.fail("\n".join(problems), pytrace=False)
         return result
 
@@ -207,9 +228,11 @@ class Runner:
             turn = item.stash.get(TURN, None)
             if turn is not None:
                 try:
-                    item.stash[OUTCOME] = turn.end(passed=item.stash.get(PASSED, False))
+                    outcome = item.stash[OUTCOME] = turn.end(passed=item.stash.get(PASSED, False))
                 except LlmproxyError as error:
                     pytest.fail(f"llmproxy: {error}", pytrace=False)
+                if late := outcome.unanswered[item.stash.get(REPORTED, 0) :]:  # after the test's call: its fixtures'
+                    pytest.fail("\n".join(self._unanswered(item, turn, late)), pytrace=False)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
@@ -266,10 +289,12 @@ class Runner:
         try:
             mode = RecordMode(mode)
         except ValueError:
-            raise LlmproxyError(f"mode={mode!r}: expected one of {', '.join(RecordMode)}") from None
+            raise _one_of("mode", mode, MODES) from None
         here = Path(str(item.path)).parent
         expectations = arguments.get("expectations")
         if expectations is not None:
+            if not isinstance(expectations, str | os.PathLike):
+                raise LlmproxyError(f"expectations={expectations!r}: expected an expectations file's path")
             expectations = here / expectations
         chaos, source = _chaos(arguments.get("chaos"), here)
         return Settings(
@@ -281,10 +306,15 @@ class Runner:
             source,
         )
 
-    def _problems(self, turn: "Turn | None") -> list[str]:
-        """What fails the test: its misses, the connections the blocker stopped, its unused exchanges when
-        --llmproxy-strict-unused asks."""
+    def _problems(self, item: pytest.Item, turn: "Turn | None") -> list[str]:
+        """What fails the test: what it sent upstream and got no whole answer to, its misses, the connections the
+        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks."""
         problems = []
+        if turn is not None:
+            turn.settle()
+            unanswered = turn.unanswered()
+            item.stash[REPORTED] = len(unanswered)
+            problems += self._unanswered(item, turn, unanswered)
         if blocked := self.blocker.take():
             problems += ["llmproxy blocked the network:", *(f"blocked: {attempt}" for attempt in blocked)]
         if turn is not None:
@@ -297,13 +327,38 @@ class Runner:
                 problems += [f"unused (--llmproxy-strict-unused): {line}" for line in unused]
         return problems
 
+    def _unanswered(self, item: pytest.Item, turn: "Turn", unanswered: list[str]) -> list[str]:
+        """One line each: the test, the request and why — and that the test's cassette takes none of what it
+        recorded."""
+        cassette = turn.settings.cassette
+        fate = "is left as it was" if cassette.exists() else "is not written"
+        shown = _shown(cassette, self.config.rootpath)
+        return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
+
 
 def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:
+    """The marker's arguments by name. Raises LlmproxyError for one it does not take, or a cassette that is not
+    a name or a path (collection names cassettes from it)."""
     if len(marker.args) > 1:
         raise LlmproxyError("@pytest.mark.llmproxy takes at most one positional argument: the cassette")
-    if unknown := set(marker.kwargs) - set(MARKER_ARGUMENTS):
-        raise LlmproxyError(f"@pytest.mark.llmproxy: unknown {', '.join(sorted(unknown))}")
-    return dict(zip(("cassette",), marker.args, strict=False)) | dict(marker.kwargs)
+    if unknown := sorted(set(marker.kwargs) - set(MARKER_ARGUMENTS)):
+        hint = _did_you_mean(unknown[0], MARKER_ARGUMENTS) or f" (it takes {', '.join(MARKER_ARGUMENTS)})"
+        raise LlmproxyError(f"@pytest.mark.llmproxy: unknown argument {unknown[0]!r}{hint}")
+    arguments = dict(zip(("cassette",), marker.args, strict=False)) | dict(marker.kwargs)
+    cassette = arguments.get("cassette")
+    if cassette is not None and not isinstance(cassette, str | os.PathLike):
+        raise LlmproxyError(f"cassette={cassette!r}: expected a cassette's name or path")
+    return arguments
+
+
+def _did_you_mean(value: object, choices: Sequence[str]) -> str:
+    """ " (did you mean 'x'?)" for the closest of `choices`, if one is close; else ""."""
+    close = difflib.get_close_matches(value, choices, n=1) if isinstance(value, str) else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _one_of(name: str, value: object, choices: Sequence[str]) -> LlmproxyError:
+    return LlmproxyError(f"{name}={value!r}: expected one of {', '.join(choices)}{_did_you_mean(value, choices)}")
 
 
 def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> "MatchOptions":
@@ -313,11 +368,14 @@ def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> 
     from llmproxy.cassette.replay_index import MatchOptions
 
     if preset is not None and preset not in (*PRESETS, "none"):
-        raise LlmproxyError(f"preset={preset!r}: expected one of {', '.join([*PRESETS, 'none'])}")
+        raise _one_of("preset", preset, [*PRESETS, "none"])
     if isinstance(match, MatchOptions):
         return match if preset is None else MatchOptions(preset, match.ignore, match.on_exhausted)
+    paths = [match] if isinstance(match, str) else match or ()
+    if not isinstance(paths, Sequence) or not all(isinstance(path, str) for path in paths):
+        raise LlmproxyError(f"match={match!r}: expected JSONPaths of request-body fields to ignore, or a MatchOptions")
     try:
-        ignore = tuple(jsonpath.parse(path) for path in ([match] if isinstance(match, str) else match or ()))
+        ignore = tuple(jsonpath.parse(path) for path in paths)
     except ValueError as error:
         raise LlmproxyError(f"match={match!r}: {error}") from None
     return MatchOptions(preset, ignore)

@@ -6,6 +6,10 @@ it all back out when it ends. A test gets the chain whole: a request sees one te
 The chain: intercept → mock → replay → (upstream when the test records, else refused) ; intercept → record →
 meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no expectations and the
 replay with no cassette pass requests on silently.
+
+A test records the upstream's whole answers only (`recording.AnswersOnly`), pending until the test is over:
+its recording joins the cassette only when it is whole — every request it sent upstream answered — so a test
+whose upstream failed, or that was killed half-way, leaves its cassette as it was.
 """
 
 from contextlib import AbstractContextManager, suppress
@@ -30,8 +34,10 @@ from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
 from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
 from llmproxy.session import Listening, Session, running
+from llmproxy.testing.recording import AnswersOnly
 
 OPEN = Network(everything=True)
+SETTLE_SECONDS = 5.0  # how long a test's end waits for the answers to what it sent upstream
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,7 @@ class Outcome:
     calls: list[Call]
     misses: list[str]  # each refused request's diagnostic
     unused: list[str]  # "exchange 3: POST https://…" the test's cassette held and it never asked for
+    unanswered: list[str] = field(default_factory=list)  # what the upstream never answered whole (`Turn.unanswered`)
     recorded: str = ""  # the cassette writer's summary, when the test recorded
 
 
@@ -66,9 +73,10 @@ class Turn:
     meter: Meter
     intercept: Intercept  # the test's own: its counters and windows start afresh
     log: MockLog | None
-    writer: CassetteWriter | None
+    recording: AnswersOnly | None
     refused_before: int  # connections the egress gate had refused before this test
     ended: Outcome | None = field(default=None)
+    waiting: list[str] = field(default_factory=list)  # sent upstream, still unanswered when last settled
 
     @property
     def replaying(self) -> Replaying:
@@ -88,6 +96,19 @@ class Turn:
             lines += [f"{call.method} {call.url}: {call.detail}" for call in missed[len(lines) :]]
         return lines + self.proxy.session.refused[self.refused_before :]
 
+    def settle(self) -> None:
+        """Wait (`SETTLE_SECONDS` at most) until what the test sent upstream has its answer ended: a client that
+        gave up waiting is done, the proxy not yet."""
+        self.waiting = self.proxy.chain.wait_for_upstream(SETTLE_SECONDS)
+
+    def unanswered(self) -> list[str]:
+        """What the test sent upstream and got no whole answer to, so far: it is not recorded, and the test's
+        recording is not kept."""
+        if self.recording is None:
+            return []
+        still = [f"no answer from the upstream to {request} when the test ended" for request in self.waiting]
+        return [*self.recording.unanswered, *still]
+
     def unused(self) -> list[str]:
         if self.mode not in (RecordMode.NONE, RecordMode.NEW_EPISODES):
             return []
@@ -97,22 +118,25 @@ class Turn:
         ]
 
     def end(self, passed: bool) -> Outcome:
-        """Swap the test's settings out; close its recording (a rewrite replaces the cassette only when the test
-        passed). Raises LlmproxyError when the cassette could not be written."""
+        """Swap the test's settings out; close its recording, kept only when it is whole and holds an answer (a
+        rewrite's, only when the test passed too): else the cassette stays as it was. Raises LlmproxyError when
+        the cassette could not be written."""
         if self.ended is not None:
             return self.ended
+        self.settle()
         misses, unused = self.misses(), self.unused()
         proxy = self.proxy
         proxy.chain.use_network(CLOSED)
         proxy.intercepting.use(proxy.idle_intercept)
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
-        writer = proxy.record.use(None)
-        self.ended = Outcome(self.meter.calls, misses, unused)
-        if writer is not None:
-            if self.mode is RecordMode.REWRITE and passed:
-                writer.start()  # only now does the recording replace the cassette
-            self.ended.recorded = str(writer.close())
+        proxy.record.use(None)
+        self.ended = Outcome(self.meter.calls, misses, unused, self.unanswered())
+        if (recording := self.recording) is not None:
+            whole = not self.ended.unanswered and recording.recorded > 0
+            if whole and (self.mode is not RecordMode.REWRITE or passed):
+                recording.start()  # only now does the recording join (or, rewriting, replace) the cassette
+            self.ended.recorded = str(recording.close())
         return self.ended
 
 
@@ -160,10 +184,11 @@ class WorkerProxy:
         engine = MockEngine(load_expectations(settings.expectations)) if settings.expectations else None
         serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode is RecordMode.NONE and exists) else []
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
-        writer = None
+        recording = None
         if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
-            # appending, what it records is kept whatever the test's outcome, and nothing recorded leaves no file
-            writer = CassetteWriter.open(cassette, self.redactor, rewrite=mode is RecordMode.REWRITE)
+            rewrite = mode is RecordMode.REWRITE
+            writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True)
+            recording = AnswersOnly(writer, self.redactor)
         log = MockLog(self.redactor) if engine is not None else None
         meter = self.meter.meter.another()
         intercept = Intercept(settings.chaos)
@@ -171,9 +196,9 @@ class WorkerProxy:
         self.intercepting.use(intercept, settings.chaos_source)
         self.replay.state.swap(replaying)
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
-        self.record.use(writer)
-        self.chain.use_network(OPEN if writer is not None else CLOSED)
-        return Turn(settings, mode, self, meter, intercept, log, writer, len(self.session.refused))
+        self.record.use(recording)
+        self.chain.use_network(OPEN if recording is not None else CLOSED)
+        return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused))
 
     def close(self) -> None:
         with suppress(LlmproxyError):  # every test's recording was closed when it ended

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from llmproxy.cassette.files import journal_path
+from llmproxy.cassette.files import cassette_exists, journal_path
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.errors import CassetteError
@@ -135,3 +135,62 @@ def test_a_read_only_folder_is_refused_before_anything_changes(old: Path) -> Non
         CassetteWriter.open(old, Redactor(), rewrite=True)
     assert old.read_bytes() == before
     assert sorted(p.name for p in old.parent.iterdir()) == ["c.json"]
+
+
+def test_a_pending_append_counts_only_once_started(old: Path) -> None:
+    """`pending`: what the pytest plugin records for one test joins the cassette only when the test's recording
+    is kept (`start`); until then readers see the cassette as it was, and closing without `start` leaves it so."""
+    before = old.read_bytes()
+    dropped = CassetteWriter.open(old, Redactor(), pending=True)
+    dropped.add(streamed("from a test whose upstream failed"))
+    _wait_for_lines(journal_path(old), 2)
+    assert contents(old) == ["old one", "old two"]  # a pending journal is not part of the cassette
+    assert dropped.close().untouched
+    assert old.read_bytes() == before
+    assert not journal_path(old).exists()
+
+    kept = CassetteWriter.open(old, Redactor(), pending=True)
+    kept.add(streamed("kept"))
+    kept.start()
+    _wait_for_lines(journal_path(old), 2)
+    assert contents(old) == ["old one", "old two", "kept"]  # started: the journal counts even if killed now
+    kept.close()
+    assert contents(old) == ["old one", "old two", "kept"]
+    assert not journal_path(old).exists()
+
+
+KILLED_PENDING = """
+import sys, time
+from pathlib import Path
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.store import CassetteWriter
+from tests.cassette.test_store import streamed
+writer = CassetteWriter.open(Path(sys.argv[1]), Redactor(), pending=True)
+writer.add(streamed("half a test"))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_a_killed_pending_recording_leaves_nothing_that_loads(tmp_path: Path, existing: bool) -> None:
+    """A test killed while it recorded: its journal is no cassette, and the next recording drops it."""
+    path = tmp_path / "c.json"
+    if existing:
+        record(path, streamed("old one"))
+    child = subprocess.Popen([sys.executable, "-c", KILLED_PENDING, str(path)], cwd=ROOT, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"ready\n"
+        _wait_for_lines(journal_path(path), 2)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        child.stdout.close()  # type: ignore[union-attr]
+    assert journal_path(path).exists()
+    assert cassette_exists(path) is existing  # a journal that never counted makes no cassette
+    if existing:
+        assert contents(path) == ["old one"]
+    record(path, streamed("next"))
+    assert contents(path) == (["old one", "next"] if existing else ["next"])
+    assert not journal_path(path).exists()

@@ -5,12 +5,15 @@ missed, unused exchanges, rewrite, expectations, pytest-asyncio and pytest-xdist
 proves what reached the network."""
 
 import json
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
@@ -30,8 +33,8 @@ import anthropic, pytest
 
 UPSTREAM = "{url}"
 
-def ask(prompt, retries=0, **options):
-    with anthropic.Anthropic(api_key="{key}", base_url=UPSTREAM, max_retries=retries, **options) as client:
+def ask(prompt, retries=0, base_url=UPSTREAM, **options):
+    with anthropic.Anthropic(api_key="{key}", base_url=base_url, max_retries=retries, **options) as client:
         message = client.messages.create(
             model="claude-haiku-4-5", max_tokens=32, messages=[{{"role": "user", "content": prompt}}]
         )
@@ -328,7 +331,7 @@ def test_misspelt(llmproxy):
     result.stdout.fnmatch_lines(
         [
             "*no cassette *never-recorded.json: record it with --llmproxy-mode once*",
-            "*@pytest.mark.llmproxy: unknown moed*",
+            "*@pytest.mark.llmproxy: unknown argument 'moed' (did you mean 'mode'?)",
         ]
     )
     assert len(exchanges(tester.path / "cassettes" / "shared.json")) == 2  # recorded by both, in one file
@@ -578,3 +581,214 @@ def test_bad_option(llmproxy):
         ]
     )
     assert upstream.count == before  # mocked and injected: nothing reached the network
+
+
+COPES = """
+import socket
+
+def closed_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+def copes(prompt, base_url=UPSTREAM, timeout=60.0):
+    # code under test that survives an API that does not answer: only llmproxy can tell the recording is not whole
+    try:
+        ask(prompt, base_url=base_url, timeout=timeout)
+    except anthropic.APIError as error:
+        return type(error).__name__
+    return "answered"
+"""
+
+
+def test_a_request_the_upstream_never_answered_fails_the_test_and_is_not_recorded(
+    tester: pytest.Pytester, upstream: Upstream
+):
+    """Refused, hung up on, timed out: vcrpy records nothing for a request that raised, and neither does the
+    plugin — a cassette holding the failure would replay it as the answer, forever, and the test would pass."""
+    body = """
+def test_refused(llmproxy):
+    assert copes("hello", base_url=f"http://127.0.0.1:{closed_port()}") == "InternalServerError"  # a 502
+
+def test_hung_up(llmproxy):
+    ask("answered, and not recorded either: the test's recording is not whole")
+    assert copes("hang up") == "InternalServerError"
+
+def test_timed_out(llmproxy):
+    # the client stops waiting for the answer 2 s after its request went out (through a busy proxy, that may be late)
+    timeout = anthropic.Timeout(60.0, read=2.0)
+    assert copes("never answer", timeout=timeout) in ("APITimeoutError", "APIConnectionError")
+"""
+    module(tester, upstream, "test_down", COPES + body)
+    for _ in range(2):  # recorded nothing, so the next run meets the upstream again, and fails again
+        before = upstream.count
+        result = tester.runpytest()
+        result.assert_outcomes(failed=3)
+        assert upstream.count == before + 3
+        result.stdout.fnmatch_lines_random(
+            [
+                "*llmproxy: test_down.py::test_refused: no answer from the upstream to POST http://127.0.0.1:*/v1/messages"
+                " (*Connect call failed*): cassettes/test_down/test_refused.json is not written*",
+                "*llmproxy: test_down.py::test_hung_up: no answer from the upstream to POST http://127.0.0.1:*/v1/messages"
+                " (server closed connection): cassettes/test_down/test_hung_up.json is not written*",
+                "*llmproxy: test_down.py::test_timed_out: no answer from the upstream to POST http://127.0.0.1:*/v1/messages"
+                " (Client disconnected*): cassettes/test_down/test_timed_out.json is not written*",
+            ]
+        )
+        assert [path for path in tester.path.glob("cassettes/**/*") if path.is_file()] == []
+
+
+def test_an_upstream_failure_leaves_the_cassette_as_it_was(tester: pytest.Pytester, upstream: Upstream):
+    body = """
+def test_grows(llmproxy):
+    for prompt in {prompts}:
+        copes(prompt)
+"""
+    cassette = tester.path / "cassettes" / "test_grows" / "test_grows.json"
+    module(tester, upstream, "test_grows", COPES + body.format(prompts=["one"]))
+    tester.runpytest().assert_outcomes(passed=1)
+    recorded = cassette.read_bytes()
+    module(tester, upstream, "test_grows", COPES + body.format(prompts=["one", "two", "hang up"]))
+    for mode in ("new_episodes", "all", "rewrite"):
+        result = tester.runpytest("--llmproxy-mode", mode)
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*test_grows.py::test_grows: no answer from the upstream to POST *:"
+                " cassettes/test_grows/test_grows.json is left as it was*"
+            ]
+        )
+        assert cassette.read_bytes() == recorded, mode
+        assert not journal_path(cassette).exists()
+
+
+def test_mocked_and_injected_answers_are_not_recorded(tester: pytest.Pytester, upstream: Upstream):
+    """The expectations answered and chaos faulted: no cassette, and nothing 'unused' ever after. Chaos over the
+    network: the upstream's answer alone — replayed under the same chaos, the faults come from the chaos again."""
+    (tester.path / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "mocked"}}]}))
+    body = """
+@pytest.mark.llmproxy(expectations="expectations.json", chaos="--fail-first 2 --retry-after 0.05")
+def test_mocked(llmproxy):
+    assert ask("hello", retries=2) == "mocked"
+
+@pytest.mark.llmproxy(chaos="--fail-first 2 --retry-after 0.05")
+def test_live(llmproxy):
+    assert ask("hello", retries=2).startswith("answer")
+    answered = "upstream" if llmproxy.mode == "all" else "hit"
+    assert [call.answered.value for call in llmproxy.calls] == ["injected", "injected", answered]
+"""
+    module(tester, upstream, "test_faults", body)
+    before = upstream.count
+    tester.runpytest().assert_outcomes(passed=2)
+    assert upstream.count == before + 1
+    folder = tester.path / "cassettes" / "test_faults"
+    assert sorted(path.name for path in folder.iterdir()) == ["test_live.json"]
+    (recorded,) = json.loads((folder / "test_live.json").read_text())["exchanges"]
+    assert recorded["response"]["status"] == 200
+    assert "injected" not in recorded
+    replayed = tester.runpytest("--llmproxy-mode", "none", "--llmproxy-strict-unused")
+    replayed.assert_outcomes(passed=2)
+    assert "unused" not in replayed.stdout.str()
+    assert upstream.count == before + 1
+
+
+KILLED = """
+import os, signal
+
+def test_killed(llmproxy):
+    ask("one")
+    if os.environ.get("STOP_THE_TEST"):
+        os.kill(os.getpid(), getattr(signal, os.environ["STOP_THE_TEST"]))
+    ask("two")
+"""
+
+
+def test_a_test_stopped_while_recording_leaves_no_cassette_to_replay(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+):
+    """Killed half-way (kill -9, a crashed xdist worker) or interrupted (Ctrl-C): what it recorded is no cassette,
+    and the next run records the test again instead of replaying half of it; a cassette it had stays as it was."""
+    module(tester, upstream, "test_kill", KILLED)
+    cassette = tester.path / "cassettes" / "test_kill" / "test_killed.json"
+    monkeypatch.setenv("STOP_THE_TEST", "SIGKILL")
+    assert tester.runpytest_subprocess().ret == -signal.SIGKILL
+    assert journal_path(cassette).exists()  # what the killed test recorded, never confirmed
+    monkeypatch.delenv("STOP_THE_TEST")
+    tester.runpytest().assert_outcomes(passed=1)  # once: recorded afresh, not replayed
+    recorded = cassette.read_bytes()
+    assert len(exchanges(cassette)) == 2
+
+    monkeypatch.setenv("STOP_THE_TEST", "SIGINT")
+    assert tester.runpytest_subprocess("--llmproxy-mode", "all").ret == pytest.ExitCode.INTERRUPTED
+    assert cassette.read_bytes() == recorded
+    assert not journal_path(cassette).exists()
+    monkeypatch.setenv("STOP_THE_TEST", "SIGKILL")
+    assert tester.runpytest_subprocess("--llmproxy-mode", "all").ret == -signal.SIGKILL
+    monkeypatch.delenv("STOP_THE_TEST")
+    assert len(exchanges(cassette)) == 2
+    tester.runpytest("--llmproxy-mode", "none", "--llmproxy-strict-unused").assert_outcomes(passed=1)
+
+
+SET_UP_ERRORS = {
+    'expectaions="expectations.json"': "@pytest.mark.llmproxy: unknown argument 'expectaions' (did you mean"
+    " 'expectations'?)",
+    "cassete='shared'": "@pytest.mark.llmproxy: unknown argument 'cassete' (did you mean 'cassette'?)",
+    "record='all'": "@pytest.mark.llmproxy: unknown argument 'record' (it takes cassette, mode, preset, match,"
+    " expectations, chaos)",
+    "'a', 'b'": "@pytest.mark.llmproxy takes at most one positional argument: the cassette",
+    'mode="nonee"': "mode='nonee': expected one of none, once, new_episodes, all, rewrite (did you mean 'none'?)",
+    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, none (did you"
+    " mean 'claude-code'?)",
+    "cassette=5": "cassette=5: expected a cassette's name or path",
+    "expectations=5": "expectations=5: expected an expectations file's path",
+    "match=5": "match=5: expected JSONPaths of request-body fields to ignore, or a MatchOptions",
+    "match=['$..[']": "match=['$..[']: cannot read the JSON path '$..[' at '..['",
+    'expectations="missing.json"': "*missing.json: cannot read the expectations file: No such file or directory",
+    'expectations="broken.json"': "*broken.json: $.expectations[0].respnd: Extra inputs are not permitted",
+    "chaos=42": "chaos=42: expected a chaos file's path, a dict or options (docs/chaos.md)",
+    "chaos='--fial 500@1'": "chaos='--fial 500@1': No such option '--fial'. Did you mean '--fail'?",
+    "'corrupt'": "*corrupt.json: invalid JSON at line 2, column 1: unexpected end of data",
+}
+
+
+def test_set_up_errors_are_one_line_without_llmproxy_source(tester: pytest.Pytester, upstream: Upstream):
+    """Each bad marker argument or file fails its test's set-up with one line saying what is wrong — as pytest
+    shows it by default (`--tb=auto`), with no line of llmproxy's own source above it."""
+    (tester.path / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "x"}}]}))
+    (tester.path / "broken.json").write_text(json.dumps({"expectations": [{"respnd": {"text": "x"}}]}))
+    (tester.path / "cassettes").mkdir()
+    (tester.path / "cassettes" / "corrupt.json").write_text('{"llmproxy_cassette": 1, "exchanges": [\n')
+    body = "".join(
+        f"\n@pytest.mark.llmproxy({arguments})\ndef test_{number}(llmproxy):\n    pass\n"
+        for number, arguments in enumerate(SET_UP_ERRORS)
+    )
+    body += "\n@pytest.mark.llmproxy(moed='all')\ndef test_marker_only():\n    pass\n"
+    module(tester, upstream, "test_set_up", body)
+    for options in ((), ("--llmproxy-check-orphans",)):
+        result = tester.runpytest_subprocess(*options)
+        result.assert_outcomes(errors=len(SET_UP_ERRORS) + 1)
+        text = result.stdout.str()
+        sections = re.split(r"\n_+ ERROR at setup of (\w+) _+\n", text.split("= ERRORS =", 1)[1])[1:]
+        shown = dict(zip(sections[::2], (section.split("\n=", 1)[0] for section in sections[1::2]), strict=True))
+        for number, message in enumerate(SET_UP_ERRORS.values()):  # "*": the path before it is the test's own
+            line = shown[f"test_{number}"]
+            assert line.endswith(message[1:]) if message.startswith("*") else line == f"llmproxy: {message}", line
+        result.stdout.fnmatch_lines(["llmproxy: @pytest.mark.llmproxy: unknown argument 'moed' (did you mean 'mode'?)"])
+        for internals in ("llmproxy/testing", "Traceback", "INTERNALERROR"):
+            assert internals not in text
+
+
+def test_bad_options_are_usage_errors(tester: pytest.Pytester, upstream: Upstream):
+    module(tester, upstream, "test_options", "def test_one(llmproxy):\n    ask('one')\n")
+    cases = {
+        ("--llmproxy-cassette-dir", "test_options.py"): "ERROR: --llmproxy-cassette-dir test_options.py: not a"
+        " directory (*test_options.py)",
+        ("--llmproxy-cassette-dir", "nowhere", "--llmproxy-mode", "none"): "ERROR: --llmproxy-cassette-dir nowhere:"
+        " no such directory (*nowhere), and --llmproxy-mode none: it only replays cassettes, it records none",
+        ("--llmproxy-mode", "nonee"): "*argument --llmproxy-mode: invalid choice: 'nonee'*",
+    }
+    for options, message in cases.items():
+        result = tester.runpytest_subprocess(*options)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, options
+        result.stderr.fnmatch_lines([message])
+        assert "Traceback" not in result.stderr.str()

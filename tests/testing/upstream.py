@@ -1,7 +1,8 @@
 """A stand-in Anthropic Messages API (and OpenAI Chat Completions, at `/v1/chat/completions`) on 127.0.0.1 that
 answers every request, counting them: what recording tests record from, and what proves a replay never reached
 the network. A prompt that mentions the weather gets a tool call (Anthropic); every answer says how many
-requests came before it, so a replay is told from a new answer."""
+requests came before it, so a replay is told from a new answer. Two prompts get no answer at all: "hang up"
+closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops."""
 
 import itertools
 import json
@@ -43,6 +44,7 @@ def openai_answer(request: dict[str, Any], count: int) -> dict[str, Any]:
 class Upstream:
     def __init__(self) -> None:
         self.count = 0
+        self.stopping = threading.Event()  # what "never answer" waits for
         counter = itertools.count(1)
         upstream = self
 
@@ -55,6 +57,12 @@ class Upstream:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 upstream.count = next(counter)
+                prompt = str(json.loads(body)["messages"][-1]["content"])
+                if prompt in ("hang up", "never answer"):
+                    if prompt == "never answer":
+                        upstream.stopping.wait(60)
+                    self.close_connection = True
+                    return
                 shape = openai_answer if self.path.endswith("/chat/completions") else answer
                 reply = json.dumps(shape(json.loads(body), upstream.count)).encode()
                 self.send_response(200)
@@ -77,5 +85,6 @@ class Upstream:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
