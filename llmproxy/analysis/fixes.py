@@ -9,6 +9,7 @@ caches implicitly on 2.5 models and explicitly through `cachedContents`.
 
 import orjson
 
+from llmproxy.analysis.caching import OPENAI_MINIMUM
 from llmproxy.analysis.report import Fix
 from llmproxy.analysis.signals import ECONOMY_MODELS
 from llmproxy.model import Operation, Provider
@@ -111,8 +112,8 @@ def caching_fix(provider: Provider, operation: Operation, summary: str) -> Fix:
         )
     if provider is Provider.OPENAI and operation in (Operation.CHAT_COMPLETIONS, Operation.RESPONSES):
         action = (
-            f"{_STABLE_PREFIX}; OpenAI caches a shared prefix of 1,024 tokens or more, and prompt_cache_key keeps "
-            "one agent's calls on the same cache."
+            f"{_STABLE_PREFIX}; OpenAI caches a shared prefix of {OPENAI_MINIMUM:,} tokens or more, and "
+            "prompt_cache_key keeps one agent's calls on the same cache."
         )
         snippet = _OPENAI_CHAT_SNIPPET if operation is Operation.CHAT_COMPLETIONS else _OPENAI_RESPONSES_SNIPPET
         return Fix(
@@ -127,7 +128,7 @@ def caching_fix(provider: Provider, operation: Operation, summary: str) -> Fix:
             summary=summary, action=action, configSnippet='{"keep_alive": "30m"}', exampleExpectation=None, docsUrl=None
         )
     where = {
-        Provider.AZURE: "; Azure OpenAI caches a shared prefix of 1,024 tokens or more by itself.",
+        Provider.AZURE: f"; Azure OpenAI caches a shared prefix of {OPENAI_MINIMUM:,} tokens or more by itself.",
         Provider.GEMINI_CODE_ASSIST: "; the Gemini Code Assist back end caches a shared prefix by itself.",
     }.get(provider, ", or send less of it: this API has no prompt cache to turn on.")
     return Fix(

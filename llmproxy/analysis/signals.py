@@ -2,7 +2,8 @@
 
 Each detector returns a `Finding` or None: the calls it affects (1-based indices into the report), the
 input tokens it estimates wasted, and the dollars a fix would save, priced on the affected calls' own
-models (`Savings`). Thresholds are constants here, as in MockServer's v1.
+models (`Savings`). Thresholds are constants here, as in MockServer's v1; what a provider caches is its own
+(`caching`).
 """
 
 import bisect
@@ -12,13 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+from llmproxy.analysis.caching import caching_minimum
 from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, Call
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
 from llmproxy.words import plural
 
 CACHED_SHARE = 0.9
-CACHEABLE_TOKENS = 1_024  # the shortest prefix a provider caches (Anthropic's Sonnet/Opus, OpenAI)
 LARGE_CONTEXT_TOKENS = 2_000
 OVERSIZED_RESULT_TOKENS = 1_000
 BLOAT_TOKENS = 1_500
@@ -65,16 +66,22 @@ def _uncached_system(call: Call) -> int:
 
 
 def _system_repeats(calls: Sequence[Call]) -> list[tuple[int, Call, int]]:
-    """(index, call, uncached system tokens) for every call that repeats an earlier call's system prompt."""
+    """(index, call, uncached system tokens) for every call that repeats an earlier call's system prompt, long
+    enough for its model to cache: a shorter one cannot be cached, however often it is sent."""
     seen: set[str] = set()
     repeats = []
     for index, call in enumerate(calls, 1):
         if call.system_fingerprint is None or call.status is None or call.status >= 400:
             continue
-        if call.system_fingerprint in seen:
+        if call.system_fingerprint in seen and _cacheable(call, call.tokens(call.system_tokens)):
             repeats.append((index, call, _uncached_system(call)))
         seen.add(call.system_fingerprint)
     return repeats
+
+
+def _cacheable(call: Call, tokens: int) -> bool:
+    """Whether a prefix of `tokens` is one the call's model caches."""
+    return tokens >= caching_minimum(call.model, call.provider)
 
 
 def _caching_saving(calls: Sequence[Call], repeats: list[tuple[int, Call, int]], savings: Savings) -> Decimal:
@@ -94,7 +101,7 @@ def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding |
         return None
     wasted = sum(tokens for _, _, tokens in repeats)
     full = sum(call.tokens(call.system_tokens) for _, call, _ in repeats)
-    high = min(call.tokens(call.system_tokens) for _, call, _ in repeats) >= CACHEABLE_TOKENS and 2 * wasted >= full
+    high = 2 * wasted >= full  # mostly sent uncached; partly cached is MEDIUM
     prompts = len({call.system_fingerprint for _, call, _ in repeats})
     detail = (
         f"{plural(len(repeats), 'call')} re-sent a system prompt an earlier call had sent "
@@ -107,14 +114,20 @@ def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding |
 def low_cache_hit_rate(calls: Sequence[Call], savings: Savings) -> Finding | None:
     input_tokens = sum(call.usage.input_tokens for call in calls)
     ratio = sum(call.usage.cache_read_tokens for call in calls) / input_tokens if input_tokens else 0.0
-    repeats = [r for r in _system_repeats(calls) if r[2] > 0 and r[1].tokens(r[1].system_tokens) >= CACHEABLE_TOKENS]
+    repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
     if ratio >= LOW_CACHE_RATIO or not repeats:
         return None
     not_yet_cached = sum(tokens for _, _, tokens in repeats)
     high = not_yet_cached >= LARGE_CONTEXT_TOKENS and ratio < VERY_LOW_CACHE_RATIO
+    minimums = sorted({caching_minimum(call.model, call.provider) for _, call, _ in repeats})
+    minimum = (
+        f"the model's caching minimum is {minimums[0]:,} tokens"
+        if len(minimums) == 1
+        else f"the models' caching minimums are {minimums[0]:,} to {minimums[-1]:,} tokens"
+    )
     detail = (
-        f"{ratio:.0%} of input tokens were read from the cache, while {not_yet_cached:,} tokens of a repeated, "
-        f"cacheable system prompt ({CACHEABLE_TOKENS:,}+ tokens) were sent uncached on {plural(len(repeats), 'call')}."
+        f"{ratio:.0%} of input tokens were read from the cache, while {not_yet_cached:,} tokens of a repeated "
+        f"system prompt long enough to cache ({minimum}) were sent uncached on {plural(len(repeats), 'call')}."
     )
     saving = _caching_saving(calls, repeats, savings)
     return Finding(
@@ -133,6 +146,8 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
                 if block.fingerprint in seen:
                     carried[index] = carried.get(index, 0) + block.tokens
                 seen.add(block.fingerprint)
+    # a breakpoint covers at most the whole prompt: one its model would not cache holds nothing to cache
+    carried = {i: tokens for i, tokens in carried.items() if _cacheable(calls[i - 1], calls[i - 1].usage.input_tokens)}
     affected = {
         index: uncached
         for index, tokens in carried.items()
