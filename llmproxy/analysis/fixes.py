@@ -248,7 +248,8 @@ _STATIC: dict[str, tuple[str, Fix]] = {
             action=(
                 "Every tool definition is input on every call: send only the tools a task needs in the request's "
                 "tools. A coding agent chooses its own (Claude Code: `--tools` names the built-in ones it offers, "
-                'e.g. `--tools "Bash,Read,Edit"`).'
+                'e.g. `--tools "Bash,Read,Edit"`). In a test suite, a tool no test made the model call is one no '
+                "test exercises: remove it, or add a test that needs it."
             ),
             configSnippet=None,
             exampleExpectation=None,
