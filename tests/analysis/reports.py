@@ -21,6 +21,8 @@ from tests.cassette.factory import STARTED, exchange, request, response
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNAL_CASSETTES = ROOT / "cassettes" / "report"
+CRAFTED_RUNS = tuple(sorted(str(path.relative_to(ROOT)) for path in SIGNAL_CASSETTES.glob("*.json")))
+"""The crafted run of each signal and the clean run, one cassette each (a test suite's folder is beside them)."""
 
 
 @contextmanager

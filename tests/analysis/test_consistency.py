@@ -8,12 +8,12 @@ import pytest
 
 from llmproxy.analysis.sources import Grouping
 from tests.analysis.consistency import assert_consistent
-from tests.analysis.reports import ROOT, run_of
+from tests.analysis.reports import CRAFTED_RUNS, ROOT, run_of
 
 AGENTS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "cassettes").glob("*.json"))
 CHAOS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "cassettes" / "chaos").glob("*.json"))
-CRAFTED = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "cassettes" / "report").glob("*.json"))
-RUNS = [*AGENTS, *CHAOS, *CRAFTED, "cassettes"]
+SUITE = "cassettes/report/test-suite"  # crafted, one cassette per test as the plugin names them
+RUNS = [*AGENTS, *CHAOS, *CRAFTED_RUNS, SUITE, "cassettes"]
 
 
 @pytest.mark.parametrize("grouping", list(Grouping))
