@@ -2,6 +2,8 @@
 test is a session, and a signal tells a team what is waste in its suite — not that two tests asked the same
 question, nor that a test did not need every tool its application offers."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 from llmproxy.analysis.report import Report, Signal
@@ -54,3 +56,21 @@ def test_a_short_system_prompt_is_not_worth_caching(suite_cassettes: Path) -> No
     report = report_of(str(suite_cassettes))
     assert fired(report, "REPEATED_SYSTEM_PROMPT") is None
     assert fired(report, "LOW_CACHE_HIT_RATE") is None
+
+
+def test_llmproxy_report_over_the_cassettes_folder_says_so(suite_cassettes: Path) -> None:
+    """As docs/pytest.md has it: `llmproxy report` over the project's cassette folder, from the project."""
+    project = suite_cassettes.parent.parent
+    run = subprocess.run(
+        [sys.executable, "-m", "llmproxy", "report", "cassettes", "--format", "markdown"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "- Calls: 26 in 15 sessions, grouped by cassette" in run.stdout
+    (unused,) = [line for line in run.stdout.splitlines() if "never called" in line]
+    assert "tool offered on 24 calls and never called in any of the 15 sessions (search_docs)" in unused
+    assert "REPEATED_SYSTEM_PROMPT" not in run.stdout
