@@ -1,4 +1,4 @@
-"""The one exception tree of llmproxy (DESIGN.md §5).
+"""The one exception tree of llmproxy (docs/architecture.md#conventions).
 
 Callers catch `LlmproxyError` for anything llmproxy raised on purpose; everything else is a bug.
 """

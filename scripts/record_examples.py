@@ -1,5 +1,6 @@
 """Regenerate the committed example cassettes in cassettes/, recorded through `llmproxy record` from real
-clients talking to a local stand-in for the provider (so no key and no network are needed):
+clients talking to a local stand-in for the provider (so no key and no network are needed), which reports
+the usage the provider would: the prompt's size, its cache reads and writes (tests/e2e/clis.py):
 
     .venv/bin/python scripts/record_examples.py [quickstart] [claude-code] [codex-tool-loop] [codex-websocket]
                                                 [gemini-cli] [opencode] [chaos]
@@ -32,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from llmproxy.model import Completion, StopReason, Usage  # noqa: E402
+from llmproxy.model import Completion, StopReason  # noqa: E402
 from tests.certs import make_test_ca  # noqa: E402
 from tests.e2e.clis import CLAUDE, CODEX, GEMINI, OPENCODE, Cli, ScriptedServer, record_scripted  # noqa: E402
 from tests.e2e.test_codex import codex_env  # noqa: E402
@@ -103,13 +104,11 @@ def main() -> int:
         env = {"PATH": os.environ["PATH"], "HOME": home, "LANG": "C.UTF-8", "ANTHROPIC_API_KEY": "sk-ant-example"}
         work = Path(home) / "work"
         work.mkdir()
+        answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN)]
+        quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
         if "quickstart" in names:
-            answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
-            quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
             record(out / "quickstart.json", answer, quickstart, env, ROOT)
         if "chaos" in names:
-            answer = [Completion(text=ANSWER, stop_reason=StopReason.END_TURN, usage=Usage(24, 38))]
-            quickstart = [sys.executable, str(ROOT / "scripts" / "quickstart.py")]
             overloaded = ("--fail", "529@1", "--retry-after", "0.5", "--seed", "7")
             recovered = (*overloaded, "--fail-first", "2")
             record(out / "chaos" / "recovered.json", answer, quickstart, env, ROOT, chaos=recovered)

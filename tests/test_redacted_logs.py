@@ -1,4 +1,4 @@
-"""No secret in a log line: llmproxy's records are redacted when they are made (issue 15 §8)."""
+"""No secret in a log line: llmproxy's records are redacted when they are made (docs/security.md#what-is-printed)."""
 
 import logging
 

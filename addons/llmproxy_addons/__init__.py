@@ -1,1 +1,2 @@
-"""Thin mitmproxy addons: translate flows to core objects and apply the core's decisions (DESIGN.md §1)."""
+"""Thin mitmproxy addons: translate flows to core objects and apply the core's decisions
+(docs/architecture.md#one-chain-two-doors)."""

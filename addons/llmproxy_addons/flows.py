@@ -1,4 +1,4 @@
-"""The data seam: mitmproxy flows as llmproxy's core capture types, and nothing else (DESIGN.md §3.1)."""
+"""The data seam: mitmproxy flows as llmproxy's core capture types, and nothing else (docs/architecture.md#seams)."""
 
 from datetime import UTC, datetime
 

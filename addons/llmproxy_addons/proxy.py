@@ -1,4 +1,4 @@
-"""Runs mitmproxy in-process: the one place that builds a Master (mitmproxy-notes.md §1).
+"""Runs mitmproxy in-process: the one place that builds a Master (docs/mitmproxy.md#what-llmproxy-relies-on).
 
 The Master runs on its own thread and event loop. `Master.run()` installs an eager task factory and an
 exception handler on whatever loop it runs on, and mitmproxy dispatches every flow to the one global
@@ -147,7 +147,7 @@ class ProxyThread:
             needed.append(update_alt_svc.UpdateAltSvc())
         master.addons.add(*needed, *self.addons)
         modes = self._modes()
-        # options registered by addons exist only after the addons are added (mitmproxy-notes.md §1)
+        # options registered by addons exist only after the addons are added (docs/mitmproxy.md#what-llmproxy-relies-on)
         master.options.update(
             listen_host=self.settings.listen_host,
             mode=[spec for spec, _ in modes],

@@ -1,8 +1,8 @@
 """The relay door: a loopback HTTP/1.1 server on the proxy's own event loop. It serves two kinds of request:
 
 * replies the proxy door filed under a token (`serve`): mitmproxy cannot emit a timed synthetic stream itself
-  (mitmproxy-notes.md §3b), so a paced reply is fetched from here, through the proxy, and sent chunk by chunk
-  on its schedule;
+  (docs/mitmproxy.md#what-llmproxy-relies-on), so a paced reply is fetched from here, through the proxy, and
+  sent chunk by chunk on its schedule;
 * requests from clients that use it as their base URL: translated into an `Incoming` and answered by the same
   answer chain as the proxy door, without the proxy's cost of interception (about a millisecond of CPU a
   request). The relay cannot forward (it has no origin), so what nothing answers here is refused.

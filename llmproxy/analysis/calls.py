@@ -102,7 +102,7 @@ class Call:
     history_tokens: int  # estimated tokens of the whole history the request sent
     head_system: str  # the system messages its history starts with (inherited by requests that extend it)
     scale: float  # reported input tokens / estimated prompt tokens, at most 1: sizes are estimates (bytes / 4)
-    injected: "tuple[Injected, ...]" = ()  # faults llmproxy put into this call's answer on purpose (issue 20)
+    injected: "tuple[Injected, ...]" = ()  # faults llmproxy put into this call's answer on purpose (docs/chaos.md)
 
     def tokens(self, estimate: int) -> int:
         """An estimated size in the provider's own tokens: scaled so that no part of a prompt counts for more

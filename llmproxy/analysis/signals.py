@@ -157,7 +157,7 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
     affected = {
         index: uncached
         for index, tokens in carried.items()
-        if (uncached := min(calls[index - 1].tokens(tokens), _uncached_input(calls[index - 1]))) > 0
+        if (uncached := _uncached_carried(calls[index - 1], tokens))
     }
     if not affected:
         return None
@@ -364,6 +364,15 @@ def _carried(
             for later in range(at, len(sums)):
                 sums[later] += size(block)
     return carried
+
+
+def _uncached_carried(call: Call, estimate: int) -> int:
+    """Of the blocks a call re-sends (`estimate` tokens), those its cache reads did not cover. Providers cache
+    a prompt's prefix, and re-sent blocks come before what the call sends new: reads covering 90% of the prompt
+    cover them (sizes are estimates), the few tokens left uncached being the call's newest messages."""
+    if call.usage.cache_read_tokens >= call.usage.input_tokens * CACHED_SHARE:
+        return 0
+    return min(call.tokens(estimate), _uncached_input(call))
 
 
 def _uncached_input(call: Call) -> int:

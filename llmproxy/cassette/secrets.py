@@ -6,11 +6,12 @@ name), HASH the first 8 hex digits of the secret's SHA-256. The same secret alwa
 placeholder, in every file and run, so replay can match on the redacted form; 32 bits of a hash reveal
 nothing usable about a high-entropy key. No rule matches a placeholder, so redacting twice changes nothing.
 
-Speed (issue 15 §9): Aho-Corasick passes (the Rust `aho-corasick` crate, through `ahocorasick_rs`) find
-every keyword in the lower-cased text's UTF-8; only where one is found does a rule's regular expression
-run, once, anchored where its match must start. Text without a keyword, nearly all LLM traffic, costs
-those passes: the crate's SIMD prefilter (Teddy) keeps each at GB/s while it holds at most 64 keywords of
-three characters or more, so the keywords are split into automata of 64 (scripts/bench/redaction.py).
+Speed (at least 200 MB/s on one core, docs/performance.md#large-answers-keeping-up-in-bounded-memory):
+Aho-Corasick passes (the Rust `aho-corasick` crate, through `ahocorasick_rs`) find every keyword in the
+lower-cased text's UTF-8; only where one is found does a rule's regular expression run, once, anchored where
+its match must start. Text without a keyword, nearly all LLM traffic, costs those passes: the crate's SIMD
+prefilter (Teddy) keeps each at GB/s while it holds at most 64 keywords of three characters or more, so the
+keywords are split into automata of 64 (scripts/bench/redaction.py).
 """
 
 import hashlib

@@ -1,5 +1,6 @@
-"""The answer chain (DESIGN.md §1): one request type, one answer type, and the ordered stages every request
-meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills the slots."""
+"""The answer chain (docs/architecture.md#one-chain-two-doors): one request type, one answer type, and the ordered
+stages every request meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills
+the slots."""
 
 from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network
 from llmproxy.chain.incoming import Decline, Door, Forwarding, Incoming, Upstream

@@ -2,11 +2,11 @@
 carries llmproxy's diagnostic as the error message its SDK or CLI shows.
 
 By default it is the provider's own "invalid request" error (HTTP 400, in the API's error shape), which no
-client retries: the Stainless SDKs (Anthropic, OpenAI; Claude Code, opencode through the AI SDK) retry
-408, 409, 429 and 5xx, and `x-should-retry: false` forbids even those; Codex retries 5xx and transport
-errors; the Gemini CLI retries 429 and 5xx; google-genai and botocore retry neither 400 (wire-formats.md
-§1.2). A 5xx — MockServer's 599 — is retried by all of them, so a miss took minutes to surface: it stays
-available as an explicit `--miss-status`.
+client retries (docs/providers.md#how-the-sdks-retry): the Stainless SDKs (Anthropic, OpenAI; Claude Code,
+opencode through the AI SDK) retry 408, 409, 429 and 5xx, and `x-should-retry: false` forbids even those;
+Codex retries 5xx and transport errors; the Gemini CLI retries 429 and 5xx; google-genai and botocore retry
+neither 400. A 5xx — MockServer's 599 — is retried by all of them, so a miss took minutes to surface: it
+stays available as an explicit `--miss-status`.
 """
 
 from dataclasses import dataclass

@@ -54,7 +54,7 @@ class Reply:
 
     @property
     def paced(self) -> bool:
-        """Whether some event must wait: then only the relay can send it (mitmproxy-notes.md §3b)."""
+        """Whether some event must wait: then only the relay can send it (mitmproxy sends a made response whole)."""
         return self.events is not None and any(at > 0 for at, _ in self.events)
 
     @property

@@ -1,5 +1,5 @@
 """The coding CLIs people run through llmproxy: how each reaches its API, which variables it reads, and
-which version is installed. From reference/wire-formats.md §10 and each CLI's own documentation.
+which version is installed. docs/clis.md describes each, from each CLI's own documentation.
 
 A CLI that reads the proxy variables is recorded as it runs (`llmproxy record -- claude …`); one that does
 not needs its base URL pointed at llmproxy (`--reverse URL`, or `llmproxy mock`'s base URL).

@@ -1,5 +1,5 @@
 """AWS event-stream (``application/vnd.amazon.eventstream``), decoded incrementally and encoded exactly as
-botocore parses it (wire-formats.md §6.3).
+botocore parses it (docs/providers.md#aws-event-stream-framing).
 
 A message is ``total_length:u32 headers_length:u32 prelude_crc:u32 headers payload message_crc:u32``, all
 big-endian; the prelude CRC covers the first 8 bytes and the message CRC every byte before it (CRC-32, IEEE).

@@ -1,6 +1,6 @@
 """Server-sent events, decoded incrementally and encoded exactly as the official SDKs parse them.
 
-Rules (wire-formats.md §1.1): lines end at ``\\r\\n``, ``\\n`` or ``\\r``; a blank line ends an event;
+Rules (docs/providers.md#server-sent-events): lines end at ``\\r\\n``, ``\\n`` or ``\\r``; a blank line ends an event;
 fields are ``event``, ``data`` (several lines join with ``\\n``), ``id`` and ``retry``; one space after
 the colon is dropped; lines starting with ``:`` are comments. The decoder keeps partial lines (and a
 ``\\r`` that may be the first half of ``\\r\\n``) between feeds, so any split of the bytes gives the same

@@ -1,4 +1,4 @@
-"""Intercept (issue 20): chaos, quotas and a cost budget on every request, decided in the pure core.
+"""Intercept (docs/chaos.md): chaos, quotas and a cost budget on every request, decided in the pure core.
 
 `engine.Intercept` decides per request from profiles (`profile.py`) that come from the chaos file and the
 command line (`rules.py`), the runtime control API (`hosts.py`, `control.py`) and a request's own

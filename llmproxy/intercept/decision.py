@@ -1,6 +1,7 @@
-"""What the intercept decides for one request (DESIGN.md §3, the decision seam): refuse it with an error, drop
-the connection, answer it with a misbehaving model, or let it be answered — shaped on the way, with the
-rate-limit state to advertise and the token quotas to charge. Only the chain's stage and tap apply these.
+"""What the intercept decides for one request (the decision seam, docs/architecture.md#seams): refuse it with
+an error, drop the connection, answer it with a misbehaving model, or let it be answered — shaped on the way,
+with the rate-limit state to advertise and the token quotas to charge. Only the chain's stage and tap apply
+these.
 
 A refusal is encoded here, pure: the body by the requesting API's own error encoder (what its SDK parses),
 the status as the profile asked, `retry-after` as given (seconds or a date), and the provider's full

@@ -1,4 +1,4 @@
-"""The provider-neutral vocabulary every other part of llmproxy speaks (DESIGN.md §2)."""
+"""The provider-neutral vocabulary every other part of llmproxy speaks (docs/architecture.md#the-core)."""
 
 from llmproxy.model.completion import Completion, StopReason, Usage
 from llmproxy.model.content import (

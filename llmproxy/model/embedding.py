@@ -1,4 +1,4 @@
-"""Embedding and rerank requests and results, provider-neutral (wire-formats.md §9).
+"""Embedding and rerank requests and results, provider-neutral (docs/providers.md#embeddings-and-rerank).
 
 Vectors are tuples of floats whatever the wire carried (JSON numbers, base64 float32, Gemini `values`),
 so one result can be served in any provider's shape. Names of options (`encodings`, `input_type`) keep

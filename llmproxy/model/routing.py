@@ -31,7 +31,7 @@ class Operation(StrEnum):
     INVOKE = "invoke"  # Bedrock invoke + invoke-with-response-stream; the body's format follows the model
     GENERATE_CONTENT = "generate_content"
     RERANK = "rerank"
-    # the Responses API's lifecycle beyond creating a response (wire-formats.md §4)
+    # the Responses API's lifecycle beyond creating a response (docs/providers.md#the-responses-lifecycle)
     RESPONSE_RETRIEVE = "response_retrieve"  # GET /responses/{id}: background polling, stream resumption
     RESPONSE_CANCEL = "response_cancel"
     RESPONSE_DELETE = "response_delete"

@@ -1,1 +1,1 @@
-"""Provider wire formats: detection, codecs and the registry that finds them (DESIGN.md §2)."""
+"""Provider wire formats: detection, codecs and the registry that finds them (docs/providers.md)."""

@@ -1,8 +1,8 @@
 """What every chat codec offers, and the small helpers they share.
 
-A codec turns one provider's bytes into the neutral model and back (DESIGN.md §2). Bodies are bytes in and
-bytes out, and streams are lists of wire events (each element one event, already framed), so callers never
-need to know a provider's framing: the replay relay and the mock send the elements one by one.
+A codec turns one provider's bytes into the neutral model and back (docs/architecture.md#the-core). Bodies are bytes in
+and bytes out, and streams are lists of wire events (each element one event, already framed), so callers never need to
+know a provider's framing: the replay relay and the mock send the elements one by one.
 """
 
 import functools

@@ -2,7 +2,7 @@
 provider package beside its codecs and reached through the registry (`registry.facts`, `registry.history_paths`).
 
 * `volatile`: JSON paths of request fields that differ between two runs of the same program (a session id,
-  a user id for abuse tracking); replay matching leaves them out (wire-formats.md).
+  a user id for abuse tracking); replay matching leaves them out (docs/replay.md#matching).
 * `history`: where a request carries the conversation so far; a cassette stores each shared prefix once.
 * `input_excludes_cache`: whether the API's input token count leaves out cache reads and writes (Anthropic's
   `input_tokens`), where others count the whole prompt (OpenAI's `prompt_tokens`).

@@ -147,7 +147,7 @@ RULES: list[RouteRule] = [
         re.compile(rf"{_RESPONSES}$"),
         Streaming.BODY_FLAG,
         hosts=OPENAI_HOSTS + CODEX_HOSTS,
-        websocket=True,  # Codex CLI's default transport (reference/codex-websocket.md)
+        websocket=True,  # Codex CLI's default transport (docs/providers.md#responses-over-websocket)
     ),
     # compatible vendors drop the /v1 prefix (api.deepseek.com/responses): only on their hosts, the path
     # being too generic elsewhere
@@ -192,7 +192,7 @@ RULES: list[RouteRule] = [
         hosts=ANTHROPIC_HOSTS,
         headers=("anthropic-version",),
     ),
-    # Azure OpenAI (wire-formats.md §7): deployment paths name the model; the v1 paths are OpenAI's own, so
+    # Azure OpenAI (docs/providers.md#azure-openai): deployment paths name the model; the v1 paths are OpenAI's own, so
     # they are Azure's only on Azure hosts or with Azure's `api-key` header.
     RouteRule(
         Provider.AZURE,
@@ -232,7 +232,7 @@ RULES: list[RouteRule] = [
         hosts=AZURE_HOSTS,
         headers=("api-key",),
     ),
-    # Ollama's native API (§8); its OpenAI-compatible /v1 paths are OpenAI's rules above.
+    # Ollama's native API (docs/providers.md#ollama); its OpenAI-compatible /v1 paths are OpenAI's rules above.
     RouteRule(
         Provider.OLLAMA,
         Operation.CHAT,
@@ -285,7 +285,7 @@ RULES: list[RouteRule] = [
     RouteRule(
         Provider.GEMINI_CODE_ASSIST, Operation.COUNT_TOKENS, _code_assist("countTokens"), hosts=CODE_ASSIST_HOSTS
     ),
-    # embeddings and rerank (wire-formats.md §9)
+    # embeddings and rerank (docs/providers.md#embeddings-and-rerank-on-the-wire)
     RouteRule(
         Provider.GEMINI,
         Operation.EMBEDDINGS,

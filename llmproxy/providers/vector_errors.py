@@ -1,6 +1,6 @@
-"""Error bodies that are one flat JSON object with the message under one key: Cohere ``{"message": …}``
-and Voyage ``{"detail": …}`` (wire-formats.md §9). These APIs name no error type, so the HTTP status alone
-carries the kind: each kind gets its own status, and decoding reads the kind back from it."""
+"""Error bodies that are one flat JSON object with the message under one key: Cohere ``{"message": …}`` and Voyage
+``{"detail": …}`` (docs/providers.md#embeddings-and-rerank-on-the-wire). These APIs name no error type, so the HTTP
+status alone carries the kind: each kind gets its own status, and decoding reads the kind back from it."""
 
 from dataclasses import dataclass
 from typing import Final

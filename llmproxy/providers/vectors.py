@@ -1,4 +1,5 @@
-"""What every embedding and rerank codec offers, and the wire helpers they share (wire-formats.md §9).
+"""What every embedding and rerank codec offers, and the wire helpers they share
+(docs/providers.md#embeddings-and-rerank).
 
 Like `ChatCodec`, a codec is a record of functions over bytes. Unlike chat, the answer's shape depends on
 the request (base64 or floats, one vector or a list, Cohere's by-type object), so `encode_response` takes

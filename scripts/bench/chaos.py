@@ -1,10 +1,9 @@
-"""What chaos costs (issue 20 §8): `llmproxy mock` (both doors) and `llmproxy replay` serving the same small
-request again and again, each as processes of its own: without chaos (the baseline); with an inactive
-profile (a chaos file whose rule is for another host: chaos is configured, this traffic meets none of it);
-with a profile armed on every request that never fires (`--fail 500@0`: every request is counted, drawn
-for and let through — what an evaluated profile costs, reported, no target); and with a 10% fault rate
-(`--fail 500@0.1 --seed 1`: provider-correct 500s, counted as answers). Targets: inactive ≥ 0.97 of the
-baseline's requests per second, 10% faults ≥ 0.90.
+"""What chaos costs (docs/performance.md#chaos): `llmproxy mock` (both doors) and `llmproxy replay` serving the same
+small request again and again, each as processes of its own: without chaos (the baseline); with an inactive profile (a
+chaos file whose rule is for another host: chaos is configured, this traffic meets none of it); with a profile armed on
+every request that never fires (`--fail 500@0`: every request is counted, drawn for and let through — what an evaluated
+profile costs, reported, no target); and with a 10% fault rate (`--fail 500@0.1 --seed 1`: provider-correct 500s,
+counted as answers). Targets: inactive ≥ 0.97 of the baseline's requests per second, 10% faults ≥ 0.90.
 
     .venv/bin/python scripts/bench/chaos.py [--quick] [--rounds N] [--seconds S]
     .venv/bin/python scripts/bench/chaos.py --callgrind N

@@ -1,7 +1,7 @@
-"""What the mock serves (issue 6 §5): `llmproxy mock` for clients set by base URL (answered on the loopback
-relay) and for HTTPS_PROXY-style clients (through the proxy), against a minimal raw asyncio server returning a
-canned body (upstream.py: the practical limit) and against mitmproxy relaying to that server (mitmdump as a
-plain proxy: what any request through mitmproxy costs).
+"""What the mock serves (docs/performance.md#mock): `llmproxy mock` for clients set by base URL (answered on the
+loopback relay) and for HTTPS_PROXY-style clients (through the proxy), against a minimal raw asyncio server returning a
+canned body (upstream.py: the practical limit) and against mitmproxy relaying to that server (mitmdump as a plain proxy:
+what any request through mitmproxy costs).
 
     .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S] [--peers DIR]
                                            [--base-url-only] [--versus CHECKOUT …]

@@ -1,5 +1,5 @@
-"""What recording costs the traffic it records (issue 4 §8): `llmproxy record` against bare mitmdump and
-against no proxy at all, in one run.
+"""What recording costs the traffic it records (docs/performance.md#recordings-cost): `llmproxy record` against bare
+mitmdump and against no proxy at all, in one run.
 
     .venv/bin/python scripts/bench/proxy.py [--quick] [--rounds N] [--seconds S] [--json PATH]
                                            [--profile DIR]
@@ -171,7 +171,8 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 
 
 def report(runs: dict[str, list[dict[str, Any]]], names: list[str], args: argparse.Namespace) -> str:
-    """Markdown tables of the medians over rounds, and the verdicts against the targets of issue 4 §8."""
+    """Markdown tables of the medians over rounds, and the verdicts against the targets
+    (docs/performance.md#recordings-cost)."""
     lines = [
         "| body | concurrency | target | req/s | p50 ms | p99 ms | proxy CPU ms/req |",
         "|---|---|---|---|---|---|---|",

@@ -1,6 +1,7 @@
-"""Whether recording keeps up with the traffic, in bounded memory (issue 15 §9): `llmproxy record` against
-bare mitmdump, with request and response bodies of the same size (1 KB and 200 KB by default), the answers
-whole JSON bodies or streamed.
+"""Whether recording keeps up with the traffic, in bounded memory
+(docs/performance.md#large-answers-keeping-up-in-bounded-memory): `llmproxy record` against bare mitmdump, with
+request and response bodies of the same size (1 KB and 200 KB by default), the answers whole JSON bodies or
+streamed.
 
     .venv/bin/python scripts/bench/recording.py [--rounds N] [--seconds S] [--sizes 1000,200000]
                                                [--answers json,stream] [--concurrency 8] [--json PATH]

@@ -1,4 +1,5 @@
-"""How fast redaction scans (issue 15 §9: at least 200 MB/s on one core), in one process.
+"""How fast redaction scans, in one process: at least 200 MB/s on one core is the target
+(docs/performance.md#large-answers-keeping-up-in-bounded-memory).
 
     .venv/bin/python scripts/bench/redaction.py [--rounds N]
 

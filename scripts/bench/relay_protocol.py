@@ -1,7 +1,7 @@
-"""What the base-URL relay's connection protocol costs a request by itself (issue 22 §4): its `_Connection` fed
-the same small request again and again on one keep-alive connection, a stub relay answering every request
-with one fixed reply, writes going nowhere — the HTTP/1.1 reading, framing and writing, without the answer
-chain or the sockets.
+"""What the base-URL relay's connection protocol costs a request by itself (docs/performance.md#where-each-mode-stands):
+its `_Connection` fed the same small request again and again on one keep-alive connection, a stub relay answering every
+request with one fixed reply, writes going nowhere — the HTTP/1.1 reading, framing and writing, without the answer chain
+or the sockets.
 
     .venv/bin/python scripts/bench/relay_protocol.py [OTHER/stream_relay.py …]
 

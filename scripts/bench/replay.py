@@ -1,6 +1,7 @@
-"""What replay serves (issues 5 §7, 22 §1-2): `llmproxy replay` against mitmproxy's own `--server-replay` on
-the same exchanges, each with 1 and with 10,000 exchanges recorded; how long each takes from launch to its
-first answered request, its peak memory, and how long a 10,000-exchange cassette takes to load and index.
+"""What replay serves (targets: docs/performance.md#replay, #where-each-mode-stands): `llmproxy replay` against
+mitmproxy's own `--server-replay` on the same exchanges, each with 1 and with 10,000 exchanges recorded; how long each
+takes from launch to its first answered request, its peak memory, and how long a 10,000-exchange cassette takes to load
+and index.
 
     .venv/bin/python scripts/bench/replay.py [--quick] [--rounds N] [--seconds S]
     .venv/bin/python scripts/bench/replay.py --start-only [--rounds N]

@@ -1,5 +1,5 @@
-"""`llmproxy report` over a 10,000-exchange agent cassette (issue 19 §7): goal under 2 s, memory that grows
-with one conversation, not with the history every turn re-sends.
+"""`llmproxy report` over a 10,000-exchange agent cassette (docs/performance.md#report): goal under 2 s, memory that
+grows with one conversation, not with the history every turn re-sends.
 
     .venv/bin/python scripts/bench/report.py [--rounds 3] [--against DIR]
 

@@ -5,6 +5,8 @@ the client got decides, each cassette judged on its own: a retry of another cass
 error nobody injected, is no recovery."""
 
 import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +97,21 @@ def test_require_retry_fails_a_refusal_the_client_carried_on_past(tmp_path: Path
     assert [fault["next"] for fault in orjson.loads(out)["faults"]] == ["carried_on", "retried"]
 
 
-def test_honour_retry_after_fails_a_retry_that_came_too_soon(tmp_path: Path) -> None:
-    def hurried(exchange: dict[str, Any]) -> None:
-        if exchange["id"] == 2:
-            exchange["timings"]["started_at"] = first_started[: -len("373827Z")] + "400000Z"  # 26 ms later
+def started(exchange_id: int, after: float) -> Callable[[dict[str, Any]], None]:
+    """An edit that starts exchange `exchange_id` of RECOVERED `after` seconds after the one before it."""
+    exchanges = orjson.loads((ROOT / RECOVERED).read_bytes())["exchanges"]
+    before = datetime.fromisoformat(exchanges[exchange_id - 2]["timings"]["started_at"])
+    moment = (before + timedelta(seconds=after)).isoformat().replace("+00:00", "Z")
 
-    first_started = orjson.loads((ROOT / RECOVERED).read_bytes())["exchanges"][0]["timings"]["started_at"]
-    path = crafted(tmp_path, "hurried.json", hurried, RECOVERED)
+    def edit(exchange: dict[str, Any]) -> None:
+        if exchange["id"] == exchange_id:
+            exchange["timings"]["started_at"] = moment
+
+    return edit
+
+
+def test_honour_retry_after_fails_a_retry_that_came_too_soon(tmp_path: Path) -> None:
+    path = crafted(tmp_path, "hurried.json", started(2, after=0.026), RECOVERED)
     assert verify("resilience", path)[0] == 0
     code, _, err = verify("resilience", path, "--honour-retry-after")
     assert code == 1
@@ -136,7 +146,10 @@ def test_each_cassette_is_judged_on_its_own(tmp_path: Path) -> None:
 
 
 def test_a_retry_that_met_an_error_nobody_injected_is_no_recovery(tmp_path: Path) -> None:
+    retried = started(3, after=0.6)
+
     def upstream_error_on_the_last_retry(exchange: dict[str, Any]) -> None:
+        retried(exchange)
         if exchange["id"] == 3:
             exchange["response"]["status"] = 500
             exchange["response"]["reason"] = "Internal Server Error"

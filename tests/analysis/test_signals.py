@@ -77,3 +77,19 @@ def test_a_large_block_is_large_in_the_tokens_the_provider_billed(tmp_path_facto
     assert "LARGE_STATIC_CONTEXT_RESENT" not in {
         s.id for s in report_of("cassettes/claude-code-tool-loop.json").signals
     }
+
+
+def test_a_large_block_read_from_the_cache_is_not_resent_uncached(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Providers cache a prompt's prefix, and a block a call re-sends comes before what it sends new: a later
+    turn that read its earlier turns from the cache (all but its newest message, as agents' later turns do)
+    re-sent no block uncached, whatever its few uncached tokens at the end are."""
+    cassette = orjson.loads((ROOT / TRIGGERS["LARGE_STATIC_CONTEXT_RESENT"]).read_bytes())
+    sent = 0
+    for exchange in cassette["exchanges"]:
+        usage = exchange["response"]["body"]["json"]["usage"]
+        whole = usage["input_tokens"]
+        usage |= {"cache_read_input_tokens": sent, "cache_creation_input_tokens": whole - sent - 4, "input_tokens": 4}
+        sent = whole - 4
+    path = tmp_path_factory.mktemp("cached") / "cached.json"
+    path.write_bytes(orjson.dumps(cassette))
+    assert "LARGE_STATIC_CONTEXT_RESENT" not in {s.id for s in report_of(str(path)).signals}

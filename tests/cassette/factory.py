@@ -49,7 +49,7 @@ def sse_events(*payloads: object, event: str | None = "message_delta") -> tuple[
 
 
 def eventstream_message(payload: bytes, event_type: str = "chunk") -> bytes:
-    """One AWS event-stream message (wire-formats.md §6.3)."""
+    """One AWS event-stream message (docs/providers.md#aws-event-stream-framing)."""
     headers = b""
     for name, value in ((b":message-type", b"event"), (b":event-type", event_type.encode())):
         headers += struct.pack(">B", len(name)) + name + b"\x07" + struct.pack(">H", len(value)) + value

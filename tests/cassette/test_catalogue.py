@@ -16,7 +16,7 @@ REDACTOR = Redactor()
 
 def test_the_catalogue_knows_at_least_forty_kinds_and_stays_on_the_fast_path() -> None:
     assert len({rule.kind for rule in RULES}) >= 40
-    # the crate's SIMD prefilter needs keywords of three characters or more (issue 15 §9)
+    # the crate's SIMD prefilter needs keywords of three characters or more (llmproxy/cassette/secrets.py)
     keywords = {keyword for rule in RULES for keyword in rule.keywords}
     assert all(len(keyword) >= 3 and keyword == keyword.lower() and keyword.isascii() for keyword in keywords)
 

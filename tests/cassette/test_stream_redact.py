@@ -1,4 +1,5 @@
-"""A secret a model streams is split across events: redaction joins the pieces first (issue 15 §1).
+"""A secret a model streams is split across events: redaction joins the pieces first
+(docs/security.md#what-is-redacted).
 
 Every provider's streaming shape, split at any points: no piece of the secret survives in any event, the
 stored stream still decodes with the provider's own codec, and it reassembles to the redacted text.

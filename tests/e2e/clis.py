@@ -2,7 +2,8 @@
 
 Each CLI gets a scripted session: turn 1 answers with a tool call that runs `echo llmproxy-ok`, turn 2 with a
 final text. A CLI that prints the final text has parsed llmproxy's streams, run the tool and sent its output
-back; the request bodies it sent are kept for assertions and for the captured fixtures.
+back; the request bodies it sent are kept for assertions and for the captured fixtures. Each answer reports
+the usage the provider would for the request the CLI sent (its size, the prompt cache's reads and writes).
 """
 
 import json
@@ -20,7 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from llmproxy.model import Completion, StopReason, ToolCall, Usage
+from llmproxy.mock.prompt_cache import PromptCache
+from llmproxy.model import Completion, StopReason, ToolCall
+from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
 from llmproxy.providers.routes import detect, with_body
 from tests.certs import make_test_ca
@@ -31,15 +35,14 @@ FINAL_TEXT = "The command printed llmproxy-ok."
 
 
 def tool_loop(tool: str, arguments: dict[str, Any]) -> list[Completion]:
-    usage = Usage(input_tokens=1200, output_tokens=30)
+    """The two turns: a call of `tool`, then the final text (each with the usage the stand-in works out)."""
     return [
         Completion(
             text="Running it.",
             tool_calls=(ToolCall("call_capture_1", tool, arguments),),
             stop_reason=StopReason.TOOL_USE,
-            usage=usage,
         ),
-        Completion(text=FINAL_TEXT, stop_reason=StopReason.END_TURN, usage=usage),
+        Completion(text=FINAL_TEXT, stop_reason=StopReason.END_TURN),
     ]
 
 
@@ -49,7 +52,8 @@ class Cli:
     codec: str
     turns: list[Completion]
     argv: list[str]
-    canned: dict[str, bytes] = field(default_factory=dict)  # other paths the CLI calls: JSON answered as is
+    # other paths the CLI calls: JSON answered as is, or an answer on the side (not a turn) in the API's format
+    canned: dict[str, bytes | Completion] = field(default_factory=dict)
     websocket: bool = False  # its model traffic goes over WebSocket (Codex CLI's default configuration)
     # requests on the side of the conversation (a title, a summary), told apart by a marker in the body: each
     # gets its answer and is not a turn
@@ -85,7 +89,6 @@ CODEX = Cli(
 # The Gemini CLI logs in with Google (an access token from the environment) and talks to Code Assist, whose
 # set-up calls get canned answers. Before each turn it asks a small model which model should answer (the
 # routing classifier, a non-streaming generateContent): it is told "flash".
-CODE_ASSIST = CHAT_CODECS["gemini-code-assist"]
 _ROUTING = Completion(text='{"reasoning": "A single shell command.", "model_choice": "flash"}')
 GEMINI = Cli(
     "gemini",
@@ -96,7 +99,7 @@ GEMINI = Cli(
         "/v1internal:loadCodeAssist": json.dumps(
             {"currentTier": {"id": "standard-tier", "name": "Standard"}, "cloudaicompanionProject": "llmproxy-test"}
         ).encode(),
-        "/v1internal:generateContent": CODE_ASSIST.encode_response(_ROUTING),
+        "/v1internal:generateContent": _ROUTING,
         "/v1internal:retrieveUserQuota": b"{}",
         "/v1internal:listExperiments": b"{}",
         "/v1internal:recordCodeAssistMetrics": b"{}",
@@ -115,6 +118,7 @@ OPENCODE = Cli(
     asides=(("You are a title generator", Completion(text="Echo a marker", stop_reason=StopReason.END_TURN)),),
 )
 CLIS = {cli.label: cli for cli in (CLAUDE, CODEX, CODEX_WEBSOCKET, GEMINI, OPENCODE)}
+RESPONSES_CODEC = CHAT_CODECS["openai-responses"]
 
 
 def write_opencode_config(home: Path, base_url: str | None = None) -> None:
@@ -142,12 +146,16 @@ class Session:
 class ScriptedServer:
     """Answers each LLM API request with the next turn, in the format of the API it came in on (found by
     llmproxy's route detection), streamed when its route says (the body's `stream` flag, or a streaming method
-    such as Gemini's); `canned` paths get their canned JSON. `tls` serves HTTPS instead of HTTP."""
+    such as Gemini's); `canned` paths get their canned JSON, or their answer. `tls` serves HTTPS instead of HTTP.
+
+    An answer that declares no usage reports what the provider would for the request: its size, and what the
+    provider's prompt cache reads and writes of it, as the requests before it left that cache
+    (`mock.prompt_cache`) — the second turn of a session reads the first one's prefix, as real runs show."""
 
     def __init__(
         self,
         turns: list[Completion],
-        canned: dict[str, bytes] | None = None,
+        canned: dict[str, bytes | Completion] | None = None,
         tls: ssl.SSLContext | None = None,
         asides: tuple[tuple[str, Completion], ...] = (),
     ) -> None:
@@ -155,6 +163,8 @@ class ScriptedServer:
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.messages: list[dict[str, Any]] = []  # what came over WebSocket connections, warm-ups included
+        self._cache = PromptCache()
+        self._cache_lock = threading.Lock()
         server = self
 
         def next_turn(body: dict[str, Any], path: str) -> Completion | None:
@@ -174,26 +184,34 @@ class ScriptedServer:
                 if self.headers.get("upgrade", "").lower() == "websocket":
                     lines = [self.requestline, *(f"{name}: {value}" for name, value in self.headers.items())]
                     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-                    serve_websocket(self.connection, head, lambda body: next_turn(body, self.path), server.messages)
+                    serve_websocket(
+                        self.connection,
+                        head,
+                        lambda body: next_turn(body, self.path),
+                        server.messages,
+                        lambda answer, request: server.with_usage(answer, RESPONSES_CODEC, None, request),
+                    )
                     self.close_connection = True
                     return
                 self.do_POST()
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if self.path.split("?")[0] in canned:
-                    self._send_json(canned[self.path.split("?")[0]])
+                fixed = canned.get(self.path.split("?")[0])
+                if isinstance(fixed, bytes):
+                    self._send_json(fixed)
                     return
                 route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
                 codec = chat_codec(route) if route is not None else None
                 request = json.loads(body) if codec is not None else None
-                aside = next((answer for marker, answer in asides if marker.encode() in body), None)
+                aside = fixed or next((answer for marker, answer in asides if marker.encode() in body), None)
                 completion = (aside or next_turn(request, self.path)) if codec is not None else None
                 if codec is None or route is None or completion is None:
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()
                     return
+                completion = server.with_usage(completion, codec, route.model, request)
                 if with_body(route, request).streaming:
                     self.send_response(200)
                     self.send_header("content-type", codec.stream_media_type)
@@ -230,6 +248,16 @@ class ScriptedServer:
     @property
     def url(self) -> str:
         return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def with_usage(self, answer: Completion, codec: ChatCodec, model: str | None, request: Any) -> Completion:
+        """`answer` with the usage the provider reports for `request` (its whole body, in `codec`'s format;
+        `model` where only the URL names it), unless it declares its own."""
+        if answer.usage is not None:
+            return answer
+        conversation = codec.decode_request(Parsed(request))
+        conversation = replace(conversation, model=conversation.model or model)
+        with self._cache_lock:  # one request at a time reads and fills the cache, as the provider's would
+            return replace(answer, usage=self._cache.usage(codec.provider, conversation, answer))
 
     def close(self) -> None:
         self._httpd.shutdown()
@@ -316,7 +344,8 @@ def mock_tool_loop(
 
 MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
 REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "  # logged the moment llmproxy refuses a request
-MISS_ENDS_WITHIN = 10.0  # seconds from llmproxy's first refusal to the end of the run (issue 16)
+# seconds from llmproxy's first refusal to the end of the run (docs/replay.md#misses-explain-themselves)
+MISS_ENDS_WITHIN = 10.0
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from tests.e2e.clis import (
 MODEL_HOST = "api.openai.com"
 OTHER_HOSTS = ("chatgpt.com", "ab.chatgpt.com", "api.github.com")
 KEY = "sk-proj-" + "Zx8cV6bN4mQ2wE0rT9yU7iO5pA3sD1fG" * 2
-# Codex with a provider of its own that speaks HTTPS only (reference/codex-websocket.md §6)
+# Codex with a provider of its own that speaks HTTPS only (docs/clis.md#codex-cli)
 HTTPS_PROVIDER = (
     'model = "gpt-5-codex"\nmodel_provider = "openai-https"\n[model_providers.openai-https]\n'
     'name = "openai"\nbase_url = "https://api.openai.com/v1"\nenv_key = "OPENAI_API_KEY"\n'

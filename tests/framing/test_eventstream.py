@@ -103,7 +103,7 @@ def test_close_reports_a_message_cut_off(message: EventMessage, cut: int) -> Non
 
 
 def test_string_event_layout_matches_the_reference_encoder() -> None:
-    """wire-formats.md §6.3's minimal encoder, byte for byte."""
+    """The simplest encoding botocore accepts (docs/providers.md#aws-event-stream-framing), byte for byte."""
     payload = b'{"role":"assistant"}'
     h = b"".join(
         bytes([len(n)]) + n + b"\x07" + struct.pack(">H", len(v)) + v

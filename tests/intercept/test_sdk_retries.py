@@ -1,8 +1,8 @@
-"""The official SDKs' own retry logic against injected faults, through the proxy (issue 20, done-when): two
-injected errors, then the answer — each SDK gets through with exactly two retries, having waited what the
-provider-correct `retry-after` said where the SDK reads one (a hint shorter than the SDK's own backoff, so
-waiting it proves the header was read). A quota's rate-limit headers count down on successes and read zero
-on the 429. Waits are a fifth of a second: the tests stay fast."""
+"""The official SDKs' own retry logic against injected faults, through the proxy (docs/providers.md#how-the-sdks-retry):
+two injected errors, then the answer — each SDK gets through with exactly two retries, having waited what the
+provider-correct `retry-after` said where the SDK reads one (a hint shorter than the SDK's own backoff, so waiting it
+proves the header was read). A quota's rate-limit headers count down on successes and read zero on the 429. Waits are a
+fifth of a second: the tests stay fast."""
 
 import time
 from collections.abc import Iterator

@@ -81,7 +81,8 @@ def test_the_claude_code_loop_is_one_conversation_matched_by_turn_and_tool_resul
                 id="call_capture_1",
             ),
         ),
-        usage=Usage(inputTokens=1200, outputTokens=30),
+        # as recorded: the first turn writes Claude Code's prompt to the cache, Anthropic's input is the rest
+        usage=Usage(inputTokens=4, outputTokens=20, cacheCreationTokens=11_926),
     )
     assert second.match == Match(turnIndex=1, containsToolResultFor="Bash")
     assert second.respond is not None

@@ -1,4 +1,4 @@
-"""The secret corpus through real `llmproxy record` runs (issue 15 §1, §2, §8): every kind in
+"""The secret corpus through real `llmproxy record` runs (docs/security.md#what-is-redacted): every kind in
 tests/secret_corpus.py, planted in request headers, URLs and bodies (one gzip-encoded) by a raw client
 through the proxy, and answered back by a local upstream split across the deltas of every streaming format,
 in content-encoded bodies (gzip, deflate, br, zstd, ``deflate, gzip``) and in Bedrock's base64 chunks.

@@ -7,6 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from llmproxy.cassette.decode import decode_exchange, exchange_route
+from llmproxy.cassette.model import JsonBody
+from llmproxy.cassette.store import load_cassette
+from llmproxy.mock.usage import estimate_usage
+from llmproxy.model import Completion, Usage
 from tests.e2e.clis import CLAUDE, CODEX, FINAL_TEXT, GEMINI, OPENCODE, around, cli_env
 from tests.e2e.test_codex import codex_env
 from tests.e2e.test_opencode import opencode_env
@@ -97,3 +102,54 @@ def test_the_committed_codex_websocket_session_replays_offline(tmp_path: Path) -
     assert run.returncode == 0, run.stderr[-3000:]
     assert FINAL_TEXT in run.stdout
     assert "0 missed, 0 unused" in run.stderr
+
+
+RECORDED = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "cassettes").glob("*.json"))
+RECORDED.append("cassettes/chaos/recovered.json")  # chaos/gave-up.json holds no answer, only the faults
+AGENTS = [name for name in RECORDED if "tool-loop" in name or "websocket" in name]
+
+
+def answered_calls(name: str) -> list[tuple[dict[str, object], Usage, Usage]]:
+    """Each answered chat call of a committed example: its request body, the usage its answer reported, and
+    llmproxy's estimate of the request and the answer."""
+    calls = []
+    for exchange in load_cassette(ROOT / name).exchanges:
+        route = exchange_route(exchange)
+        if route is None or exchange.response is None or exchange.response.status >= 400:  # 101: a WebSocket
+            continue
+        decoded = decode_exchange(exchange, route)
+        assert decoded.usage is not None, f"{name}: exchange {exchange.id} reported no usage"
+        assert isinstance(exchange.request.body, JsonBody)
+        body = exchange.request.body.json_
+        calls.append((body, decoded.usage, estimate_usage(decoded.conversation, decoded.completion or Completion())))
+    return calls
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_each_example_reports_the_usage_its_provider_would(name: str) -> None:
+    """The examples were recorded against a stand-in for each provider that answers as the provider would:
+    the input is the size of the request (llmproxy's estimate), the output the size of the answer, and a
+    request that builds on an earlier response (`previous_response_id`) counts that response's input and
+    output too."""
+    calls = answered_calls(name)
+    assert calls
+    for body, usage, estimate in calls:
+        assert usage.output_tokens == estimate.output_tokens
+        if "previous_response_id" in body:  # the input the API reads: that response's, then what was sent
+            assert usage.input_tokens >= estimate.input_tokens
+        else:
+            assert usage.input_tokens == estimate.input_tokens
+        assert usage.cache_read_tokens + usage.cache_write_tokens <= usage.input_tokens
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_an_agents_later_turns_read_the_prefix_its_first_turn_cached(name: str) -> None:
+    """As real coding-agent sessions show: the first call of the session reads nothing, the last reads most
+    of its prompt from the cache (the system prompt, the tools and the turns before); Anthropic's (Claude
+    Code, opencode) wrote that prefix on the first turn, at the breakpoints the CLI set."""
+    calls = [(body, usage) for body, usage, _ in answered_calls(name) if body.get("generate") is not False]
+    (first_body, first), *_, (_, last) = [call for call in calls if call[0].get("model") == calls[-1][0].get("model")]
+    assert first.cache_read_tokens == 0
+    assert last.cache_read_tokens > last.input_tokens / 2
+    if "cache_control" in str(first_body):
+        assert first.cache_write_tokens > first.input_tokens / 2

@@ -1,4 +1,4 @@
-"""The intercept stage (issue 20): first on the request side, on both doors. It asks the `Intercept` what a
+"""The intercept stage (docs/chaos.md): first on the request side, on both doors. It asks the `Intercept` what a
 request meets — a refusal (an injected error, a quota, the budget), a dropped connection, a misbehaving
 model, or nothing before its answer — and answers the first three itself. For a request let through it
 leaves the decision on the request for the intercept tap (which shapes the answer, stamps the rate-limit

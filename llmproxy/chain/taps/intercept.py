@@ -1,4 +1,4 @@
-"""The intercept tap (issue 20): first on the response side, so what it changes is what the client gets and
+"""The intercept tap (docs/chaos.md): first on the response side, so what it changes is what the client gets and
 what a recording keeps. For a request the intercept stage let through it
 
 * shapes the answer: a replayed or mocked reply's events cut, corrupted, delayed or dribbled (its door sends

@@ -1,4 +1,5 @@
-"""Anthropic Messages (wire-formats.md §2): `POST /v1/messages` (and `?beta=true`, which has the same body)."""
+"""Anthropic Messages (docs/providers.md#anthropic-messages): `POST /v1/messages` (and `?beta=true`, which has the same
+body)."""
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.anthropic import errors, request, response, stream

@@ -1,4 +1,5 @@
-"""Anthropic's error bodies (responses and in-stream `error` events) and rate-limit headers (§2.4)."""
+"""Anthropic's error bodies (responses and in-stream `error` events) and rate-limit headers
+(docs/providers.md#anthropic-messages)."""
 
 from datetime import UTC, datetime, timedelta
 from typing import Final

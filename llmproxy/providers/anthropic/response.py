@@ -1,4 +1,5 @@
-"""Non-streaming Anthropic Messages bodies (§2.2), and the message identity shared with the stream."""
+"""Non-streaming Anthropic Messages bodies (docs/providers.md#anthropic-messages), and the message identity shared with
+the stream."""
 
 from typing import Final
 

@@ -1,5 +1,6 @@
-"""Streamed Anthropic Messages (§2.3): reassembling SSE bytes split anywhere, and encoding the exact event
-sequence the SDKs expect (message_start, blocks in index order, message_delta, message_stop)."""
+"""Streamed Anthropic Messages (docs/providers.md#anthropic-messages): reassembling SSE bytes split anywhere, and
+encoding the exact event sequence the SDKs expect (message_start, blocks in index order, message_delta,
+message_stop)."""
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""Azure OpenAI (wire-formats.md §7): OpenAI's Chat Completions and Responses formats on Azure's paths.
+"""Azure OpenAI (docs/providers.md#azure-openai): OpenAI's Chat Completions and Responses formats on Azure's paths.
 
 The bodies and streams are OpenAI's, so the codecs are OpenAI's with Azure's error encoding swapped in
 (`errors`); decoding, rate-limit headers and everything else are shared, not copied.

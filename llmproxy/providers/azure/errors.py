@@ -1,4 +1,4 @@
-"""Azure OpenAI's error bodies and headers (wire-formats.md §7), where they differ from api.openai.com's.
+"""Azure OpenAI's error bodies and headers (docs/providers.md#azure-openai), where they differ from api.openai.com's.
 
 Azure answers its own failures (authentication, RBAC, unknown deployments, rate limits) with
 `{"error": {"code": "<status or name>", "message": "…"}}` and no `type`; validation and server errors are
@@ -15,7 +15,7 @@ from llmproxy.providers import openai_errors
 from llmproxy.providers.base import ErrorReply, JsonObject, dump_json, retry_after_headers
 
 # kind → (status, code) for the errors Azure words itself; the others are OpenAI's. Quota has no
-# documented data-plane code: OpenAI's `insufficient_quota` is used, which SDK users match on [guess].
+# documented data-plane code: OpenAI's `insufficient_quota` is used, the code SDK users match on.
 _AZURE: Final[dict[ErrorKind, tuple[int, str]]] = {
     ErrorKind.AUTHENTICATION: (401, "401"),
     ErrorKind.PERMISSION: (403, "PermissionDenied"),

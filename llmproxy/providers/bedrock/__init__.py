@@ -1,4 +1,4 @@
-"""AWS Bedrock Runtime (wire-formats.md §6): Converse and ConverseStream on any model, and InvokeModel
+"""AWS Bedrock Runtime (docs/providers.md#aws-bedrock): Converse and ConverseStream on any model, and InvokeModel
 (with its response stream) on Anthropic models. Both stream in AWS event-stream framing."""
 
 from llmproxy.framing.eventstream import MEDIA_TYPE

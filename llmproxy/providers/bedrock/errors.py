@@ -1,4 +1,4 @@
-"""Bedrock's errors (wire-formats.md §6.4): HTTP error bodies, and the exception frames that end a stream.
+"""Bedrock's errors (docs/providers.md#aws-bedrock): HTTP error bodies, and the exception frames that end a stream.
 
 The error code travels in the `x-amzn-errortype` header; the body is `{"message": …}`. The code is also
 written into the body as `__type` (the AWS JSON spelling botocore falls back to), so a body alone (a decoded

@@ -1,4 +1,4 @@
-"""Anthropic Messages on Bedrock's InvokeModel (wire-formats.md §6.1), reusing the Anthropic codec.
+"""Anthropic Messages on Bedrock's InvokeModel (docs/providers.md#aws-bedrock), reusing the Anthropic codec.
 
 The request is a Messages body without `model` and `stream` (the URL says both) plus `anthropic_version`;
 the response body is a Messages body. The stream wraps each Anthropic event's JSON, base64-encoded, in an

@@ -1,4 +1,4 @@
-"""Decoding a Converse request body (wire-formats.md §6.2) into a Conversation.
+"""Decoding a Converse request body (docs/providers.md#aws-bedrock) into a Conversation.
 
 Content blocks are unions: exactly one member set. A `cachePoint` block marks a prompt-cache breakpoint
 after the block before it, so it becomes that part's `cache_control`. The model is named by the URL

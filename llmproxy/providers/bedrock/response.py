@@ -1,4 +1,4 @@
-"""Non-streaming Converse bodies (wire-formats.md §6.2). The body names no id or model: the model is in the
+"""Non-streaming Converse bodies (docs/providers.md#aws-bedrock). The body names no id or model: the model is in the
 URL. A failed answer is Bedrock's error body alone (the status is the caller's, see `errors.encode_error`)."""
 
 from typing import Final

@@ -1,4 +1,4 @@
-"""ConverseStream (wire-formats.md §6.2): event-stream frames, one union member each, in the order
+"""ConverseStream (docs/providers.md#aws-bedrock): event-stream frames, one union member each, in the order
 messageStart → per block [contentBlockStart (tool use only)] contentBlockDelta… contentBlockStop →
 messageStop → metadata. A failure is an exception (or error) frame at the point it happened.
 

@@ -1,4 +1,4 @@
-"""Converse's spellings of the neutral vocabulary (wire-formats.md §6.2): stop reasons, usage, and the
+"""Converse's spellings of the neutral vocabulary (docs/providers.md#aws-bedrock): stop reasons, usage, and the
 event-stream frames both Bedrock codecs send. Shared so each mapping exists exactly once."""
 
 from collections.abc import Iterable, Iterator

@@ -1,5 +1,5 @@
-"""Embedding codecs, one module per wire format (wire-formats.md §9): OpenAI (and Azure), Gemini, Ollama,
-Bedrock (Titan, Cohere), Cohere, Voyage."""
+"""Embedding codecs, one module per wire format (docs/providers.md#embeddings-and-rerank-on-the-wire): OpenAI (and
+Azure), Gemini, Ollama, Bedrock (Titan, Cohere), Cohere, Voyage."""
 
 from dataclasses import replace
 

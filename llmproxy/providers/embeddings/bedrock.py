@@ -1,4 +1,5 @@
-"""Embedding bodies of Bedrock's `InvokeModel` (`POST /model/{id}/invoke`), chosen by model id (§6.1).
+"""Embedding bodies of Bedrock's `InvokeModel` (`POST /model/{id}/invoke`), chosen by model id
+(docs/providers.md#aws-bedrock).
 
 * Amazon Titan embeddings (`amazon.titan-embed-text-v1`, `-text-v2:0`, `-image-v1`): `{"inputText"?,
   "inputImage"?, "dimensions"?, "normalize"?, "embeddingTypes"?}` → `{"embedding", "inputTextTokenCount",

@@ -1,4 +1,5 @@
-"""Cohere `POST /v1/embed` and `/v2/embed` (wire-formats.md §9), and Cohere's body on Bedrock.
+"""Cohere `POST /v1/embed` and `/v2/embed` (docs/providers.md#embeddings-and-rerank-on-the-wire), and Cohere's body on
+Bedrock.
 
 Inputs are `texts`, `images` (data URLs) or v2 `inputs` (content lists mixing text and images). The answer
 is `"embeddings_floats"` (a bare list of float vectors) when the request names no `embedding_types`, else

@@ -1,11 +1,12 @@
-"""Gemini `models/{m}:embedContent` and `:batchEmbedContents` under /v1/ and /v1beta/ (wire-formats.md §5.1).
+"""Gemini `models/{m}:embedContent` and `:batchEmbedContents` under /v1/ and /v1beta/
+(docs/providers.md#gemini).
 
 One codec for both paths: the body says which (`requests` is the batch form), and the answer follows it:
 `{"embedding": {"values"}}` for one content, `{"embeddings": [{"values"}…]}` for a batch. Keys are read in
 camelCase and snake_case and written in camelCase. A content's text parts are joined into one input; a
 content with other parts (inline data, files) is marked non-text. The model is in the URL (`Route.model`);
-bodies name it only inside batch requests. The batch answer carries `usageMetadata` (the SDK reads it
-[src]); whether a single answer does is not known, so it is not sent.
+bodies name it only inside batch requests. The batch answer carries `usageMetadata` (the SDK's source
+reads it); whether a single answer does is not known, so it is not sent.
 """
 
 import hashlib

@@ -1,4 +1,4 @@
-"""Ollama `POST /api/embed` and the legacy `POST /api/embeddings` (wire-formats.md §8).
+"""Ollama `POST /api/embed` and the legacy `POST /api/embeddings` (docs/providers.md#ollama).
 
 One codec for both: the body says which (`prompt` is the legacy form) and the answer follows it:
 `{"model", "embeddings": [[…]], "prompt_eval_count"}` or the bare `{"embedding": […]}`.

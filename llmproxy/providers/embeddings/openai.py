@@ -1,4 +1,4 @@
-"""OpenAI `POST /v1/embeddings` (also Azure's deployment and v1 paths), wire-formats.md §9 and §7.
+"""OpenAI `POST /v1/embeddings`, also on Azure's deployment and v1 paths (docs/providers.md#azure-openai).
 
 `input` is a string, a list of strings, one token array or a list of token arrays; the answer is a
 `data` list in input order. The Python SDK asks for `encoding_format: "base64"` unless told otherwise

@@ -1,4 +1,4 @@
-"""Voyage `POST /v1/embeddings` (api.voyageai.com), wire-formats.md §9.
+"""Voyage `POST /v1/embeddings` (api.voyageai.com; docs/providers.md#embeddings-and-rerank-on-the-wire).
 
 OpenAI's envelope (`data` list with indexes, base64 float32 on request) with Voyage's options
 (`input_type`, `output_dimension`, `output_dtype`, `truncation`) and `usage.total_tokens`. The SDK asks

@@ -1,4 +1,4 @@
-"""Gemini (Generative Language API and Vertex AI, wire-formats.md §5): `models/{m}:generateContent` and
+"""Gemini (Generative Language API and Vertex AI, docs/providers.md#gemini): `models/{m}:generateContent` and
 `:streamGenerateContent`, plus the `:countTokens` functions. The Code Assist back end the Gemini CLI uses
 wraps these same bodies (`llmproxy.providers.gemini_code_assist`)."""
 

@@ -1,4 +1,4 @@
-"""`models/{m}:countTokens` (wire-formats.md §5.1): not a chat exchange, so small functions, not a codec.
+"""`models/{m}:countTokens` (docs/providers.md#gemini): not a chat exchange, so small functions, not a codec.
 
 The request holds either `contents` (with the URL naming the model) or a whole `generateContentRequest`
 (system instruction and tools included, since they count too); the answer is `{"totalTokens": N}`, with

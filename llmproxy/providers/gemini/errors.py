@@ -1,4 +1,4 @@
-"""Google's error body (`google.rpc.Status` as JSON, wire-formats.md §5.4) and Gemini's rate-limit headers.
+"""Google's error body (`google.rpc.Status` as JSON, docs/providers.md#gemini) and Gemini's rate-limit headers.
 
 `{"error": {"code": 429, "message": "…", "status": "RESOURCE_EXHAUSTED", "details": [...]}}` for every
 kind, in HTTP responses and as an in-stream chunk alike (google-genai raises on a chunk that starts with

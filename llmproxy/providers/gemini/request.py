@@ -1,4 +1,4 @@
-"""A `generateContent` request body (wire-formats.md §5.2) as a Conversation.
+"""A `generateContent` request body (docs/providers.md#gemini) as a Conversation.
 
 The model is named by the URL, not the body (`models/{m}:generateContent`); the Code Assist wrapper names
 it in its own body and passes it in. Whether the answer streams is the URL's business too

@@ -1,4 +1,4 @@
-"""`GenerateContentResponse` bodies (wire-formats.md §5.3), and the parts and response objects that the
+"""`GenerateContentResponse` bodies (docs/providers.md#gemini), and the parts and response objects that the
 stream and Code Assist encoders send too."""
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""`streamGenerateContent` (wire-formats.md §5.3): every chunk is a complete response object whose parts
+"""`streamGenerateContent` (docs/providers.md#gemini): every chunk is a complete response object whose parts
 are a delta; the last carries the finish reason and usage. There is no terminator. A failure part-way is a
 chunk holding only Google's error object (google-genai raises on a chunk that starts with `{"error":`).
 

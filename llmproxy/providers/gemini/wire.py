@@ -2,7 +2,7 @@
 
 Shared by the request, response, stream and Code Assist modules so each mapping exists exactly once.
 The API speaks proto-JSON, which accepts a field's camelCase and its proto snake_case name alike (and the
-SDK mixes them on the wire, wire-formats.md §5.2), so every read goes through `get`; writes are camelCase.
+SDK mixes them on the wire: docs/providers.md#gemini), so every read goes through `get`; writes are camelCase.
 """
 
 import re

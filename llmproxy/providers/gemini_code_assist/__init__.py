@@ -1,5 +1,6 @@
 """Gemini CLI's Code Assist back end (`cloudcode-pa.googleapis.com/v1internal:generateContent`,
-`:streamGenerateContent`, `:countTokens`; wire-formats.md §5.5): Gemini bodies in Code Assist envelopes."""
+`:streamGenerateContent`, `:countTokens`; docs/providers.md#gemini-cli-code-assist): Gemini bodies in Code Assist
+envelopes."""
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.base import ChatCodec

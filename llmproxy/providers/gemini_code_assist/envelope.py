@@ -1,4 +1,4 @@
-"""Code Assist's envelopes around the Gemini bodies (wire-formats.md §5.5), both ways.
+"""Code Assist's envelopes around the Gemini bodies (docs/providers.md#gemini-cli-code-assist), both ways.
 
 * request: `{"model", "project", "user_prompt_id", "request": {…generateContent body…}}`;
 * response, and each streamed event: `{"response": {…GenerateContentResponse…}, "traceId"}`, the inner

@@ -1,4 +1,4 @@
-"""Ollama's native API (wire-formats.md §8): `POST /api/chat` and `POST /api/generate`, streamed as NDJSON.
+"""Ollama's native API (docs/providers.md#ollama): `POST /api/chat` and `POST /api/generate`, streamed as NDJSON.
 
 Ollama's OpenAI-compatible `/v1/…` endpoints are served by the OpenAI codecs.
 """

@@ -1,4 +1,4 @@
-"""Ollama's errors (wire-formats.md §8): `{"error": "<message>"}` with an HTTP status, as a whole body or as
+"""Ollama's errors (docs/providers.md#ollama): `{"error": "<message>"}` with an HTTP status, as a whole body or as
 one NDJSON line in a stream that already began. The body says nothing but the message, so the status
 alone carries the kind (`KIND_STATUSES`: Ollama itself answers 400, 404, 500 and 503 "server busy";
 ollama.com adds 401, 403 and 429; the others are the statuses the kinds imply). Ollama sends no rate-limit

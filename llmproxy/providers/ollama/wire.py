@@ -1,4 +1,4 @@
-"""Ollama's spellings of the neutral vocabulary (wire-formats.md §8): done reasons, counts and durations,
+"""Ollama's spellings of the neutral vocabulary (docs/providers.md#ollama): done reasons, counts and durations,
 `created_at` instants and tool calls with object arguments. Shared by the request, body and stream modules.
 """
 

@@ -1,4 +1,4 @@
-"""The `POST /v1/chat/completions` request body as a Conversation (wire-formats.md §3.1).
+"""The `POST /v1/chat/completions` request body as a Conversation (docs/providers.md#openai-chat-completions).
 
 System and developer messages stay in the message list, where the client put them; tool results become
 TOOL messages holding a ToolResultPart, named after the call they answer.

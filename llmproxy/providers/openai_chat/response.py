@@ -1,4 +1,4 @@
-"""The non-streaming `chat.completion` body (wire-formats.md §3.2)."""
+"""The non-streaming `chat.completion` body (docs/providers.md#openai-chat-completions)."""
 
 from dataclasses import replace
 from typing import Final

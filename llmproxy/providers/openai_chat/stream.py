@@ -1,4 +1,4 @@
-"""The streamed `chat.completion.chunk` sequence (wire-formats.md §3.3), both ways.
+"""The streamed `chat.completion.chunk` sequence (docs/providers.md#openai-chat-completions), both ways.
 
 Data-only SSE: no `event:` and never `id:` lines (after one the SDK crashes on later blank lines). The
 decoder merges deltas as the SDK's accumulator does (text and argument fragments concatenated, tool calls

@@ -1,4 +1,4 @@
-"""Completion → Responses response object and output items (wire-formats.md §4.2), and what survives it.
+"""Completion → Responses response object and output items (docs/providers.md#openai-responses), and what survives it.
 
 The stream encoder reuses these items: each is streamed as its `output_item.added` skeleton, deltas, and
 the full item in `output_item.done`, so the body and the stream can never disagree.

@@ -1,4 +1,4 @@
-"""Responses request bodies → Conversation (wire-formats.md §4.1), including Codex CLI's agent turns.
+"""Responses request bodies → Conversation (docs/providers.md#openai-responses), including Codex CLI's agent turns.
 
 Input is an item list, not a message list: one assistant turn arrives as several items (reasoning, a
 message, function calls), and the tool answers as several `*_output` items. Consecutive assistant-side

@@ -1,4 +1,4 @@
-"""Responses response objects → Completion (wire-formats.md §4.2). The stream decoder ends here too."""
+"""Responses response objects → Completion (docs/providers.md#openai-responses). The stream decoder ends here too."""
 
 from collections.abc import Iterable
 from typing import Any

@@ -1,4 +1,4 @@
-"""Completion → Responses event stream, in the order the API sends it (wire-formats.md §4.3).
+"""Completion → Responses event stream, in the order the API sends it (docs/providers.md#openai-responses).
 
 Every event is framed with both `event:` and `data:`; `sequence_number` counts every event from 0. Each
 output item is announced by `output_item.added` (an empty skeleton), filled by deltas and closed by

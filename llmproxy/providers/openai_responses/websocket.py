@@ -1,5 +1,5 @@
-"""The Responses API over WebSocket (reference/codex-websocket.md): `response.create` messages from the
-client, and the events an HTTP stream would carry, one JSON text message each, from the server.
+"""The Responses API over WebSocket (docs/providers.md#responses-over-websocket): `response.create` messages
+from the client, and the events an HTTP stream would carry, one JSON text message each, from the server.
 
 On one connection a request may name the response before it (`previous_response_id`) and send only the input
 items that are new since: Codex CLI does so when the rest is the previous request's input followed by that

@@ -1,4 +1,5 @@
-"""Rerank codecs (wire-formats.md §9): Cohere `/v1|v2/rerank` and Voyage `/v1/rerank`."""
+"""Rerank codecs (docs/providers.md#embeddings-and-rerank-on-the-wire): Cohere `/v1|v2/rerank` and Voyage
+`/v1/rerank`."""
 
 from llmproxy.model import Operation, Provider
 from llmproxy.providers.rerank import cohere, voyage

@@ -1,4 +1,4 @@
-"""Cohere `POST /v1/rerank` and `/v2/rerank` (wire-formats.md §9).
+"""Cohere `POST /v1/rerank` and `/v2/rerank` (docs/providers.md#embeddings-and-rerank-on-the-wire).
 
 v1 documents may be objects (`{"text"}`, or any fields with `rank_fields`); an object without `text` is
 ranked as its JSON. Results are sent in the result's order with `document: {"text"}` on the items that

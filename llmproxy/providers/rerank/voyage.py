@@ -1,5 +1,6 @@
-"""Voyage `POST /v1/rerank` (wire-formats.md §9): `{query, documents, model, top_k?, return_documents?}` →
-`{"object": "list", "data": [{"index", "relevance_score", "document"?}], "model", "usage": {"total_tokens"}}`."""
+"""Voyage `POST /v1/rerank` (docs/providers.md#embeddings-and-rerank-on-the-wire): `{query, documents, model, top_k?,
+return_documents?}` → `{"object": "list", "data": [{"index", "relevance_score", "document"?}], "model", "usage":
+{"total_tokens"}}`."""
 
 from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""Anthropic error replies and rate-limit headers (wire-formats.md §2.4)."""
+"""Anthropic error replies and rate-limit headers (docs/providers.md#anthropic-messages)."""
 
 import json
 from datetime import UTC, datetime, timedelta, timezone

@@ -1,4 +1,4 @@
-"""Request decoding, from fixtures written after wire-formats.md §3.1."""
+"""Request decoding, from fixtures written after the API's request body (docs/providers.md#openai-chat-completions)."""
 
 from pathlib import Path
 

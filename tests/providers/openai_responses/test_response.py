@@ -19,7 +19,7 @@ from llmproxy.model import (
 from llmproxy.providers.openai_responses import RESPONSES
 from tests.golden.cases import CASES
 
-# Shaped like wire-formats.md §4.2 (an API response with reasoning, text and a call).
+# Shaped like the API's response object (docs/providers.md#openai-responses): reasoning, text and a call.
 API_RESPONSE = {
     "id": "resp_1",
     "object": "response",
