@@ -9,10 +9,10 @@ caches implicitly on 2.5 models and explicitly through `cachedContents`.
 
 import orjson
 
-from llmproxy.analysis.caching import OPENAI_MINIMUM
 from llmproxy.analysis.report import Fix
 from llmproxy.analysis.signals import ECONOMY_MODELS
 from llmproxy.model import Operation, Provider
+from llmproxy.providers.prompt_caching import OPENAI_MINIMUM
 
 DOCS = "docs/report.md"
 _ANTHROPIC_CACHING = "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching"

@@ -3,7 +3,8 @@
 Each detector returns a `Finding` or None: the calls it affects (1-based indices into the report), the
 input tokens it estimates wasted, and the dollars a fix would save, priced on the affected calls' own
 models (`Savings`). Thresholds are constants here, as in MockServer's v1; what a provider caches is its own
-(`caching`). A call that got no answer billed nothing and wastes nothing: no detector names one.
+(`llmproxy.providers.prompt_caching`). A call that got no answer billed nothing and wastes nothing: no
+detector names one.
 
 A session is a unit (one cassette per test makes each test one): what a session repeats of itself (a tool
 call, a request) is judged within it, since two tests asking the same thing is no waste; what is shared
@@ -18,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from llmproxy.analysis.caching import caching_minimum
 from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, Call
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
+from llmproxy.providers.registry import facts
 from llmproxy.words import plural
 
 CACHED_SHARE = 0.9
@@ -85,9 +86,14 @@ def _system_repeats(calls: Sequence[Call]) -> list[tuple[int, Call, int]]:
     return repeats
 
 
+def caching_minimum(call: Call) -> int:
+    """The fewest prompt tokens the call's model caches on its API (docs/providers.md#prompt-caching)."""
+    return facts(call.provider).prompt_caching(call.model or "").minimum
+
+
 def _cacheable(call: Call, tokens: int) -> bool:
     """Whether a prefix of `tokens` is one the call's model caches."""
-    return tokens >= caching_minimum(call.model, call.provider)
+    return tokens >= caching_minimum(call)
 
 
 def _caching_saving(calls: Sequence[Call], repeats: list[tuple[int, Call, int]], savings: Savings) -> Decimal:
@@ -125,7 +131,7 @@ def low_cache_hit_rate(calls: Sequence[Call], savings: Savings) -> Finding | Non
         return None
     not_yet_cached = sum(tokens for _, _, tokens in repeats)
     high = not_yet_cached >= LARGE_CONTEXT_TOKENS and ratio < VERY_LOW_CACHE_RATIO
-    minimums = sorted({caching_minimum(call.model, call.provider) for _, call, _ in repeats})
+    minimums = sorted({caching_minimum(call) for _, call, _ in repeats})
     minimum = (
         f"the model's caching minimum is {minimums[0]:,} tokens"
         if len(minimums) == 1

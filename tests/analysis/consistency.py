@@ -9,9 +9,9 @@ from decimal import Decimal
 
 import orjson
 
-from llmproxy.analysis.caching import caching_minimum
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.report import CallRow, Report, Signal
+from llmproxy.analysis.signals import caching_minimum
 
 COUNTED = re.compile(r"^(?P<count>[\d,]+) (?:calls?|requests?|answers?) ")
 """The number of calls a detail opens with ("3 calls asked…", "1 request repeated…")."""
@@ -120,9 +120,9 @@ def _repeated_system_prompt(signal: Signal, report: Report, calls: Sequence[Call
         earlier = {c.system_fingerprint for c in calls[: index - 1] if not c.failed}
         assert call.system_fingerprint is not None
         assert call.system_fingerprint in earlier
-        assert call.tokens(call.system_tokens) >= caching_minimum(call.model, call.provider), (
+        assert call.tokens(call.system_tokens) >= caching_minimum(call), (
             f"call {index} ({call.model}): a {call.tokens(call.system_tokens):,}-token system prompt is below the "
-            f"{caching_minimum(call.model, call.provider):,} tokens its model caches"
+            f"{caching_minimum(call):,} tokens its model caches"
         )
     uncached = sum(calls[i - 1].usage.input_tokens - calls[i - 1].usage.cache_read_tokens for i in signal.affectedCalls)
     assert (signal.estimatedWastedInputTokens or 0) <= uncached
@@ -136,7 +136,7 @@ def _low_cache_hit_rate(signal: Signal, report: Report, calls: Sequence[Call]) -
     _repeated_system_prompt(signal, report, calls)
     (repeated,) = [s for s in report.signals if s.id == "REPEATED_SYSTEM_PROMPT"]
     assert set(signal.affectedCalls) <= set(repeated.affectedCalls)
-    minimums = sorted({caching_minimum(calls[i - 1].model, calls[i - 1].provider) for i in signal.affectedCalls})
+    minimums = sorted({caching_minimum(calls[i - 1]) for i in signal.affectedCalls})
     quoted = MINIMUMS.search(signal.detail)
     assert quoted is not None, signal.detail
     assert [number(quoted["low"]), number(quoted["high"] or quoted["low"])] == [minimums[0], minimums[-1]]
@@ -146,7 +146,7 @@ def _large_static_context_resent(signal: Signal, report: Report, calls: Sequence
     """A block re-sent uncached on a call whose prompt its model could have cached, at most its uncached input."""
     for index in signal.affectedCalls:
         call = calls[index - 1]
-        assert call.usage.input_tokens >= caching_minimum(call.model, call.provider)
+        assert call.usage.input_tokens >= caching_minimum(call)
     uncached = sum(calls[i - 1].usage.input_tokens - calls[i - 1].usage.cache_read_tokens for i in signal.affectedCalls)
     assert (signal.estimatedWastedInputTokens or 0) <= uncached
 

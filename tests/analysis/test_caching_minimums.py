@@ -1,46 +1,17 @@
-"""Caching advice respects what each provider caches: a prompt shorter than its model's minimum is never said to
-be worth caching, and the minimum a signal quotes is that of the models its calls used."""
+"""Caching advice respects what each provider caches (docs/providers.md#prompt-caching, whose figures
+tests/providers/test_prompt_caching.py holds): a prompt shorter than its model's minimum is never said to be
+worth caching, and the minimum a signal quotes is that of the models its calls used."""
 
 from pathlib import Path
 
 import orjson
 import pytest
 
-from llmproxy.analysis.caching import caching_minimum
 from llmproxy.model import Provider
 from llmproxy.model.exchange import RawExchange
+from llmproxy.providers.registry import facts
 from tests.analysis.reports import recorded, report_of
 from tests.cassette.factory import STARTED, exchange, request, response
-
-
-@pytest.mark.parametrize(
-    ("model", "provider", "minimum"),
-    [
-        ("claude-sonnet-4-5", Provider.ANTHROPIC, 1_024),
-        ("claude-sonnet-4-5-20250929", Provider.ANTHROPIC, 1_024),
-        ("claude-sonnet-4.6", Provider.ANTHROPIC, 1_024),
-        ("claude-opus-4-20250514", Provider.ANTHROPIC, 1_024),
-        ("claude-opus-4-1", Provider.ANTHROPIC, 1_024),
-        ("claude-3-7-sonnet-latest", Provider.ANTHROPIC, 1_024),
-        ("claude-opus-4-5", Provider.ANTHROPIC, 4_096),
-        ("claude-opus-4-6", Provider.ANTHROPIC, 4_096),
-        ("claude-haiku-4-5", Provider.ANTHROPIC, 4_096),
-        ("anthropic.claude-haiku-4-5-20251001-v1:0", Provider.BEDROCK, 4_096),
-        ("claude-3-5-haiku-20241022", Provider.ANTHROPIC, 2_048),
-        ("claude-3-haiku", Provider.ANTHROPIC, 2_048),
-        ("claude-opus-5-5", Provider.ANTHROPIC, 4_096),  # not in the documentation's table: its largest
-        ("gpt-4.1-mini", Provider.OPENAI, 1_024),
-        ("gpt-5-codex", Provider.OPENAI, 1_024),
-        ("gpt-4o", Provider.AZURE, 1_024),
-        ("gemini-2.5-flash", Provider.GEMINI, 2_048),
-        ("gemini-2.5-pro", Provider.GEMINI_CODE_ASSIST, 2_048),
-        ("gemini-2.5-flash-lite", Provider.GEMINI, 4_096),
-        ("gemini-3.1-pro-preview", Provider.GEMINI, 4_096),
-        ("llama3.2", Provider.OLLAMA, 1_024),
-    ],
-)
-def test_each_model_has_its_providers_minimum(model: str, provider: Provider, minimum: int) -> None:
-    assert caching_minimum(model, provider) == minimum
 
 
 def run(folder: Path, model: str, system_tokens: int, *, calls: int = 3) -> str:
@@ -118,6 +89,9 @@ CACHING_SIGNALS = {"REPEATED_SYSTEM_PROMPT", "LOW_CACHE_HIT_RATE"}
         ("claude-3-5-haiku-20241022", 1_500, False),
         ("claude-3-5-haiku-20241022", 2_500, True),
         ("claude-opus-4-5", 3_000, False),
+        ("claude-opus-4-7", 3_000, True),  # Opus 4.7 caches from 2,048
+        ("claude-opus-5-5", 800, True),  # Opus 5.5 caches from 512
+        ("claude-opus-5-5", 300, False),
         ("gpt-4.1-mini", 1_200, True),
         ("gpt-4.1-mini", 20, False),
         ("gemini-2.5-flash", 1_500, False),
@@ -133,7 +107,7 @@ def test_a_repeated_system_prompt_is_worth_caching_only_from_its_models_minimum(
         assert found == {}
         return
     assert set(found) == CACHING_SIGNALS
-    minimum = caching_minimum(model, Provider(report.calls[0].provider))
+    minimum = facts(Provider(report.calls[0].provider)).prompt_caching(model).minimum
     assert found["LOW_CACHE_HIT_RATE"].detail.startswith("0% of input tokens were read from the cache, while ")
     assert f"(the model's caching minimum is {minimum:,} tokens)" in found["LOW_CACHE_HIT_RATE"].detail
 
