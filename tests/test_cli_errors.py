@@ -114,6 +114,7 @@ def test_a_read_only_cassette_folder(home: dict[str, str], tmp_path: Path) -> No
         ("--map", "api.anthropic.com", "--map expects HOST=URL"),
         ("--map", "api.anthropic.com=ftp://x", "expected an http(s) URL"),
         ("--reverse", "localhost:8000", "--reverse: expected an http(s) URL"),
+        ("--route", "gateway.internal", "--route expects HOST=CODEC or HOST=VENDOR"),
     ],
 )
 def test_malformed_options_are_usage_errors(

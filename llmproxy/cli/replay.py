@@ -30,7 +30,7 @@ def _timing(value: str) -> float | None:
     try:
         return parse_timing(value)
     except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+        raise click.BadParameter(str(error), param_hint="--timing") from None
 
 
 def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:

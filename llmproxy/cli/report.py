@@ -4,10 +4,11 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from llmproxy.cli import usage
 from llmproxy.errors import LlmproxyError
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
@@ -24,7 +25,9 @@ def parse_since(text: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)") from None
+        raise click.BadParameter(
+            f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)", param_hint="--since"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
@@ -126,8 +129,7 @@ def read_selected(
         book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
         recorded = Recorded(paths, book, Grouping(group_by))
     except LlmproxyError as exc:
-        click.echo(f"llmproxy: {exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(str(exc))
     return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)
 
 
@@ -155,8 +157,7 @@ def load_baseline(path: Path) -> "Report":
     try:
         return read_baseline(path)
     except LlmproxyError as exc:
-        click.echo(f"llmproxy report: {exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(str(exc))
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -166,5 +167,11 @@ def write_output(text: str, output: Path | None) -> None:
     try:
         output.write_text(text, encoding="utf-8", newline="")
     except OSError as exc:
-        click.echo(f"llmproxy report: cannot write {output}: {exc.strerror or exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(f"cannot write {output}: {exc.strerror or exc}")
+
+
+def could_not(message: str) -> NoReturn:
+    """An input that cannot be read or an output that cannot be written: one line naming the command that
+    runs (`llmproxy verify cost: error: …`), exit status 2."""
+    click.echo(f"{usage.name_of(click.get_current_context(silent=True))}: error: {message}", err=True)
+    raise SystemExit(2)

@@ -52,6 +52,8 @@ def reported(name: str) -> Callable[[Command], Callable[..., None]]:
 def run_reported(name: str, debug: bool, body: Callable[[], int]) -> int:
     try:
         return body()
+    except click.ClickException:  # a value the command line cannot take, found late: said as click says them
+        raise
     except LlmproxyError as error:
         return _fail(name, debug, str(error), error.exit_status)
     except KeyboardInterrupt:
