@@ -105,7 +105,7 @@ def run(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)
-    configure_logging(options.verbose, options.debug)
+    configure_logging("mock", options.verbose, options.debug)
     listening = options.listening()
     plan = mock_plan(
         expectations,

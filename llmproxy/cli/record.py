@@ -32,7 +32,8 @@ def record(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose, options.debug)  # before the writer process starts: it logs at the same level
+    # before the writer process starts: it logs at the same level
+    configure_logging("record", options.verbose, options.debug)
     listening = options.listening()  # a malformed option fails before the cassette is touched
     plan = record_plan(
         cassette,

@@ -108,7 +108,7 @@ def replay(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose, options.debug)
+    configure_logging("replay", options.verbose, options.debug)
     match = MatchOptions(preset, _ignore(ignore), OnExhausted(on_exhausted))
     listening = options.listening()  # a malformed option fails before a cassette is touched
     intercept = options.intercept()

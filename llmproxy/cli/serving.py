@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from llmproxy import redacted_logs
+from llmproxy import log_lines, redacted_logs
 from llmproxy.cassette.presets import PRESETS
-from llmproxy.cli.children import run_child, stopped_by_sigterm, wait_for_stop
+from llmproxy.cli.children import check_runnable, run_child, stopped_by_sigterm, wait_for_stop
 from llmproxy.cli.output import emit
-from llmproxy.cli.reporting import OneLineFormatter
 from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import BASE_URL_VARIABLES, child_environment, export_lines
 from llmproxy.errors import UsageError
@@ -188,9 +187,12 @@ class ServeOptions:
     state: str | None = None
 
     def listening(self) -> "Listening":
-        """Where to listen and send traffic; raises UsageError for a malformed value, before anything starts."""
+        """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
+        CommandError for a command that cannot be run (`check_runnable`)."""
         from llmproxy.session import Listening
 
+        if self.command and not self.explain_chain:
+            check_runnable(self.command, os.environ)
         return Listening(
             mapping=parse_map(self.mapping),
             upstream_ca=self.upstream_ca,
@@ -294,14 +296,12 @@ def chaos_arguments(text: str, where: str) -> dict[str, Any]:
         raise UsageError(f"{where}{text!r}: {message}") from None
 
 
-def configure_logging(verbose: int, debug: bool = False) -> None:
-    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`), one line each unless
-    `debug`."""
+def configure_logging(name: str, verbose: int, debug: bool = False) -> None:
+    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`), each a line of command
+    `name`'s (`log_lines`)."""
     redacted_logs.install()
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter("llmproxy: %(levelname)s %(name)s: %(message)s", debug))
-    logging.basicConfig(level=level, handlers=[handler])
+    log_lines.to_stderr(f"llmproxy {name}", level, debug)
     if debug:  # each fault as it is injected, with its rule (docs/chaos.md)
         logging.getLogger("llmproxy.intercept").setLevel(logging.DEBUG)
 
