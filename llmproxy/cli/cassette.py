@@ -32,7 +32,7 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
     cassette's LLM exchanges are also decoded as llmproxy reads them (for reports, mocks and
     to-expectations), and each that does not is listed: FILE: exchange N: API part: what and where: the
     first 200 characters. Exits 0 when every file is clean, 1 when something was found, 2 when a file could
-    not be read (a guard for CI and pre-commit hooks).
+    not be read or checked (a cassette cut short: a guard for CI and pre-commit hooks).
     """
     from llmproxy.outputs import check as output
 
@@ -40,9 +40,9 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
     for path in paths:
         try:
             result = check_file(path)
-        except OSError as exc:
-            error = exc.strerror or str(exc)
-            click.echo(f"{path}: cannot read: {error}", err=True)
+        except (OSError, CassetteError) as exc:
+            error = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+            click.echo(f"{path}: {'cannot read' if isinstance(exc, OSError) else 'cannot check'}: {error}", err=True)
             files.append(output.unreadable(str(path), error))
             continue
         if not as_json:
