@@ -169,3 +169,17 @@ def test_the_command_a_run_starts_reaches_the_control_api_not_the_proxy(mode: st
     assert 'host api.anthropic.com: {"failRequestCount": 1, "errorStatus": 529, "retryAfter": "0.1"}' in shown
     assert shown[-1] == "injected so far: error 1"
     assert "the run recovered: 1 of 1 fault retried" in run.stderr
+
+
+def test_a_patch_that_breaks_the_profile_is_one_line_naming_the_field(running: ControlServer) -> None:
+    """What pydantic says, as a JSON path and a message: never its layout or its help URL."""
+    assert chaos(running, "set", "api.openai.com", "--fail", "503")[0] == 0
+    for patch, said in (
+        ('{"errorStatus": "x"}', "$.chaos.errorStatus: Input should be a valid integer"),
+        ('{"errorProbability": 7}', "$.chaos.errorProbability: Input should be less than or equal to 1"),
+    ):
+        code, _, error = chaos(running, "patch", "api.openai.com", patch)
+        assert code == 1
+        assert error.startswith(f"llmproxy chaos patch: 400: the patched profile is not valid: {said}"), error
+        assert error.count("\n") == 1
+        assert "pydantic" not in error
