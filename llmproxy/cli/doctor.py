@@ -56,17 +56,25 @@ def doctor(every_family: bool, as_json: bool, verbose: bool, debug: bool, comman
 
 
 def _print(checks: list[Check], verbose: bool) -> None:
-    """By section; a fix shared by the findings in a row is said once, after them."""
+    """By section. Each fix is said once (with -v, under every finding it fixes): after the last finding it
+    fixes in the first section that has one, naming them when there are several."""
+    said: set[str] = set()
     for index, check in enumerate(checks):
         if index == 0 or check.section != checks[index - 1].section:
             click.echo(f"{check.section.value}:")
         click.echo(f"  {_MARK[check.status]} {check.name}: {check.detail}")
         if verbose and check.evidence:
             click.echo(f"      said: {check.evidence}")
-        following = checks[index + 1] if index + 1 < len(checks) else None
-        if check.fix and (following is None or following.fix != check.fix or verbose):
-            sharing = [c.name for c in checks if c.fix == check.fix and c.section == check.section]
-            click.echo(f"    fix{f' ({", ".join(sharing)})' if len(sharing) > 1 and not verbose else ''}: {check.fix}")
+        if not check.fix or check.fix in said:
+            continue
+        if verbose:
+            click.echo(f"    fix: {check.fix}")
+            continue
+        sharing = [n for n, other in enumerate(checks) if other.fix == check.fix and other.section == check.section]
+        if index == sharing[-1]:
+            said.add(check.fix)
+            names = f" ({', '.join(checks[n].name for n in sharing)})" if len(sharing) > 1 else ""
+            click.echo(f"    fix{names}: {check.fix}")
     counts = {status: sum(check.status is status for check in checks) for status in Status}
     warnings = plural(counts[Status.WARN], "warning")
     click.echo(f"doctor: {counts[Status.OK]} ok, {warnings}, {counts[Status.FAIL]} to fix")
