@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import click
 
 from llmproxy.cassette.check import check_file
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
 from llmproxy.words import plural
@@ -21,7 +22,7 @@ def cassette() -> None:
 
 @cassette.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
+@option(
     "--decode", is_flag=True, help="Also list every LLM exchange whose request or answer llmproxy's codecs cannot read."
 )
 @json_option
@@ -100,7 +101,7 @@ def _found(count: int) -> str:
 
 @cassette.command("to-expectations")
 @click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
 def to_expectations(path: Path, output: Path | None) -> None:
     """Turn a cassette's chat sessions into an expectations file for `llmproxy mock`.
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.doctor.findings import Check, Status
@@ -16,10 +17,10 @@ _MARK = {Status.OK: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIPPED:
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
-@click.option("--all", "every_family", is_flag=True, help="Check every client family, not only the command's.")
+@option("--all", "every_family", is_flag=True, help="Check every client family, not only the command's.")
 @json_option
-@click.option("-v", "--verbose", is_flag=True, help="Also show what each client said.")
-@click.option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line.")
+@option("-v", "--verbose", is_flag=True, help="Also show what each client said.")
+@option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @reported("doctor")
 def doctor(every_family: bool, as_json: bool, verbose: bool, debug: bool, command: tuple[str, ...]) -> int:

@@ -8,6 +8,7 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
@@ -71,12 +72,12 @@ def mock() -> None:
 
 
 @mock.command(cls=_Run, hidden=True, context_settings={"allow_interspersed_args": False})
-@click.option(
+@option(
     "--expectations",
     type=click.Path(dir_okay=False, path_type=Path),
     help="The expectations file (JSON; docs/mock.md).",
 )
-@click.option(
+@option(
     "--cassette",
     "cassettes",
     multiple=True,
@@ -86,7 +87,7 @@ def mock() -> None:
 @preset_option("For the cassette: ignore what this client varies between runs (default: from the User-Agent).")
 @miss_status_option("The status of a request nothing answers.")
 @strict_background_option
-@click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
+@option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
 @redact_field_option
 @proxy_options
 @reported("mock")

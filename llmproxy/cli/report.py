@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from llmproxy.cli import usage
+from llmproxy.cli.options import option
 from llmproxy.errors import LlmproxyError
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
@@ -33,27 +34,27 @@ def parse_since(text: str | None) -> datetime | None:
 
 def selection_options[F: Callable[..., object]](command: F) -> F:
     """The options that choose what a report covers, shared by `report`, `explain` and `verify`."""
-    for option in reversed(
+    for decorate in reversed(
         (
-            click.option("--session", help="only this session (its id as the report lists it)"),
-            click.option("--host", help="only calls to this host"),
-            click.option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
-            click.option("--model", help="only this model (a glob: 'claude-*')"),
-            click.option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
-            click.option(
+            option("--session", help="only this session (its id as the report lists it)"),
+            option("--host", help="only calls to this host"),
+            option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
+            option("--model", help="only this model (a glob: 'claude-*')"),
+            option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
+            option(
                 "--max-calls",
                 type=click.IntRange(min=0),
                 default=0,
                 help="only the newest N calls (default, and 0: all); every output says what it left out",
             ),
-            click.option(
+            option(
                 "--group-by",
                 type=click.Choice(["cassette", "folder", "conversation", "host"]),
                 default="cassette",
                 show_default=True,
                 help="what a session is (one cassette per test: cassette)",
             ),
-            click.option(
+            option(
                 "--prices",
                 "prices_files",
                 multiple=True,
@@ -62,16 +63,16 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
             ),
         )
     ):
-        command = option(command)
+        command = decorate(command)
     return command
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
-@click.option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
-@click.option(
+@option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+@option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="an earlier report (--format json) to compare with: signals new / resolved / unchanged, KPI deltas",

@@ -13,6 +13,8 @@ from typing import IO, Any
 
 import click
 
+from llmproxy.cli.options import Repeated
+
 CUTOFF = 0.6  # difflib's own: how alike a name must be to be suggested at all
 MARGIN = 0.1  # a second (or third) suggestion only when it is nearly as close as the best
 
@@ -58,10 +60,11 @@ class OneLine(click.UsageError):
 
     def __init__(self, error: click.UsageError) -> None:
         super().__init__(describe(error), error.ctx)
+        self.hint = not isinstance(error, Repeated) and "did you mean" not in self.message
 
     def show(self, file: IO[Any] | None = None) -> None:
         command = name_of(self.ctx)
-        hint = "" if "did you mean" in self.message else f" (see {command} --help)"
+        hint = f" (see {command} --help)" if self.hint else ""
         click.echo(f"{command}: error: {self.message}{hint}", file=file, err=file is None)
 
 
