@@ -117,6 +117,7 @@ def test_a_read_only_cassette_folder(home: dict[str, str], tmp_path: Path) -> No
         ("--map", "api.anthropic.com=ftp://x", "expected an http(s) URL"),
         ("--reverse", "localhost:8000", "--reverse: expected an http(s) URL"),
         ("--route", "gateway.internal", "--route expects HOST=CODEC or HOST=VENDOR"),
+        ("--upstream-ca", __file__, f"--upstream-ca {__file__}: no PEM certificate in it"),
     ],
 )
 def test_malformed_options_are_usage_errors(
@@ -241,6 +242,15 @@ def test_a_warning_is_a_line_of_the_command(home: dict[str, str], expectations: 
     assert warned[0].startswith("llmproxy mock: budget spent: $"), run.stderr
     assert "llmproxy.intercept" not in run.stderr
     assert "WARNING" not in run.stderr
+
+
+def test_doctor_says_a_command_that_cannot_be_run_as_record_would(home: dict[str, str], tmp_path: Path) -> None:
+    run = llmproxy(home, "doctor", "--", str(tmp_path / "nope.sh"))
+    assert run.returncode == 127
+    assert run.stderr.splitlines() == [
+        f"llmproxy doctor: error: cannot run {str(tmp_path / 'nope.sh')!r}: no such command"
+    ]
+    assert run.stdout == ""
 
 
 def test_debug_shows_the_traceback(home: dict[str, str], tmp_path: Path) -> None:

@@ -314,7 +314,11 @@ def _said(error: ErrorDetails) -> str:
     """Pydantic's message, or for a value of the wrong JSON type what was expected and what was found: `"1"` is
     a valid integer to pydantic's message, but not where a number is expected."""
     expected = _EXPECTED.get(error["type"])
-    return f"expected {expected}, got {json_kind(error['input'])}" if expected else error["msg"]
+    return (
+        f"expected {expected}, got {json_kind(error['input'])}"
+        if expected
+        else error["msg"].removeprefix("Value error, ")
+    )
 
 
 def json_kind(value: Any) -> str:

@@ -30,15 +30,19 @@ def doctor(every_family: bool, as_json: bool, verbose: bool, debug: bool, comman
     CA, the proxy variables, whether each client family CMD would use trusts the CA (a real client of each
     family, through a proxy on 127.0.0.1; nothing leaves the machine), whether the provider hosts go through
     the proxy, and the coding CLIs installed. Each finding comes with its fix. Exits 0 when nothing failed
-    (warnings may remain), 1 when something must be fixed.
+    (warnings may remain), 1 when something must be fixed; 127 or 126 when CMD does not exist or cannot be
+    executed.
     """
     from llmproxy.ca import ensure_ca
+    from llmproxy.cli.children import check_runnable
     from llmproxy.doctor import diagnose
     from llmproxy.doctor.probes import PATH, TOKEN
     from llmproxy.environment import proxy_environment
     from llmproxy.outputs.doctor import doctor as document
     from llmproxy.session import mocking
 
+    if command:  # as `llmproxy record -- CMD` would: a command that cannot be run is all there is to say
+        check_runnable(command, os.environ)
     ca = ensure_ca()
     answer = {"match": {"path": PATH}, "http": {"status": 200, "json": {"llmproxy": TOKEN}}}
     with tempfile.TemporaryDirectory(prefix="llmproxy-doctor-") as directory:

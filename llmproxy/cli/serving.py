@@ -6,6 +6,7 @@ import functools
 import gc
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -208,9 +209,9 @@ class ServeOptions:
             check_runnable(self.command, os.environ)
         return Listening(
             mapping=parse_map(self.mapping),
-            upstream_ca=self.upstream_ca,
+            upstream_ca=_certificates(self.upstream_ca),
             reverse=check_reverse(self.reverse),
-            host=self.listen_host,
+            host=_address(self.listen_host),
             port=self.port,
             base_url_port=self.base_url_port,
             base_url_env=self.base_url_env,
@@ -233,6 +234,30 @@ class ServeOptions:
     def intercept(self) -> "InterceptPlan":
         """The chaos file and the shorthands as one plan; raises LlmproxyError for a value it cannot use."""
         return intercept_plan(**{name: getattr(self, name) for name in CHAOS_FIELDS})
+
+
+def _address(host: str) -> str:
+    """`--listen-host`, a name or address that resolves (else a usage error, not a failed start); "" is every
+    interface."""
+    try:
+        if host:
+            socket.getaddrinfo(host, None)
+    except socket.gaierror as error:
+        raise UsageError(f"--listen-host {host}: {error.strerror}") from None
+    return host
+
+
+def _certificates(path: Path | None) -> Path | None:
+    """`--upstream-ca`, a file of PEM certificates (else a usage error, not a failed connection later)."""
+    if path is None:
+        return None
+    from cryptography import x509
+
+    try:
+        x509.load_pem_x509_certificates(path.read_bytes())
+    except ValueError:
+        raise UsageError(f"--upstream-ca {path}: no PEM certificate in it") from None
+    return path
 
 
 def stderr_console() -> "Console | None":

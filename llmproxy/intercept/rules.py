@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from llmproxy.errors import ChaosError, UsageError
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.json_files import read_json
-from llmproxy.mock.locations import describe
+from llmproxy.mock.locations import describe, message
 from llmproxy.model import Route
 
 MINUTE_MS: Final = 60_000
@@ -182,11 +182,26 @@ def _fail(text: str) -> dict[str, Any]:
     return fields
 
 
+# The option a profile field of a shorthand rule comes from, to name it in an error.
+_OPTION_OF = {
+    "errorStatus": "--fail",
+    "errorProbability": "--fail",
+    "failRequestCount": "--fail-first",
+    "retryAfter": "--retry-after",
+    "quotaLimit": "--rpm",
+    "tokenQuotaLimit": "--tpm",
+}
+
+
 def _rule(name: str, fields: dict[str, Any]) -> Rule:
+    """The rule, or UsageError naming the option as given: ``--retry-after soon: 'soon' is neither…``."""
     try:
         return Rule(name=name, chaos=ChaosProfile.model_validate(fields))
     except pydantic.ValidationError as error:
-        problems = "; ".join(
-            f"{problem['loc'][0] if problem['loc'] else name}: {problem['msg']}" for problem in error.errors()
-        )
-        raise UsageError(f"{name}: {problems}") from None
+        given = ["--" + part for part in name.removeprefix("--").split(" --")]
+        problems = []
+        for problem in error.errors():
+            option = _OPTION_OF.get(str(problem["loc"][0]) if problem["loc"] else "", "")
+            where = next((part for part in given if part.split()[0] == option), given[0])
+            problems.append(f"{where}: {message(problem)}")
+        raise UsageError("; ".join(problems)) from None
