@@ -2,7 +2,6 @@
 effect; one that can hold a single value refuses a second, naming both — never the last kept in silence."""
 
 import collections
-import importlib
 import json
 import os
 import subprocess
@@ -14,27 +13,14 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from llmproxy.cli import COMMANDS, main
+from llmproxy.cli import main
 from llmproxy.cli.options import Once
+from tests.cli_commands import commands
 from tests.conformance.server import LoopbackServer, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "cassettes" / "quickstart.json"
 ASK = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
-
-
-def commands() -> Iterator[tuple[list[str], click.Command]]:
-    """Every command, as the words that run it (`mock`'s hidden `run` is `mock` itself)."""
-
-    def walk(command: click.Command, words: list[str]) -> Iterator[tuple[list[str], click.Command]]:
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                yield from walk(sub, words if (words, name) == (["mock"], "run") else [*words, name])
-        else:
-            yield words, command
-
-    for name, (module, attribute, _) in sorted(COMMANDS.items()):
-        yield from walk(getattr(importlib.import_module(module), attribute), [name])
 
 
 def options(repeatable: bool) -> list[tuple[str, str]]:

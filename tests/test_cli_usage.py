@@ -1,31 +1,14 @@
 """A command line that cannot work as written ends every command with one line in llmproxy's voice and exit
 status 2: what is wrong, and for a misspelt option or command the closest real one(s)."""
 
-import importlib
-from collections.abc import Iterator
-
 import click
 import pytest
 from click.testing import CliRunner
 
-from llmproxy.cli import COMMANDS, main
+from llmproxy.cli import main
+from tests.cli_commands import commands
 
-
-def commands() -> Iterator[tuple[list[str], click.Command]]:
-    """Every command a user can run, as the words that run it (`mock`'s hidden `run` is `mock` itself)."""
-
-    def walk(command: click.Command, words: list[str]) -> Iterator[tuple[list[str], click.Command]]:
-        if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
-                yield from walk(sub, words if (words, name) == (["mock"], "run") else [*words, name])
-        else:
-            yield words, command
-
-    for name, (module, attribute, _) in COMMANDS.items():
-        yield from walk(getattr(importlib.import_module(module), attribute), [name])
-
-
-COMMAND_LINES = sorted(((words, command) for words, command in commands()), key=lambda pair: pair[0])
+COMMAND_LINES = list(commands())
 
 
 def run(*arguments: str) -> tuple[int, str]:
