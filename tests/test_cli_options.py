@@ -334,3 +334,19 @@ def test_prices_twice_prices_each_model_from_its_file(tmp_path: Path) -> None:
     pricing = {call["model"]: call["pricing"] for call in json.loads(result.stdout)["calls"]}
     assert "claude-haiku-4-5.prices.json" in pricing["claude-haiku-4-5"], pricing
     assert "claude-opus-4-5.prices.json" in pricing["claude-opus-4-5"], pricing
+
+
+def test_the_pytest_markers_chaos_options_read_as_the_command_lines() -> None:
+    """`@pytest.mark.llmproxy(chaos="…")` takes the same options: two --fail add up, a misspelt one gets the
+    closest, a second --seed is refused."""
+    from llmproxy.cli.serving import chaos_arguments
+    from llmproxy.errors import UsageError
+
+    assert chaos_arguments("--fail 500@0.3 --fail 429@0.05", "chaos=")["fail"] == ("500@0.3", "429@0.05")
+    for text, said in (
+        ("--fail-frist 2", "chaos='--fail-frist 2': no such option --fail-frist (did you mean --fail-first?)"),
+        ("--seed 1 --seed 2", "chaos='--seed 1 --seed 2': --seed given twice: 1 and 2"),
+    ):
+        with pytest.raises(UsageError) as raised:
+            chaos_arguments(text, "chaos=")
+        assert str(raised.value) == said

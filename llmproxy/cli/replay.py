@@ -57,9 +57,11 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     show_default=True,
     help="none: offline, strict; once; new_episodes; all; rewrite (vcrpy's meanings).",
 )
-@option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network.")
+@option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network. Repeatable.")
 @preset_option("Ignore what this client varies between runs (default: chosen from the User-Agent).")
-@option("--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]).")
+@option(
+    "--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]). Repeatable."
+)
 @option(
     "--on-exhausted",
     type=click.Choice([mode.value for mode in OnExhausted]),

@@ -112,7 +112,8 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "mapping",
             multiple=True,
             metavar="HOST=URL",
-            help="Send HOST's traffic to URL while the client still talks to HOST (a gateway, a local fake).",
+            help="Send HOST's traffic to URL while the client still talks to HOST (a gateway, a local fake). "
+            "Repeatable.",
         ),
         option(
             "--upstream-ca",
@@ -338,14 +339,16 @@ def chaos_arguments(text: str, where: str) -> dict[str, Any]:
     `chaos="--fail-first 2"`): the values `intercept_plan` takes. Raises UsageError naming `where`."""
     import shlex
 
+    from llmproxy.cli.usage import describe
+
     def values(**given: Any) -> dict[str, Any]:
         return given
 
-    command = click.command()(functools.reduce(lambda made, option: option(made), reversed(CHAOS_OPTIONS), values))
+    command = click.command()(functools.reduce(lambda made, decorate: decorate(made), reversed(CHAOS_OPTIONS), values))
     try:
         return dict(command.make_context(where, shlex.split(text)).params)
     except (click.ClickException, ValueError) as error:
-        message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+        message = describe(error) if isinstance(error, click.UsageError) else str(error)
         raise UsageError(f"{where}{text!r}: {message}") from None
 
 
