@@ -13,13 +13,12 @@ then it replaces the cassette's exchanges instead; ``"pending"`` (the run never 
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
-from pydantic_core import ErrorDetails
 
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
 from llmproxy.errors import CassetteError
@@ -310,14 +309,14 @@ def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") 
 _EXPECTED = {"int_type": "a number", "float_type": "a number", "bool_type": "true or false"}
 
 
-def _said(error: ErrorDetails) -> str:
+def _said(error: Mapping[str, Any]) -> str:
     """Pydantic's message, or for a value of the wrong JSON type what was expected and what was found: `"1"` is
     a valid integer to pydantic's message, but not where a number is expected."""
     expected = _EXPECTED.get(error["type"])
     return (
         f"expected {expected}, got {json_kind(error['input'])}"
         if expected
-        else error["msg"].removeprefix("Value error, ")
+        else str(error["msg"]).removeprefix("Value error, ")
     )
 
 

@@ -5,10 +5,10 @@ an error turn), so a location is walked along the data: a step that is not a key
 and left out — except the last step of a missing or unexpected field, which names that field.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic
-from pydantic_core import ErrorDetails
 
 _NAMES_A_FIELD = frozenset({"missing", "extra_forbidden"})
 
@@ -27,9 +27,9 @@ def json_path(location: tuple[int | str, ...], data: Any, kind: str = "") -> str
     return path
 
 
-def message(problem: ErrorDetails) -> str:
+def message(problem: Mapping[str, Any]) -> str:
     """What is wrong, without the "Value error, " pydantic puts before a validator's own words."""
-    return problem["msg"].removeprefix("Value error, ")
+    return str(problem["msg"]).removeprefix("Value error, ")
 
 
 def describe(error: pydantic.ValidationError, data: Any) -> list[str]:
