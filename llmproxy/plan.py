@@ -46,7 +46,7 @@ class RecordMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class MockPlan:
-    expectations: Path
+    expectations: Path | None  # None: no expectation answers (the cassettes, the background traffic and chaos do)
     log: Path | None = None  # the request log as JSON lines
 
 
@@ -113,7 +113,8 @@ class Plan:
             taps["intercept"] = "stream faults, rate-limit headers, token quotas and the budget on what answers"
         if self.mock is not None:
             log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
-            stages["mock"] = f"expectations {self.mock.expectations}{log}"
+            given = self.mock.expectations
+            stages["mock"] = (f"expectations {given}" if given is not None else "no expectations") + log
         if self.replay is not None:
             timing = "at once" if self.replay.timing is None else f"recorded timing x{self.replay.timing:g}"
             stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
@@ -241,7 +242,7 @@ def replay_plan(
 
 
 def mock_plan(
-    expectations: Path,
+    expectations: Path | None,
     *,
     cassettes: Sequence[Path] = (),
     match: MatchOptions = DEFAULT_MATCH,
@@ -253,15 +254,14 @@ def mock_plan(
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
 ) -> Plan:
-    """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
-    Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
+    """Answer from `expectations` (None: none) first, then from `cassettes` (replay's rules), never from the
+    network. Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
     paths = tuple(Path(path) for path in cassettes)
     replay = ReplayPlan(paths, match, timing=1.0) if paths else None
-    describe = f"mocking from {expectations}" + (
-        f", then none mode, replaying {', '.join(map(str, paths))}" if paths else ""
-    )
+    source = f"from {expectations}" if expectations is not None else "with no expectations"
+    describe = f"mocking {source}" + (f", then none mode, replaying {', '.join(map(str, paths))}" if paths else "")
     return Plan(
-        mock=MockPlan(Path(expectations), log),
+        mock=MockPlan(Path(expectations) if expectations is not None else None, log),
         replay=replay,
         network=Network(miss_status=miss_status),
         redactor=redactor,
@@ -287,8 +287,10 @@ def build(plan: Plan) -> Chain:
     if plan.mock is not None:
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
+        from llmproxy.mock.spec import ExpectationsFile
 
-        engine = MockEngine(load_expectations(plan.mock.expectations))
+        given = plan.mock.expectations
+        engine = MockEngine(load_expectations(given) if given is not None else ExpectationsFile(expectations=()))
     replaying = None
     if plan.replay is not None:
         from llmproxy.chain.stages.replay import Replaying, ReplayStage
@@ -313,7 +315,8 @@ def build(plan: Plan) -> Chain:
         from llmproxy.mock.log import MockLog
 
         log = MockLog(plan.redactor, plan.mock.log)
-        stages.append(MockStage(engine, log, str(plan.mock.expectations), intercepting.state))
+        source = str(plan.mock.expectations or "")
+        stages.append(MockStage(engine, log, source, intercepting.state))
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
         stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state))

@@ -8,6 +8,10 @@ split across deltas is found) with Bedrock's base64 chunks decoded. A body or st
 decodable" is a finding too: its content was never scanned. Any other JSON document is redacted as JSON
 (secret fields at any depth, secrets in every string, ``"name: value"`` header lines and ``[name, value]``
 pairs); anything else line by line as text. Secrets are shown masked.
+
+A file that cannot be scanned as what it is — a cassette cut short or corrupt, a `.json` file that is not
+JSON — is not checked, and said so (`CassetteError`): read as text, its bodies, streams and headers would
+not be redacted as the recorder redacts them, and "no secret-looking values" would not be true.
 """
 
 import base64
@@ -23,13 +27,16 @@ from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
 from llmproxy.cassette.bodies import event_bytes, is_binary_message
+from llmproxy.cassette.files import invalid_json, json_kind
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawEvent
 from llmproxy.words import plural
 
 _KIND = re.compile(r"<redacted:([a-z0-9\-]{1,32}):[0-9a-f]{8}>")
+_CASSETTE_START = re.compile(rb'\s*\{\s*"llmproxy_cassette"')
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 
@@ -63,14 +70,18 @@ class FileCheck:
 
 
 def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
-    """Scan one file. Raises OSError when it cannot be read."""
+    """Scan one file. Raises OSError when it cannot be read, CassetteError when it cannot be scanned as what it
+    is (the reason, without the file's name)."""
     redactor = redactor or Redactor()
     data = path.read_bytes()
     try:
         document = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as error:
+        if _meant_as_json(path, data):
+            raise CassetteError(invalid_json(error)) from None
     else:
+        if isinstance(document, dict) and "llmproxy_cassette" in document and not _is_cassette(document):
+            raise CassetteError(f"$.exchanges: expected a list, got {json_kind(document.get('exchanges'))}")
         found = [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
         if _is_cassette(document):
             return FileCheck(path, "cassette", len(document["exchanges"]), found)
@@ -92,6 +103,18 @@ def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
             spots = _document(parsed, f"line {number}: $", redactor)
         findings += [Finding(path, where, kind, masked) for where, kind, masked in spots]
     return FileCheck(path, "journal" if journal else "text", exchanges, findings)
+
+
+def _meant_as_json(path: Path, data: bytes) -> bool:
+    """A file that is not JSON as a whole, but should be: a cassette's start, or a `.json` name — unless it is
+    JSON lines (a journal, whose last line a killed recorder may have left unfinished)."""
+    if not (path.suffix == ".json" or _CASSETTE_START.match(data)):
+        return False
+    try:
+        orjson.loads(data.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 def _is_cassette(value: Any) -> bool:

@@ -15,7 +15,7 @@ same way, until ``"append": "started"``.
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -262,10 +262,13 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
     data = _parse(path, _read(path))
     if not isinstance(data, dict) or "llmproxy_cassette" not in data:
         raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
-    if data["llmproxy_cassette"] != VERSION:
+    version = data["llmproxy_cassette"]
+    if isinstance(version, bool) or not isinstance(version, int):
         raise CassetteError(
-            f"{path}: unsupported cassette version {data['llmproxy_cassette']!r} (this llmproxy reads {VERSION})"
+            f"{path}: $.llmproxy_cassette: expected the version number {VERSION}, got {json_kind(version)}"
         )
+    if version != VERSION:
+        raise CassetteError(f"{path}: unsupported cassette version {version} (this llmproxy reads {VERSION})")
     try:
         exchanges = data.get("exchanges")
         if not isinstance(exchanges, list) or set(data) != {"llmproxy_cassette", "exchanges"}:
@@ -324,9 +327,32 @@ def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") 
             entry = exchanges[loc[0]]
             if isinstance(entry, dict) and "id" in entry:
                 who = f"exchange {entry['id']}: "
-        problems.append(f"{who}{path}: {error['msg']}")
+        problems.append(f"{who}{path}: {_said(error)}")
     more = len(exc.errors()) - len(problems)
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+_EXPECTED = {"int_type": "a number", "float_type": "a number", "bool_type": "true or false"}
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """Pydantic's message, or for a value of the wrong JSON type what was expected and what was found: `"1"` is
+    a valid integer to pydantic's message, but not where a number is expected."""
+    expected = _EXPECTED.get(error["type"])
+    return (
+        f"expected {expected}, got {json_kind(error['input'])}"
+        if expected
+        else str(error["msg"]).removeprefix("Value error, ")
+    )
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value as a reader would name it: the string "1", null, a list."""
+    if isinstance(value, str):
+        return f"the string {orjson.dumps(value).decode()}"
+    if value is None or isinstance(value, bool | int | float):
+        return orjson.dumps(value).decode()
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _read(path: Path) -> bytes:
@@ -340,7 +366,11 @@ def _parse(where: object, data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise CassetteError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise CassetteError(f"{where}: {invalid_json(exc)}") from None
+
+
+def invalid_json(error: orjson.JSONDecodeError) -> str:
+    return f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
 
 
 def _fsync_dir(directory: Path) -> None:

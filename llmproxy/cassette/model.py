@@ -151,7 +151,7 @@ class Injection(_Model):
 
 
 class Exchange(_Model):
-    id: int = Field(ge=1, description="unique in the cassette, increasing in file order")
+    id: int = Field(ge=1, strict=True, description="unique in the cassette, increasing in file order")
     provider: str | None = Field(None, description="the API spoken: anthropic, openai, gemini, bedrock, …")
     operation: str | None = None
     vendor: str | None = Field(

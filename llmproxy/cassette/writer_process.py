@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import llmproxy
-from llmproxy import redacted_logs
+from llmproxy import log_lines, redacted_logs
 from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor
@@ -87,7 +87,7 @@ class WriterProcess:
         _widen(to_child)
         sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
         level = logging.getLogger().getEffectiveLevel()
-        sender.send((Path(path), redactor, level, routes, rewrite, this_process()))
+        sender.send((Path(path), redactor, (level, *log_lines.in_use()), routes, rewrite, this_process()))
         try:
             ready = replies.recv()
         except EOFError:
@@ -153,9 +153,9 @@ class WriterProcess:
 
 
 def _serve(requests: Connection, replies: Connection) -> None:
-    path, redactor, log_level, routes, rewrite, owner = requests.recv()
+    path, redactor, (log_level, command, debug), routes, rewrite, owner = requests.recv()
     redacted_logs.install()
-    logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
+    log_lines.to_stderr(command, log_level, debug)
     with declared(routes):
         try:
             writer = CassetteWriter.open(path, redactor, rewrite=rewrite, owner=owner)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import click
 
 from llmproxy.cassette.check import check_file
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
 from llmproxy.words import plural
@@ -21,7 +22,7 @@ def cassette() -> None:
 
 @cassette.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
+@option(
     "--decode", is_flag=True, help="Also list every LLM exchange whose request or answer llmproxy's codecs cannot read."
 )
 @json_option
@@ -32,7 +33,7 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
     cassette's LLM exchanges are also decoded as llmproxy reads them (for reports, mocks and
     to-expectations), and each that does not is listed: FILE: exchange N: API part: what and where: the
     first 200 characters. Exits 0 when every file is clean, 1 when something was found, 2 when a file could
-    not be read (a guard for CI and pre-commit hooks).
+    not be read or checked (a cassette cut short: a guard for CI and pre-commit hooks).
     """
     from llmproxy.outputs import check as output
 
@@ -40,9 +41,9 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
     for path in paths:
         try:
             result = check_file(path)
-        except OSError as exc:
-            error = exc.strerror or str(exc)
-            click.echo(f"{path}: cannot read: {error}", err=True)
+        except (OSError, CassetteError) as exc:
+            error = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+            click.echo(f"{path}: {'cannot read' if isinstance(exc, OSError) else 'cannot check'}: {error}", err=True)
             files.append(output.unreadable(str(path), error))
             continue
         if not as_json:
@@ -100,7 +101,7 @@ def _found(count: int) -> str:
 
 @cassette.command("to-expectations")
 @click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
 def to_expectations(path: Path, output: Path | None) -> None:
     """Turn a cassette's chat sessions into an expectations file for `llmproxy mock`.
 

@@ -5,13 +5,14 @@ from typing import Any
 
 import click
 
+from llmproxy.cli.options import option
 from llmproxy.cli.report import selection_options, write_output
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
-@click.option(
+@option(
     "--format",
     "format_",
     type=click.Choice(["timeline", "json", "mermaid"]),
@@ -19,7 +20,7 @@ from llmproxy.cli.report import selection_options, write_output
     show_default=True,
     help="timeline: the calls and the conversation; json: summary and call graph; mermaid: a flowchart",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
 def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **selection: Any) -> None:
     """Explain a recorded agent run: its calls in order and its richest conversation (the request with the
     most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.

@@ -5,16 +5,17 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, redact_field_option, serve
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
-@click.option(
+@option(
     "--cassette", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Cassette to write (appended)."
 )
-@click.option("--record-host", multiple=True, metavar="HOST", help="Also record all traffic to HOST. Repeatable.")
-@click.option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
+@option("--record-host", multiple=True, metavar="HOST", help="Also record all traffic to HOST. Repeatable.")
+@option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
 @redact_field_option
 @proxy_options
 @reported("record")
@@ -32,7 +33,8 @@ def record(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose, options.debug)  # before the writer process starts: it logs at the same level
+    # before the writer process starts: it logs at the same level
+    configure_logging("record", options.verbose, options.debug)
     listening = options.listening()  # a malformed option fails before the cassette is touched
     plan = record_plan(
         cassette,

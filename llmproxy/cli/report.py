@@ -4,10 +4,12 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from llmproxy.cli import usage
+from llmproxy.cli.options import option
 from llmproxy.errors import LlmproxyError
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
@@ -24,33 +26,35 @@ def parse_since(text: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)") from None
+        raise click.BadParameter(
+            f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)", param_hint="--since"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def selection_options[F: Callable[..., object]](command: F) -> F:
     """The options that choose what a report covers, shared by `report`, `explain` and `verify`."""
-    for option in reversed(
+    for decorate in reversed(
         (
-            click.option("--session", help="only this session (its id as the report lists it)"),
-            click.option("--host", help="only calls to this host"),
-            click.option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
-            click.option("--model", help="only this model (a glob: 'claude-*')"),
-            click.option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
-            click.option(
+            option("--session", help="only this session (its id as the report lists it)"),
+            option("--host", help="only calls to this host"),
+            option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
+            option("--model", help="only this model (a glob: 'claude-*')"),
+            option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
+            option(
                 "--max-calls",
                 type=click.IntRange(min=0),
                 default=0,
                 help="only the newest N calls (default, and 0: all); every output says what it left out",
             ),
-            click.option(
+            option(
                 "--group-by",
                 type=click.Choice(["cassette", "folder", "conversation", "host"]),
                 default="cassette",
                 show_default=True,
                 help="what a session is (one cassette per test: cassette)",
             ),
-            click.option(
+            option(
                 "--prices",
                 "prices_files",
                 multiple=True,
@@ -59,16 +63,16 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
             ),
         )
     ):
-        command = option(command)
+        command = decorate(command)
     return command
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
-@click.option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
-@click.option(
+@option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+@option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
     help="an earlier report (--format json) to compare with: signals new / resolved / unchanged, KPI deltas",
@@ -126,8 +130,7 @@ def read_selected(
         book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
         recorded = Recorded(paths, book, Grouping(group_by))
     except LlmproxyError as exc:
-        click.echo(f"llmproxy: {exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(str(exc))
     return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)
 
 
@@ -155,8 +158,7 @@ def load_baseline(path: Path) -> "Report":
     try:
         return read_baseline(path)
     except LlmproxyError as exc:
-        click.echo(f"llmproxy report: {exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(str(exc))
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -166,5 +168,11 @@ def write_output(text: str, output: Path | None) -> None:
     try:
         output.write_text(text, encoding="utf-8", newline="")
     except OSError as exc:
-        click.echo(f"llmproxy report: cannot write {output}: {exc.strerror or exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(f"cannot write {output}: {exc.strerror or exc}")
+
+
+def could_not(message: str) -> NoReturn:
+    """An input that cannot be read or an output that cannot be written: one line naming the command that
+    runs (`llmproxy verify cost: error: …`), exit status 2."""
+    click.echo(f"{usage.name_of(click.get_current_context(silent=True))}: error: {message}", err=True)
+    raise SystemExit(2)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from llmproxy.cli.options import option
 from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, selection_options
 
 if TYPE_CHECKING:
@@ -18,8 +19,8 @@ if TYPE_CHECKING:
     from llmproxy.analysis.sources import Recorded
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-_JSON = click.option("--json", "as_json", is_flag=True, help="print the verdict as JSON")
-_PARTIAL = click.option(
+_JSON = option("--json", "as_json", is_flag=True, help="print the verdict as JSON")
+_PARTIAL = option(
     "--allow-partial",
     is_flag=True,
     help="pass on what the gate saw when it did not see every call (--max-calls, exchanges that do not decode)",
@@ -59,12 +60,10 @@ def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorde
 
 @verify.command("tool-call")
 @_PATHS
-@click.option("--name", required=True, help="the tool's name")
-@click.option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
-@click.option(
-    "--at-least", type=click.IntRange(min=0), help="the fewest calls accepted (default: 1, or 0 with --at-most)"
-)
-@click.option("--at-most", type=click.IntRange(min=0), help="the most calls accepted (0: never called)")
+@option("--name", required=True, help="the tool's name")
+@option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
+@option("--at-least", type=click.IntRange(min=0), help="the fewest calls accepted (default: 1, or 0 with --at-most)")
+@option("--at-most", type=click.IntRange(min=0), help="the most calls accepted (0: never called)")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -100,7 +99,7 @@ def tool_call(
 
 @verify.command("structured-output")
 @_PATHS
-@click.option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
+@option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -121,9 +120,9 @@ def structured_output(
 
 @verify.command("cost")
 @_PATHS
-@click.option("--max-usd", required=True, help="the budget in US dollars, e.g. 0.40")
-@click.option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
-@click.option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
+@option("--max-usd", required=True, help="the budget in US dollars, e.g. 0.40")
+@option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
+@option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -150,8 +149,8 @@ def cost(
 
 @verify.command("resilience")
 @_PATHS
-@click.option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
-@click.option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
+@option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
+@option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -173,12 +172,10 @@ def resilience(
 
 @verify.command("report")
 @_PATHS
-@click.option(
-    "--baseline", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the earlier report (JSON)"
-)
-@click.option("--max-grade-drop", type=click.IntRange(min=0), help="letters the grade may lose (0: none)")
-@click.option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
-@click.option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
+@option("--baseline", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the earlier report (JSON)")
+@option("--max-grade-drop", type=click.IntRange(min=0), help="letters the grade may lose (0: none)")
+@option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
+@option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -214,8 +211,8 @@ def _fraction(text: str) -> float:
 
 @verify.command("drift")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--live", is_flag=True, help="required: the requests really are sent to the provider (keys, cost)")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True, help="seconds per request")
+@option("--live", is_flag=True, help="required: the requests really are sent to the provider (keys, cost)")
+@option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True, help="seconds per request")
 @_JSON
 def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
     """Re-send the cassette's requests to the live provider and report structural changes in the answers

@@ -397,8 +397,7 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
         values = chaos_arguments(chaos, "chaos=")
         if values["state"] is not None:
             raise LlmproxyError("chaos=: --state is not for one test: its counters live and end with the test")
-        if values["chaos"] is not None:
-            values["chaos"] = here / values["chaos"]
+        values["chaos"] = tuple(here / path for path in values["chaos"])
         plan = intercept_plan(**values)
         return plan.chaos, f"chaos={chaos}"
     if isinstance(chaos, str | Path):

@@ -4,6 +4,7 @@ from typing import Any
 
 import jsonschema
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from llmproxy.cassette.redact import Redactor
@@ -117,6 +118,33 @@ def test_unreadable_files_exit_2(tmp_path: Path) -> None:
         "error": "No such file or directory",
         "undecoded": None,
     }
+
+
+QUICKSTART = Path(__file__).resolve().parents[2] / "cassettes" / "quickstart.json"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (QUICKSTART.read_bytes()[:3000], "invalid JSON at line "),
+        (b'{"llmproxy_cassette": 1, "exchanges": [{"id": 1, "request"', "invalid JSON at line 1, column 59"),
+        (QUICKSTART.read_bytes().replace(b'"exchanges": [', b'"exchanges": [}', 1), "invalid JSON at line 3"),
+        (b"", "invalid JSON at line 1, column 1: Input is a zero-length, empty document"),
+        (b'{"llmproxy_cassette": 1, "exchanges": {"id": 1}}', "$.exchanges: expected a list, got an object"),
+    ],
+    ids=["truncated", "truncated-one-line", "corrupt", "empty", "not-a-list"],
+)
+def test_a_cassette_that_cannot_be_read_is_never_called_clean(tmp_path: Path, content: bytes, reason: str) -> None:
+    """It could not be checked: one line naming the file and why, exit 2 — never "no secret-looking values"."""
+    path = tmp_path / "c.json"
+    path.write_bytes(content)
+    code, output = check(path)
+    assert code == 2
+    assert output.startswith(f"{path}: cannot check: {reason}"), output
+    assert output.count("\n") == 1, output
+    code, document = check_json(path)
+    assert (code, document["clean"]) == (2, False)
+    assert document["files"][0]["error"].startswith(reason)
 
 
 def cassette(*exchanges: dict[str, object]) -> bytes:

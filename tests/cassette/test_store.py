@@ -130,6 +130,15 @@ def test_a_leftover_journal_is_merged_on_load_and_recovered_on_open(tmp_path: Pa
         (b'{"exchanges": []}', "not an llmproxy cassette"),
         (b'{"llmproxy_cassette": 2, "exchanges": []}', "unsupported cassette version 2"),
         (
+            b'{"llmproxy_cassette": "1", "exchanges": []}',
+            r'\$.llmproxy_cassette: expected the version number 1, got the string "1"$',
+        ),
+        (
+            b'{"llmproxy_cassette": 1, "exchanges": [{"id": "1", "request": {"method": "GET", "url": "/", '
+            b'"http_version": "HTTP/1.1", "headers": []}, "timings": {"started_at": "2026-05-01T12:00:00Z"}}]}',
+            r'exchange 1: \$.exchanges\[0\].id: expected a number, got the string "1"$',
+        ),
+        (
             b'{"llmproxy_cassette": 1, "exchanges": [{"id": 4, "request": {"method": "GET"}, "timings": {}}]}',
             r"exchange 4: \$.exchanges\[0\].request.url: Field required",
         ),

@@ -343,7 +343,7 @@ def mock_tool_loop(
 
 
 MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
-REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "  # logged the moment llmproxy refuses a request
+REFUSED = "llmproxy replay: refused: "  # logged the moment llmproxy refuses a request
 # seconds from llmproxy's first refusal to the end of the run (docs/replay.md#misses-explain-themselves)
 MISS_ENDS_WITHIN = 10.0
 

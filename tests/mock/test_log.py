@@ -55,7 +55,7 @@ def test_a_short_run_lists_every_request() -> None:
         "mock answered 1 of 2 requests",
         "  1. api.example.com (turn index -): expectation 1",
         "  2. POST api.example.com/v1/things (turn index -): missed: no expectation answers this request "
-        "(the expectations file has none for it)",
+        "(none were given)",
     ]
     assert [entry["seq"] for entry in log.misses] == [2]
 

@@ -77,7 +77,7 @@ def test_a_miss_is_in_the_document_and_fails_the_run(tmp_path: Path) -> None:
 def test_verbose_says_each_request_as_it_is_answered(tmp_path: Path) -> None:
     done = llmproxy(tmp_path, "replay", "--cassette", CASSETTE, "--timing", "instant", "-v", "--", *QUICKSTART)
     assert done.returncode == 0, done.stderr
-    (line,) = [line for line in done.stderr.splitlines() if "llmproxy.calls" in line]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("llmproxy replay: #1 ")]
     assert "#1 hit 200 anthropic claude-haiku-4-5" in line
     assert line.endswith("POST https://api.anthropic.com/v1/messages")
 

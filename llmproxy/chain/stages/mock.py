@@ -63,7 +63,7 @@ class MockStage(Stage):
         return reply
 
     def explain(self) -> str:
-        return f"expectations {self.source}".rstrip()
+        return f"expectations {self.source}" if self.source else "no expectations"
 
     def close(self, failures: list[LlmproxyError]) -> list[str]:
         engine, log = self.state.value
