@@ -70,7 +70,7 @@ def test_llmproxy_report_over_the_cassettes_folder_says_so(suite_cassettes: Path
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    assert "- Calls: 26 in 15 sessions, grouped by cassette" in run.stdout
+    assert "- Calls: 24 in 15 sessions, grouped by cassette" in run.stdout
     (unused,) = [line for line in run.stdout.splitlines() if "never called" in line]
     assert "tool offered on 24 calls and never called in any of the 15 sessions (search_docs)" in unused
     assert "REPEATED_SYSTEM_PROMPT" not in run.stdout

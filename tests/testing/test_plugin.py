@@ -746,7 +746,7 @@ SET_UP_ERRORS = {
     'expectations="missing.json"': "*missing.json: cannot read the expectations file: No such file or directory",
     'expectations="broken.json"': "*broken.json: $.expectations[0].respnd: Extra inputs are not permitted",
     "chaos=42": "chaos=42: expected a chaos file's path, a dict or options (docs/chaos.md)",
-    "chaos='--fial 500@1'": "chaos='--fial 500@1': No such option '--fial'. Did you mean '--fail'?",
+    "chaos='--fial 500@1'": "chaos='--fial 500@1': no such option --fial (did you mean --fail?)",
     "'corrupt'": "*corrupt.json: invalid JSON at line 2, column 1: unexpected end of data",
 }
 
