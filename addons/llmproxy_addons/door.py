@@ -107,7 +107,12 @@ class ProxyDoor:
         incoming: Incoming | None = flow.metadata.pop(_INCOMING, None)
         if incoming is None:  # answered here: nothing came from the upstream
             return None
-        self.chain.ended(incoming)
+        try:
+            return self._observed_end(flow, incoming, error)
+        finally:  # only once its observers have seen the end: who waits for it then reads what they made of it
+            self.chain.ended(incoming)
+
+    def _observed_end(self, flow: http.HTTPFlow, incoming: Incoming, error: str | None) -> Awaitable[None] | None:
         if flow.websocket is not None:
             return None
         observers: list[Observer] | None = flow.metadata.pop(_OBSERVERS, None)
