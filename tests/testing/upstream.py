@@ -5,9 +5,9 @@ requests came before it, so a replay is told from a new answer."""
 
 import itertools
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.conformance.server import LoopbackServer, Received, Reply
 
 
 def answer(request: dict[str, Any], count: int) -> dict[str, Any]:
@@ -40,42 +40,14 @@ def openai_answer(request: dict[str, Any], count: int) -> dict[str, Any]:
     }
 
 
-class Upstream:
+class Upstream(LoopbackServer):
     def __init__(self) -> None:
         self.count = 0
-        counter = itertools.count(1)
-        upstream = self
+        self._counter = itertools.count(1)
+        super().__init__(answer=self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                upstream.count = next(counter)
-                shape = openai_answer if self.path.endswith("/chat/completions") else answer
-                reply = json.dumps(shape(json.loads(body), upstream.count)).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> "Upstream":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def _answer(self, received: Received) -> Reply:
+        self.count = next(self._counter)
+        shape = openai_answer if received.path.endswith("/chat/completions") else answer
+        reply = json.dumps(shape(json.loads(received.body), self.count)).encode()
+        return Reply(200, {"content-type": "application/json"}, reply)
