@@ -1,9 +1,9 @@
 """The test suite's one local HTTP stand-in: a threaded HTTP/1.1 server on the loopback address (HTTPS when
 given a TLS context) that answers each request with the next queued reply, or with `answer` when none is
-queued, and keeps every request it received. Every other upstream the tests run is a configuration of it: the
-SDK conformance tests queue replies, the coding CLIs' scripted session (tests/e2e/clis.py) answers by the
-request's API and takes WebSocket upgrades over, the pytest plugin's stand-in API (tests/testing/upstream.py)
-answers everything and counts.
+queued, and keeps every request it received. The tests' upstreams are configurations of it (bar a plain
+WebSocket echo, which the `websockets` library serves): the SDK conformance tests queue replies, the coding
+CLIs' scripted session (tests/e2e/clis.py) answers by the request's API and takes WebSocket upgrades over,
+the pytest plugin's stand-in API (tests/testing/upstream.py) answers everything and counts.
 
 Streams are sent with chunked transfer encoding, one chunk per wire event, flushed as they go (`interval`
 seconds apart, the last one held back until `hold_last` is set), so SDK stream parsers see real incremental
@@ -61,7 +61,6 @@ class LoopbackServer:
         self.answer = answer
         self.received: list[Received] = []
         self.connections = 0  # accepted TCP connections, whether a request came on them or not
-        self.stopped = threading.Event()  # set when the server stops: what an answer that never comes waits for
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -146,7 +145,6 @@ class LoopbackServer:
         return self
 
     def close(self) -> None:
-        self.stopped.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 

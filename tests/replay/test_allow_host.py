@@ -134,7 +134,7 @@ def test_connect_to_a_local_port_then_raw_bytes_with_nothing_allowed(
 
 def test_an_absolute_uri_to_ipv6_loopback_with_the_allowed_host_header(tmp_path: Path, cassette: Path) -> None:
     try:
-        sentinel = LoopbackServer(host="::1")
+        sentinel = LoopbackServer(host="::1", answer=Reply(hang_up=True))
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
     with sentinel, strict(tmp_path, cassette, ALLOWED) as proxy:
