@@ -160,7 +160,7 @@ def build_call(
     system_fingerprint, system_tokens = _text_facts(system)
     new_items = request.messages
     position = decoded.shared_items
-    new_tokens, results, large = _read_messages(new_items, position)
+    new_tokens, results, large = read_messages(new_items, position)
     large = (*_large_system(request), *large)
     tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
@@ -236,7 +236,7 @@ def _leading_system(messages: tuple[Message, ...]) -> str:
     return "\n".join(texts)
 
 
-def _read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
+def read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
     """The messages' estimated tokens, the tool results they bring, and their large text blocks, in one pass
     over their parts. A message's tokens are those of its text (`Message.text`: text parts and tool results
     joined), counted from the parts' UTF-8 sizes, which add up as the joined text's would."""

@@ -180,7 +180,7 @@ def iter_exchanges(path: Path) -> Iterator[Exchange]:
         yield from read_exchanges(path)
         return
     last = 0
-    stream = _one_by_one(path, Exchange.model_validate)
+    stream = one_by_one(path, Exchange.model_validate)
     while True:
         try:
             _, exchange = next(stream)
@@ -199,22 +199,22 @@ _OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION
 _NEXT = b"\n    {"  # an exchange opens on its own line, indented by four spaces (its fields by six or more)
 _CLOSE = b"\n    }"  # and closes so: JSON strings hold no raw newline, so this ends the exchange it follows
 _CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last exchange, or when there is none
-_CHUNK = 1 << 20
+CHUNK = 1 << 20  # bytes `one_by_one` reads at a time
 
 
-def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
+def one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
     """The exchanges of a cassette in `encode_cassette`'s layout, each parsed and checked alone (its id and
     what `make` keeps of it), read a chunk at a time; returns True when the whole file was read so, False as
     soon as it is not in that layout or an exchange does not parse or validate (the caller then reads the
     file whole)."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(_CHUNK)
+            data = handle.read(CHUNK)
             if not data.startswith(_OPENING):
                 return False
             at, count = len(_OPENING), 0
             while True:
-                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(_CHUNK)):
+                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(CHUNK)):
                     data, at = data[at:] + more, 0
                 if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
                     return not handle.read(1)
@@ -227,7 +227,7 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
                 start = at + len(_NEXT) - 1
                 end = data.find(_CLOSE, start)
                 while end < 0:  # a long exchange: read as much again, and search only what is new
-                    more = handle.read(max(_CHUNK, len(data) - start))
+                    more = handle.read(max(CHUNK, len(data) - start))
                     if not more:
                         return False
                     searched = len(data) - start - len(_CLOSE) + 1
@@ -240,7 +240,7 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
                     return False
                 count += 1
                 yield made
-                if at > _CHUNK:
+                if at > CHUNK:
                     data, at = data[at:], 0
     except OSError:
         return False
@@ -248,10 +248,10 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
 
 def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
     """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
-    exchange (`_one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
+    exchange (`one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
     parser's own buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
     made: list[tuple[int, T]] = []
-    stream = _one_by_one(path, make)
+    stream = one_by_one(path, make)
     while True:
         try:
             made.append(next(stream))

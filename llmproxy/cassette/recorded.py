@@ -48,6 +48,10 @@ class Recorded(Sequence[Exchange]):
         """Several cassettes' exchanges, one after another."""
         return cls(entry for part in parts for entry in part._entries)
 
+    def made(self, position: int) -> bool:
+        """Whether an exchange's model has been made (it was read): what the exchanges cost in memory so far."""
+        return isinstance(self._entries[position], Exchange)
+
     def provider(self, position: int) -> str | None:
         entry = self._entries[position]
         return entry.provider if isinstance(entry, Exchange) else entry.get("provider")

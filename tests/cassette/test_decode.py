@@ -30,8 +30,7 @@ def route_of(sample: Sample) -> Route:
 
 
 def raw(sample: Sample) -> RawRequest:
-    headers = (("content-type", "application/json"),)
-    return RawRequest("POST", "https", sample.host, 443, sample.path, "HTTP/1.1", headers, sample.data, None)
+    return request(sample.data, host=sample.host, path=sample.path, headers=(("content-type", "application/json"),))
 
 
 def recorded(tmp_path: Path, request: RawRequest, response: RawResponse | None) -> Exchange:

@@ -25,7 +25,7 @@ def test_written_cassettes_validate_against_the_schema(tmp_path: Path) -> None:
             response(events=bedrock, content_type="application/vnd.amazon.eventstream"),
         )
     )
-    writer.add(exchange(request(raw=b"\xff\xfe", path="/upload"), response(b"plain", content_type="text/plain")))
+    writer.add(exchange(request(b"\xff\xfe", path="/upload"), response(b"plain", content_type="text/plain")))
     writer.add(exchange(request({"model": "m", "messages": []}), None, error="connection refused"))
     writer.close()
     document = orjson.loads(path.read_bytes())

@@ -3,11 +3,12 @@
 import orjson
 
 from llmproxy.cassette.socket_capture import SocketCapture, Upgrade
-from llmproxy.model.exchange import RawExchange, RawRequest
+from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.openai_responses.websocket import RESPONSES_WEBSOCKET
+from tests.cassette.factory import request
 
-REQUEST = RawRequest(
-    "GET", "wss", "api.openai.com", 443, "/v1/responses", "HTTP/1.1", (("upgrade", "websocket"),), b"", None
+REQUEST = request(
+    method="GET", scheme="wss", host="api.openai.com", path="/v1/responses", headers=(("upgrade", "websocket"),)
 )
 ASK = orjson.dumps({"type": "response.create", "model": "m", "input": []})
 CREATED = b'{"type":"response.created","response":{"id":"r"}}'

@@ -42,7 +42,7 @@ def streamed(text: str = "hi") -> RawExchange:
 
 def test_a_recorded_exchange_loads_with_everything_in_place(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    summary = record(path, streamed(), exchange(request(raw=b"", path="/v1/models", method="GET"), response()))
+    summary = record(path, streamed(), exchange(request(b"", path="/v1/models", method="GET"), response()))
     first, *decoding = summary.splitlines()
     assert first == f"recorded 2 exchanges to {path} (anthropic 2; 1 streamed, 1 not)"
     # the made-up stream is not Anthropic's: recorded as it came, and said so
@@ -270,7 +270,7 @@ def test_store_then_load_gives_the_redacted_bytes_back(
     raw_events = tuple(RawEvent(float(i), data) for i, data in enumerate(events))
     sent = [
         exchange(
-            request(raw=body, path="/anything", host="example.test"),
+            request(body, path="/anything", host="example.test"),
             response(events=raw_events, content_type="text/event-stream"),
         )
         for body in bodies

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from llmproxy.chain import Chain, Context, Door, Incoming, Network, Source, Upstream
-from llmproxy.model.exchange import RawRequest
+from tests.cassette.factory import request
 from tests.samples import CHAT
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -23,7 +23,7 @@ def example() -> dict[str, Any]:
 
 def anthropic() -> Incoming:
     sample = CHAT[0]
-    raw = RawRequest("POST", "https", sample.host, 443, sample.path, "HTTP/1.1", (), sample.data, None)
+    raw = request(sample.data, host=sample.host, path=sample.path, headers=())
     return Incoming(raw, Door.PROXY, Upstream(sample.host, 443, (sample.host,)))
 
 

@@ -16,9 +16,10 @@ import pytest
 from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
-from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawResponse
 from llmproxy.plan import RecordMode
 from llmproxy.testing.plugin import MODES, default_mode
+from tests.cassette import factory
 from tests.cassette.factory import STARTED
 from tests.testing.upstream import Upstream
 
@@ -497,7 +498,7 @@ def test_sdk_clients_in_the_test_and_in_its_subprocesses_go_through_the_proxy(te
     }
     headers = (("content-type", "application/json"),)
     sent = json.dumps(body).encode()
-    request = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, sent, None)
+    request = factory.request(sent, headers=headers)
     response = RawResponse(200, "OK", "HTTP/1.1", headers, json.dumps(answer).encode(), None, None)
     for test in ("test_in_process", "test_in_a_subprocess"):
         writer = CassetteWriter.open(tester.path / "cassettes" / "test_tls" / f"{test}.json", Redactor())
