@@ -9,9 +9,11 @@ decodable" is a finding too: its content was never scanned. Any other JSON docum
 (secret fields at any depth, secrets in every string, ``"name: value"`` header lines and ``[name, value]``
 pairs); anything else line by line as text. Secrets are shown masked.
 
-A file that cannot be scanned as what it is — a cassette cut short or corrupt, a `.json` file that is not
-JSON — is not checked, and said so (`CassetteError`): read as text, its bodies, streams and headers would
-not be redacted as the recorder redacts them, and "no secret-looking values" would not be true.
+A file that cannot be scanned as what it is is not checked, and said so (`CassetteError`): read as text, its
+bodies, streams and headers would not be redacted as the recorder redacts them, and "no secret-looking
+values" would not be true. That is a file with merge conflict markers, a `.json` file that is not JSON, and
+a cassette or journal that replay could not read — each is read first by the store's own reader
+(`files.read_file_alone`: cut short, another version, a string where a number belongs).
 """
 
 import base64
