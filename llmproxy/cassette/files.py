@@ -142,6 +142,16 @@ def read_stored(path: Path) -> list[dict[str, Any]]:
     return _read_exchanges(path, _checked)
 
 
+def read_file_alone(path: Path, journal: bool) -> list[Exchange]:
+    """The exchanges of one file as `read_exchanges` reads it, without the rest of its recording: a cassette
+    without the journal beside it, or a `journal` without its cassette — what `cassette check` is given to
+    check. Raises CassetteError."""
+    if journal:
+        _, journalled = _read_journal(path, Exchange.model_validate)
+        return [exchange for _, exchange in journalled]
+    return [exchange for _, exchange in _read_cassette(path, Exchange.model_validate)]
+
+
 def _checked(data: Any) -> dict[str, Any]:
     Exchange.model_validate(data)  # a model made and dropped at once: only the check is kept
     checked: dict[str, Any] = data
@@ -332,7 +342,15 @@ def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") 
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
 
 
-_EXPECTED = {"int_type": "a number", "float_type": "a number", "bool_type": "true or false"}
+_EXPECTED = {
+    "int_type": "a number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "model_type": "an object",
+    "dict_type": "an object",
+}
 
 
 def _said(error: Mapping[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """`llmproxy report PATH…`: what a recorded run cost, where it wasted, what to change."""
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -10,6 +11,7 @@ import click
 
 from llmproxy.cli import usage
 from llmproxy.cli.options import option
+from llmproxy.cli.output import json_option
 from llmproxy.errors import LlmproxyError
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
@@ -71,33 +73,37 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
 @option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
+@json_option
 @option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
 @option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="an earlier report (--format json) to compare with: signals new / resolved / unchanged, KPI deltas",
+    help="an earlier report (--json) to compare with: signals new / resolved / unchanged, KPI deltas",
 )
 def report(
     paths: tuple[Path, ...],
     format_: str | None,
+    as_json: bool,
     output: Path | None,
     baseline: Path | None,
     **selection: Any,
 ) -> None:
     """Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.
 
-    PATHS are cassettes, or folders searched for them. Exits 2 when an input cannot be read.
+    PATHS are cassettes, or folders searched for them, or globs. --json is --format json. Exits 2 when an
+    input cannot be read.
     """
     from llmproxy.analysis.render import render
     from llmproxy.cassette.store import gc_paused
 
-    with gc_paused():  # what is read lives until the report is written: a collection would find nothing
+    fmt = json_format(format_, as_json)
+    with gc_paused(), unreadable_exits():  # what is read lives until the report is written: no collection
         built = build_from_cli(paths, **selection)
         if baseline is not None:
             from llmproxy.analysis.baseline import compare
 
             built = built.model_copy(update={"baseline": compare(built, load_baseline(baseline), str(baseline))})
-        fmt = format_ or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
+        fmt = fmt or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
         if fmt == "terminal" and output is None:
             from rich.console import Console
 
@@ -120,17 +126,14 @@ def read_selected(
     group_by: str,
     prices_files: tuple[Path, ...],
 ) -> "tuple[Recorded, Selection]":
-    """The calls in the cassettes and the selection the options describe; exits 2 with one line when an input
+    """The calls in the cassettes and the selection the options describe. Raises LlmproxyError when an input
     cannot be read."""
     from llmproxy.analysis.build import Selection
     from llmproxy.analysis.sources import Grouping, Recorded
     from llmproxy.pricing import PriceBook, load_price_rules
 
-    try:
-        book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
-        recorded = Recorded(paths, book, Grouping(group_by))
-    except LlmproxyError as exc:
-        could_not(str(exc))
+    book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
+    recorded = Recorded(paths, book, Grouping(group_by))
     return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)
 
 
@@ -153,10 +156,24 @@ def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
 
 
 def load_baseline(path: Path) -> "Report":
+    """Raises LlmproxyError when it cannot be read as a report."""
     from llmproxy.analysis.baseline import read_baseline
 
+    return read_baseline(path)
+
+
+def json_format(format_: str | None, as_json: bool) -> str | None:
+    """`--json`, the option every command that prints a result takes, is `--format json` here."""
+    if as_json and format_ not in (None, "json"):
+        raise click.UsageError(f"--json and --format {format_}: choose one")
+    return "json" if as_json else format_
+
+
+@contextmanager
+def unreadable_exits() -> Iterator[None]:
+    """An input that cannot be read ends the command as `could_not` says."""
     try:
-        return read_baseline(path)
+        yield
     except LlmproxyError as exc:
         could_not(str(exc))
 

@@ -460,10 +460,11 @@ def _log_call(call: "Call") -> None:
 
 
 def _document(name: str, session: "Session", status: int, child: int | None) -> "Document":
-    from llmproxy.outputs.run import Run, UnusedRow, call_row, run_totals
+    from llmproxy.outputs.run import Run, UnusedRow, call_row, miss_row, run_totals
 
     calls = session.meter.calls if session.meter is not None else []
     unused = [UnusedRow(id=e.id, method=e.request.method, url=e.request.url) for e in session.unused]
+    replaying = session.replay.state.value if session.replay is not None else None
     return Run(
         command=name,  # type: ignore[arg-type]
         exitStatus=status,
@@ -471,7 +472,7 @@ def _document(name: str, session: "Session", status: int, child: int | None) -> 
         proxy=session.url,
         describe=session.describe,
         summary=session.summary.splitlines(),
-        misses=[redacted_logs.redact(miss.explain()) for miss in session.misses],
+        misses=[miss_row(miss, replaying.cassette_of(miss) if replaying else None) for miss in session.misses],
         unused=unused,
         refused=session.refused,
         calls=[call_row(call) for call in calls],

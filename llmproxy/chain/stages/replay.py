@@ -57,6 +57,7 @@ class Replaying:
 
     index: ReplayIndex
     sources: tuple[Path, ...] = ()
+    sizes: tuple[tuple[Path, int], ...] = ()  # the cassettes the index holds, in order, with their exchanges
     hits: int = 0
     misses: list[ReplayMiss] = field(default_factory=list)
     replies: dict[int, Reply] = field(default_factory=dict)  # id(exchange) → its reply, built once
@@ -67,8 +68,21 @@ class Replaying:
         """The cassettes' exchanges indexed (the ones that exist: a recording in progress may not yet).
         Raises CassetteError."""
         paths = tuple(Path(path) for path in cassettes)
-        exchanges = Recorded.joined(load_recorded(path) for path in paths if cassette_exists(path))
-        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
+        loaded = [(path, load_recorded(path)) for path in paths if cassette_exists(path)]
+        exchanges = Recorded.joined(recorded for _, recorded in loaded)
+        sizes = tuple((path, len(recorded)) for path, recorded in loaded)
+        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths, sizes)
+
+    def cassette_of(self, miss: ReplayMiss) -> Path | None:
+        """The cassette that holds the recording closest to a miss (a CI annotation's file), if there is one."""
+        if miss.position is None:
+            return None
+        end = 0
+        for path, size in self.sizes:
+            end += size
+            if miss.position < end:
+                return path
+        return None
 
     def unused(self, passes_over: frozenset[str] = NOTHING) -> list[Exchange]:
         """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
