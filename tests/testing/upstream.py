@@ -2,7 +2,8 @@
 answers every request, counting them: what recording tests record from, and what proves a replay never reached
 the network. A prompt that mentions the weather gets a tool call (Anthropic); every answer says how many
 requests came before it, so a replay is told from a new answer. Two prompts get no answer at all: "hang up"
-closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops."""
+closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops; "break off"
+starts a stream and closes the connection after its first event."""
 
 import itertools
 import json
@@ -63,6 +64,9 @@ class Upstream:
                         upstream.stopping.wait(60)
                     self.close_connection = True
                     return
+                if prompt == "break off":
+                    self._break_off(json.loads(body))
+                    return
                 shape = openai_answer if self.path.endswith("/chat/completions") else answer
                 reply = json.dumps(shape(json.loads(body), upstream.count)).encode()
                 self.send_response(200)
@@ -70,6 +74,17 @@ class Upstream:
                 self.send_header("content-length", str(len(reply)))
                 self.end_headers()
                 self.wfile.write(reply)
+
+            def _break_off(self, request: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                start = {"type": "message_start", "message": {**answer(request, upstream.count), "content": []}}
+                event = f"event: message_start\ndata: {json.dumps(start)}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+                self.close_connection = True  # no last chunk: the stream ends in the middle
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
