@@ -16,7 +16,8 @@ half-way, or whose upstream failed, leaves its cassette as it was.
 
 A request the upstream never answered whole (`unanswered.py`) is not recorded unless asked (`keep_unanswered`):
 it is counted and named in the summary, and a run whose upstream answered nothing at all leaves the cassette
-as it was.
+as it was. What a recording that died left beside the cassette — its journal, its temporary file — is settled
+by `open`, which recovers or discards the journal and says so (`leftovers.py`).
 """
 
 import contextlib
@@ -41,12 +42,12 @@ from llmproxy.cassette.files import (
     STARTED,
     PendingCassette,
     encode_cassette,
-    journal_counts,
     read_exchanges,
     write_atomic,
 )
 from llmproxy.cassette.history import HistoryIndex, inflate
 from llmproxy.cassette.journal import Journal, this_process
+from llmproxy.cassette.leftovers import Leftover, reading, remove_dead_temporaries, say
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.unanswered import unanswered
@@ -117,8 +118,9 @@ class RecordSummary:
 
 
 def load_cassette(path: Path) -> Cassette:
-    """A cassette with every history rebuilt, a leftover journal merged. Raises CassetteError saying which
-    file, exchange and field is wrong."""
+    """A cassette with every history rebuilt, a leftover journal merged (and said so: `leftovers.reading`).
+    Raises CassetteError saying which file, exchange and field is wrong."""
+    reading(path)
     with gc_paused():
         try:
             exchanges = inflate(read_exchanges(path))
@@ -194,9 +196,10 @@ class CassetteWriter:
         """Start recording into `path` (its directories are made), keeping what it holds, or with `rewrite` to
         replace it once `start` is called; with `pending`, what it records counts only once `start` is called
         (closing before leaves the cassette as it was). `owner` names this recording to a second one (default:
-        this process); `keep_unanswered` records requests the upstream never answered whole too. Raises
-        CassetteError, before anything is recorded, when the cassette cannot be written, another recording holds
-        it, or what is there cannot be read."""
+        this process); `keep_unanswered` records requests the upstream never answered whole too. A journal and
+        temporary files a recording that died left are settled first, and said so. Raises CassetteError, before
+        anything is recorded, when the cassette cannot be written, another recording holds it, or what is there
+        cannot be read."""
         path = Path(path)
         if path.is_dir():
             raise CassetteError(f"cannot record to {path}: it is a directory")
@@ -211,13 +214,14 @@ class CassetteWriter:
         journal = Journal.claim(path)  # the lock, before anything is read or written
         created = not journal.stale
         try:
+            leftover = Leftover.read(journal.path) if journal.stale else None  # a recorder that died left it
+            removed = remove_dead_temporaries(path)
             existing: list[Exchange] = []
-            recovering = journal.stale and journal_counts(journal.path)  # else it is dropped: it never counted
+            recovering = leftover is not None and leftover.counts  # else it is discarded: it never counted
             if recovering or (path.exists() and not rewrite):
                 existing = read_exchanges(path)
                 load_cassette(path)  # every shared history must resolve before appending to it
-                if recovering:  # a recorder was killed: its exchanges join the cassette now
-                    logger.warning("%s: recovering %s left by an interrupted recording", path, journal.path.name)
+                if recovering:  # its exchanges join the cassette now
                     write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
             header: dict[str, Any] = {"llmproxy_journal": JOURNAL_VERSION, "owner": owner or this_process()}
             if rewrite:
@@ -233,6 +237,10 @@ class CassetteWriter:
         except BaseException:
             journal.release(remove=created)
             raise
+        if leftover is not None:
+            say(leftover.recovered() if recovering else leftover.discarded(), removed)
+        elif removed:
+            say(f"{path}: removed what a writer that is gone left", removed)
         return cls(path, redactor, existing, journal, header, written, keep_unanswered)
 
     def start(self) -> None:
