@@ -62,6 +62,7 @@ class RecordPlan:
     cassette: Path
     scope: RecordScope = LLM_APIS
     fresh: bool = False  # replace what the cassette holds, once the run has started (record mode rewrite)
+    unanswered: bool = False  # also record requests the upstream never answered whole (`--record-unanswered`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,8 @@ class Plan:
             also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
             fresh = " (replacing it)" if self.record.fresh else ""
             taps["record"] = f"to {self.record.cassette}{fresh}: LLM APIs" + (f", and {also}" if also else "")
+            if self.record.unanswered:
+                taps["record"] += "; requests the upstream never answered too"
         if self.meter:
             taps["meter"] = "each answer's tokens, cost and timing"
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
@@ -166,11 +169,13 @@ def record_plan(
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
+    record_unanswered: bool = False,
 ) -> Plan:
     """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
-    (`--route`). Raises LlmproxyError for a declaration it cannot read."""
+    (`--route`); `record_unanswered`: requests the upstream never answered whole too (an outage), which are
+    otherwise only named. Raises LlmproxyError for a declaration it cannot read."""
     return Plan(
-        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all)),
+        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all), unanswered=record_unanswered),
         network=Network(everything=True),
         redactor=redactor,
         routes=declared.parse_all(routes),
@@ -308,7 +313,9 @@ def build(plan: Plan) -> Chain:
         from llmproxy.chain.taps.record import RecordTap
 
         cassette = plan.record.cassette
-        writer = WriterProcess.open(cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh)
+        writer = WriterProcess.open(
+            cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh, keep_unanswered=plan.record.unanswered
+        )
         taps.append(RecordTap(plan.record.scope, writer, str(cassette)))
     if plan.mock is not None and engine is not None:
         from llmproxy.chain.stages.mock import MockStage

@@ -134,6 +134,13 @@ class Session:
         return list(self.egress.refused) if self.egress is not None else []
 
     @property
+    def upstream_unreachable(self) -> bool:
+        """Once closed: whether the recording recorded nothing because the upstream answered none of the requests
+        sent to it (refused, unresolved, timed out…); its cassette was then left as it was."""
+        record = self.record
+        return record is not None and record.summary is not None and record.summary.unreachable
+
+    @property
     def strict_misses(self) -> bool:
         """Whether a request was refused because nothing answered it (new_episodes forwards instead), or a
         connection out was."""

@@ -111,6 +111,22 @@ def _temp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
+def temporaries(path: Path) -> list[tuple[Path, int]]:
+    """The temporary files beside `path` that a writer of it made (`_temp`), each with the id of the process
+    that made it."""
+    prefix, suffix = f".{path.name}.", ".tmp"
+    try:
+        names = [entry.name for entry in os.scandir(path.parent)]
+    except OSError:
+        return []
+    found = []
+    for name in sorted(names):
+        pid = name[len(prefix) : -len(suffix)] if name.startswith(prefix) and name.endswith(suffix) else ""
+        if pid.isdecimal() and pid.isascii():
+            found.append((path.with_name(name), int(pid)))
+    return found
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old file or the new one, never a mix."""
     temp = _temp(path)

@@ -16,18 +16,29 @@ from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy
 )
 @option("--record-host", multiple=True, metavar="HOST", help="Also record all traffic to HOST. Repeatable.")
 @option("--record-all", is_flag=True, help="Record all HTTP(S) traffic, not only LLM APIs.")
+@option(
+    "--record-unanswered",
+    is_flag=True,
+    help="Also record requests the upstream never answered whole (refused, timed out, cut off): an outage.",
+)
 @redact_field_option
 @proxy_options
 @reported("record")
 def record(
-    cassette: Path, record_host: tuple[str, ...], record_all: bool, redact_field: tuple[str, ...], **serving: object
+    cassette: Path,
+    record_host: tuple[str, ...],
+    record_all: bool,
+    record_unanswered: bool,
+    redact_field: tuple[str, ...],
+    **serving: object,
 ) -> int:
     """Record LLM traffic to a cassette: `llmproxy record --cassette c.json -- CMD ARGS…`.
 
     With a command, it runs with the proxy and CA settings in its environment and llmproxy exits with its
     status. Without one, llmproxy prints the settings to use and records until Ctrl-C or SIGTERM.
     Exchanges with known LLM API hosts, and LLM API paths on any host, are recorded; everything else passes
-    through untouched. Secrets are redacted before anything is written.
+    through untouched. Secrets are redacted before anything is written. A request the upstream never
+    answered is named at the end, not recorded; if nothing could be recorded, llmproxy exits 1.
     """
     from llmproxy.plan import record_plan
     from llmproxy.session import Session
@@ -43,7 +54,9 @@ def record(
         redactor=Redactor(frozenset(redact_field)),
         routes=options.routes,
         intercept=options.intercept(),
+        record_unanswered=record_unanswered,
     )
     if options.explain_chain:
         return explain("record", plan)
-    return serve("record", options, Session.of(options.planned(plan)), listening)
+    session = Session.of(options.planned(plan))
+    return serve("record", options, session, listening, lambda run: run.upstream_unreachable)

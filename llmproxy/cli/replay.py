@@ -131,7 +131,11 @@ def replay(
         return explain("replay", plan)
     session = Session.of(options.planned(plan))
     return serve(
-        "replay", options, session, listening, lambda run: run.strict_misses or (fail_on_unused and bool(run.unused))
+        "replay",
+        options,
+        session,
+        listening,
+        lambda run: run.strict_misses or run.upstream_unreachable or (fail_on_unused and bool(run.unused)),
     )
 
 

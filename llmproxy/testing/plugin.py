@@ -37,6 +37,7 @@ PASSED: Final = pytest.StashKey[bool]()
 OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
+LEFTOVERS: Final = pytest.StashKey[list[str]]()  # what its set-up did with what a run that died left
 SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
 
 
@@ -126,6 +127,7 @@ class Runner:
         self.expected: set[Path] = set()  # every collected llmproxy test's cassette
         self.folders: set[Path] = set()
         self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
+        self.leftovers: dict[str, None] = {}  # journals recovered, discarded or ignored, in order, once each
         self.orphans: list[str] = []
 
     def _check_root(self, directory: str) -> None:
@@ -210,6 +212,8 @@ class Runner:
         report = yield
         if report.when == "call":
             item.stash[PASSED] = report.passed
+        if report.when == "setup" and (leftovers := item.stash.get(LEFTOVERS, None)):
+            report.user_properties.append(("llmproxy_leftovers", leftovers))
         outcome = item.stash.get(OUTCOME, None)
         if report.when == "teardown" and outcome is not None and outcome.unused:
             report.user_properties.append(("llmproxy_unused", outcome.unused))
@@ -238,12 +242,16 @@ class Runner:
         for name, value in report.user_properties:
             if name == "llmproxy_unused":
                 self.unused[report.nodeid] = [str(line) for line in value]  # type: ignore[attr-defined]
+            elif name == "llmproxy_leftovers":
+                self.leftovers.update(dict.fromkeys(str(line) for line in value))  # type: ignore[attr-defined]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.unused and not self.orphans:
+        if not self.unused and not self.orphans and not self.leftovers:
             return
         write = terminalreporter.write_line
         terminalreporter.section("llmproxy")
+        for line in self.leftovers:
+            write(line)
         for nodeid, exchanges in sorted(self.unused.items()):
             write(f"{nodeid}: {len(exchanges)} unused (--llmproxy-strict-unused fails the test for them)")
             for exchange in exchanges:
@@ -263,6 +271,7 @@ class Runner:
     def _begin(self, item: pytest.Item) -> "Turn":
         """Raises LlmproxyError: the proxy could not start (every test after says so too), or the test's
         settings cannot be served."""
+        from llmproxy.cassette.leftovers import gathered
         from llmproxy.cassette.redact import Redactor
         from llmproxy.testing.worker import WorkerProxy
 
@@ -275,7 +284,11 @@ class Runner:
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
-        return self.proxy.begin(settings)
+        with gathered() as leftovers:  # a journal a killed run left: said at the end of the run
+            turn = self.proxy.begin(settings)
+        if leftovers:
+            item.stash[LEFTOVERS] = leftovers
+        return turn
 
     def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises

@@ -26,8 +26,8 @@ JSON_LEAF = st.integers(0, 9) | st.text(max_size=5)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def record(path: Path, *exchanges: RawExchange, redactor: Redactor | None = None) -> str:
-    writer = CassetteWriter.open(path, redactor or Redactor())
+def record(path: Path, *exchanges: RawExchange, redactor: Redactor | None = None, keep_unanswered: bool = False) -> str:
+    writer = CassetteWriter.open(path, redactor or Redactor(), keep_unanswered=keep_unanswered)
     writer.start()
     for item in exchanges:
         writer.add(item)
@@ -77,7 +77,7 @@ def test_failures_and_odd_bodies_are_kept_with_notes(tmp_path: Path, caplog: pyt
     broken = exchange(request({"model": "m", "messages": []}), response(b"<html>oops", content_type="application/json"))
     refused = exchange(request({"model": "m", "messages": []}), None, error="connection refused")
     with caplog.at_level(logging.WARNING):
-        summary = record(path, broken, refused)
+        summary = record(path, broken, refused, keep_unanswered=True)
     assert "1 failed" in summary
     first, second = load_cassette(path).exchanges
     assert first.response is not None

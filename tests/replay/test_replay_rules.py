@@ -79,7 +79,7 @@ def test_recorded_errors_and_failed_connections_replay_as_recorded(
     cassette, _ = record(tmp_path, loopback, Reply(429, headers, json.dumps(limited).encode()))
     dead = f"http://127.0.0.1:{refusing_port}"  # nothing listens: the connection is refused
     listening = Listening(ca_directory=tmp_path / "ca")
-    with recording(cassette, listening) as proxy:
+    with recording(cassette, listening, record_unanswered=True) as proxy:  # an outage, recorded on purpose
         refused = ask(dead, proxy.url, {**ASK, "max_tokens": 17})
     assert refused.status_code == 502
 

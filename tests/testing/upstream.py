@@ -2,10 +2,12 @@
 answers every request, counting them: what recording tests record from, and what proves a replay never reached
 the network. A prompt that mentions the weather gets a tool call (Anthropic); every answer says how many
 requests came before it, so a replay is told from a new answer. Two prompts get no answer at all: "hang up"
-closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops."""
+closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops; "break off"
+starts a stream and closes the connection after its first event."""
 
 import itertools
 import json
+import socket
 import threading
 from typing import Any
 
@@ -57,6 +59,8 @@ class Upstream(LoopbackServer):
             if prompt == "never answer":
                 self.stopping.wait(60)
             return Reply(hang_up=True)
+        if prompt == "break off":
+            return Reply(takeover=lambda connection: _break_off(connection, request, self.count))
         shape = openai_answer if received.path.endswith("/chat/completions") else answer
         reply = json.dumps(shape(request, self.count)).encode()
         return Reply(200, {"content-type": "application/json"}, reply)
@@ -64,3 +68,12 @@ class Upstream(LoopbackServer):
     def close(self) -> None:
         self.stopping.set()
         super().close()
+
+
+def _break_off(connection: socket.socket, request: dict[str, Any], count: int) -> None:
+    """A stream's head and first event, then the connection closes: no last chunk, the stream ends in the
+    middle."""
+    start = {"type": "message_start", "message": {**answer(request, count), "content": []}}
+    event = f"event: message_start\ndata: {json.dumps(start)}\n\n".encode()
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    connection.sendall(head + b"%x\r\n%s\r\n" % (len(event), event))

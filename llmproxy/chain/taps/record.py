@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
@@ -26,6 +26,9 @@ from llmproxy.model import Route
 from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
+
+if TYPE_CHECKING:
+    from llmproxy.cassette.store import RecordSummary
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ class Sink(Protocol):
 
     def add(self, exchange: RawExchange) -> None: ...
 
-    def close(self) -> object: ...  # its summary, as a line
+    def close(self) -> "RecordSummary": ...
 
 
 class RecordTap(Tap):
@@ -52,6 +55,7 @@ class RecordTap(Tap):
         self.scope = scope
         self.state: State[Sink | None] = State(sink)  # another cassette's writer, or none, while running
         self.destination = destination
+        self.summary: RecordSummary | None = None  # what the sink recorded, once closed
         self._missed: Counter[str] = Counter()  # what could not be recorded → how often
         self._lock = threading.Lock()
 
@@ -110,7 +114,8 @@ class RecordTap(Tap):
         written = []
         try:
             if (sink := self.state.value) is not None:
-                written.append(str(sink.close()))
+                self.summary = sink.close()
+                written.append(str(self.summary))
         except LlmproxyError as error:  # the cassette could not be written
             failures.append(error)
         return [*written, *missed]
