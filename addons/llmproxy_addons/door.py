@@ -15,6 +15,7 @@ import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from mitmproxy import ctx, http
 
@@ -41,6 +42,7 @@ logger = logging.getLogger(__name__)
 SOURCE = "llmproxy.source"  # flow.metadata: what answered (a `Source` value)
 _INCOMING = "llmproxy.incoming"  # flow.metadata: the request as the chain saw it, for the taps
 _OBSERVERS = "llmproxy.observers"  # flow.metadata: the taps watching the upstream's answer
+_KEPT: Final = 1024  # shared replies whose mitmproxy response the door keeps (more: it starts again)
 
 
 class ProxyDoor:
@@ -49,6 +51,9 @@ class ProxyDoor:
         self.relay = relay
         self.upstreams = upstreams or Upstreams({})
         self.context = Context(Door.PROXY)
+        # id of a shared reply → the reply and its mitmproxy response: while the reply is kept here, no other
+        # object can have its id
+        self._responses: dict[int, tuple[Reply, http.Response]] = {}
 
     def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         if flow.response is not None or SOURCE in flow.metadata:  # answered already (another addon; a replay)
@@ -72,7 +77,7 @@ class ProxyDoor:
         elif reply.relayed and self.relay is not None:
             self.relay.serve(flow, reply)
         else:
-            flow.response = _response(reply)
+            flow.response = self._response(reply)
         return None
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -130,6 +135,22 @@ class ProxyDoor:
         if len(waits) > 1:
             return _all(waits)
         return waits[0] if waits else None
+
+    def _response(self, reply: Reply) -> http.Response:
+        """The reply as a mitmproxy response. One served again and again (a recording) is built once and copied
+        after: building one costs ~40 µs (every field type-checked), a copy ~6 µs."""
+        if not reply.shared:
+            return _made(reply)
+        kept = self._responses.get(id(reply))
+        if kept is None:
+            if len(self._responses) >= _KEPT:  # the cassettes served before this one, say
+                self._responses.clear()
+            kept = self._responses[id(reply)] = (reply, _made(reply))
+        template = kept[1]
+        response: http.Response = copy.copy(template)
+        response.data = copy.copy(template.data)
+        response.data.headers = template.data.headers.copy()
+        return response
 
 
 async def _all(waits: list[Awaitable[None]]) -> None:
@@ -202,19 +223,9 @@ def _drop_client(flow: http.HTTPFlow) -> None:
         handler.close_connection(handler.client)
 
 
-def _response(reply: Reply) -> http.Response:
-    """The reply as a mitmproxy response. One served again and again (a recording) is built once and copied
-    after: building one costs ~40 µs (every field type-checked), a copy ~6 µs."""
-    template = reply.prepared
-    if template is None:
-        headers = http.Headers([(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers])
-        template = http.Response.make(reply.status, reply.data, headers)
-        if reply.reason:
-            template.reason = reply.reason
-        if not reply.shared:
-            return template
-        reply.prepared = template
-    response: http.Response = copy.copy(template)
-    response.data = copy.copy(template.data)
-    response.data.headers = template.data.headers.copy()
+def _made(reply: Reply) -> http.Response:
+    headers = http.Headers([(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers])
+    response = http.Response.make(reply.status, reply.data, headers)
+    if reply.reason:
+        response.reason = reply.reason
     return response

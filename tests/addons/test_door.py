@@ -88,14 +88,23 @@ def test_a_reply_becomes_the_response_and_the_flow_says_who_answered(tctx: taddo
     assert (incoming.raw.method, incoming.raw.host, incoming.raw.path) == ("GET", "address", "/path")
 
 
-def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(tctx: taddons.context) -> None:
+def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(
+    tctx: taddons.context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[http.Response] = []
+    make = http.Response.make
+
+    def counted(*args: object, **kwargs: object) -> http.Response:
+        built.append(make(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(http.Response, "make", counted)
     reply = Reply(200, (PLAIN_TEXT,), b"recorded", source=Source.CASSETTE, shared=True)
     door = ProxyDoor(Chain([Answering(reply)], network=Network()))
     first, second = tflow.tflow(), tflow.tflow()
     run(tctx, door, first)
-    template = reply.prepared
     run(tctx, door, second)
-    assert reply.prepared is template
+    (template,) = built
     assert first.response is not second.response
     assert first.response is not template
     assert first.response is not None

@@ -9,7 +9,7 @@ With nothing configured it costs one look at the request's headers.
 """
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
@@ -131,7 +131,7 @@ def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
     if kept is None or kept[0] is not refusal:  # the id of a refusal gone since is no match
         if len(_KEPT) >= _KEEP:
             _KEPT.clear()
-        kept = _KEPT[key] = (refusal, replace(_encoded(refusal, route, now), shared=True))
+        kept = _KEPT[key] = (refusal, _encoded(refusal, route, now)._replace(shared=True))
     return kept[1]
 
 

@@ -16,7 +16,7 @@ unused — else the client would meet the recorded faults on top of the live one
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -32,7 +32,7 @@ from llmproxy.cassette.recorded import Recorded, load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.chain.incoming import Decline, Incoming
-from llmproxy.chain.reply import Reply, Source, text_reply
+from llmproxy.chain.reply import Meaning, Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import LlmproxyError
@@ -169,7 +169,7 @@ class ReplayStage(Stage):
         if request_id is None:
             reply = serving.replies.get(id(exchange))
             if reply is None:
-                reply = serving.replies[id(exchange)] = replace(recorded_reply(exchange, self.timing), shared=True)
+                reply = serving.replies[id(exchange)] = recorded_reply(exchange, self.timing)._replace(shared=True)
             return reply
         return recorded_reply(exchange, self.timing, request_id)
 
@@ -183,10 +183,12 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
         return text_reply(502, f"llmproxy replay: recorded upstream failure: {exchange.error}", Source.CASSETTE)
     kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in HOP_BY_HOP)
 
-    def meaning() -> Completion | None:
+    def decode() -> Completion | None:
         route = exchange_route(exchange)
         codec = chat_codec(route) if route is not None else None
         return decode_response(codec, response) if codec is not None else None
+
+    meaning = Meaning(decode)
 
     if response.events is None:
         body = body_bytes(response.body) if response.body is not None else b""

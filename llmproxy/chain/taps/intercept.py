@@ -12,7 +12,6 @@ Every fault it puts in is counted, marked on the request for the recording, and 
 
 import logging
 from collections.abc import Awaitable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from llmproxy.cassette.decoding import decoder_for
@@ -69,7 +68,7 @@ class InterceptTap(Tap):
             self._settle(incoming, through, reply.usage)
         if not changed:
             return reply
-        return replace(reply, **changed, shared=False, prepared=None)  # type: ignore[arg-type]
+        return reply._replace(**changed, shared=False)  # type: ignore[arg-type]
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         pending = incoming.intercepted
