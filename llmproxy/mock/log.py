@@ -117,7 +117,7 @@ class MockLog:
             self.count += 1
             self.missed_count += "miss" in outcome
             logged = _Logged(_request_gist(request, self.count), outcome)
-            if request.decoded or self._file is not None:
+            if request.conversation_decoded or self._file is not None:
                 logged.head.update(_conversation_gist(request.conversation))
             elif request.codec is not None:  # read when the entry is: the body is kept, not the parsed JSON
                 logged.unread = (request.codec, request.body)

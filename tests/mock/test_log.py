@@ -15,6 +15,7 @@ from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers.base import ChatCodec
 
 REQUEST = Incoming(RawRequest("POST", "https", "api.example.com", 443, "/v1/things", "HTTP/1.1", (), b"", None))
 ANSWERED = MockDecision(spec.Respond(text="ok"), "expectation 1", 1)
@@ -74,11 +75,23 @@ def chat_request(text: str, *, decodes: list[int] | None = None) -> Incoming:
     body = json.dumps({"model": "gpt-5-mini", "messages": messages}).encode()
     headers = (("host", "api.openai.com"), ("content-type", "application/json"))
     raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", headers, body, None)
-    request = Incoming(raw)
-    if decodes is not None and request.codec is not None:
-        decode = request.codec.decode_request
-        request._codec = replace(request.codec, decode_request=lambda b: decodes.append(1) or decode(b))
-    return request
+    return Incoming(raw) if decodes is None else Counted(raw, decodes)
+
+
+class Counted(Incoming):
+    """A request whose codec counts the decodes made with it."""
+
+    __slots__ = ("counting",)
+
+    def __init__(self, raw: RawRequest, decodes: list[int]) -> None:
+        super().__init__(raw)
+        codec = super().codec
+        assert codec is not None
+        self.counting = replace(codec, decode_request=lambda body: decodes.append(1) or codec.decode_request(body))
+
+    @property
+    def codec(self) -> ChatCodec:
+        return self.counting
 
 
 def test_details_are_read_from_the_request_when_the_entry_is() -> None:

@@ -9,7 +9,6 @@ With nothing configured it costs one look at the request's headers.
 """
 
 import logging
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
@@ -21,7 +20,7 @@ from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import ChaosError, LlmproxyError
 from llmproxy.intercept.aftermath import Attempt
-from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Pending, Refusal, Through
 from llmproxy.intercept.engine import OVERRIDE, Intercept
 from llmproxy.intercept.faults import Injected
 from llmproxy.intercept.profile import ChaosProfile
@@ -34,15 +33,6 @@ from llmproxy.words import plural
 logger = logging.getLogger(__name__)
 
 _STRIP: tuple[tuple[str, str | None], ...] = ((OVERRIDE, None),)
-
-
-@dataclass(slots=True)
-class Pending:
-    """A request let through, waiting for its answer: what to do to it, and the attempt it is (whose answer the
-    aftermath learns: whether a fault was recovered from is what the client got)."""
-
-    through: Through
-    attempt: Attempt | None
 
 
 class InterceptStage(Stage):
@@ -110,7 +100,7 @@ class InterceptStage(Stage):
 
 def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:
     """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
-    incoming.injected.append(fault.record())
+    incoming.injected.append(fault)
     if attempt is not None:
         engine.aftermath.faulted(attempt, fault, describe(incoming))
 

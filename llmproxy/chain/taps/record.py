@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
@@ -26,6 +26,9 @@ from llmproxy.model import Route
 from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
+
+if TYPE_CHECKING:
+    from llmproxy.intercept.faults import Injected
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +122,7 @@ class RecordTap(Tap):
 class _Recording:
     __slots__ = ("capture", "injected", "sink", "where")
 
-    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list[dict[str, Any]]) -> None:
+    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list["Injected"]) -> None:
         self.sink = sink
         self.capture = capture
         self.where = where
@@ -141,7 +144,7 @@ class _Recording:
                 response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
                 exchange = replace(exchange, response=response, notes=(*exchange.notes, *notes))
             if self.injected:
-                exchange = replace(exchange, injected=tuple(self.injected))
+                exchange = replace(exchange, injected=tuple(fault.record() for fault in self.injected))
             return self.sink.put(exchange)
         except Exception:  # observing must never break the user's traffic
             logger.exception("could not record %s", self.where)
@@ -164,7 +167,7 @@ def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
         datetime.now(UTC),
         ttfb_ms=0.0,
         total_ms=0.0,
-        injected=tuple(incoming.injected),
+        injected=tuple(fault.record() for fault in incoming.injected),
     )
 
 
