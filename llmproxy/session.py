@@ -142,7 +142,8 @@ class Session:
     def start(self) -> None:
         """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
         its cassette. Before this, closing leaves every cassette as it was."""
-        self.chain.start()
+        if (record := self.record) is not None:
+            record.start()
 
     def use_cassettes(self, *cassettes: str | Path, match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on, while running (the cassettes are loaded first: a bad
@@ -159,14 +160,18 @@ class Session:
         if self._closed:
             return self.summary
         self._closed = True
-        failures: list[LlmproxyError] = []
-        lines = self.chain.close(failures)
+        failure: LlmproxyError | None = None
+        try:
+            self.chain.close()
+        except LlmproxyError as error:
+            failure = error
+        lines = self.chain.summary()
         if refused := self.refused:
             lines.append(f"refused {plural(len(refused), 'connection')} out:")
             lines += [f"  refused: {refusal}" for refusal in refused]
         self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
-        if failures:
-            raise failures[0]
+        if failure is not None:
+            raise failure
         return self.summary
 
 

@@ -12,7 +12,6 @@ the chain answers message by message on the relay: relayed).
 
 import asyncio
 import copy
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Final
@@ -26,7 +25,7 @@ from llmproxy.chain import (
     Door,
     Forwarding,
     Incoming,
-    Observer,
+    Observers,
     Reply,
     ResponseHead,
     Source,
@@ -36,8 +35,6 @@ from llmproxy.model.exchange import RawRequest
 from llmproxy_addons.flows import raw_exchange, raw_request
 from llmproxy_addons.stream_relay import StreamRelay
 from llmproxy_addons.upstreams import Upstreams
-
-logger = logging.getLogger(__name__)
 
 SOURCE = "llmproxy.source"  # flow.metadata: what answered (a `Source` value)
 _INCOMING = "llmproxy.incoming"  # flow.metadata: the request as the chain saw it, for the taps
@@ -93,7 +90,7 @@ class ProxyDoor:
         headers = tuple(response.headers.items(multi=True))
         head = ResponseHead.of(incoming, response.status_code, headers, flow.request.timestamp_start)
         observers = self.chain.observe(incoming, head)
-        if not observers:
+        if observers is None:
             response.stream = True  # nothing needs the body: it passes as it comes
             return
         flow.metadata[_OBSERVERS] = observers
@@ -107,34 +104,22 @@ class ProxyDoor:
         return self._end(flow, flow.error.msg if flow.error else "unknown error")
 
     def _end(self, flow: http.HTTPFlow, error: str | None) -> Awaitable[None] | None:
-        """The exchange's end shown to its observers; what they need awaited before the flow goes on (the
-        recorder's full queue), if anything."""
+        """The exchange's end shown to its observers, which the flow waits for (the recorder's full queue holds
+        it there); None when nothing watches it."""
         incoming: Incoming | None = flow.metadata.pop(_INCOMING, None)
         if incoming is None:  # answered here: nothing came from the upstream
             return None
         self.chain.ended(incoming)
         if flow.websocket is not None:
             return None
-        observers: list[Observer] | None = flow.metadata.pop(_OBSERVERS, None)
+        observers: Observers | None = flow.metadata.pop(_OBSERVERS, None)
         if observers is None:
             if flow.response is not None:  # answered, and nothing was watching
                 return None
             observers = self.chain.observe(incoming, None)  # the upstream failed before answering
-        if not observers:
-            return None
-        exchange = raw_exchange(flow, incoming.raw, None, error)
-        waits = []
-        for observer in observers:
-            try:
-                wait = observer.end(exchange)
-            except Exception:  # observing fails open
-                logger.exception("a tap failed at the end of %s", flow.request.pretty_url)
-                continue
-            if wait is not None:
-                waits.append(wait)
-        if len(waits) > 1:
-            return _all(waits)
-        return waits[0] if waits else None
+            if observers is None:
+                return None
+        return observers.end(raw_exchange(flow, incoming.raw, None, error))
 
     def _response(self, reply: Reply) -> http.Response:
         """The reply as a mitmproxy response. One served again and again (a recording) is built once and copied
@@ -151,11 +136,6 @@ class ProxyDoor:
         response.data = copy.copy(template.data)
         response.data.headers = template.data.headers.copy()
         return response
-
-
-async def _all(waits: list[Awaitable[None]]) -> None:
-    for wait in waits:
-        await wait
 
 
 def sent_upstream(flow: http.HTTPFlow) -> RawRequest | None:
@@ -176,11 +156,10 @@ def _forwarded(flow: http.HTTPFlow, forwarding: Forwarding) -> Awaitable[None] |
     return asyncio.sleep(forwarding.wait) if forwarding.wait > 0 else None
 
 
-def _tap(flow: http.HTTPFlow, observers: list[Observer]) -> Callable[[bytes], bytes | list[bytes]]:
-    """mitmproxy's stream callable: each piece through every observer, in the chain's order. A cut drops
-    the client's connection, as a failing server would, once what the cut kept has been sent; the observers
-    after the one that cut see what it kept. Nothing to send is an empty list: an empty piece would end a
-    chunked body."""
+def _tap(flow: http.HTTPFlow, observers: Observers) -> Callable[[bytes], bytes | list[bytes]]:
+    """mitmproxy's stream callable: each piece through the observers, in the chain's order. A cut drops the
+    client's connection, as a failing server would, once what the cut kept has been sent. Nothing to send is an
+    empty list: an empty piece would end a chunked body."""
     cut = False
     nothing: list[bytes] = []
 
@@ -188,16 +167,12 @@ def _tap(flow: http.HTTPFlow, observers: list[Observer]) -> Callable[[bytes], by
         nonlocal cut
         if cut:
             return nothing
-        now = time.time()
-        for observer in observers:
-            try:
-                chunk = observer.chunk(chunk, now)
-            except CutStream as stop:
-                cut = True
-                chunk = stop.keep
-                _drop_client_soon(flow)
-            except Exception:  # observing fails open: the piece goes on as it was
-                logger.exception("a tap failed on a stream")
+        try:
+            chunk = observers.chunk(chunk, time.time())
+        except CutStream as stop:
+            cut = True
+            chunk = stop.keep
+            _drop_client_soon(flow)
         return chunk or nothing
 
     return tap

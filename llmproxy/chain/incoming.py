@@ -72,11 +72,12 @@ class AttachedChaos:
 
 @dataclass(frozen=True, slots=True)
 class Decline:
-    """Why a stage passed a request on; `detail` is the stage's own account (a `ReplayMiss`, a `MockMiss`)."""
+    """Why a stage passed a request on; `on_refusal`: what the stage does if nothing answers the request and it
+    is refused (the replay counts its miss, with the closest recording)."""
 
     stage: str
     reason: str
-    detail: object = None
+    on_refusal: Callable[[], None] | None = None
 
 
 class Decoded(NamedTuple):
@@ -236,8 +237,8 @@ class Incoming:
         """Whether `conversation` has been read (and costs nothing more)."""
         return self._conversation is not _NOT_YET
 
-    def decline(self, stage: str, reason: str, detail: object = None) -> None:
-        self.declines.append(Decline(stage, reason, detail))
+    def decline(self, stage: str, reason: str, on_refusal: Callable[[], None] | None = None) -> None:
+        self.declines.append(Decline(stage, reason, on_refusal))
 
 
 def decode_conversation(codec: ChatCodec | None, body: bytes | Parsed | None) -> Conversation | None:

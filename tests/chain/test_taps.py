@@ -107,7 +107,7 @@ class Cutting:
             raise CutStream
         return data
 
-    def end(self, exchange: RawExchange) -> None:
+    async def end(self, exchange: RawExchange) -> None:
         self.ended.append(exchange)
 
 

@@ -10,7 +10,7 @@ With nothing configured it costs one look at the request's headers.
 
 import logging
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 
@@ -18,7 +18,7 @@ from llmproxy.chain.incoming import Forwarding, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.errors import ChaosError, LlmproxyError
+from llmproxy.errors import ChaosError
 from llmproxy.intercept.aftermath import Attempt
 from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Pending, Refusal, Through
 from llmproxy.intercept.engine import OVERRIDE, Intercept
@@ -29,6 +29,9 @@ from llmproxy.intercept.summary import summary_lines
 from llmproxy.model import Completion, ErrorKind, ProviderError, Route
 from llmproxy.providers.registry import error_encoder
 from llmproxy.words import plural
+
+if TYPE_CHECKING:  # pricing is imported only when a budget needs it
+    from llmproxy.intercept.budget import Spend
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class InterceptStage(Stage):
     def __init__(self, engine: Intercept, source: str = "") -> None:
         self.state = State(engine)  # swapped whole while running (a pytest test's chaos); the tap shares it
         self.source = source  # what configured it, for explain()
+        self._standing: Spend | None = None  # the budget's, read as its store was let go
 
     @property
     def engine(self) -> Intercept:
@@ -92,10 +96,14 @@ class InterceptStage(Stage):
         source = f" ({self.source})" if self.source else ""
         return f"chaos, quotas and budget: {what}{source}; counters {engine.store.describe()}"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
-        lines = summary_lines(self.engine)
-        self.engine.store.close()
-        return lines
+    def close(self) -> None:
+        """The counters' store let go (a Redis connection), the budget's last standing kept for the summary."""
+        engine = self.engine
+        self._standing = engine.budget.standing() if engine.budget is not None else None
+        engine.store.close()
+
+    def summary(self) -> list[str]:
+        return summary_lines(self.engine, self._standing)
 
 
 def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:

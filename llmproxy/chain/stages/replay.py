@@ -13,6 +13,7 @@ requests fail: an exchange holding a fault llmproxy sent in an answer's place is
 unused — else the client would meet the recorded faults on top of the live ones.
 """
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -31,11 +32,10 @@ from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
 from llmproxy.cassette.recorded import Recorded, load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
-from llmproxy.chain.incoming import Decline, Incoming
+from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Meaning, Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.errors import LlmproxyError
 from llmproxy.http import HOP_BY_HOP
 from llmproxy.intercept.engine import OVERRIDE
 from llmproxy.intercept.faults import STANDING_IN
@@ -76,6 +76,11 @@ class Replaying:
         unused = self.index.unused(passes_over)
         kept = {url: background_url(url) is None for url in {exchange.request.url for exchange in unused}}
         return [exchange for exchange in unused if kept[exchange.request.url]]  # each URL looked up once
+
+    def missed(self, miss: ReplayMiss) -> None:
+        """A request with no recording was refused (nothing else answered it): a miss of this cassette set's."""
+        with self.lock:
+            self.misses.append(miss)
 
     def summary(self, passes_over: frozenset[str] = NOTHING) -> list[str]:
         unused = self.unused(passes_over)
@@ -136,17 +141,11 @@ class ReplayStage(Stage):
             message = f"llmproxy replay could not examine the request: {exc}"
             return text_reply(self.error_status, message, Source.ERROR)
         if isinstance(decision, ReplayMiss):
-            incoming.decline(self.name, decision.reason, decision)
+            incoming.decline(self.name, decision.reason, functools.partial(serving.missed, decision))
             return None
         with serving.lock:
             serving.hits += 1
         return self._reply(serving, decision, request)
-
-    def refused(self, decline: Decline) -> None:
-        assert isinstance(decline.detail, ReplayMiss)
-        serving = self.state.value
-        with serving.lock:
-            serving.misses.append(decline.detail)
 
     def use(self, cassettes: Sequence[Path], match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on (loaded before anything changes: a bad file raises
@@ -160,7 +159,7 @@ class ReplayStage(Stage):
         names = ", ".join(map(str, serving.sources)) or "no cassette"
         return f"{names} ({serving.index.size} exchanges; streams at {timing})"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
+    def summary(self) -> list[str]:
         return self.state.value.summary(self.passes_over())
 
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:

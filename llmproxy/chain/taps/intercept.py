@@ -11,7 +11,6 @@ Every fault it puts in is counted, marked on the request for the recording, and 
 """
 
 import logging
-from collections.abc import Awaitable
 from datetime import UTC, datetime
 
 from llmproxy.cassette.decoding import decoder_for
@@ -190,10 +189,10 @@ class _LiveAnswer:
         self._keep(data)
         return data
 
-    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
+    async def end(self, exchange: RawExchange) -> None:
         through = self.pending.through
         if self.kept is None:
-            return None
+            return
         response = exchange.response
         usage = None
         codec = self.incoming.codec
@@ -207,7 +206,6 @@ class _LiveAnswer:
             except Exception:
                 logger.debug("could not read the usage of %s", describe(self.incoming), exc_info=True)
         self.tap._settle(self.incoming, through, usage)
-        return None
 
     def _keep(self, data: bytes) -> None:
         if self.kept is not None and data:
