@@ -138,7 +138,7 @@ class Session:
         """Once closed: whether the recording recorded nothing because the upstream answered none of the requests
         sent to it (refused, unresolved, timed out…); its cassette was then left as it was."""
         record = self.record
-        return record is not None and record.summary is not None and record.summary.unreachable
+        return record is not None and record.recorded is not None and record.recorded.unreachable
 
     @property
     def strict_misses(self) -> bool:
@@ -149,7 +149,8 @@ class Session:
     def start(self) -> None:
         """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
         its cassette. Before this, closing leaves every cassette as it was."""
-        self.chain.start()
+        if (record := self.record) is not None:
+            record.start()
 
     def use_cassettes(self, *cassettes: str | Path, match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on, while running (the cassettes are loaded first: a bad
@@ -166,14 +167,18 @@ class Session:
         if self._closed:
             return self.summary
         self._closed = True
-        failures: list[LlmproxyError] = []
-        lines = self.chain.close(failures)
+        failure: LlmproxyError | None = None
+        try:
+            self.chain.close()
+        except LlmproxyError as error:
+            failure = error
+        lines = self.chain.summary()
         if refused := self.refused:
             lines.append(f"refused {plural(len(refused), 'connection')} out:")
             lines += [f"  refused: {refusal}" for refusal in refused]
         self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
-        if failures:
-            raise failures[0]
+        if failure is not None:
+            raise failure
         return self.summary
 
 

@@ -41,3 +41,5 @@ def test_the_example_stage_answers_with_the_providers_own_529_or_passes_on() -> 
     passed = anthropic()
     assert chain.answer(passed, Context(Door.PROXY)) is None  # on to the upstream
     assert [decline.stage for decline in passed.declines] == ["intercept"]
+    chain.close()
+    assert chain.summary() == ["overloaded 1 request"]

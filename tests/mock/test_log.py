@@ -49,6 +49,15 @@ def test_memory_keeps_the_latest_entries_and_every_count(tmp_path: Path) -> None
     assert [entry["seq"] for entry in written] == list(range(1, total + 1))
 
 
+def test_the_summary_asked_once_the_log_is_closed_still_says_where_every_entry_is(tmp_path: Path) -> None:
+    """The chain closes every stage before it asks for their summaries."""
+    log = MockLog(Redactor(), tmp_path / "mock.jsonl")
+    for _ in range(SHOWN + 1):
+        log.answered(REQUEST, ANSWERED, REPLY)
+    log.close()
+    assert "  … 1 earlier request not listed (the --log file has them all)" in log.summary().splitlines()
+
+
 def test_a_short_run_lists_every_request() -> None:
     log = MockLog(Redactor())
     log.answered(REQUEST, ANSWERED, REPLY)
