@@ -60,8 +60,9 @@ def run_of(
 
 
 def recorded(path: Path, exchanges: Iterable[RawExchange]) -> str:
-    """A cassette of these exchanges, written (and redacted) by the writer `llmproxy record` uses."""
-    writer = CassetteWriter.open(path, Redactor())
+    """A cassette of these exchanges, written (and redacted) by the writer `llmproxy record --record-unanswered`
+    uses: an exchange the upstream never answered is kept, as an outage recorded on purpose."""
+    writer = CassetteWriter.open(path, Redactor(), keep_unanswered=True)
     writer.start()
     for item in exchanges:
         writer.add(item)
