@@ -10,6 +10,7 @@ While it runs (its fixtures' set-up and tear-down included) `os.environ` holds t
 
 import difflib
 import os
+import time
 from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
@@ -121,6 +122,7 @@ class Runner:
         self.blocker = Blocker()
         if option("llmproxy_block_network"):
             self.blocker.install()
+        self.session = _session_name(config)
         self.proxy: WorkerProxy | None = None
         self.failed_start: str | None = None
         self.expected: set[Path] = set()  # every collected llmproxy test's cassette
@@ -275,7 +277,7 @@ class Runner:
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
-        return self.proxy.begin(settings)
+        return self.proxy.begin(settings, owner=f"{item.nodeid}, in {self.session}")
 
     def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises
@@ -334,6 +336,14 @@ class Runner:
         fate = "is left as it was" if cassette.exists() else "is not written"
         shown = _shown(cassette, self.config.rootpath)
         return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
+
+
+def _session_name(config: pytest.Config) -> str:
+    """This pytest session as another one that finds a cassette held is told it: "the pytest session started
+    10:32 in /repo, pid 4242" (and the xdist worker) — its command line would say little ("pytest -n 4")."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    where = f"pid {os.getpid()}" + (f", xdist worker {worker}" if worker else "")
+    return f"the pytest session started {time.strftime('%H:%M')} in {config.rootpath}, {where}"
 
 
 def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:

@@ -169,9 +169,10 @@ class WorkerProxy:
     def environment(self) -> dict[str, str]:
         return self.session.environment
 
-    def begin(self, settings: Settings) -> Turn:
-        """Serve `settings` from the next request on. Raises LlmproxyError (a cassette or expectations file that
-        cannot be read, a cassette none mode needs that does not exist) with nothing changed."""
+    def begin(self, settings: Settings, owner: str | None = None) -> Turn:
+        """Serve `settings` from the next request on; `owner` names the test to another recording that finds its
+        cassette held. Raises LlmproxyError (a cassette or expectations file that cannot be read, a cassette none
+        mode needs that does not exist, one another recording holds) with nothing changed."""
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
 
@@ -187,7 +188,7 @@ class WorkerProxy:
         recording = None
         if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
             rewrite = mode is RecordMode.REWRITE
-            writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True)
+            writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True, owner=owner)
             recording = AnswersOnly(writer, self.redactor)
         log = MockLog(self.redactor) if engine is not None else None
         meter = self.meter.meter.another()
