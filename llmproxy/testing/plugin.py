@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import pytest
 
@@ -128,6 +128,7 @@ class Runner:
         self.expected: set[Path] = set()  # every collected llmproxy test's cassette
         self.folders: set[Path] = set()
         self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
+        self.recorded: dict[str, list[tuple[str, int, str]]] = {}  # cassette → (node id, exchanges, how), in order
         self.orphans: list[str] = []
 
     def _check_root(self, directory: str) -> None:
@@ -198,7 +199,7 @@ class Runner:
         try:
             result = yield
         except Exception as error:
-            if problems := self._problems(item, turn):
+            if problems := self._problems(item, turn, _told(error)):
                 error.add_note("\n".join(problems))
             raise
         if problems := self._problems(item, turn):
@@ -213,8 +214,12 @@ class Runner:
         if report.when == "call":
             item.stash[PASSED] = report.passed
         outcome = item.stash.get(OUTCOME, None)
-        if report.when == "teardown" and outcome is not None and outcome.unused:
-            report.user_properties.append(("llmproxy_unused", outcome.unused))
+        if report.when == "teardown" and outcome is not None:  # user properties: xdist takes them to the controller
+            if outcome.unused:
+                report.user_properties.append(("llmproxy_unused", outcome.unused))
+            if (kept := outcome.kept) is not None:
+                shown = _shown(kept.cassette, self.config.rootpath)
+                report.user_properties.append(("llmproxy_recorded", [shown, kept.exchanges, kept.how]))
         return report
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -240,9 +245,12 @@ class Runner:
         for name, value in report.user_properties:
             if name == "llmproxy_unused":
                 self.unused[report.nodeid] = [str(line) for line in value]  # type: ignore[attr-defined]
+            elif name == "llmproxy_recorded":
+                cassette, exchanges, how = cast("list[Any]", value)
+                self.recorded.setdefault(str(cassette), []).append((report.nodeid, int(exchanges), str(how)))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.unused and not self.orphans:
+        if not self.unused and not self.orphans and not self.recorded:
             return
         write = terminalreporter.write_line
         terminalreporter.section("llmproxy")
@@ -254,6 +262,10 @@ class Runner:
             write(f"{plural(len(self.orphans), 'cassette')} no collected test uses:")
             for orphan in self.orphans:
                 write(f"  orphan: {orphan}")
+        if self.recorded:
+            write(f"llmproxy recorded {plural(len(self.recorded), 'cassette')}:")
+            for cassette, recordings in sorted(self.recorded.items()):
+                write(f"  {cassette}: {_recorded(recordings)}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.proxy is not None:
@@ -308,9 +320,10 @@ class Runner:
             source,
         )
 
-    def _problems(self, item: pytest.Item, turn: "Turn | None") -> list[str]:
+    def _problems(self, item: pytest.Item, turn: "Turn | None", told: str = "") -> list[str]:
         """What fails the test: what it sent upstream and got no whole answer to, its misses, the connections the
-        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks."""
+        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks. A miss the test's error already
+        tells (`told`: the refusal the client raised carries llmproxy's diagnostic) is not told again."""
         problems = []
         if turn is not None:
             turn.settle()
@@ -320,7 +333,8 @@ class Runner:
         if blocked := self.blocker.take():
             problems += ["llmproxy blocked the network:", *(f"blocked: {attempt}" for attempt in blocked)]
         if turn is not None:
-            misses = Counter(turn.misses())  # a client that retries a refused request misses it again
+            # a client that retries a refused request misses it again
+            misses = Counter(line for line in turn.misses() if line.partition("\n")[0] not in told)
             if misses:
                 problems += ["llmproxy: nothing recorded answers a request:"]
             problems += [f"miss{f' ({n} times)' if n > 1 else ''}: {line}" for line, n in misses.items()]
@@ -336,6 +350,31 @@ class Runner:
         fate = "is left as it was" if cassette.exists() else "is not written"
         shown = _shown(cassette, self.config.rootpath)
         return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
+
+
+def _told(error: BaseException) -> str:
+    """What the error says, with the errors it was raised from or while handling."""
+    told, seen = [], set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        told.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    return "\n".join(told)
+
+
+def _recorded(recordings: Sequence[tuple[str, int, str]]) -> str:
+    """What the run's tests did to one cassette, in the order they ended: "new, 2 exchanges (test_a, test_b)",
+    "1 exchange added (test_c)", "rewritten, 3 exchanges (test_d)" — a rewrite replaces what came before it."""
+    exchanges, how = 0, "added"
+    for _, added, made in recordings:
+        if made == "added":
+            exchanges += added
+        else:
+            exchanges, how = added, made
+    tests = ", ".join(nodeid for nodeid, _, _ in recordings)
+    counted = plural(exchanges, "exchange")
+    return f"{counted} added ({tests})" if how == "added" else f"{how}, {counted} ({tests})"
 
 
 def _session_name(config: pytest.Config) -> str:

@@ -12,6 +12,7 @@ its recording joins the cassette only when it is whole — every request it sent
 whose upstream failed, or that was killed half-way, leaves its cassette as it was.
 """
 
+import logging
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,16 @@ class Settings:
     chaos_source: str = ""  # where the chaos came from: the file, or "the marker"
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a test's recording did to its cassette, once it joined it: made it (`new`), was `added` to what it
+    held, or replaced it (`rewritten`)."""
+
+    cassette: Path
+    exchanges: int
+    how: str
+
+
 @dataclass(slots=True)
 class Outcome:
     """What a test's requests met, once it has ended."""
@@ -61,6 +72,7 @@ class Outcome:
     unused: list[str]  # "exchange 3: POST https://…" the test's cassette held and it never asked for
     unanswered: list[str] = field(default_factory=list)  # what the upstream never answered whole (`Turn.unanswered`)
     recorded: str = ""  # the cassette writer's summary, when the test recorded
+    kept: Recorded | None = None  # when the test's recording joined its cassette
 
 
 @dataclass(eq=False)
@@ -75,6 +87,7 @@ class Turn:
     log: MockLog | None
     recording: AnswersOnly | None
     refused_before: int  # connections the egress gate had refused before this test
+    existed: bool = False  # the cassette, when the test began
     ended: Outcome | None = field(default=None)
     waiting: list[str] = field(default_factory=list)  # sent upstream, still unanswered when last settled
 
@@ -134,10 +147,33 @@ class Turn:
         self.ended = Outcome(self.meter.calls, misses, unused, self.unanswered())
         if (recording := self.recording) is not None:
             whole = not self.ended.unanswered and recording.recorded > 0
-            if whole and (self.mode is not RecordMode.REWRITE or passed):
+            joins = whole and (self.mode is not RecordMode.REWRITE or passed)
+            if joins:
                 recording.start()  # only now does the recording join (or, rewriting, replace) the cassette
-            self.ended.recorded = str(recording.close())
+            summary = recording.close()
+            self.ended.recorded = str(summary)
+            if joins:
+                how = "new" if not self.existed else "rewritten" if self.mode is RecordMode.REWRITE else "added"
+                self.ended.kept = Recorded(self.settings.cassette, summary.exchanges, how)
         return self.ended
+
+
+class _TheTestsSayIt(logging.Filter):
+    """The proxy's log line for each request or connection it refused: the plugin fails the test that made it
+    with the same diagnostic, so pytest's captured log of that test would only say it again."""
+
+    LOGGERS = ("llmproxy.chain.chain", "llmproxy_addons.egress")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("refused")
+
+    def __enter__(self) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeFilter(self)
 
 
 class WorkerProxy:
@@ -162,8 +198,10 @@ class WorkerProxy:
             describe="the llmproxy pytest plugin",
         )
         self.session = Session(plan, self.chain)
+        self._quiet = _TheTestsSayIt()
         self._running: AbstractContextManager[Session] = running(self.session, Listening(ca_directory=ca_directory))
         self._running.__enter__()
+        self._quiet.__enter__()
 
     @property
     def environment(self) -> dict[str, str]:
@@ -199,8 +237,9 @@ class WorkerProxy:
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
         self.record.use(recording)
         self.chain.use_network(OPEN if recording is not None else CLOSED)
-        return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused))
+        return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused), exists)
 
     def close(self) -> None:
+        self._quiet.__exit__()
         with suppress(LlmproxyError):  # every test's recording was closed when it ended
             self._running.__exit__(None, None, None)
