@@ -7,7 +7,9 @@
     assert not proxy.misses
 
 `proxy.url` is the forward proxy (for `HTTPS_PROXY`); `proxy.environment` holds every proxy and CA variable a
-child process needs. The CLI's `record`, `replay` and `mock` are these same sessions run around a command.
+child process needs, and `with proxy.apply():` sets them in this process for clients created inside the block.
+The CLI's `record`, `replay` and `mock` are these same sessions run around a command. docs/session.md is the
+manual.
 
 A `Session` has one shape whatever it runs: its plan (`llmproxy.plan`), the chain built from it, and once
 running its listeners and environment; at the end its summary. Its stages are reachable while it runs and
@@ -30,6 +32,7 @@ from llmproxy.chain import Chain
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
 from llmproxy.chain.taps.record import RecordTap
+from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
@@ -143,6 +146,17 @@ class Session:
         """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
         its cassette. Before this, closing leaves every cassette as it was."""
         self.chain.start()
+
+    @contextmanager
+    def apply(self) -> Iterator["Session"]:
+        """This process's environment set to use the proxy while running — `environment`: the proxy and CA
+        variables, `LLMPROXY_BASE_URL` and, with `Listening(base_url_env=True)`, each provider's base-URL
+        variable — and put back as it was after the block: ``with replaying("c.json") as proxy, proxy.apply():``.
+        Create clients inside it: SDKs read these variables when a client is made."""
+        if not self.environment:
+            raise ValueError(f"this session is not running ({self.describe})")
+        with applied(self.environment):
+            yield self
 
     def use_cassettes(self, *cassettes: str | Path, match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on, while running (the cassettes are loaded first: a bad

@@ -13,11 +13,13 @@ import os
 import time
 from collections import Counter
 from collections.abc import Generator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import pytest
 
+from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
 from llmproxy.testing.names import cassette_path, default_directory
@@ -38,7 +40,7 @@ PASSED: Final = pytest.StashKey[bool]()
 OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
-SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
+APPLIED: Final = pytest.StashKey[ExitStack]()  # the test's environment, put back as it was when the test ends
 
 
 def default_mode(environ: Mapping[str, str]) -> str:
@@ -185,7 +187,8 @@ class Runner:
                 failure = item.stash[FAILURE] = f"llmproxy failed: {type(error).__name__}: {error}"
         if turn is not None:
             item.stash[TURN] = turn
-            item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)
+            item.stash[APPLIED] = environment = ExitStack()
+            environment.enter_context(applied(turn.proxy.environment))
         recording = turn is not None and turn.recording is not None
         self.blocker.blocking = self.blocker.installed and not recording
         result = yield
@@ -229,9 +232,8 @@ class Runner:
         finally:
             self.blocker.blocking = False
             self.blocker.take()
-            saved = item.stash.get(SAVED_ENVIRONMENT, None)
-            if saved is not None:
-                _restore(saved)
+            if (environment := item.stash.get(APPLIED, None)) is not None:
+                environment.close()
             turn = item.stash.get(TURN, None)
             if turn is not None:
                 try:
@@ -453,21 +455,6 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
     if isinstance(chaos, str | Path):
         return load_chaos(here / chaos), f"chaos={chaos}"
     raise LlmproxyError(f"chaos={chaos!r}: expected a chaos file's path, a dict or options (docs/chaos.md)")
-
-
-def _inject(variables: Mapping[str, str]) -> dict[str, str | None]:
-    """Put `variables` in os.environ; what they replaced, for `_restore`."""
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    return saved
-
-
-def _restore(saved: Mapping[str, str | None]) -> None:
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 def _shown(path: Path, root: Path) -> str:
