@@ -12,28 +12,37 @@ import difflib
 import os
 import time
 from collections import Counter
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import pytest
 
+from llmproxy.destinations import parse_map
+from llmproxy.egress import EgressPolicy
 from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
 from llmproxy.testing.names import cassette_path, default_directory
+from llmproxy.testing.reach import Reach
 from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
     from llmproxy.cassette.replay_index import MatchOptions
     from llmproxy.intercept.rules import ChaosFile
+    from llmproxy.providers.declared import Declaration
     from llmproxy.testing.fixture import TestProxy
     from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
 
 MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
 MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations", "chaos")
+REPEATABLE: Final = (  # options given as often as needed, on the command line and as ini keys (one a line)
+    ("map", "HOST=URL", "send HOST's traffic to URL while clients still talk to HOST (a gateway, a local stand-in)"),
+    ("route", "HOST=CODEC", "treat HOST[:PORT][/PATH] as this codec's API, or a compatible VENDOR's host"),
+    ("allow-host", "HOST[:PORT]", "a test that replays may also reach HOST (this machine's own services it may)"),
+)
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
@@ -76,6 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--llmproxy-check-orphans", action="store_true", help="list cassettes in the cassette folders no test uses"
     )
+    for name, metavar, help in REPEATABLE:
+        group.addoption(f"--llmproxy-{name}", action="append", default=[], metavar=metavar, help=f"{help}; repeatable")
+        parser.addini(f"llmproxy_{name.replace('-', '_')}", f"{help}: one a line", type="linelist", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -121,7 +133,8 @@ class Runner:
             self._check_root(directory)
         self.strict_unused: bool = option("llmproxy_strict_unused")
         self.check_orphans: bool = option("llmproxy_check_orphans")
-        self.blocker = Blocker()
+        self.reach = _reach(config)
+        self.blocker = Blocker(self.reach.egress)
         if option("llmproxy_block_network"):
             self.blocker.install()
         self.session = _session_name(config)
@@ -287,7 +300,7 @@ class Runner:
         settings = self.settings(item)
         if self.proxy is None:
             try:
-                self.proxy = WorkerProxy(Redactor())
+                self.proxy = WorkerProxy(Redactor(), self.reach)
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
@@ -352,6 +365,38 @@ class Runner:
         fate = "is left as it was" if cassette.exists() else "is not written"
         shown = _shown(cassette, self.config.rootpath)
         return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
+
+
+def _reach(config: pytest.Config) -> "Reach":
+    """`--llmproxy-map`, `--llmproxy-route` and `--llmproxy-allow-host`: each ini key's lines, then the command
+    line's (a host mapped in both goes where the command line says), read by the CLI's own parsers of `--map`,
+    `--route` and `--allow-host`. Raises pytest.UsageError naming the option or key a bad value came from."""
+
+    def read[T](name: str, parse: Callable[[list[str]], T]) -> T:
+        key = f"llmproxy_{name.replace('-', '_')}"
+        given = [(f"{key} in {config.inipath.name if config.inipath else 'the ini file'}", config.getini(key))]
+        given.append((f"--llmproxy-{name}", config.getoption(key)))
+        for where, values in given:  # each source alone first, so that an error names where it was given
+            try:
+                parse(values)
+            except LlmproxyError as error:
+                message = str(error)
+                message = where + message.removeprefix(f"--{name}") if message.startswith(f"--{name}") else message
+                raise pytest.UsageError(message) from None
+        return parse([value for _, values in given for value in values])
+
+    def routes(values: list[str]) -> "tuple[Declaration, ...]":
+        if not values:  # detection's codecs load only for routes to declare
+            return ()
+        from llmproxy.providers import declared
+
+        return declared.parse_all(values)
+
+    return Reach(
+        read("map", parse_map),
+        read("route", routes),
+        read("allow-host", lambda values: EgressPolicy.parse(values, local_services=True)),
+    )
 
 
 def _told(error: BaseException) -> str:

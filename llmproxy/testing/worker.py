@@ -33,8 +33,9 @@ from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
+from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
 from llmproxy.session import Listening, Session, running
+from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly
 
 OPEN = Network(everything=True)
@@ -139,7 +140,7 @@ class Turn:
         self.settle()
         misses, unused = self.misses(), self.unused()
         proxy = self.proxy
-        proxy.chain.use_network(CLOSED)
+        proxy.chain.use_network(proxy.replay_network)
         proxy.intercepting.use(proxy.idle_intercept)
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
@@ -179,8 +180,9 @@ class _TheTestsSayIt(logging.Filter):
 class WorkerProxy:
     """The process's proxy: a session whose chain has every slot a test may fill, listening on 127.0.0.1."""
 
-    def __init__(self, redactor: Redactor, ca_directory: Path | None = None) -> None:
+    def __init__(self, redactor: Redactor, reach: Reach = DEFAULT_REACH, ca_directory: Path | None = None) -> None:
         self.redactor = redactor
+        self.replay_network = Network(egress=reach.egress)  # what a test that replays lets out
         self.idle_log = MockLog(redactor)
         self.mock = MockStage(None, self.idle_log)
         self.record = RecordTap(LLM_APIS, None)
@@ -189,17 +191,19 @@ class WorkerProxy:
         self.intercepting = InterceptStage(self.idle_intercept)
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
         taps = [InterceptTap(self.intercepting.state), self.record, self.meter]
-        self.chain = Chain([self.intercepting, self.mock, self.replay], taps, CLOSED, redactor)
+        self.chain = Chain([self.intercepting, self.mock, self.replay], taps, self.replay_network, redactor)
         plan = Plan(
-            network=CLOSED,
+            network=self.replay_network,
             redactor=redactor,
+            routes=reach.routes,
             meter=True,
             intercept=InterceptPlan(control=False),  # a test's chaos comes from its marker
             describe="the llmproxy pytest plugin",
         )
         self.session = Session(plan, self.chain)
         self._quiet = _TheTestsSayIt()
-        self._running: AbstractContextManager[Session] = running(self.session, Listening(ca_directory=ca_directory))
+        listening = Listening(mapping=reach.mapping, ca_directory=ca_directory)
+        self._running: AbstractContextManager[Session] = running(self.session, listening)
         self._running.__enter__()
         self._quiet.__enter__()
 
@@ -236,7 +240,7 @@ class WorkerProxy:
         self.replay.state.swap(replaying)
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
         self.record.use(recording)
-        self.chain.use_network(OPEN if recording is not None else CLOSED)
+        self.chain.use_network(OPEN if recording is not None else self.replay_network)
         return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused), exists)
 
     def close(self) -> None:
