@@ -77,6 +77,16 @@ def applied(variables: Mapping[str, str], environ: MutableMapping[str, str] = os
                 environ[name] = value
 
 
+def bypassing_entry(host: str, no_proxy: str) -> str | None:
+    """The NO_PROXY entry that sends `host` around the proxy (`*`, the host, or a domain it is in), or None.
+    Entries are separated by commas or spaces, as curl, Go and Python read them."""
+    for entry in no_proxy.replace(",", " ").split():
+        name = entry.lower().lstrip("*").lstrip(".").split(":")[0]
+        if entry == "*" or host == name or host.endswith("." + name):
+            return entry
+    return None
+
+
 def export_lines(variables: Mapping[str, str]) -> str:
     """Ready-to-paste POSIX shell `export` lines."""
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in variables.items())

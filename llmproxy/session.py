@@ -37,6 +37,7 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
+from llmproxy.upstream_proxy import UpstreamProxy
 from llmproxy.words import plural
 
 if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or record needs neither
@@ -61,6 +62,7 @@ class Listening:
     # mock's is its relay, on `plan.base_url_port`
     base_url_port: int = 0
     base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
+    upstream_proxy: UpstreamProxy | None = None  # go on through this proxy (the clients' HTTPS_PROXY) to the network
 
 
 @dataclass(eq=False)

@@ -25,7 +25,7 @@ from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
 from llmproxy.testing.names import cassette_path, default_directory
-from llmproxy.testing.reach import Reach
+from llmproxy.testing.reach import NETWORK_VARIABLES, Reach
 from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
@@ -396,6 +396,7 @@ def _reach(config: pytest.Config) -> "Reach":
         read("map", parse_map),
         read("route", routes),
         read("allow-host", lambda values: EgressPolicy.parse(values, local_services=True)),
+        {name: os.environ[name] for name in NETWORK_VARIABLES if os.environ.get(name)},
     )
 
 

@@ -37,6 +37,7 @@ from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMo
 from llmproxy.session import Listening, Session, running
 from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly
+from llmproxy.upstream_proxy import UpstreamProxy
 
 OPEN = Network(everything=True)
 SETTLE_SECONDS = 5.0  # how long a test's end waits for the answers to what it sent upstream
@@ -202,7 +203,13 @@ class WorkerProxy:
         )
         self.session = Session(plan, self.chain)
         self._quiet = _TheTestsSayIt()
-        listening = Listening(mapping=reach.mapping, ca_directory=ca_directory)
+        trusted = reach.network.get("SSL_CERT_FILE") or reach.network.get("REQUESTS_CA_BUNDLE")
+        listening = Listening(
+            mapping=reach.mapping,
+            ca_directory=ca_directory,
+            upstream_proxy=UpstreamProxy.from_environment(reach.network),  # raises UsageError for one it cannot use
+            upstream_ca=Path(trusted) if trusted and Path(trusted).is_file() else None,
+        )
         self._running: AbstractContextManager[Session] = running(self.session, listening)
         self._running.__enter__()
         self._quiet.__enter__()

@@ -3,8 +3,14 @@ keys) mean what `llmproxy record --map/--route` mean. Clients here are the offic
 their default URLs (`https://api.openai.com`, a gateway's own name): only llmproxy sends them to the stand-in
 upstream on 127.0.0.1, and nothing here resolves a public name."""
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from tests.testing.tunnel import Tunnel
 from tests.testing.upstream import Upstream
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -66,6 +72,58 @@ def test_asks_the_gateway(llmproxy):
     assert upstream.count == before + 1
     tester.runpytest("-p", "no:cacheprovider", "--llmproxy-mode", "none").assert_outcomes(passed=1)
     assert upstream.count == before + 1
+
+
+def test_llmproxy_record_around_pytest_maps_what_the_plugins_proxy_sends_on(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+):
+    """`llmproxy record --map … -- pytest`: the plugin's proxy takes the tests' HTTPS_PROXY, and goes on through the
+    one it replaced — the outer llmproxy, which maps api.openai.com to the stand-in and records the run too."""
+    tester.makepyfile(test_openai_app=OPENAI)
+    llmproxy = Path(sys.executable).parent / "llmproxy"
+    pytest_command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    command = [llmproxy, "record", "--cassette", "run.json", "--map", f"api.openai.com={upstream.url}", "--"]
+    before = upstream.count
+    done = subprocess.run([*command, *pytest_command], cwd=tester.path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert upstream.count == before + 1
+    assert "llmproxy recorded 1 cassette:" in done.stdout
+    assert "recorded 1 exchange to run.json (openai 1;" in done.stderr
+    (exchange,) = json.loads((tester.path / "run.json").read_text())["exchanges"]
+    assert exchange["request"]["url"] == "https://api.openai.com/v1/chat/completions"
+
+    monkeypatch.setenv("CI", "1")  # the test's own cassette, replayed with neither proxy
+    tester.runpytest("-p", "no:cacheprovider", "--llmproxy-block-network").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+
+
+def test_behind_a_proxy_that_asks_for_credentials_the_plugins_proxy_goes_through_it(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+):
+    """The environment's HTTP_PROXY, with credentials in its URL: the plugin's proxy opens its tunnels through it,
+    authenticated, and never shows them; this machine's own services it reaches directly."""
+    tester.makepyfile(
+        test_corp="""
+import httpx
+
+def test_asks(llmproxy):
+    body = {"model": "claude-haiku-4-5", "max_tokens": 32, "messages": [{"role": "user", "content": "hello"}]}
+    answer = httpx.post("http://llm.corp.example/v1/messages", json=body, timeout=30).json()
+    assert answer["content"][0]["text"].startswith("answer")
+"""
+    )
+    host, port = upstream.url.removeprefix("http://").split(":")
+    with Tunnel((host, int(port)), "Basic bWU6cEBzcw==") as corporate:  # me:p@ss
+        monkeypatch.setenv("HTTP_PROXY", f"http://me:p%40ss@127.0.0.1:{corporate.port}")
+        before = upstream.count
+        recorded = tester.runpytest("-p", "no:cacheprovider")
+        recorded.assert_outcomes(passed=1)
+        assert corporate.connects == [("llm.corp.example:80", "Basic bWU6cEBzcw==")]
+        assert upstream.count == before + 1
+        assert "p%40ss" not in recorded.stdout.str()
+        monkeypatch.setenv("CI", "1")
+        tester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+        assert len(corporate.connects) == 1
 
 
 @pytest.mark.parametrize(
