@@ -46,7 +46,7 @@ class RecordMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class MockPlan:
-    expectations: Path
+    expectations: Path | None  # None: no expectation answers (the cassettes, the background traffic and chaos do)
     log: Path | None = None  # the request log as JSON lines
 
 
@@ -62,6 +62,7 @@ class RecordPlan:
     cassette: Path
     scope: RecordScope = LLM_APIS
     fresh: bool = False  # replace what the cassette holds, once the run has started (record mode rewrite)
+    unanswered: bool = False  # also record requests the upstream never answered whole (`--record-unanswered`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,8 @@ class Plan:
             taps["intercept"] = "stream faults, rate-limit headers, token quotas and the budget on what answers"
         if self.mock is not None:
             log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
-            stages["mock"] = f"expectations {self.mock.expectations}{log}"
+            given = self.mock.expectations
+            stages["mock"] = (f"expectations {given}" if given is not None else "no expectations") + log
         if self.replay is not None:
             timing = "at once" if self.replay.timing is None else f"recorded timing x{self.replay.timing:g}"
             stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
@@ -124,6 +126,8 @@ class Plan:
             also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
             fresh = " (replacing it)" if self.record.fresh else ""
             taps["record"] = f"to {self.record.cassette}{fresh}: LLM APIs" + (f", and {also}" if also else "")
+            if self.record.unanswered:
+                taps["record"] += "; requests the upstream never answered too"
         if self.meter:
             taps["meter"] = "each answer's tokens, cost and timing"
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
@@ -165,11 +169,13 @@ def record_plan(
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
+    record_unanswered: bool = False,
 ) -> Plan:
     """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
-    (`--route`). Raises LlmproxyError for a declaration it cannot read."""
+    (`--route`); `record_unanswered`: requests the upstream never answered whole too (an outage), which are
+    otherwise only named. Raises LlmproxyError for a declaration it cannot read."""
     return Plan(
-        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all)),
+        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all), unanswered=record_unanswered),
         network=Network(everything=True),
         redactor=redactor,
         routes=declared.parse_all(routes),
@@ -241,7 +247,7 @@ def replay_plan(
 
 
 def mock_plan(
-    expectations: Path,
+    expectations: Path | None,
     *,
     cassettes: Sequence[Path] = (),
     match: MatchOptions = DEFAULT_MATCH,
@@ -253,15 +259,14 @@ def mock_plan(
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
 ) -> Plan:
-    """Answer from `expectations` first, then from `cassettes` (replay's rules), never from the network.
-    Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
+    """Answer from `expectations` (None: none) first, then from `cassettes` (replay's rules), never from the
+    network. Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
     paths = tuple(Path(path) for path in cassettes)
     replay = ReplayPlan(paths, match, timing=1.0) if paths else None
-    describe = f"mocking from {expectations}" + (
-        f", then none mode, replaying {', '.join(map(str, paths))}" if paths else ""
-    )
+    source = f"from {expectations}" if expectations is not None else "with no expectations"
+    describe = f"mocking {source}" + (f", then none mode, replaying {', '.join(map(str, paths))}" if paths else "")
     return Plan(
-        mock=MockPlan(Path(expectations), log),
+        mock=MockPlan(Path(expectations) if expectations is not None else None, log),
         replay=replay,
         network=Network(miss_status=miss_status),
         redactor=redactor,
@@ -287,8 +292,10 @@ def build(plan: Plan) -> Chain:
     if plan.mock is not None:
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
+        from llmproxy.mock.spec import ExpectationsFile
 
-        engine = MockEngine(load_expectations(plan.mock.expectations))
+        given = plan.mock.expectations
+        engine = MockEngine(load_expectations(given) if given is not None else ExpectationsFile(expectations=()))
     replaying = None
     if plan.replay is not None:
         from llmproxy.chain.stages.replay import Replaying, ReplayStage
@@ -306,14 +313,17 @@ def build(plan: Plan) -> Chain:
         from llmproxy.chain.taps.record import RecordTap
 
         cassette = plan.record.cassette
-        writer = WriterProcess.open(cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh)
+        writer = WriterProcess.open(
+            cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh, keep_unanswered=plan.record.unanswered
+        )
         taps.append(RecordTap(plan.record.scope, writer, str(cassette)))
     if plan.mock is not None and engine is not None:
         from llmproxy.chain.stages.mock import MockStage
         from llmproxy.mock.log import MockLog
 
         log = MockLog(plan.redactor, plan.mock.log)
-        stages.append(MockStage(engine, log, str(plan.mock.expectations), intercepting.state))
+        source = str(plan.mock.expectations or "")
+        stages.append(MockStage(engine, log, source, intercepting.state))
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
         stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state))

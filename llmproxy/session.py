@@ -139,6 +139,13 @@ class Session:
         return list(self.egress.refused) if self.egress is not None else []
 
     @property
+    def upstream_unreachable(self) -> bool:
+        """Once closed: whether the recording recorded nothing because the upstream answered none of the requests
+        sent to it (refused, unresolved, timed out…); its cassette was then left as it was."""
+        record = self.record
+        return record is not None and record.recorded is not None and record.recorded.unreachable
+
+    @property
     def strict_misses(self) -> bool:
         """Whether a request was refused because nothing answered it (new_episodes forwards instead), or a
         connection out was."""
@@ -147,7 +154,8 @@ class Session:
     def start(self) -> None:
         """The run has started cleanly (the proxy listens; the command, if any, runs): a rewrite may now replace
         its cassette. Before this, closing leaves every cassette as it was."""
-        self.chain.start()
+        if (record := self.record) is not None:
+            record.start()
 
     @contextmanager
     def apply(self) -> Iterator["Session"]:
@@ -175,14 +183,18 @@ class Session:
         if self._closed:
             return self.summary
         self._closed = True
-        failures: list[LlmproxyError] = []
-        lines = self.chain.close(failures)
+        failure: LlmproxyError | None = None
+        try:
+            self.chain.close()
+        except LlmproxyError as error:
+            failure = error
+        lines = self.chain.summary()
         if refused := self.refused:
             lines.append(f"refused {plural(len(refused), 'connection')} out:")
             lines += [f"  refused: {refusal}" for refusal in refused]
         self.summary = redacted_logs.redact("\n".join(lines))  # a miss names the request it could not answer
-        if failures:
-            raise failures[0]
+        if failure is not None:
+            raise failure
         return self.summary
 
 

@@ -1,7 +1,6 @@
 """Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1),
-docs/mock.schema.json (the `llmproxy mock` expectations file), docs/chaos.schema.json (`--chaos FILE`),
-docs/report.schema.json (`llmproxy report
---format json`, schema v1) and docs/json/*.schema.json (what each command's `--json` prints).
+docs/mock.schema.json (the `llmproxy mock` expectations file), docs/chaos.schema.json (`--chaos FILE`) and
+docs/json/*.schema.json (what each command's `--json` prints: docs/json-output.md).
 
     .venv/bin/python scripts/gen_schemas.py
 
@@ -24,8 +23,10 @@ from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
 from llmproxy.outputs.chaos import ChaosState, ChaosValidation  # noqa: E402
 from llmproxy.outputs.check import CassetteCheck  # noqa: E402
 from llmproxy.outputs.doctor import Doctor  # noqa: E402
+from llmproxy.outputs.explain import Explained  # noqa: E402
 from llmproxy.outputs.run import Run  # noqa: E402
 from llmproxy.outputs.validate import MockValidation  # noqa: E402
+from llmproxy.outputs.verify import GATES  # noqa: E402
 
 JSON = ROOT / "docs" / "json"
 
@@ -33,13 +34,18 @@ SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     ROOT / "docs" / "cassette.schema.json": (Cassette, "llmproxy cassette, format version 1"),
     ROOT / "docs" / "mock.schema.json": (ExpectationsFile, "llmproxy mock expectations file"),
     ROOT / "docs" / "chaos.schema.json": (ChaosFile, "llmproxy chaos file (--chaos FILE)"),
-    ROOT / "docs" / "report.schema.json": (Report, "llmproxy report, schema version 1"),
     JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),
     JSON / "mock-validate.schema.json": (MockValidation, "llmproxy mock validate --json, schema version 1"),
     JSON / "doctor.schema.json": (Doctor, "llmproxy doctor --json, schema version 1"),
     JSON / "run.schema.json": (Run, "llmproxy record|replay|mock --json, schema version 1"),
     JSON / "chaos-validate.schema.json": (ChaosValidation, "llmproxy chaos validate --json, schema version 1"),
     JSON / "chaos-show.schema.json": (ChaosState, "llmproxy chaos show --json, schema version 1"),
+    JSON / "report.schema.json": (Report, "llmproxy report --json (--format json), schema version 1"),
+    JSON / "explain.schema.json": (Explained, "llmproxy explain --json (--format json), schema version 1"),
+    **{
+        JSON / f"verify-{gate}.schema.json": (model, f"llmproxy verify {gate} --json, schema version 1")
+        for gate, model in GATES.items()
+    },
 }
 
 

@@ -1,5 +1,6 @@
-"""Write the crafted cassettes under cassettes/report/: one run that triggers each optimisation signal, and a
-clean, well-cached run that triggers none (the report's tests and docs/report.md use them).
+"""Write the crafted cassettes under cassettes/report/: one run that triggers each optimisation signal, a
+clean, well-cached run that triggers none, and a test suite's cassettes, one per test as the pytest plugin
+names them (test-suite/); the report's tests and docs/report.md use them.
 
     .venv/bin/python scripts/make_report_cassettes.py
 
@@ -31,11 +32,27 @@ TOOLS = [
 ]
 
 
-class Run:
-    """Exchanges of one cassette, a second apart."""
+WEATHER_SYSTEM = "You are the Acme weather assistant. Answer briefly."
+WEATHER_TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "The current weather for a city: temperature in degrees Celsius and the sky.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+    {
+        "name": "search_docs",
+        "description": "Search the Acme documentation: returns the titles and first lines of matching pages.",
+        "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+]
 
-    def __init__(self) -> None:
+
+class Run:
+    """Exchanges of one cassette, a second apart, from `start`."""
+
+    def __init__(self, start: datetime = START) -> None:
         self.exchanges: list[dict[str, Any]] = []
+        self.start = start
 
     def anthropic(
         self,
@@ -90,7 +107,7 @@ class Run:
 
     def _add(self, provider: str, operation: str, model: str, url: str, body: Any, reply: Any) -> None:
         number = len(self.exchanges) + 1
-        started = START + timedelta(seconds=number)
+        started = self.start + timedelta(seconds=number)
         self.exchanges.append(
             {
                 "id": number,
@@ -121,7 +138,9 @@ class Run:
 
     def write(self, name: str) -> None:
         data = {"llmproxy_cassette": 1, "exchanges": self.exchanges}
-        (OUT / f"{name}.json").write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
+        path = OUT / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def user(text: str) -> dict[str, Any]:
@@ -152,8 +171,45 @@ def three_questions(run: Run, usage: tuple[int, int, int, int], **options: Any) 
         history.append(assistant(said("In src/upload.py.")))
 
 
+def weather_question(run: Run, history: list[dict[str, Any]], question: str, city: str | None) -> None:
+    """The weather assistant's tool loop on Claude Haiku 4.5: a `get_weather` call when there is a city, its
+    result sent back, the answer."""
+    options: dict[str, Any] = {"model": "claude-haiku-4-5", "system": WEATHER_SYSTEM, "tools": WEATHER_TOOLS}
+    history.append(user(question))
+    prompt = 190 + 40 * len(history)
+    if city is not None:
+        ident = f"toolu_{len(run.exchanges) + 1:02d}"
+        call = tool_use(ident, "get_weather", {"city": city})
+        run.anthropic(list(history), [call], (prompt, 0, 0, 40), **options)
+        history += [assistant([call]), result(ident, "12 C, clear")]
+        prompt += 60
+    answer = said(f"It is 12 C and clear in {city}." if city else "See the account page.")
+    run.anthropic(list(history), answer, (prompt, 0, 0, 15), **options)
+    history.append(assistant(answer))
+
+
+def test_suite() -> None:
+    """Six tests of a weather assistant, one cassette each: three ask the same question, one asks it twice, two
+    need no tool; no test makes the model search the docs."""
+    tests = {
+        "test_weather[Oslo]": [("What is the weather in Oslo?", "Oslo")],
+        "test_weather[Lima]": [("What is the weather in Lima?", "Lima")],
+        "test_weather_on_the_home_page": [("What is the weather in Oslo?", "Oslo")],
+        "test_weather_follow_up": [("What is the weather in Oslo?", "Oslo"), ("And tonight in Oslo?", "Oslo")],
+        "test_password_reset": [("How do I reset my password?", None)],
+        "test_plans": [("Which plans are there?", None)],
+    }
+    for number, (name, questions) in enumerate(tests.items()):
+        run = Run(START + timedelta(minutes=number))
+        history: list[dict[str, Any]] = []
+        for question, city in questions:
+            weather_question(run, history, question, city)
+        run.write(f"test-suite/test_weather_app/{name}")
+
+
 def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
+    test_suite()
 
     run = Run()  # the system prompt re-sent three times, never cached
     three_questions(run, (1800, 0, 0, 40))

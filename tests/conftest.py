@@ -20,9 +20,23 @@ def loopback() -> Iterator[LoopbackServer]:
         yield server
 
 
+# Ports a test needs the number of. A server the test runs binds port 0 itself and says which port it got (the
+# loopback server does); a process that must be told its port before it binds takes
+# `llmproxy_addons.proxy.free_port`'s. These two are held for the whole test, so no other process can start
+# listening there meanwhile.
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections: bound, not listening."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
 @pytest.fixture
 def busy_port() -> Iterator[int]:
-    """A port on 127.0.0.1 something already listens on."""
+    """A port on 127.0.0.1 something already listens on (and never answers)."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

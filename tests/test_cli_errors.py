@@ -4,6 +4,7 @@ that cannot be run; `--debug` adds the traceback. Run as users run llmproxy, on 
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from tests.conformance.server import LoopbackServer, Reply
 from tests.filesystems import read_only, small_disk
 
+QUICKSTART = Path(__file__).resolve().parents[1] / "cassettes" / "quickstart.json"
 ASK = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
 
 
@@ -114,6 +116,8 @@ def test_a_read_only_cassette_folder(home: dict[str, str], tmp_path: Path) -> No
         ("--map", "api.anthropic.com", "--map expects HOST=URL"),
         ("--map", "api.anthropic.com=ftp://x", "expected an http(s) URL"),
         ("--reverse", "localhost:8000", "--reverse: expected an http(s) URL"),
+        ("--route", "gateway.internal", "--route expects HOST=CODEC or HOST=VENDOR"),
+        ("--upstream-ca", __file__, f"--upstream-ca {__file__}: no PEM certificate in it"),
     ],
 )
 def test_malformed_options_are_usage_errors(
@@ -186,6 +190,67 @@ def test_commands_that_cannot_be_run(home: dict[str, str], tmp_path: Path) -> No
     not_executable = llmproxy(home, "record", "--cassette", cassette, "--", str(tmp_path / "plain"))
     assert not_executable.returncode == 126
     one_error(not_executable, "record", "Permission denied")
+
+
+@pytest.mark.parametrize("command", ["record", "replay", "mock"])
+def test_a_command_that_cannot_be_run_is_said_before_anything_starts(
+    home: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    """No proxy, no summary, no cassette: the one line a shell would say, with its status."""
+    cassette = tmp_path / "c.json"
+    source = {"record": ["--cassette", str(cassette)], "replay": ["--cassette", str(QUICKSTART)], "mock": []}[command]
+    (tmp_path / "plain").write_text("not a program")
+    for program, status, says in (
+        ("./nope.sh", 127, "no such command"),
+        ("no-such-llmproxy-test-command", 127, "no such command"),
+        (str(tmp_path / "plain"), 126, "Permission denied"),
+        (str(tmp_path), 126, "it is a folder"),
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "llmproxy", command, *source, "--", program, "--flag"],
+            env=home,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == status, run.stderr
+        assert run.stderr.splitlines() == [f"llmproxy {command}: error: cannot run {program!r}: {says}"]
+    assert not cassette.exists()
+
+
+def test_log_lines_name_the_command_and_the_logger_only_under_debug(home: dict[str, str]) -> None:
+    """A miss refused while the run goes on: `llmproxy replay: refused: …`, not a logger's name."""
+    asking = client("http://api.anthropic.com")
+    plain = llmproxy(home, "replay", "--cassette", str(QUICKSTART), "--", *asking)
+    ours = [line for line in plain.stderr.splitlines() if line.startswith("llmproxy")]
+    refused = [line for line in ours if "refused" in line]
+    assert refused[0].startswith(
+        "llmproxy replay: refused: POST http://api.anthropic.com/v1/messages: no recorded exchange matches"
+    ), plain.stderr
+    assert not [line for line in ours if "llmproxy." in line or "ERROR" in line], ours
+    debug = llmproxy(home, "replay", "--debug", "--cassette", str(QUICKSTART), "--", *asking)
+    assert "llmproxy replay: ERROR llmproxy.chain.chain: refused: POST http://api.anthropic.com" in debug.stderr
+
+
+def test_a_warning_is_a_line_of_the_command(home: dict[str, str], expectations: Path) -> None:
+    once = " ".join(shlex.quote(word) for word in client("http://api.anthropic.com"))
+    twice = ["sh", "-c", f"{once}; {once}"]
+    run = llmproxy(home, "mock", "--expectations", str(expectations), "--budget-usd", "0.0000001", "--", *twice)
+    warned = [line for line in run.stderr.splitlines() if "budget spent" in line]
+    assert warned, run.stderr
+    assert warned[0].startswith("llmproxy mock: budget spent: $"), run.stderr
+    assert "llmproxy.intercept" not in run.stderr
+    assert "WARNING" not in run.stderr
+
+
+def test_doctor_says_a_command_that_cannot_be_run_as_record_would(home: dict[str, str], tmp_path: Path) -> None:
+    run = llmproxy(home, "doctor", "--", str(tmp_path / "nope.sh"))
+    assert run.returncode == 127
+    assert run.stderr.splitlines() == [
+        f"llmproxy doctor: error: cannot run {str(tmp_path / 'nope.sh')!r}: no such command"
+    ]
+    assert run.stdout == ""
 
 
 def test_debug_shows_the_traceback(home: dict[str, str], tmp_path: Path) -> None:

@@ -26,12 +26,12 @@ from llmproxy.model import (
     Usage,
 )
 from llmproxy.pricing import PriceBook, Priced, Unpriced
+from llmproxy.providers.prompt_caching import BILLING_HEADER
 
 if TYPE_CHECKING:  # loaded only by a cassette holding injected faults (`sources`)
     from llmproxy.intercept.faults import Injected
 
 LARGE_BLOCK_TOKENS = 2_000  # a context block this large is worth caching or fetching on demand
-_BILLING_HEADER = "x-anthropic-billing-header:"
 _KEPT_TOOLS = 256
 _KEPT_TEXTS = 256
 _known_texts: dict[str, tuple[str, int]] = {}  # system prompt → (fingerprint, tokens)
@@ -160,7 +160,7 @@ def build_call(
     system_fingerprint, system_tokens = _text_facts(system)
     new_items = request.messages
     position = decoded.shared_items
-    new_tokens, results, large = _read_messages(new_items, position)
+    new_tokens, results, large = read_messages(new_items, position)
     large = (*_large_system(request), *large)
     tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
@@ -223,7 +223,7 @@ def _text_facts(text: str) -> tuple[str, int]:
 def _system_prompt(request: Conversation) -> str:
     """The system prompt, without the billing header Claude Code sends as its first block (it changes on every
     request, and the API reads it as metadata, not as prompt)."""
-    return "\n".join(part.text for part in request.system if not part.text.startswith(_BILLING_HEADER))
+    return "\n".join(part.text for part in request.system if not part.text.startswith(BILLING_HEADER))
 
 
 def _leading_system(messages: tuple[Message, ...]) -> str:
@@ -236,7 +236,7 @@ def _leading_system(messages: tuple[Message, ...]) -> str:
     return "\n".join(texts)
 
 
-def _read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
+def read_messages(messages: tuple[Message, ...], start: int) -> tuple[int, tuple[Block, ...], tuple[Block, ...]]:
     """The messages' estimated tokens, the tool results they bring, and their large text blocks, in one pass
     over their parts. A message's tokens are those of its text (`Message.text`: text parts and tool results
     joined), counted from the parts' UTF-8 sizes, which add up as the joined text's would."""

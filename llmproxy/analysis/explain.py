@@ -3,7 +3,6 @@ conversation (the request with the most history) summarised, as a call graph, an
 
 from collections.abc import Sequence
 
-import orjson
 from pydantic import BaseModel, ConfigDict
 
 from llmproxy.analysis.calls import Call
@@ -41,11 +40,6 @@ def explain(conversation: Conversation, session: str, call: int) -> Explanation:
         latestRole=messages[-1].role.value if messages else None,
         callGraph=call_graph(conversation, session, call, Scrubber()),
     )
-
-
-def explanation_json(explanation: Explanation) -> str:
-    value = explanation.model_dump(mode="json", by_alias=True)
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
 def timeline(calls: Sequence[Call], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:

@@ -12,6 +12,7 @@ import orjson
 from llmproxy.analysis.report import Fix
 from llmproxy.analysis.signals import ECONOMY_MODELS
 from llmproxy.model import Operation, Provider
+from llmproxy.providers.prompt_caching import OPENAI_MINIMUM
 
 DOCS = "docs/report.md"
 _ANTHROPIC_CACHING = "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching"
@@ -111,8 +112,8 @@ def caching_fix(provider: Provider, operation: Operation, summary: str) -> Fix:
         )
     if provider is Provider.OPENAI and operation in (Operation.CHAT_COMPLETIONS, Operation.RESPONSES):
         action = (
-            f"{_STABLE_PREFIX}; OpenAI caches a shared prefix of 1,024 tokens or more, and prompt_cache_key keeps "
-            "one agent's calls on the same cache."
+            f"{_STABLE_PREFIX}; OpenAI caches a shared prefix of {OPENAI_MINIMUM:,} tokens or more, and "
+            "prompt_cache_key keeps one agent's calls on the same cache."
         )
         snippet = _OPENAI_CHAT_SNIPPET if operation is Operation.CHAT_COMPLETIONS else _OPENAI_RESPONSES_SNIPPET
         return Fix(
@@ -127,7 +128,7 @@ def caching_fix(provider: Provider, operation: Operation, summary: str) -> Fix:
             summary=summary, action=action, configSnippet='{"keep_alive": "30m"}', exampleExpectation=None, docsUrl=None
         )
     where = {
-        Provider.AZURE: "; Azure OpenAI caches a shared prefix of 1,024 tokens or more by itself.",
+        Provider.AZURE: f"; Azure OpenAI caches a shared prefix of {OPENAI_MINIMUM:,} tokens or more by itself.",
         Provider.GEMINI_CODE_ASSIST: "; the Gemini Code Assist back end caches a shared prefix by itself.",
     }.get(provider, ", or send less of it: this API has no prompt cache to turn on.")
     return Fix(
@@ -247,7 +248,8 @@ _STATIC: dict[str, tuple[str, Fix]] = {
             action=(
                 "Every tool definition is input on every call: send only the tools a task needs in the request's "
                 "tools. A coding agent chooses its own (Claude Code: `--tools` names the built-in ones it offers, "
-                'e.g. `--tools "Bash,Read,Edit"`).'
+                'e.g. `--tools "Bash,Read,Edit"`). In a test suite, a tool no test made the model call is one no '
+                "test exercises: remove it, or add a test that needs it."
             ),
             configSnippet=None,
             exampleExpectation=None,

@@ -43,6 +43,7 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # said after "passed": what it passed on, when that was not every call
+    summary: str = ""  # what the gate found, with its figures: a pass says what it passed on
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -50,8 +51,14 @@ class Verdict:
             "outcome": self.outcome.name.lower(),
             "passed": self.outcome is Outcome.PASS,
             "reasons": self.reasons,
+            "summary": self.summary,
+            "note": self.note or None,
             **self.details,
         }
+
+    def passed_line(self) -> str:
+        """What the text says of a pass: `passed: estimated cost $0.0030 of 2 calls, within --max-usd $0.40`."""
+        return "passed" + (f" {self.note}" if self.note else "") + (f": {self.summary}" if self.summary else "")
 
 
 def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdict:
@@ -61,12 +68,13 @@ def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdic
     details = {**verdict.details, "coverage": coverage.as_json()}
     if "authoritative" in details:
         details["authoritative"] = details["authoritative"] and coverage.complete
+    summary = verdict.summary
     if coverage.complete:
-        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details)
+        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, summary=summary)
     if allow_partial:
-        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, coverage.partial_pass())
+        return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, coverage.partial_pass(), summary)
     outcome = Outcome.FAIL if verdict.outcome is Outcome.PASS else verdict.outcome
-    return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details)
+    return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details, summary=summary)
 
 
 def _unanswered(calls: Sequence[Call]) -> str | None:
@@ -78,8 +86,8 @@ def _unanswered(calls: Sequence[Call]) -> str | None:
     return f"{which} ({Failures.of(calls).how()})"
 
 
-def _judge(gate: str, reasons: list[str], details: dict[str, Any]) -> Verdict:
-    return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details)
+def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str) -> Verdict:
+    return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details, summary=summary)
 
 
 def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least: int, at_most: int | None) -> Verdict:
@@ -93,18 +101,20 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
         if use.name == name and (pattern is None or pattern.search(use.arguments))
     ]
     details = {"name": name, "count": len(matched), "matches": matched}
+    what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
+    limits = f"--at-least {at_least}" + (f", --at-most {at_most}" if at_most is not None else "")
+    summary = f"{what} was called {plural(len(matched), 'time')} in {plural(len(calls), 'call')} ({limits})"
     if not calls:
-        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary)
     if (unanswered := _unanswered(calls)) is not None:
         why = f"{unanswered}: no answer could call {name}"
-        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, [why], details)
-    what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
+        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, [why], details, summary=summary)
     reasons = []
     if len(matched) < at_least:
         reasons.append(f"{what} was called {plural(len(matched), 'time')}, fewer than --at-least {at_least}")
     if at_most is not None and len(matched) > at_most:
         reasons.append(f"{what} was called {plural(len(matched), 'time')}, more than --at-most {at_most}")
-    return _judge("tool-call", reasons, details)
+    return _judge("tool-call", reasons, details, summary)
 
 
 def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
@@ -114,7 +124,8 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
         validator_class = validators.validator_for(schema)
         validator_class.check_schema(schema)
     except SchemaError as exc:
-        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, [f"the schema is not valid: {exc.message}"])
+        why = f"the schema is not valid: {exc.message}"
+        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, [why], summary="no answer was checked")
     validator = validator_class(schema)
     results: list[dict[str, Any]] = []
     reasons: list[str] = []
@@ -140,9 +151,14 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
         "skippedNoOutput": skipped,
         "results": results,
     }
+    summary = (
+        f"{details['conforming']} of {plural(len(results), 'answer')} with text meet the schema"
+        f" ({skipped} without text skipped)"
+    )
     if not results:
-        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, ["no recorded answer has text to check"], details)
-    return _judge("structured-output", reasons, details)
+        nothing = ["no recorded answer has text to check"]
+        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, nothing, details, summary=summary)
+    return _judge("structured-output", reasons, details, summary)
 
 
 def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool) -> Verdict:
@@ -167,17 +183,23 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
         "maxCostUsd": money(max_usd),
         "authoritative": bool(calls) and not unpriced,
     }
+    unpriced_note = f", {len(unpriced)} unpriced (not in the total)" if unpriced else ""
+    relation = "above" if total > max_usd else "within"
+    summary = (
+        f"estimated cost {dollars(total)} of {plural(len(calls), 'call')}{unpriced_note},"
+        f" {relation} --max-usd {dollars(max_usd)}"
+    )
     if not calls:
-        return Verdict("cost", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+        return Verdict("cost", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary)
     if (unanswered := _unanswered(calls)) is not None:
         why = f"{unanswered}: a cost of {dollars(total)} says nothing about the budget"
-        return Verdict("cost", Outcome.COULD_NOT_CHECK, [why], details)
+        return Verdict("cost", Outcome.COULD_NOT_CHECK, [why], details, summary=summary)
     reasons = []
     if total > max_usd:
         reasons.append(f"estimated cost {dollars(total)} is above --max-usd {dollars(max_usd)}")
     if unpriced and not allow_unpriced:
         reasons += [f"unpriced: {line} (--allow-unpriced to accept, --prices to price it)" for line in unpriced]
-    return _judge("cost", reasons, details)
+    return _judge("cost", reasons, details, summary)
 
 
 _RETRYABLE = frozenset(kind for kind in FaultKind if kind.refuses and kind is not FaultKind.BUDGET)
@@ -202,16 +224,18 @@ def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: b
             reasons.append(f"{what}: not retried, the client carried on without the answer (--require-retry)")
         if honour_retry_after and outcome.honoured is False:
             reasons.append(f"{what}: {outcome.followed()} (--honour-retry-after)")
-    details = {
-        "injected": dict(sorted(Counter(outcome.fault.kind.value for _, outcome in found).items())),
-        "faults": [{"call": index, **outcome.as_json()} for index, outcome in found],
-    }
+    injected = dict(sorted(Counter(outcome.fault.kind.value for _, outcome in found).items()))
+    details = {"injected": injected, "faults": [{"call": index, **outcome.as_json()} for index, outcome in found]}
+    kinds = ", ".join(f"{kind} {count}" for kind, count in injected.items())
+    recovered = sum(outcome.recovered for _, outcome in found)
+    summary = f"{recovered} of {plural(len(found), 'injected fault')} recovered from" + (f" ({kinds})" if kinds else "")
     if not calls:
-        return Verdict("resilience", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
+        why = ["no chat calls were recorded"]
+        return Verdict("resilience", Outcome.COULD_NOT_CHECK, why, details, summary=summary)
     if not found:
         nothing = "no fault was injected into these calls: record or replay them with --chaos, --fail or --rpm"
-        return Verdict("resilience", Outcome.COULD_NOT_CHECK, [nothing], details)
-    return _judge("resilience", reasons, details)
+        return Verdict("resilience", Outcome.COULD_NOT_CHECK, [nothing], details, summary=summary)
+    return _judge("resilience", reasons, details, summary)
 
 
 def report_regression(
@@ -250,6 +274,13 @@ def report_regression(
         )
     new_signals = [s.id for s in comparison.signals if s.status == "new"]
     details = {"grade": comparison.grade, "previousGrade": comparison.previousGrade, "newSignals": new_signals}
+    old, new = Decimal(baseline.totals.estimatedCostUsd), Decimal(current.totals.estimatedCostUsd)
+    summary = (
+        f"grade {comparison.grade} (baseline {comparison.previousGrade}), estimated cost {dollars(new)}"
+        f" (baseline {dollars(old)}), cache-hit ratio {percent(current.totals.cacheHitRatio)},"
+        f" {plural(len(new_signals), 'new signal')}"
+    )
     if current.totals.callCount == 0:
-        return Verdict("report", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details)
-    return _judge("report", reasons, details)
+        why = ["no chat calls were recorded"]
+        return Verdict("report", Outcome.COULD_NOT_CHECK, why, details, summary=summary)
+    return _judge("report", reasons, details, summary)

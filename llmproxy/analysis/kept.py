@@ -42,6 +42,12 @@ class KeptRequests:
             body = {key: value if key == own else self._once(value) for key, value in body.items()}
         self._requests[exchange_id] = _Kept(route, body, request.extends)
 
+    def body(self, exchange_id: int) -> Any:
+        """The JSON body as kept (its own history tail; each part every turn re-sends, the one copy of it); None
+        when the request was not kept or its body is not JSON."""
+        kept = self._requests.get(exchange_id)
+        return kept.body if kept is not None else None
+
     def conversation(self, exchange_id: int) -> Conversation | None:
         """The request with its whole history, decoded; None when it was not kept, its history cannot be
         rebuilt, or it no longer decodes."""

@@ -1,6 +1,6 @@
 """The report, schema version 1: what `llmproxy report --format json` writes and `--baseline` reads.
 
-docs/report.schema.json is generated from these models (scripts/gen_schemas.py). Field names follow
+docs/json/report.schema.json is generated from these models (scripts/gen_schemas.py). Field names follow
 MockServer's optimisation report where it has one (`totals.cacheHitRatio`, `verdict.totalEstimatedSavingUsd`,
 `signals[].fix.configSnippet`…). Money is a decimal string of US dollars (`"0.0123"`): exact, never a binary
 float; `null` where nothing could be priced. Ratios are numbers rounded to four places. Call indices are
@@ -284,6 +284,9 @@ class Resilience(_Model):
 
 class Report(_Model):
     schemaVersion: Literal[1]
+    command: Literal["report"] = Field(
+        default="report", description="the command that printed it (docs/json-output.md)"
+    )
     pricing: str = Field(description="the price library and any prices files")
     groupingBasis: Literal["CASSETTE", "FOLDER", "CONVERSATION", "HOST"]
     filter: Filter

@@ -2,7 +2,14 @@
 
 Each detector returns a `Finding` or None: the calls it affects (1-based indices into the report), the
 input tokens it estimates wasted, and the dollars a fix would save, priced on the affected calls' own
-models (`Savings`). Thresholds are constants here, as in MockServer's v1.
+models (`Savings`). Thresholds are constants here, as in MockServer's v1; what a provider caches is its own
+(`llmproxy.providers.prompt_caching`). A call that got no answer billed nothing and wastes nothing: no
+detector names one.
+
+A session is a unit (one cassette per test makes each test one): what a session repeats of itself (a tool
+call, a request) is judged within it, since two tests asking the same thing is no waste; what is shared
+across sessions is judged across them — a tool is unused only if no call of the report calls it, and a
+system prompt every test re-sends is one prompt the provider's cache would serve to all of them.
 """
 
 import bisect
@@ -15,10 +22,10 @@ from decimal import Decimal
 from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, Call
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
+from llmproxy.providers.registry import facts
 from llmproxy.words import plural
 
 CACHED_SHARE = 0.9
-CACHEABLE_TOKENS = 1_024  # the shortest prefix a provider caches (Anthropic's Sonnet/Opus, OpenAI)
 LARGE_CONTEXT_TOKENS = 2_000
 OVERSIZED_RESULT_TOKENS = 1_000
 BLOAT_TOKENS = 1_500
@@ -65,16 +72,28 @@ def _uncached_system(call: Call) -> int:
 
 
 def _system_repeats(calls: Sequence[Call]) -> list[tuple[int, Call, int]]:
-    """(index, call, uncached system tokens) for every call that repeats an earlier call's system prompt."""
+    """(index, call, uncached system tokens) for every call that repeats an earlier call's system prompt, long
+    enough for its model to cache: a shorter one cannot be cached, however often it is sent. Across sessions
+    too: the provider's cache serves every request with the same prefix, whichever test or run sends it."""
     seen: set[str] = set()
     repeats = []
     for index, call in enumerate(calls, 1):
-        if call.system_fingerprint is None or call.status is None or call.status >= 400:
+        if call.system_fingerprint is None or call.failed:
             continue
-        if call.system_fingerprint in seen:
+        if call.system_fingerprint in seen and _cacheable(call, call.tokens(call.system_tokens)):
             repeats.append((index, call, _uncached_system(call)))
         seen.add(call.system_fingerprint)
     return repeats
+
+
+def caching_minimum(call: Call) -> int:
+    """The fewest prompt tokens the call's model caches on its API (docs/providers.md#prompt-caching)."""
+    return facts(call.provider).prompt_caching(call.model or "").minimum
+
+
+def _cacheable(call: Call, tokens: int) -> bool:
+    """Whether a prefix of `tokens` is one the call's model caches."""
+    return tokens >= caching_minimum(call)
 
 
 def _caching_saving(calls: Sequence[Call], repeats: list[tuple[int, Call, int]], savings: Savings) -> Decimal:
@@ -94,7 +113,7 @@ def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding |
         return None
     wasted = sum(tokens for _, _, tokens in repeats)
     full = sum(call.tokens(call.system_tokens) for _, call, _ in repeats)
-    high = min(call.tokens(call.system_tokens) for _, call, _ in repeats) >= CACHEABLE_TOKENS and 2 * wasted >= full
+    high = 2 * wasted >= full  # mostly sent uncached; partly cached is MEDIUM
     prompts = len({call.system_fingerprint for _, call, _ in repeats})
     detail = (
         f"{plural(len(repeats), 'call')} re-sent a system prompt an earlier call had sent "
@@ -107,14 +126,20 @@ def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding |
 def low_cache_hit_rate(calls: Sequence[Call], savings: Savings) -> Finding | None:
     input_tokens = sum(call.usage.input_tokens for call in calls)
     ratio = sum(call.usage.cache_read_tokens for call in calls) / input_tokens if input_tokens else 0.0
-    repeats = [r for r in _system_repeats(calls) if r[2] > 0 and r[1].tokens(r[1].system_tokens) >= CACHEABLE_TOKENS]
+    repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
     if ratio >= LOW_CACHE_RATIO or not repeats:
         return None
     not_yet_cached = sum(tokens for _, _, tokens in repeats)
     high = not_yet_cached >= LARGE_CONTEXT_TOKENS and ratio < VERY_LOW_CACHE_RATIO
+    minimums = sorted({caching_minimum(call) for _, call, _ in repeats})
+    minimum = (
+        f"the model's caching minimum is {minimums[0]:,} tokens"
+        if len(minimums) == 1
+        else f"the models' caching minimums are {minimums[0]:,} to {minimums[-1]:,} tokens"
+    )
     detail = (
-        f"{ratio:.0%} of input tokens were read from the cache, while {not_yet_cached:,} tokens of a repeated, "
-        f"cacheable system prompt ({CACHEABLE_TOKENS:,}+ tokens) were sent uncached on {plural(len(repeats), 'call')}."
+        f"{ratio:.0%} of input tokens were read from the cache, while {not_yet_cached:,} tokens of a repeated "
+        f"system prompt long enough to cache ({minimum}) were sent uncached on {plural(len(repeats), 'call')}."
     )
     saving = _caching_saving(calls, repeats, savings)
     return Finding(
@@ -133,6 +158,8 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
                 if block.fingerprint in seen:
                     carried[index] = carried.get(index, 0) + block.tokens
                 seen.add(block.fingerprint)
+    # a breakpoint covers at most the whole prompt: one its model would not cache holds nothing to cache
+    carried = {i: tokens for i, tokens in carried.items() if _cacheable(calls[i - 1], calls[i - 1].usage.input_tokens)}
     affected = {
         index: uncached
         for index, tokens in carried.items()
@@ -150,15 +177,18 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
 
 
 def deterministic_tool_call(calls: Sequence[Call], savings: Savings) -> Finding | None:
-    seen: dict[str, int] = {}
+    """The same tool call (name and arguments) asked for again within a session: two tests asking the same
+    question get the same call, each once, and neither could have been spared."""
+    seen: dict[tuple[str, str], int] = {}
     repeated: dict[int, str] = {}
     for index, call in enumerate(calls, 1):
         for use in call.tool_calls:
-            if use.fingerprint in seen and seen[use.fingerprint] != index:
+            key = (call.session, use.fingerprint)
+            if key in seen and seen[key] != index:
                 repeated[index] = use.name
-                repeated.setdefault(seen[use.fingerprint], use.name)
+                repeated.setdefault(seen[key], use.name)
             else:
-                seen.setdefault(use.fingerprint, index)
+                seen.setdefault(key, index)
     if not repeated:
         return None
     firsts = set(seen.values())
@@ -166,9 +196,10 @@ def deterministic_tool_call(calls: Sequence[Call], savings: Savings) -> Finding 
         (savings.output(calls[i - 1], calls[i - 1].visible_output_tokens) for i in repeated if i not in firsts), ZERO
     )
     names = ", ".join(sorted(set(repeated.values())))
+    their = "its" if len(repeated) == 1 else "their"
     detail = (
         f"{plural(len(repeated), 'call')} asked for a tool call with the same name and arguments as another "
-        f"call ({names})."
+        f"call of {their} session ({names})."
     )
     return Finding("DETERMINISTIC_TOOL_CALL", "MEDIUM", tuple(sorted(repeated)), None, saving, detail)
 
@@ -184,7 +215,11 @@ def oversized_tool_result(calls: Sequence[Call], savings: Savings) -> Finding | 
         return tuple(block for block in call.tool_results if block.tokens >= OVERSIZED_RESULT_TOKENS)
 
     carried = _carried(calls, excess, oversized, include_new=True)
-    affected = {index: scaled for index, tokens in carried.items() if (scaled := calls[index - 1].tokens(tokens))}
+    affected = {
+        index: scaled
+        for index, tokens in carried.items()
+        if not calls[index - 1].failed and (scaled := calls[index - 1].tokens(tokens))
+    }
     if not affected:
         return None
     biggest = max(block.tokens for call in calls for block in oversized(call))
@@ -199,10 +234,15 @@ def oversized_tool_result(calls: Sequence[Call], savings: Savings) -> Finding | 
 
 
 def output_token_bloat(calls: Sequence[Call], savings: Savings) -> Finding | None:
-    outputs = _by_session(calls, lambda call: call.visible_output_tokens)
+    """Long answers: long outright, or against their session's median answer (a failed call answered nothing,
+    and is no answer of 0 tokens to compare with)."""
+    answered = [call for call in calls if not call.failed]
+    outputs = _by_session(answered, lambda call: call.visible_output_tokens)
     medians = {session: statistics.median(values) for session, values in outputs.items()}
     affected: dict[int, int] = {}
     for index, call in enumerate(calls, 1):
+        if call.failed:
+            continue
         median, size = medians[call.session], call.visible_output_tokens
         relative = len(outputs[call.session]) >= 3 and median > 0 and size >= BLOAT_MEDIAN_FACTOR * median
         if size >= BLOAT_TOKENS or relative:
@@ -223,7 +263,7 @@ def duplicate_consecutive_call(calls: Sequence[Call], savings: Savings) -> Findi
     affected: list[int] = []
     for index, call in enumerate(calls, 1):
         before = previous.get(call.session)
-        if before is not None and before.shape == call.shape and before.status is not None and before.status < 400:
+        if before is not None and before.shape == call.shape and not before.failed and not call.failed:
             affected.append(index)
         previous[call.session] = call
     if not affected:
@@ -269,20 +309,20 @@ def model_overspend(calls: Sequence[Call], savings: Savings) -> Finding | None:
 
 
 def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | None:
-    used: dict[str, set[str]] = defaultdict(set)
+    """Tools offered that no call of the report calls. A tool one test (or run) calls and another does not is
+    one the application needs: a test that did not need it wasted nothing a team could remove."""
+    used: set[str] = set()
     for call in calls:
-        used[call.session].update(use.name for use in call.tool_calls)
-        used[call.session].update(block.name for block in call.tool_results if block.name)
+        used.update(use.name for use in call.tool_calls)
+        used.update(block.name for block in call.tool_results if block.name)
     affected: dict[int, int] = {}
     unused_names: set[str] = set()
-    known: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # an agent offers the same tools every call
+    known: dict[tuple[str, ...], list[str]] = {}  # an agent offers the same tools every call
     for index, call in enumerate(calls, 1):
-        unused = known.get((call.session, call.defined_tools))
+        unused = known.get(call.defined_tools)
         if unused is None:
-            unused = known[call.session, call.defined_tools] = [
-                name for name in call.defined_tools if name not in used[call.session]
-            ]
-        if unused and call.defined_tool_tokens > 0:
+            unused = known[call.defined_tools] = [name for name in call.defined_tools if name not in used]
+        if unused and call.defined_tool_tokens > 0 and not call.failed:
             affected[index] = call.tokens(call.defined_tool_tokens) * len(unused) // len(call.defined_tools)
             unused_names.update(unused)
     if len(affected) < 2:
@@ -290,9 +330,11 @@ def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | Non
     wasted = sum(affected.values())
     saving = sum((savings.input(calls[i - 1], tokens) for i, tokens in affected.items()), ZERO)
     shown = ", ".join(sorted(unused_names)[:8]) + (", …" if len(unused_names) > 8 else "")
+    sessions = len({call.session for call in calls})
+    where = f" in any of the {sessions:,} sessions" if sessions > 1 else ""
     detail = (
-        f"{plural(len(unused_names), 'tool')} offered on {plural(len(affected), 'call')} and never called ({shown}): "
-        f"about {wasted:,} tokens of definitions."
+        f"{plural(len(unused_names), 'tool')} offered on {plural(len(affected), 'call')} and never called{where} "
+        f"({shown}): about {wasted:,} tokens of definitions."
     )
     severity = "MEDIUM" if wasted >= UNUSED_TOOLS_MEDIUM_TOKENS else "LOW"
     return Finding("UNUSED_TOOL_SCHEMA", severity, tuple(sorted(affected)), wasted, saving, detail)

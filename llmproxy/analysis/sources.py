@@ -20,11 +20,12 @@ from llmproxy.analysis.calls import Call, Lineage, build_call
 from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
 from llmproxy.analysis.kept import KeptRequests
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
-from llmproxy.cassette.files import iter_exchanges
+from llmproxy.cassette.files import iter_exchanges, journal_path
 from llmproxy.cassette.history import HistoryIndex, history
 from llmproxy.cassette.model import Exchange, JsonBody
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import LlmproxyError
+from llmproxy.inputs import expand_paths
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook
 
@@ -52,18 +53,12 @@ class SourceSummary:
 
 
 def cassette_files(paths: Sequence[Path]) -> list[Path]:
-    """The cassettes named, folders searched (recursively, `*.json`, in name order) for files that are
-    cassettes. Raises LlmproxyError for a path that does not exist."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = [c for c in path.rglob("*.json") if _is_cassette(c)] + [
-                c for c in path.rglob("*.jsonl") if is_mock_log(c)
-            ]
-            files.extend(sorted(found))
-        elif path.exists() or path.with_name(path.name + ".journal").exists():
-            files.append(path)
-        else:
+    """The cassettes and mock logs named, folders searched (recursively, in name order) for files that are
+    cassettes (`*.json`) or mock logs (`*.jsonl`), globs expanded (`inputs.py`). Raises LlmproxyError for a
+    path that does not exist (a cassette that is only a journal so far does)."""
+    files = expand_paths(paths, ("*.json", "*.jsonl"), _is_cassette_or_log)
+    for path in files:
+        if not (path.exists() or journal_path(path).exists()):
             raise LlmproxyError(f"{path}: no such file or folder")
     return files
 
@@ -218,8 +213,11 @@ def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExc
     return str(path)
 
 
-def _is_cassette(path: Path) -> bool:
-    """Whether a file in a searched folder is a cassette: its opening says so (other JSON is passed over)."""
+def _is_cassette_or_log(path: Path) -> bool:
+    """Whether a file in a searched folder is a cassette (its opening says so: other JSON is passed over) or a
+    mock log."""
+    if path.suffix == ".jsonl":
+        return is_mock_log(path)
     try:
         with path.open("rb") as handle:
             head = handle.read(64)

@@ -8,6 +8,12 @@ split across deltas is found) with Bedrock's base64 chunks decoded. A body or st
 decodable" is a finding too: its content was never scanned. Any other JSON document is redacted as JSON
 (secret fields at any depth, secrets in every string, ``"name: value"`` header lines and ``[name, value]``
 pairs); anything else line by line as text. Secrets are shown masked.
+
+A file that cannot be scanned as what it is is not checked, and said so (`CassetteError`): read as text, its
+bodies, streams and headers would not be redacted as the recorder redacts them, and "no secret-looking
+values" would not be true. That is a file with merge conflict markers, a `.json` file that is not JSON, and
+a cassette or journal that replay could not read — each is read first by the store's own reader
+(`files.read_file_alone`: cut short, another version, a string where a number belongs).
 """
 
 import base64
@@ -23,13 +29,18 @@ from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
 from llmproxy.cassette.bodies import event_bytes, is_binary_message
+from llmproxy.cassette.files import invalid_json, read_file_alone
+from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawEvent
 from llmproxy.words import plural
 
 _KIND = re.compile(r"<redacted:([a-z0-9\-]{1,32}):[0-9a-f]{8}>")
+_CASSETTE_START = re.compile(rb'\s*\{\s*"llmproxy_cassette"')
+_CONFLICT = re.compile(rb"^(<{7}|>{7}|\|{7})( |\r?$)", re.MULTILINE)
 _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 
@@ -63,35 +74,83 @@ class FileCheck:
 
 
 def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
-    """Scan one file. Raises OSError when it cannot be read."""
+    """Scan one file. Raises OSError when it cannot be read, CassetteError when it cannot be scanned as what it
+    is (the reason, without the file's name)."""
     redactor = redactor or Redactor()
     data = path.read_bytes()
+    if (line := _conflict_marker(data)) is not None:
+        raise CassetteError(f"merge conflict markers at line {line}")
+    if _is_journal(path, data):
+        _read_as_stored(path, journal=True)
+        return _lines(path, data, redactor, "journal")
     try:
         document = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        pass
-    else:
-        found = [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
-        if _is_cassette(document):
-            return FileCheck(path, "cassette", len(document["exchanges"]), found)
-        return FileCheck(path, "JSON document", 0, found)
+    except orjson.JSONDecodeError as error:
+        if _meant_as_json(path, data):
+            raise CassetteError(invalid_json(error)) from None
+        return _lines(path, data, redactor, "text")
+    if isinstance(document, dict) and "llmproxy_cassette" in document:
+        _read_as_stored(path, journal=False)
+    found = [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
+    if _is_cassette(document):
+        return FileCheck(path, "cassette", len(document["exchanges"]), found)
+    return FileCheck(path, "JSON document", 0, found)
+
+
+def _read_as_stored(path: Path, journal: bool) -> None:
+    """Read the file as replay and recording read it (`files.read_file_alone`), its shared histories resolved
+    (a journal's may extend its cassette's). Raises CassetteError with the reason alone."""
+    try:
+        exchanges = read_file_alone(path, journal)
+        if not journal:
+            inflate(exchanges)
+    except CassetteError as error:
+        raise CassetteError(str(error).removeprefix(f"{path}: ")) from None
+    except ValueError as error:  # a history that cannot be resolved
+        raise CassetteError(str(error)) from None
+
+
+def _lines(path: Path, data: bytes, redactor: Redactor, kind: Literal["journal", "text"]) -> FileCheck:
+    """A journal or a text file, line by line: a line of JSON as JSON (a journal's exchange as the recorder stores
+    one), any other as text — a journal's unfinished last line too."""
     try:
         text = data.decode()
     except UnicodeDecodeError:
         text = data.decode("latin-1")
     findings: list[Finding] = []
-    journal, exchanges = False, 0
+    exchanges = 0
     for number, line in enumerate(text.splitlines(), start=1):
         try:
             parsed = orjson.loads(line)
         except orjson.JSONDecodeError:
             spots = _diff(line, _header_line(redactor.text(line), redactor), f"line {number}")
         else:
-            journal |= number == 1 and isinstance(parsed, dict) and "llmproxy_journal" in parsed
             exchanges += _is_journal_line(parsed)
             spots = _document(parsed, f"line {number}: $", redactor)
         findings += [Finding(path, where, kind, masked) for where, kind, masked in spots]
-    return FileCheck(path, "journal" if journal else "text", exchanges, findings)
+    return FileCheck(path, kind, exchanges, findings)
+
+
+def _conflict_marker(data: bytes) -> int | None:
+    """The line of the first merge conflict marker git left in the file (`<<<<<<< HEAD`), if any."""
+    found = _CONFLICT.search(data)
+    return data.count(b"\n", 0, found.start()) + 1 if found is not None else None
+
+
+def _is_journal(path: Path, data: bytes) -> bool:
+    """A recording's journal: by its name, or by its header line."""
+    if path.name.endswith(".journal"):
+        return True
+    try:
+        header = orjson.loads(data.split(b"\n", 1)[0])
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and "llmproxy_journal" in header
+
+
+def _meant_as_json(path: Path, data: bytes) -> bool:
+    """A file that is not JSON as a whole, but should be: a cassette's start, or a `.json` name."""
+    return path.suffix == ".json" or bool(_CASSETTE_START.match(data))
 
 
 def _is_cassette(value: Any) -> bool:

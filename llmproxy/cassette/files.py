@@ -15,7 +15,7 @@ same way, until ``"append": "started"``.
 import contextlib
 import logging
 import os
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,22 @@ def _temp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}.tmp")
 
 
+def temporaries(path: Path) -> list[tuple[Path, int]]:
+    """The temporary files beside `path` that a writer of it made (`_temp`), each with the id of the process
+    that made it."""
+    prefix, suffix = f".{path.name}.", ".tmp"
+    try:
+        names = [entry.name for entry in os.scandir(path.parent)]
+    except OSError:
+        return []
+    found = []
+    for name in sorted(names):
+        pid = name[len(prefix) : -len(suffix)] if name.startswith(prefix) and name.endswith(suffix) else ""
+        if pid.isdecimal() and pid.isascii():
+            found.append((path.with_name(name), int(pid)))
+    return found
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old file or the new one, never a mix."""
     temp = _temp(path)
@@ -140,6 +156,16 @@ def read_stored(path: Path) -> list[dict[str, Any]]:
     JSON it came from: the models of a 10,000-exchange cassette would take more memory than the JSON itself
     (`cassette/recorded.py` makes them when they are read). Raises CassetteError."""
     return _read_exchanges(path, _checked)
+
+
+def read_file_alone(path: Path, journal: bool) -> list[Exchange]:
+    """The exchanges of one file as `read_exchanges` reads it, without the rest of its recording: a cassette
+    without the journal beside it, or a `journal` without its cassette — what `cassette check` is given to
+    check. Raises CassetteError."""
+    if journal:
+        _, journalled = _read_journal(path, Exchange.model_validate)
+        return [exchange for _, exchange in journalled]
+    return [exchange for _, exchange in _read_cassette(path, Exchange.model_validate)]
 
 
 def _checked(data: Any) -> dict[str, Any]:
@@ -180,7 +206,7 @@ def iter_exchanges(path: Path) -> Iterator[Exchange]:
         yield from read_exchanges(path)
         return
     last = 0
-    stream = _one_by_one(path, Exchange.model_validate)
+    stream = one_by_one(path, Exchange.model_validate)
     while True:
         try:
             _, exchange = next(stream)
@@ -199,22 +225,22 @@ _OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION
 _NEXT = b"\n    {"  # an exchange opens on its own line, indented by four spaces (its fields by six or more)
 _CLOSE = b"\n    }"  # and closes so: JSON strings hold no raw newline, so this ends the exchange it follows
 _CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last exchange, or when there is none
-_CHUNK = 1 << 20
+CHUNK = 1 << 20  # bytes `one_by_one` reads at a time
 
 
-def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
+def one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
     """The exchanges of a cassette in `encode_cassette`'s layout, each parsed and checked alone (its id and
     what `make` keeps of it), read a chunk at a time; returns True when the whole file was read so, False as
     soon as it is not in that layout or an exchange does not parse or validate (the caller then reads the
     file whole)."""
     try:
         with path.open("rb") as handle:
-            data = handle.read(_CHUNK)
+            data = handle.read(CHUNK)
             if not data.startswith(_OPENING):
                 return False
             at, count = len(_OPENING), 0
             while True:
-                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(_CHUNK)):
+                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(CHUNK)):
                     data, at = data[at:] + more, 0
                 if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
                     return not handle.read(1)
@@ -227,7 +253,7 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
                 start = at + len(_NEXT) - 1
                 end = data.find(_CLOSE, start)
                 while end < 0:  # a long exchange: read as much again, and search only what is new
-                    more = handle.read(max(_CHUNK, len(data) - start))
+                    more = handle.read(max(CHUNK, len(data) - start))
                     if not more:
                         return False
                     searched = len(data) - start - len(_CLOSE) + 1
@@ -240,7 +266,7 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
                     return False
                 count += 1
                 yield made
-                if at > _CHUNK:
+                if at > CHUNK:
                     data, at = data[at:], 0
     except OSError:
         return False
@@ -248,10 +274,10 @@ def _one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, 
 
 def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
     """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
-    exchange (`_one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
+    exchange (`one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
     parser's own buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
     made: list[tuple[int, T]] = []
-    stream = _one_by_one(path, make)
+    stream = one_by_one(path, make)
     while True:
         try:
             made.append(next(stream))
@@ -262,10 +288,13 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
     data = _parse(path, _read(path))
     if not isinstance(data, dict) or "llmproxy_cassette" not in data:
         raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
-    if data["llmproxy_cassette"] != VERSION:
+    version = data["llmproxy_cassette"]
+    if isinstance(version, bool) or not isinstance(version, int):
         raise CassetteError(
-            f"{path}: unsupported cassette version {data['llmproxy_cassette']!r} (this llmproxy reads {VERSION})"
+            f"{path}: $.llmproxy_cassette: expected the version number {VERSION}, got {json_kind(version)}"
         )
+    if version != VERSION:
+        raise CassetteError(f"{path}: unsupported cassette version {version} (this llmproxy reads {VERSION})")
     try:
         exchanges = data.get("exchanges")
         if not isinstance(exchanges, list) or set(data) != {"llmproxy_cassette", "exchanges"}:
@@ -324,9 +353,40 @@ def describe(exc: ValidationError, exchanges: Any, prefix: str = "$.exchanges") 
             entry = exchanges[loc[0]]
             if isinstance(entry, dict) and "id" in entry:
                 who = f"exchange {entry['id']}: "
-        problems.append(f"{who}{path}: {error['msg']}")
+        problems.append(f"{who}{path}: {_said(error)}")
     more = len(exc.errors()) - len(problems)
     return "; ".join(problems) + (f" (and {more} more)" if more > 0 else "")
+
+
+_EXPECTED = {
+    "int_type": "a number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "model_type": "an object",
+    "dict_type": "an object",
+}
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """Pydantic's message, or for a value of the wrong JSON type what was expected and what was found: `"1"` is
+    a valid integer to pydantic's message, but not where a number is expected."""
+    expected = _EXPECTED.get(error["type"])
+    return (
+        f"expected {expected}, got {json_kind(error['input'])}"
+        if expected
+        else str(error["msg"]).removeprefix("Value error, ")
+    )
+
+
+def json_kind(value: Any) -> str:
+    """A JSON value as a reader would name it: the string "1", null, a list."""
+    if isinstance(value, str):
+        return f"the string {orjson.dumps(value).decode()}"
+    if value is None or isinstance(value, bool | int | float):
+        return orjson.dumps(value).decode()
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _read(path: Path) -> bytes:
@@ -340,7 +400,11 @@ def _parse(where: object, data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise CassetteError(f"{where}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        raise CassetteError(f"{where}: {invalid_json(exc)}") from None
+
+
+def invalid_json(error: orjson.JSONDecodeError) -> str:
+    return f"invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}"
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -10,6 +10,7 @@ is no lock.
 
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 _CLAIM_ATTEMPTS = 5
+_BUSY_ATTEMPTS = 10  # a reader's look (`held`) takes the lock for a moment: a claim tries again before it is refused
+_BUSY_PAUSE = 0.02
 
 
 def this_process() -> str:
@@ -59,13 +62,10 @@ class Journal:
                 raise CassetteError(
                     f"cannot record to {cassette}: cannot create {path}: {exc.strerror or exc}"
                 ) from None
-            try:
-                if fcntl is not None:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+            if not _lock(fd):
                 owner = _owner(fd)
                 os.close(fd)
-                raise CassetteError(f"cannot record to {cassette}: another recording is writing it ({owner})") from None
+                raise CassetteError(f"cannot record to {cassette}: another recording is writing it ({owner})")
             if _still_named(fd, path):
                 return cls(cassette, path, fd)
             os.close(fd)  # the recorder that held it finished and removed it: claim the file at the path now
@@ -110,6 +110,40 @@ class Journal:
         finally:
             os.close(self._fd)
             self._fd = -1
+
+
+def held(path: Path) -> bool:
+    """Whether a live recording holds the journal at `path` (a journal no one holds was left by one that died).
+    Looking takes a shared lock for a moment, which `Journal.claim` waits out. Without `fcntl`: never known."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # and with it the shared lock
+    return False
+
+
+def _lock(fd: int) -> bool:
+    """Take the exclusive lock, or say another recording holds it."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return True
+    for attempt in range(_BUSY_ATTEMPTS):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt + 1 < _BUSY_ATTEMPTS:
+                time.sleep(_BUSY_PAUSE)
+    return False
 
 
 def _owner(fd: int) -> str:

@@ -9,12 +9,15 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 VERSION: Final = 1
 
 
 class _Model(BaseModel):
+    """Numbers and flags are strict (`StrictInt`…): a string "200" where the format has a number is not read as
+    one, so `cassette check` refuses what the published schema refuses."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -47,7 +50,7 @@ type Body = JsonBody | TextBody | Base64Body
 class SseEvent(_Model):
     """A server-sent event shown parsed: exactly ``event: E\\n`` (when set), ``data: <compact JSON>\\n\\n``."""
 
-    t_ms: float
+    t_ms: StrictFloat
     event: str | None = None
     data: Any
 
@@ -55,21 +58,21 @@ class SseEvent(_Model):
 class JsonLineEvent(_Model):
     """An NDJSON line shown parsed: exactly ``<compact JSON>\\n``."""
 
-    t_ms: float
+    t_ms: StrictFloat
     json_: Any = Field(alias="json")
 
 
 class TextEvent(_Model):
     """Any other UTF-8 event, verbatim (an SSE event in a shape the parsed forms cannot reproduce exactly)."""
 
-    t_ms: float
+    t_ms: StrictFloat
     text: str
 
 
 class Base64Event(_Model):
     """A binary event (an AWS event-stream message), verbatim."""
 
-    t_ms: float
+    t_ms: StrictFloat
     base64: str
     not_decodable: str | None = Field(
         default=None, description="why the stream's content-encoding could not be undone: a raw chunk, never scanned"
@@ -79,7 +82,7 @@ class Base64Event(_Model):
 class MessageEvent(_Model):
     """A WebSocket text message shown parsed: exactly the compact JSON of `message`."""
 
-    t_ms: float
+    t_ms: StrictFloat
     message: Any
 
 
@@ -90,9 +93,9 @@ class Extends(_Model):
     """History sharing: the list at `path` in this request's body starts with the first `items` items of the
     same list in exchange `exchange`'s request body; only the items after them are stored here."""
 
-    exchange: int
+    exchange: StrictInt
     path: str = Field(description='a JSON path of object keys, e.g. "$.messages" or "$.request.contents"')
-    items: int = Field(ge=1)
+    items: StrictInt = Field(ge=1)
 
 
 class Request(_Model):
@@ -106,7 +109,7 @@ class Request(_Model):
 
 
 class Response(_Model):
-    status: int
+    status: StrictInt
     reason: str
     http_version: str
     headers: list[str]
@@ -119,7 +122,7 @@ class WebSocket(_Model):
     """An exchange of WebSocket messages: its request is the connection's upgrade request with the message that
     asked as its body; its response, the upgrade's answer with the messages that answered as events."""
 
-    connection: int = Field(ge=1, description="the id of the first exchange on the same connection")
+    connection: StrictInt = Field(ge=1, description="the id of the first exchange on the same connection")
 
 
 class Background(_Model):
@@ -127,13 +130,13 @@ class Background(_Model):
     and each request after it that names the response (polls, a resumed stream, cancel, delete)."""
 
     response_id: str = Field(description="the id of the response the run made")
-    create: int = Field(ge=1, description="the id of the exchange that created it (its own id on the create)")
+    create: StrictInt = Field(ge=1, description="the id of the exchange that created it (its own id on the create)")
 
 
 class Timings(_Model):
     started_at: datetime
-    ttfb_ms: float | None = None
-    total_ms: float | None = None
+    ttfb_ms: StrictFloat | None = None
+    total_ms: StrictFloat | None = None
 
 
 class Injection(_Model):
@@ -146,19 +149,19 @@ class Injection(_Model):
     )
     rule: str = Field(description="the profile that did it: a rule's name, a host, x-llmproxy-chaos, a mock turn")
     detail: str
-    status: int | None = None
-    retry_after_s: float | None = Field(None, description="the retry-after the client was sent, in seconds")
+    status: StrictInt | None = None
+    retry_after_s: StrictFloat | None = Field(None, description="the retry-after the client was sent, in seconds")
 
 
 class Exchange(_Model):
-    id: int = Field(ge=1, description="unique in the cassette, increasing in file order")
+    id: StrictInt = Field(ge=1, description="unique in the cassette, increasing in file order")
     provider: str | None = Field(None, description="the API spoken: anthropic, openai, gemini, bedrock, …")
     operation: str | None = None
     vendor: str | None = Field(
         None, description="who served it when that is not the API's owner (deepseek on OpenAI's API); prices follow it"
     )
     model: str | None = None
-    streaming: bool = False
+    streaming: StrictBool = False
     websocket: WebSocket | None = None
     background: Background | None = None
     request: Request

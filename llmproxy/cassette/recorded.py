@@ -13,6 +13,7 @@ from typing import Any, overload
 
 from llmproxy.cassette.files import read_stored
 from llmproxy.cassette.history import rebuild
+from llmproxy.cassette.leftovers import reading
 from llmproxy.cassette.model import Exchange, Extends, Request
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import CassetteError
@@ -48,6 +49,10 @@ class Recorded(Sequence[Exchange]):
         """Several cassettes' exchanges, one after another."""
         return cls(entry for part in parts for entry in part._entries)
 
+    def made(self, position: int) -> bool:
+        """Whether an exchange's model has been made (it was read): what the exchanges cost in memory so far."""
+        return isinstance(self._entries[position], Exchange)
+
     def provider(self, position: int) -> str | None:
         entry = self._entries[position]
         return entry.provider if isinstance(entry, Exchange) else entry.get("provider")
@@ -71,8 +76,9 @@ class Recorded(Sequence[Exchange]):
 
 
 def load_recorded(path: Path) -> Recorded:
-    """A cassette's exchanges for replay, a leftover journal merged. Raises CassetteError saying which file,
-    exchange and field is wrong."""
+    """A cassette's exchanges for replay, a leftover journal merged (and said so: `leftovers.reading`). Raises
+    CassetteError saying which file, exchange and field is wrong."""
+    reading(path)
     with gc_paused():
         stored = read_stored(path)
         try:

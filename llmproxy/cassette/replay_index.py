@@ -42,6 +42,7 @@ class ReplayMiss:
     differences: tuple[Difference, ...]
     exhausted: bool = False  # the request matched, but every matching exchange was already served
     faults_only: bool = False  # the request matched, but only exchanges it passes over: injected faults
+    position: int | None = None  # the closest exchange's, among every exchange the index replays
 
     def explain(self) -> str:
         """The diagnostic: one line for the request, then the closest recording and what differs."""
@@ -128,7 +129,8 @@ class ReplayIndex:
         near = closest(view, views)
         if near is None:
             return ReplayMiss(_describe(request), None, ())
-        return ReplayMiss(_describe(request), self._exchanges[near], tuple(differences(views[near], view)))
+        found = tuple(differences(views[near], view))
+        return ReplayMiss(_describe(request), self._exchanges[near], found, position=near)
 
     def _queue(self, key: bytes, passes_over: frozenset[str]) -> list[int] | None:
         """The positions not yet served for `key` (a digest), indexed on as far as it takes to have one to serve,

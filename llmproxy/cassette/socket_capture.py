@@ -76,8 +76,7 @@ class SocketCapture:
             self.missed.append(f"{len(self._between)} message(s) from the server after the last answer")
             self._between.clear()
         if self._open is None:
-            return None
-        self.missed.append("an answer cut short by the end of the connection (recorded as far as it came)")
+            return None  # an answer cut short is named by the writer, which records it only if asked
         return self._finish(f"the connection ended before the answer did{f': {reason}' if reason else ''}")
 
     def _finish(self, error: str | None) -> RawExchange:

@@ -13,6 +13,11 @@ moment the run starts (the journal says so, so a killed rewrite still loads as t
 that, the old cassette is untouched. A `pending` recording appends the same way, but only from `start` on:
 the pytest plugin starts a test's recording once the test is over and its recording whole, so a test killed
 half-way, or whose upstream failed, leaves its cassette as it was.
+
+A request the upstream never answered whole (`unanswered.py`) is not recorded unless asked (`keep_unanswered`):
+it is counted and named in the summary, and a run whose upstream answered nothing at all leaves the cassette
+as it was. What a recording that died left beside the cassette — its journal, its temporary file — is settled
+by `open`, which recovers or discards the journal and says so (`leftovers.py`).
 """
 
 import contextlib
@@ -37,14 +42,15 @@ from llmproxy.cassette.files import (
     STARTED,
     PendingCassette,
     encode_cassette,
-    journal_counts,
     read_exchanges,
     write_atomic,
 )
 from llmproxy.cassette.history import HistoryIndex, inflate
 from llmproxy.cassette.journal import Journal, this_process
+from llmproxy.cassette.leftovers import Leftover, reading, remove_dead_temporaries, say
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.unanswered import unanswered
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.audit import DecodeTally
@@ -66,12 +72,24 @@ class RecordSummary:
     websocket: int = 0  # exchanges of WebSocket messages
     untouched: bool = False  # the run never started: the cassette was left as it was
     decoding: DecodeTally = field(default_factory=DecodeTally)  # what llmproxy's codecs could not read
+    unanswered: Counter[str] = field(default_factory=Counter)  # "POST https://…: connection refused" → how often
+    existed: bool = True  # whether the cassette was there when the recording closed
+
+    @property
+    def unreachable(self) -> bool:
+        """Nothing was recorded, and not for want of requests: the upstream answered none of them."""
+        return not self.exchanges and bool(self.unanswered)
 
     def __str__(self) -> str:
         if self.untouched:
             return f"the run did not start: {self.path} is as it was"
+        if self.unreachable:
+            fate = "is as it was" if self.existed else "is not written"
+            asked = plural(self.unanswered.total(), "request")
+            line = f"recorded nothing to {self.path}: the upstream answered none of {asked}; {self.path} {fate}"
+            return "\n".join([line, *self._unanswered_lines()])
         if not self.exchanges:
-            return f"recorded no exchanges to {self.path}"
+            return "\n".join([f"recorded no exchanges to {self.path}", *self._unanswered_lines()])
         providers = ", ".join(f"{name} {count}" for name, count in sorted(self.by_provider.items()))
         parts = [providers, f"{self.streamed} streamed, {self.exchanges - self.streamed} not"]
         if self.websocket:
@@ -81,7 +99,14 @@ class RecordSummary:
         if self.error_statuses:
             parts.append(plural(self.error_statuses, "error status", "error statuses"))
         line = f"recorded {plural(self.exchanges, 'exchange')} to {self.path} ({'; '.join(parts)})"
-        return "\n".join([line, *self.decoding.lines()])
+        return "\n".join([line, *self._unanswered_lines(), *self.decoding.lines()])
+
+    def _unanswered_lines(self) -> list[str]:
+        if not self.unanswered:
+            return []
+        asked = plural(self.unanswered.total(), "request")
+        lines = [f"not recorded: {asked} the upstream never answered (--record-unanswered records them):"]
+        return lines + [f"  {what}" + (f" ({n} times)" if n > 1 else "") for what, n in self.unanswered.items()]
 
     def count(self, exchange: Exchange) -> None:
         self.exchanges += 1
@@ -93,8 +118,9 @@ class RecordSummary:
 
 
 def load_cassette(path: Path) -> Cassette:
-    """A cassette with every history rebuilt, a leftover journal merged. Raises CassetteError saying which
-    file, exchange and field is wrong."""
+    """A cassette with every history rebuilt, a leftover journal merged (and said so: `leftovers.reading`).
+    Raises CassetteError saying which file, exchange and field is wrong."""
+    reading(path)
     with gc_paused():
         try:
             exchanges = inflate(read_exchanges(path))
@@ -128,10 +154,12 @@ class CassetteWriter:
         journal: Journal,
         header: dict[str, Any],
         pending: PendingCassette,
+        keep_unanswered: bool = False,
     ) -> None:
         """Use `open`."""
         self.path = path
         self._redactor = redactor
+        self._keep_unanswered = keep_unanswered
         self._pending = pending
         self._lost: str | None = None  # why an exchange could not be written to `pending`
         self._index = HistoryIndex()
@@ -156,13 +184,22 @@ class CassetteWriter:
 
     @classmethod
     def open(
-        cls, path: Path, redactor: Redactor, *, rewrite: bool = False, pending: bool = False, owner: str | None = None
+        cls,
+        path: Path,
+        redactor: Redactor,
+        *,
+        rewrite: bool = False,
+        pending: bool = False,
+        owner: str | None = None,
+        keep_unanswered: bool = False,
     ) -> "CassetteWriter":
         """Start recording into `path` (its directories are made), keeping what it holds, or with `rewrite` to
         replace it once `start` is called; with `pending`, what it records counts only once `start` is called
         (closing before leaves the cassette as it was). `owner` names this recording to a second one (default:
-        this process). Raises CassetteError, before anything is recorded, when the cassette cannot be written,
-        another recording holds it, or what is there cannot be read."""
+        this process); `keep_unanswered` records requests the upstream never answered whole too. A journal and
+        temporary files a recording that died left are settled first, and said so. Raises CassetteError, before
+        anything is recorded, when the cassette cannot be written, another recording holds it, or what is there
+        cannot be read."""
         path = Path(path)
         if path.is_dir():
             raise CassetteError(f"cannot record to {path}: it is a directory")
@@ -177,13 +214,14 @@ class CassetteWriter:
         journal = Journal.claim(path)  # the lock, before anything is read or written
         created = not journal.stale
         try:
+            leftover = Leftover.read(journal.path) if journal.stale else None  # a recorder that died left it
+            removed = remove_dead_temporaries(path)
             existing: list[Exchange] = []
-            recovering = journal.stale and journal_counts(journal.path)  # else it is dropped: it never counted
+            recovering = leftover is not None and leftover.counts  # else it is discarded: it never counted
             if recovering or (path.exists() and not rewrite):
                 existing = read_exchanges(path)
                 load_cassette(path)  # every shared history must resolve before appending to it
-                if recovering:  # a recorder was killed: its exchanges join the cassette now
-                    logger.warning("%s: recovering %s left by an interrupted recording", path, journal.path.name)
+                if recovering:  # its exchanges join the cassette now
                     write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
             header: dict[str, Any] = {"llmproxy_journal": JOURNAL_VERSION, "owner": owner or this_process()}
             if rewrite:
@@ -199,7 +237,11 @@ class CassetteWriter:
         except BaseException:
             journal.release(remove=created)
             raise
-        return cls(path, redactor, existing, journal, header, written)
+        if leftover is not None:
+            say(leftover.recovered() if recovering else leftover.discarded(), removed)
+        elif removed:
+            say(f"{path}: removed what a writer that is gone left", removed)
+        return cls(path, redactor, existing, journal, header, written, keep_unanswered)
 
     def start(self) -> None:
         """The run began cleanly: from now on the recording counts (with `rewrite`, it replaces the cassette)."""
@@ -220,6 +262,9 @@ class CassetteWriter:
     def write(self, exchange: RawExchange) -> None:
         """Record an exchange now, on the caller's thread (the writer process: its pipe is the queue)."""
         try:
+            if not self._keep_unanswered and (why := unanswered(exchange)) is not None:
+                self._not_recorded(exchange, why)
+                return
             self._record(exchange)
         except Exception:  # one exchange never costs the others
             logger.exception("%s: could not record an exchange", self.path)
@@ -238,6 +283,11 @@ class CassetteWriter:
             self._pending.abort()
             self._journal.release(remove=True)
             self._summary.untouched = True
+            return self._summary
+        if self._summary.unreachable:  # a recording of nothing but an outage is no cassette
+            self._pending.abort()
+            self._journal.release(remove=True)
+            self._summary.existed = self.path.exists()
             return self._summary
         with contextlib.suppress(OSError):  # the cassette is written next: the journal is the fallback
             self._journal.sync()
@@ -288,6 +338,14 @@ class CassetteWriter:
             self._summary.decoding.add(result, f"exchange {exchange_id}")
         except Exception:
             logger.exception("%s: could not check exchange %d against the codecs", self.path, exchange_id)
+
+    def _not_recorded(self, raw: RawExchange, why: str) -> None:
+        """A request the upstream never answered whole: counted for the summary, and said the first time."""
+        what = f"{raw.request.method} {url(raw.request, self._redactor)}: {self._redactor.text(why)}"
+        first = what not in self._summary.unanswered
+        self._summary.unanswered[what] += 1
+        if first:
+            logger.warning("not recorded: %s (%s)", what, self._redactor.text(raw.error or ""))
 
     def _record(self, raw: RawExchange) -> None:
         exchange_id = self._next_id

@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import llmproxy
-from llmproxy import redacted_logs
+from llmproxy import log_lines, redacted_logs
 from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor
@@ -67,11 +67,17 @@ class WriterProcess:
 
     @classmethod
     def open(
-        cls, path: Path, redactor: Redactor, routes: tuple[Declaration, ...] = (), *, rewrite: bool = False
+        cls,
+        path: Path,
+        redactor: Redactor,
+        routes: tuple[Declaration, ...] = (),
+        *,
+        rewrite: bool = False,
+        keep_unanswered: bool = False,
     ) -> "WriterProcess":
         """Start the child and wait until it holds the cassette. Raises CassetteError as `CassetteWriter.open`
         does, before anything is recorded. `routes`: the session's declared routes, which name the API and
-        vendor of what is recorded there; `rewrite`: as `CassetteWriter.open`."""
+        vendor of what is recorded there; `rewrite`, `keep_unanswered`: as `CassetteWriter.open`."""
         child_in, to_child = os.pipe()
         from_child, child_out = os.pipe()
         source = str(Path(llmproxy.__file__).resolve().parents[1])  # importable even from a source checkout
@@ -87,7 +93,9 @@ class WriterProcess:
         _widen(to_child)
         sender, replies = Connection(to_child, readable=False), Connection(from_child, writable=False)
         level = logging.getLogger().getEffectiveLevel()
-        sender.send((Path(path), redactor, level, routes, rewrite, this_process()))
+        sender.send(
+            (Path(path), redactor, (level, *log_lines.in_use()), routes, rewrite, keep_unanswered, this_process())
+        )
         try:
             ready = replies.recv()
         except EOFError:
@@ -153,12 +161,12 @@ class WriterProcess:
 
 
 def _serve(requests: Connection, replies: Connection) -> None:
-    path, redactor, log_level, routes, rewrite, owner = requests.recv()
+    path, redactor, (log_level, command, debug), routes, rewrite, keep_unanswered, owner = requests.recv()
     redacted_logs.install()
-    logging.basicConfig(level=log_level, format="llmproxy: %(levelname)s %(name)s: %(message)s")
+    log_lines.to_stderr(command, log_level, debug)
     with declared(routes):
         try:
-            writer = CassetteWriter.open(path, redactor, rewrite=rewrite, owner=owner)
+            writer = CassetteWriter.open(path, redactor, rewrite=rewrite, owner=owner, keep_unanswered=keep_unanswered)
         except CassetteError as exc:
             replies.send(str(exc))
             return

@@ -2,10 +2,10 @@
 stages every request meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills
 the slots."""
 
-from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network
-from llmproxy.chain.incoming import Decline, Door, Forwarding, Incoming, Upstream
+from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network, Observers
+from llmproxy.chain.incoming import Decline, Decoded, Door, Forwarding, Incoming, Upstream
 from llmproxy.chain.reply import Reply, Source
-from llmproxy.chain.stage import Context, CutStream, Observer, ResponseHead, Stage, Tap
+from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 
 __all__ = [
     "REQUEST_SIDE",
@@ -14,15 +14,19 @@ __all__ = [
     "Context",
     "CutStream",
     "Decline",
+    "Decoded",
     "Door",
+    "Explains",
     "Forwarding",
     "Incoming",
     "Network",
     "Observer",
+    "Observers",
     "Reply",
     "ResponseHead",
     "Source",
     "Stage",
+    "Summarises",
     "Tap",
     "Upstream",
 ]

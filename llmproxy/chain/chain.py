@@ -9,6 +9,11 @@ whole, or the upstream's answer as it arrives.
     response side: intercept → record → meter
 
 A slot with no stage in it costs nothing; `explain()` prints the chain a plan built (`--explain-chain`).
+
+Every call into a stage, a tap or an observer is made here, and what it raises is caught here, as mitmproxy's
+addon manager catches what an addon raises (`safecall`): a stage that fails answers with llmproxy's own error
+(fail closed), a tap or an observer that fails is logged and the answer goes on without it (fail open), and a
+step that cannot close does not keep the others from closing.
 """
 
 import logging
@@ -22,10 +27,11 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, Source, text_reply
-from llmproxy.chain.stage import Context, Observer, ResponseHead, Stage, Tap
+from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
 from llmproxy.egress import EgressPolicy, Refused
 from llmproxy.errors import LlmproxyError
+from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import websocket_codec
 
 logger = logging.getLogger(__name__)
@@ -151,23 +157,29 @@ class Chain:
         for tap in self._reply_taps:
             try:
                 reply = tap.reply(incoming, reply)
-            except Exception:  # observing fails open
-                logger.exception("the %s tap failed on %s", tap.name, self.describe(incoming))
+            except Exception:  # observing fails open: the reply as it was before this tap
+                self.failed(tap, incoming)
         return reply
 
-    def observe(self, incoming: Incoming, head: ResponseHead | None) -> list[Observer]:
-        """Observers of the upstream's answer to `incoming` (none: it passes untouched); `head` None when the
+    def observe(self, incoming: Incoming, head: ResponseHead | None) -> "Observers | None":
+        """The observers of the upstream's answer to `incoming` (None: it passes untouched); `head` None when the
         upstream failed before answering."""
-        observers = []
+        if not self._live_taps:
+            return None
+        watching = []
         for tap in self._live_taps:
             try:
                 observer = tap.open(incoming, head)
             except Exception:
-                logger.exception("the %s tap failed on %s", tap.name, self.describe(incoming))
+                self.failed(tap, incoming)
                 continue
             if observer is not None:
-                observers.append(observer)
-        return observers
+                watching.append((tap, observer))
+        return Observers(self, incoming, watching) if watching else None
+
+    def failed(self, part: Stage | Tap, incoming: Incoming) -> None:
+        """What `part` raised on `incoming`, logged with its traceback: a bug of llmproxy's, not the traffic's."""
+        logger.exception("the %s %s failed on %s", part.name, _kind(part), self.describe(incoming))
 
     def ended(self, incoming: Incoming) -> None:
         """The door: the upstream's answer to `incoming`, a request `answer` sent upstream, has ended or failed."""
@@ -191,20 +203,28 @@ class Chain:
 
     def explain(self) -> str:
         """The chain as built, slot by slot, for the debug log."""
-        stages = {stage.name: stage.explain() or type(stage).__name__ for stage in self.stages}
-        taps = {tap.name: tap.explain() or type(tap).__name__ for tap in self.taps}
+        stages = {stage.name: _explained(stage) for stage in self.stages}
+        taps = {tap.name: _explained(tap) for tap in self.taps}
         return layout(stages, self.network, taps)
 
-    def start(self) -> None:
-        """The run has started cleanly (the proxy listens, the command runs): parts that wait for it act now
-        (a rewrite replaces its cassette)."""
+    def close(self) -> None:
+        """End of the run: every stage and tap closed, in order, whatever the others raised. Raises the first
+        LlmproxyError (a cassette that could not be written) once all are closed; anything else a step raises
+        is a bug, logged with its traceback."""
+        failures: list[LlmproxyError] = []
         for part in self._parts():
-            part.start()
+            try:
+                part.close()
+            except LlmproxyError as failure:
+                failures.append(failure)
+            except Exception:
+                logger.exception("the %s %s failed to close", part.name, _kind(part))
+        if failures:
+            raise failures[0]
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
-        """End of the run: each stage's and tap's summary lines, in order. Every part is closed; what failed in
-        closing (a cassette that could not be written) is added to `failures`."""
-        return [line for part in self._parts() for line in part.close(failures)]
+    def summary(self) -> list[str]:
+        """What the run did, once it is over: each stage's and tap's summary lines, in order."""
+        return [line for part in self._parts() if isinstance(part, Summarises) for line in part.summary()]
 
     def _parts(self) -> list[Stage | Tap]:
         return [*self.stages, *self.taps]
@@ -217,14 +237,57 @@ class Chain:
         if kept_in is not None:
             message += f"\n  not let out (--allow-host): {kept_in}"
         for decline in incoming.declines:
-            for stage in self.stages:
-                if stage.name == decline.stage:
-                    stage.refused(decline)
+            if decline.on_refusal is not None:
+                decline.on_refusal()
         with self._lock:
             self.refusals += 1
         logger.error("refused: %s", message)
         miss = miss_reply(incoming.route, message, network.miss_status)
         return Reply(miss.status, miss.headers, miss.body, source=Source.MISS)
+
+
+class Observers:
+    """The taps watching one upstream answer, in the chain's order; each called as the chain calls every step:
+    what one raises is logged and the answer goes on without its part (observing fails open)."""
+
+    __slots__ = ("_chain", "_incoming", "_watching")
+
+    def __init__(self, chain: Chain, incoming: Incoming, watching: list[tuple[Tap, Observer]]) -> None:
+        self._chain = chain
+        self._incoming = incoming
+        self._watching = watching
+
+    def chunk(self, data: bytes, at: float) -> bytes:
+        """A piece of a streamed body through every observer in turn; what goes on to the client. Raises
+        `CutStream` once every observer has seen the piece, when one cut the stream: those after it see what it
+        kept, and what the last kept goes to the client."""
+        cut = False
+        for tap, observer in self._watching:
+            try:
+                data = observer.chunk(data, at)
+            except CutStream as stop:
+                cut, data = True, stop.keep
+            except Exception:  # the piece goes on as it was
+                self._chain.failed(tap, self._incoming)
+        if cut:
+            raise CutStream(data)
+        return data
+
+    async def end(self, exchange: RawExchange) -> None:
+        """The exchange's end, shown to every observer in turn; returns once the last is done with it."""
+        for tap, observer in self._watching:
+            try:
+                await observer.end(exchange)
+            except Exception:
+                self._chain.failed(tap, self._incoming)
+
+
+def _kind(part: Stage | Tap) -> str:
+    return "stage" if isinstance(part, Stage) else "tap"
+
+
+def _explained(part: Stage | Tap) -> str:
+    return (part.explain() if isinstance(part, Explains) else "") or type(part).__name__
 
 
 def _ordered[T: (Stage, Tap)](parts: Sequence[T], order: tuple[str, ...], kind: str) -> list[T]:

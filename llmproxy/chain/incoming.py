@@ -1,13 +1,14 @@
 """A request on its way through the answer chain, as every stage sees it: the wire request (`raw`), the door
-it came through, and its decoded forms, each worked out once, on first use, and shared by every stage — the
-API it speaks, its JSON, its completed assistant turns and the conversation it carries. A stage that passes a
-request on leaves a `Decline` saying why, so a request nothing answers is refused with every reason."""
+it came through, and what it says (`Decoded`: the API it speaks, its JSON, its completed assistant turns…),
+read once, when the request is made, and shared by every stage; the conversation it carries is decoded only
+when something reads it. A stage that passes a request on leaves a `Decline` saying why, so a request nothing
+answers is refused with every reason; what the stages leave for the taps and the door is typed here too."""
 
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from urllib.parse import parse_qsl
 
 import orjson
@@ -19,6 +20,11 @@ from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
 from llmproxy.providers.token_counts import TokenCounter, token_counter
+
+if TYPE_CHECKING:  # the intercept's notes, read by its stage and tap: nothing of it is loaded for a request
+    from llmproxy.intercept.decision import Pending
+    from llmproxy.intercept.faults import Injected
+    from llmproxy.intercept.profile import ChaosProfile
 
 _NOT_YET: Final = object()
 logger = logging.getLogger(__name__)
@@ -60,41 +66,80 @@ class AttachedChaos:
     (it will ask again, and must get that turn)."""
 
     name: str
-    profile: object
+    profile: "ChaosProfile"
     take_back: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Decline:
-    """Why a stage passed a request on; `detail` is the stage's own account (a `ReplayMiss`, a `MockMiss`)."""
+    """Why a stage passed a request on; `on_refusal`: what the stage does if nothing answers the request and it
+    is refused (the replay counts its miss, with the closest recording)."""
 
     stage: str
     reason: str
-    detail: object = None
+    on_refusal: Callable[[], None] | None = None
+
+
+class Decoded(NamedTuple):
+    """What a request says, read from its wire form: `path` (without the query) and `query`; `headers` by
+    lower-case name; `json` the body parsed (None when it is not JSON); `route` the API it speaks (None for
+    anything else); `codec` the chat API's codec and `turn` its completed assistant turns, counted without a
+    decode; `model` the model it asks for. A request its API cannot read is still a request: its route, JSON
+    and the rest are then left empty, and an expectation about hosts and paths (or none) decides what it gets.
+
+    A named tuple, as `Reply` is: one is made for every request."""
+
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    route: Route | None = None
+    json: Any = None
+    codec: ChatCodec | None = None
+    turn: int = 0
+    model: str | None = None
+
+    @classmethod
+    def of(cls, raw: RawRequest) -> "Decoded":
+        headers = {name.lower(): value for name, value in raw.headers}
+        path, question, query = raw.path.partition("?")
+        parameters = dict(parse_qsl(query)) if question and query else {}
+        try:
+            route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+            parsed = _json(raw.body)
+            codec = None
+            if route is not None:
+                route = with_body(route, parsed if isinstance(parsed, dict) else None)
+                codec = chat_codec(route)
+            asked = parsed.get("model") if isinstance(parsed, dict) else None
+            turn = codec.assistant_turns(parsed) if codec is not None else 0
+        except Exception:
+            logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
+            return cls(path, parameters, headers)
+        model = asked if isinstance(asked, str) else route.model if route is not None else None
+        return cls(path, parameters, headers, route, parsed, codec, turn, model)
 
 
 class Incoming:
-    """`host`, `path` (without the query) and `query` are where it goes; `headers` its headers by lower-case
-    name; `json` the body parsed (None when it is not JSON); `route` the API it speaks (None for anything
-    else); `codec` the chat API's codec and `turn` its completed assistant turns, counted without a decode;
-    `model` the model it asks for. `conversation` is decoded only when something reads it: a decode costs more
-    than all the rest of a mocked answer.
+    """The request (`raw`), the door it came through and where it would go out (`upstream`); what it says
+    (`decoded`, whose fields are also read as the request's own: `path`, `query`, `headers`, `route`, `json`,
+    `codec`, `turn`, `model`). `conversation` is decoded only when something reads it: a decode costs more than
+    all the rest of a mocked answer.
 
-    What stages and taps leave on it for each other: `forwarding` (for the door, when it goes upstream),
-    `intercepted` (the intercept stage's decision, which its tap carries out on the answer), `chaos` (a chaos
-    profile the answering stage attached, e.g. a mock turn's) and `injected` (the faults
-    put into its answer, as JSON objects: the recording marks the exchange with them)."""
+    What stages and taps leave on it for each other: `declines` (for the chain, when nothing answers),
+    `forwarding` (for the door, when it goes upstream), `intercepted` (the intercept stage's decision, which its
+    tap carries out on the answer), `chaos` (a chaos profile the answering stage attached, e.g. a mock turn's)
+    and `injected` (the faults put into its answer: the recording marks the exchange with them)."""
 
     __slots__ = (
         "_codec",
         "_conversation",
+        "_decoded",
         "_headers",
         "_json",
         "_model",
         "_path",
         "_query",
         "_route",
-        "_settled",
         "_turn",
         "chaos",
         "declines",
@@ -113,10 +158,12 @@ class Incoming:
         self.upstream = upstream
         self.declines: list[Decline] = []
         self.forwarding: Forwarding | None = None
-        self.intercepted: object = None
+        self.intercepted: Pending | None = None
         self.chaos: AttachedChaos | None = None
-        self.injected: list[dict[str, Any]] = []
-        self._settled = False
+        self.injected: list[Injected] = []
+        self._decoded = decoded = Decoded.of(raw)
+        # each field in a slot of its own, in `Decoded`'s order: every stage reads them, at a slot's cost
+        self._path, self._query, self._headers, self._route, self._json, self._codec, self._turn, self._model = decoded
         self._conversation: Any = _NOT_YET
 
     @property
@@ -136,59 +183,40 @@ class Incoming:
         return self.raw.body
 
     @property
+    def decoded(self) -> Decoded:
+        return self._decoded
+
+    @property
     def path(self) -> str:
-        if not self._settled:
-            self._settle()
-        path: str = self._path
-        return path
+        return self._path
 
     @property
     def query(self) -> Mapping[str, str]:
-        if not self._settled:
-            self._settle()
-        query: Mapping[str, str] = self._query
-        return query
+        return self._query
 
     @property
     def headers(self) -> Mapping[str, str]:
-        if not self._settled:
-            self._settle()
-        headers: Mapping[str, str] = self._headers
-        return headers
+        return self._headers
 
     @property
     def route(self) -> Route | None:
-        if not self._settled:
-            self._settle()
-        route: Route | None = self._route
-        return route
+        return self._route
 
     @property
     def json(self) -> Any:
-        if not self._settled:
-            self._settle()
         return self._json
 
     @property
     def codec(self) -> ChatCodec | None:
-        if not self._settled:
-            self._settle()
-        codec: ChatCodec | None = self._codec
-        return codec
+        return self._codec
 
     @property
     def turn(self) -> int:
-        if not self._settled:
-            self._settle()
-        turn: int = self._turn
-        return turn
+        return self._turn
 
     @property
     def model(self) -> str | None:
-        if not self._settled:
-            self._settle()
-        model: str | None = self._model
-        return model
+        return self._model
 
     @property
     def conversation(self) -> Conversation | None:
@@ -205,39 +233,12 @@ class Incoming:
         return conversation
 
     @property
-    def decoded(self) -> bool:
+    def conversation_decoded(self) -> bool:
         """Whether `conversation` has been read (and costs nothing more)."""
         return self._conversation is not _NOT_YET
 
-    def decline(self, stage: str, reason: str, detail: object = None) -> None:
-        self.declines.append(Decline(stage, reason, detail))
-
-    def _settle(self) -> None:
-        raw = self.raw
-        self._headers = headers = {name.lower(): value for name, value in raw.headers}
-        path, question, query = raw.path.partition("?")
-        self._path = path
-        self._query = dict(parse_qsl(query)) if question and query else {}
-        self._route = self._json = self._codec = self._model = None
-        self._turn = 0
-        self._settled = True
-        try:
-            route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
-            parsed = _json(raw.body)
-            codec = None
-            if route is not None:
-                route = with_body(route, parsed if isinstance(parsed, dict) else None)
-                codec = chat_codec(route)
-            asked = parsed.get("model") if isinstance(parsed, dict) else None
-            turn = codec.assistant_turns(parsed) if codec is not None else 0
-        except Exception:  # still a request: an expectation about hosts and paths (or none) decides what it gets
-            logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
-            return
-        self._route = route
-        self._json = parsed
-        self._codec = codec
-        self._model = asked if isinstance(asked, str) else route.model if route is not None else None
-        self._turn = turn
+    def decline(self, stage: str, reason: str, on_refusal: Callable[[], None] | None = None) -> None:
+        self.declines.append(Decline(stage, reason, on_refusal))
 
 
 def decode_conversation(codec: ChatCodec | None, body: bytes | Parsed | None) -> Conversation | None:

@@ -5,10 +5,9 @@ loopback relay for events that must keep their timing."""
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import StrEnum
 from http import HTTPStatus
-from typing import Any
+from typing import NamedTuple
 
 from llmproxy.model import Completion, Usage
 
@@ -29,13 +28,33 @@ class Source(StrEnum):
     RELAYED = "relayed"  # a WebSocket whose messages the chain answers one by one, on the relay
 
 
-@dataclass(slots=True, eq=False)
-class Reply:
+class Meaning:
+    """What a reply's bytes say, found out the first time something asks (the meter, a token quota) and kept: a
+    recording served again and again is decoded once. A reply made from another (`_replace`) shares it, as it
+    shares the bytes."""
+
+    __slots__ = ("_completion", "_decode")
+
+    def __init__(self, decode: Callable[[], Completion | None]) -> None:
+        self._decode: Callable[[], Completion | None] | None = decode
+        self._completion: Completion | None = None
+
+    def __call__(self) -> Completion | None:
+        decode = self._decode
+        if decode is not None:  # two threads may both decode: the same bytes, the same completion
+            self._completion, self._decode = decode(), None
+        return self._completion
+
+
+class Reply(NamedTuple):
     """`headers` never hold framing (content-length, transfer-encoding): the door frames the body. `events`
     are (seconds after the request arrived, bytes), each one framed wire event; a reply with events is sent
     event by event at those offsets. A reply may be served many times (replay serves one recording again and
-    again), so it is never changed once made: build another (`dataclasses.replace`). `prepared` is where a
-    door keeps its own form of a `shared` reply, built the first time it is sent."""
+    again), so it cannot be changed once made: build another (`reply._replace(...)`). A door may keep its own
+    form of a `shared` reply, built the first time it is sent, itself.
+
+    A named tuple, not a frozen dataclass: the mock makes one for every answer, and a frozen dataclass sets each
+    of its thirteen fields through a call of `object.__setattr__` — a twentieth of a mocked answer's cost."""
 
     status: int
     headers: Headers
@@ -46,9 +65,8 @@ class Reply:
     notes: tuple[str, ...] = ()  # for the log: "usage estimated"
     warnings: tuple[str, ...] = ()  # for the log and stderr: "structured output invalid: …"
     completion: Completion | None = None  # what the answer says, when the stage that made it knows
-    meaning: Callable[[], Completion | None] | None = field(default=None, repr=False)  # or how to find out
+    meaning: Meaning | None = None  # or how to find out
     shared: bool = False  # served more than once (a recording): worth a door keeping its own form of it
-    prepared: Any = field(default=None, repr=False)
     cut: bool = False  # after the events the connection is dropped, with no clean end (a stream cut short)
     drop: bool = False  # no answer at all: the connection is closed before anything is sent
 
@@ -74,10 +92,10 @@ class Reply:
         return self.reason or reason_phrase(self.status)
 
     def understood(self) -> Completion | None:
-        """The completion this reply carries: known, or decoded now (once) from its bytes."""
-        if self.completion is None and self.meaning is not None:
-            self.completion, self.meaning = self.meaning(), None
-        return self.completion
+        """The completion this reply carries: known, or decoded (once) from its bytes."""
+        if self.completion is not None or self.meaning is None:
+            return self.completion
+        return self.meaning()
 
     @property
     def usage(self) -> Usage | None:

@@ -7,18 +7,22 @@ cut, corrupt, delay its events), or the upstream's answer as it arrives (`open` 
 sees each piece, may rewrite it, or cut the stream). Both may run on several threads at once and must be
 quick: they run on the proxy's event loop.
 
+Each is as small as an httpx transport (`handle_request`, `close`): the one call that does its work, and
+`close` at the end of the run. A step raises what goes wrong; the chain catches it, logs it and carries on,
+as mitmproxy's addon manager does for its addons (`safecall`). What a step may say about itself is a protocol
+of its own, which the chain looks for: `Explains` (what it does, for `--explain-chain`) and `Summarises` (what
+it did, once the run is over).
+
 Settings that change while the proxy runs live in one small state object per stage, which the stage reads on
 each request (`llmproxy.chain.state`).
 """
 
-from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from llmproxy.cassette.stream_capture import StreamCapture
-from llmproxy.chain.incoming import Decline, Door, Incoming
+from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Headers, Reply
-from llmproxy.errors import LlmproxyError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.routes import detect
 
@@ -37,22 +41,26 @@ class Stage:
     name: str = ""
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
+        """The reply to `incoming`, or None to pass it on (`incoming.decline(...)`: why)."""
         raise NotImplementedError
 
-    def explain(self) -> str:
-        """What it does, in a line, for `--explain-chain`."""
-        return ""
+    def close(self) -> None:
+        """The run is over: release what it holds, keeping what its summary needs. Raises LlmproxyError for what
+        could not be finished (a file not written whole); the chain closes the other steps all the same."""
 
-    def refused(self, decline: Decline) -> None:
-        """A request this stage declined was refused (nothing answered, the network closed): count the miss."""
 
-    def start(self) -> None:
-        """The run has started cleanly."""
+@runtime_checkable
+class Explains(Protocol):
+    """A step that says what it does, in a line, for `--explain-chain` (one that does not is named by its class)."""
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
-        """The run is over: release what it holds; its lines of the summary. What could not be finished (a
-        file not written whole) goes into `failures`, after everything is released."""
-        return []
+    def explain(self) -> str: ...
+
+
+@runtime_checkable
+class Summarises(Protocol):
+    """A step with something to say once the run is over and it is closed: its lines of the summary."""
+
+    def summary(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,12 +104,14 @@ class Observer(Protocol):
 
     def chunk(self, data: bytes, at: float) -> bytes:
         """A piece of a streamed body as it passes (`at`: when, in seconds since the epoch); returns what goes
-        on to the client: the same bytes, others, or b"" for nothing. Raise `CutStream` to end it here."""
+        on to the client: the same bytes, others, or b"" for nothing. Raise `CutStream` to end it here.
+        Synchronous: it runs inside mitmproxy's stream callable."""
         ...
 
-    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
-        """The exchange as it ended (the response's body is None when it was streamed). May return an
-        awaitable the door awaits before the flow goes on (back-pressure: the recorder's full queue)."""
+    async def end(self, exchange: RawExchange) -> None:
+        """The exchange as it ended (the response's body is None when it was streamed). The flow goes on once
+        it returns: an observer that must wait (the recorder's full queue: back-pressure) holds that flow, not
+        the event loop."""
         ...
 
 
@@ -119,11 +129,5 @@ class Tap:
         this answer, or None to leave it alone."""
         return None
 
-    def explain(self) -> str:
-        return ""
-
-    def start(self) -> None:
-        """The run has started cleanly."""
-
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
-        return []
+    def close(self) -> None:
+        """The run is over, as `Stage.close`."""

@@ -7,6 +7,7 @@ Python's own start does.
 """
 
 import importlib
+from typing import Any
 
 import click
 
@@ -63,7 +64,22 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 class LazyGroup(click.Group):
-    """A group whose commands are imported when one is run or asked for its help, not to list them."""
+    """A group whose commands are imported when one is run or asked for its help, not to list them. A command
+    line that cannot work, for any command under it, is said in one line (`usage.py`)."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as error:
+            raise _one_line(error) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as error:
+            raise _one_line(error) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -84,6 +100,12 @@ class LazyGroup(click.Group):
         ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _one_line(error: click.UsageError) -> click.UsageError:
+    from llmproxy.cli.usage import OneLine  # only when something is wrong: `--help` imports no command's module
+
+    return error if isinstance(error, OneLine) else OneLine(error)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -5,21 +5,22 @@ from pathlib import Path
 import click
 
 from llmproxy.ca import ensure_ca
+from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.errors import UsageError
 
 
 @click.command()
-@click.option("--pem", is_flag=True, help="Print the certificate itself (PEM) instead of its path.")
-@click.option(
+@option("--pem", is_flag=True, help="Print the certificate itself (PEM) instead of its path.")
+@option(
     "--bundle",
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write the system roots plus llmproxy's CA to this file, for variables such as SSL_CERT_FILE.",
 )
-@click.option("--install", is_flag=True, help="Make clients run outside llmproxy trust the CA (what doctor advises).")
-@click.option("--uninstall", is_flag=True, help="Undo --install (with --system: the system's stores).")
-@click.option("--system", is_flag=True, help="With --install/--uninstall: the system's trust stores (needs root).")
-@click.option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line.")
+@option("--install", is_flag=True, help="Make clients run outside llmproxy trust the CA (what doctor advises).")
+@option("--uninstall", is_flag=True, help="Undo --install (with --system: the system's stores).")
+@option("--system", is_flag=True, help="With --install/--uninstall: the system's trust stores (needs root).")
+@option("--debug", is_flag=True, help="Show the traceback of an error, not only its one line.")
 @reported("ca")
 def ca(pem: bool, bundle: Path | None, install: bool, uninstall: bool, system: bool, debug: bool) -> int:
     """Print the path of llmproxy's CA certificate, creating the CA on first use.

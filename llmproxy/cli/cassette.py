@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import click
 
 from llmproxy.cassette.check import check_file
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
 from llmproxy.words import plural
@@ -21,28 +22,34 @@ def cassette() -> None:
 
 @cassette.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
+@option(
     "--decode", is_flag=True, help="Also list every LLM exchange whose request or answer llmproxy's codecs cannot read."
 )
 @json_option
 def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
-    """Scan files for anything key-shaped that is not redacted.
+    """Scan files for anything key-shaped that is not redacted, and that each is what it claims to be.
 
-    Prints FILE:WHERE: KIND: MASKED for each finding, and on stderr what was checked. With --decode, each
+    PATHS are files, folders (searched for *.json and *.journal) or globs. Prints FILE:WHERE: KIND: MASKED
+    for each finding, and on stderr what was checked. With --decode, each
     cassette's LLM exchanges are also decoded as llmproxy reads them (for reports, mocks and
     to-expectations), and each that does not is listed: FILE: exchange N: API part: what and where: the
     first 200 characters. Exits 0 when every file is clean, 1 when something was found, 2 when a file could
-    not be read (a guard for CI and pre-commit hooks).
+    not be read or checked — a cassette or journal cut short, corrupt, of another version, with merge
+    conflict markers — one line each (a guard for CI and pre-commit hooks).
     """
     from llmproxy.outputs import check as output
 
     files: list[output.CheckedFile] = []
-    for path in paths:
+    for path in _checked_files(paths):
+        if path.is_dir():
+            click.echo(f"{path}: cannot check: no .json or .journal file in it", err=True)
+            files.append(output.unreadable(str(path), "no .json or .journal file in it"))
+            continue
         try:
             result = check_file(path)
-        except OSError as exc:
-            error = exc.strerror or str(exc)
-            click.echo(f"{path}: cannot read: {error}", err=True)
+        except (OSError, CassetteError) as exc:
+            error = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+            click.echo(f"{path}: {'cannot read' if isinstance(exc, OSError) else 'cannot check'}: {error}", err=True)
             files.append(output.unreadable(str(path), error))
             continue
         if not as_json:
@@ -69,6 +76,17 @@ def check(paths: tuple[Path, ...], decode: bool, as_json: bool) -> None:
         clean = not (found or unreadable or undecoded)
         emit(output.CassetteCheck(clean=clean, findingCount=found, files=files))
     raise SystemExit(2 if unreadable else 1 if found or undecoded else 0)
+
+
+def _checked_files(paths: tuple[Path, ...]) -> list[Path]:
+    """The files named, folders searched and globs expanded as `report` and `verify` do, for cassettes and
+    journals; a folder with none in it stays, to be said so (checking nothing is not clean)."""
+    from llmproxy.inputs import expand_paths
+
+    files = []
+    for path in paths:
+        files += expand_paths([path], ("*.json", "*.journal")) or [path]
+    return list(dict.fromkeys(files))
 
 
 def _undecoded(path: Path, as_json: bool) -> list["Undecoded"]:
@@ -100,7 +118,7 @@ def _found(count: int) -> str:
 
 @cassette.command("to-expectations")
 @click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
 def to_expectations(path: Path, output: Path | None) -> None:
     """Turn a cassette's chat sessions into an expectations file for `llmproxy mock`.
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE as TOKEN_VARIABLE
 from llmproxy.environment import CONTROL_URL_VARIABLE as URL_VARIABLE
@@ -47,19 +48,19 @@ def validate(file: Path, as_json: bool) -> None:
     sys.exit(0 if document.valid else 1)
 
 
-_URL = click.option("--url", envvar=URL_VARIABLE, help=f"The control API (default: ${URL_VARIABLE}).")
-_TOKEN = click.option("--token", envvar=TOKEN_VARIABLE, help=f"Its bearer token (default: ${TOKEN_VARIABLE}).")
+_URL = option("--url", envvar=URL_VARIABLE, help=f"The control API (default: ${URL_VARIABLE}).")
+_TOKEN = option("--token", envvar=TOKEN_VARIABLE, help=f"Its bearer token (default: ${TOKEN_VARIABLE}).")
 
 
 @chaos.command("set")
 @click.argument("host")
-@click.option("--fail", metavar="STATUS[@P]", help="Answer STATUS (with probability P), e.g. 529@0.3.")
-@click.option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the next N requests fail.")
-@click.option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with an error.")
-@click.option("--rpm", type=click.IntRange(min=1), help="A request quota per minute.")
-@click.option("--tpm", type=click.IntRange(min=1), help="A token quota per minute.")
-@click.option("--profile", "profile_json", metavar="JSON", help="A whole profile, as JSON (docs/chaos.md).")
-@click.option("--ttl", metavar="DURATION", help="Revert after this long: 500ms, 30s, 5m (default: until cleared).")
+@option("--fail", metavar="STATUS[@P]", help="Answer STATUS (with probability P), e.g. 529@0.3.")
+@option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the next N requests fail.")
+@option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with an error.")
+@option("--rpm", type=click.IntRange(min=1), help="A request quota per minute.")
+@option("--tpm", type=click.IntRange(min=1), help="A token quota per minute.")
+@option("--profile", "profile_json", metavar="JSON", help="A whole profile, as JSON (docs/chaos.md).")
+@option("--ttl", metavar="DURATION", help="Revert after this long: 500ms, 30s, 5m (default: until cleared).")
 @_URL
 @_TOKEN
 def set_(
@@ -86,7 +87,7 @@ def set_(
             except ValueError as error:
                 raise UsageError(f"--profile: not JSON: {error}") from None
         else:
-            rules = shorthand_rules(fail=fail, fail_first=fail_first, retry_after=retry_after, rpm=rpm, tpm=tpm)
+            rules = shorthand_rules(fail=fail or (), fail_first=fail_first, retry_after=retry_after, rpm=rpm, tpm=tpm)
             if not rules:
                 raise UsageError("say what to inject: --fail, --fail-first, --rpm, --tpm or --profile")
             profile = rules[0].chaos.model_dump(exclude_defaults=True, mode="json")

@@ -1,12 +1,14 @@
 """The command `record`, `replay` and `mock` run around (`-- CMD ARGS…`), and how llmproxy waits and stops:
-Ctrl-C reaches the child from the terminal, SIGTERM is passed on, and the child's exit status becomes
-llmproxy's (128 + N when a signal N ended it, as a shell says)."""
+the command is looked up before anything starts, Ctrl-C reaches the child from the terminal, SIGTERM is passed
+on, and the child's exit status becomes llmproxy's (the README's table of exit statuses)."""
 
+import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 from typing import IO
@@ -15,6 +17,23 @@ from llmproxy.cli.reporting import Stopped
 from llmproxy.errors import CommandError
 
 type Output = Callable[[str], None]
+
+
+def check_runnable(command: Sequence[str], environ: Mapping[str, str]) -> None:
+    """Raise CommandError unless the command can be run — it exists (on `environ`'s PATH when it names no
+    folder), and is an executable file — so that a typo fails at once, before a proxy starts or a cassette is
+    touched, with a shell's exit status: 127 for none, 126 for one that cannot be executed."""
+    program = command[0]
+    if os.sep in program or (os.altsep and os.altsep in program):
+        found: str | None = program if os.path.lexists(program) else None
+    else:
+        found = shutil.which(program, path=environ.get("PATH", os.defpath))
+    if found is None:
+        raise CommandError(f"cannot run {program!r}: no such command", 127)
+    if os.path.isdir(found):
+        raise CommandError(f"cannot run {program!r}: it is a folder", 126)
+    if not os.access(found, os.X_OK):
+        raise CommandError(f"cannot run {program!r}: Permission denied", 126)
 
 
 def run_child(

@@ -5,36 +5,42 @@ from typing import Any
 
 import click
 
-from llmproxy.cli.report import selection_options, write_output
+from llmproxy.cli.options import option
+from llmproxy.cli.output import json_option
+from llmproxy.cli.report import json_format, selection_options, unreadable_exits, write_output
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
-@click.option(
+@option(
     "--format",
     "format_",
     type=click.Choice(["timeline", "json", "mermaid"]),
-    default="timeline",
-    show_default=True,
-    help="timeline: the calls and the conversation; json: summary and call graph; mermaid: a flowchart",
+    help="timeline (default): the calls and the conversation; json: summary and call graph; mermaid: a flowchart",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
-def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **selection: Any) -> None:
+@json_option
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output: Path | None, **selection: Any) -> None:
     """Explain a recorded agent run: its calls in order and its richest conversation (the request with the
     most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.
 
-    Exits 2 when an input cannot be read, 1 when it holds no chat call.
+    --json is --format json. Exits 2 when an input cannot be read, 1 when it holds no chat call to explain
+    (in every format: the timeline still says what it found).
     """
     from llmproxy.analysis.appendix import richest
     from llmproxy.analysis.build import select
     from llmproxy.analysis.coverage import Coverage
     from llmproxy.analysis.explain import explain as explain_run
-    from llmproxy.analysis.explain import explanation_json, timeline
+    from llmproxy.analysis.explain import timeline
     from llmproxy.analysis.graph import mermaid
     from llmproxy.cli.report import read_selected
+    from llmproxy.outputs import dumps
+    from llmproxy.outputs.explain import Explained
 
-    recorded, selected = read_selected(paths, **selection)
+    fmt = json_format(format_, as_json) or "timeline"
+    with unreadable_exits():
+        recorded, selected = read_selected(paths, **selection)
     calls, dropped = select(recorded.calls, selected)
     skipped = ((source.path, source.skipped) for source in recorded.sources)
     coverage = Coverage.of(len(calls), dropped, selected.max_calls, skipped)
@@ -44,12 +50,15 @@ def explain(paths: tuple[Path, ...], format_: str, output: Path | None, **select
         conversation = recorded.conversation(calls[best - 1])
         if conversation is not None:
             explanation = explain_run(conversation, calls[best - 1].session, best)
-    if format_ == "timeline":
+    if fmt == "timeline":
         write_output(timeline(calls, explanation, coverage.gaps()), output)
-    elif explanation is None:
+    elif fmt == "json":
+        document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation)
+        write_output(dumps(document) + "\n", output)
+    elif explanation is not None:
+        for gap in coverage.gaps():  # beside the chart, which has no place for it
+            click.echo(f"llmproxy explain: {gap}", err=True)
+        write_output(mermaid(explanation.callGraph), output)
+    if explanation is None:
         click.echo("llmproxy explain: no chat call to explain", err=True)
         raise SystemExit(1)
-    else:
-        for gap in coverage.gaps():  # beside the JSON or the chart, which have no place for it
-            click.echo(f"llmproxy explain: {gap}", err=True)
-        write_output(explanation_json(explanation) if format_ == "json" else mermaid(explanation.callGraph), output)

@@ -8,6 +8,7 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
@@ -25,8 +26,8 @@ from llmproxy.errors import LlmproxyError
 
 
 class _MockGroup(click.Group):
-    """`llmproxy mock [OPTIONS] [-- CMD…]` runs the mock (the `run` subcommand); `llmproxy mock validate FILE`
-    checks a file."""
+    """`llmproxy mock [OPTIONS] [-- CMD…]` runs the mock (the hidden `run` subcommand); `llmproxy mock validate
+    FILE` checks a file."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or args[0] not in (*self.commands, "-h", "--help"):
@@ -47,24 +48,36 @@ class _MockGroup(click.Group):
         self.format_commands(ctx, formatter)
 
 
+class _AsMock(click.Context):
+    """The run's context is named as the user typed it, `llmproxy mock`, in its usage and its errors."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent is not None else super().command_path
+
+
+class _Run(click.Command):
+    context_class = _AsMock
+
+
 @click.group(cls=_MockGroup)
 def mock() -> None:
     """Serve scripted LLM answers: `llmproxy mock --expectations FILE [-- CMD ARGS…]`.
 
     Expectations answer first, then a cassette given with --cassette (replay's rules); nothing reaches the
     network, and a request nothing answers gets its API's invalid-request error (400) with the closest
-    expectation and why it did not match. `llmproxy mock validate FILE` checks a file without starting anything.
+    expectation and why it did not match. Without --expectations only the cassette, the CLIs' background
+    traffic and chaos (--fail…) answer. `llmproxy mock validate FILE` checks a file without starting anything.
     """
 
 
-@mock.command(context_settings={"allow_interspersed_args": False})
-@click.option(
+@mock.command(cls=_Run, hidden=True, context_settings={"allow_interspersed_args": False})
+@option(
     "--expectations",
-    required=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="The expectations file (JSON; docs/mock.md).",
 )
-@click.option(
+@option(
     "--cassette",
     "cassettes",
     multiple=True,
@@ -74,12 +87,12 @@ def mock() -> None:
 @preset_option("For the cassette: ignore what this client varies between runs (default: from the User-Agent).")
 @miss_status_option("The status of a request nothing answers.")
 @strict_background_option
-@click.option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
+@option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
 @redact_field_option
 @proxy_options
 @reported("mock")
 def run(
-    expectations: Path,
+    expectations: Path | None,
     cassettes: tuple[Path, ...],
     preset: str | None,
     miss_status: int | None,
@@ -93,7 +106,7 @@ def run(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)
-    configure_logging(options.verbose, options.debug)
+    configure_logging("mock", options.verbose, options.debug)
     listening = options.listening()
     plan = mock_plan(
         expectations,

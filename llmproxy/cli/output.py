@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 
+from llmproxy.cli.options import option
 from llmproxy.outputs import Document, dumps
 
-json_option: Callable[[Callable[..., Any]], Callable[..., Any]] = click.option(
+json_option: Callable[[Callable[..., Any]], Callable[..., Any]] = option(
     "--json",
     "as_json",
     is_flag=True,

@@ -8,6 +8,7 @@ import click
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
+from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
     ServeOptions,
@@ -30,7 +31,7 @@ def _timing(value: str) -> float | None:
     try:
         return parse_timing(value)
     except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+        raise click.BadParameter(str(error), param_hint="--timing") from None
 
 
 def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
@@ -41,7 +42,7 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
 
 
 @click.command(context_settings={"allow_interspersed_args": False})
-@click.option(
+@option(
     "--cassette",
     "cassettes",
     multiple=True,
@@ -49,17 +50,19 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Cassette to serve (repeatable; new recordings go to the first).",
 )
-@click.option(
+@option(
     "--record-mode",
     type=click.Choice(["none", "once", "new_episodes", "all", "rewrite"]),
     default="none",
     show_default=True,
     help="none: offline, strict; once; new_episodes; all; rewrite (vcrpy's meanings).",
 )
-@click.option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network.")
+@option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network. Repeatable.")
 @preset_option("Ignore what this client varies between runs (default: chosen from the User-Agent).")
-@click.option("--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]).")
-@click.option(
+@option(
+    "--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]). Repeatable."
+)
+@option(
     "--on-exhausted",
     type=click.Choice([mode.value for mode in OnExhausted]),
     default=OnExhausted.ERROR.value,
@@ -68,16 +71,14 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
 )
 @miss_status_option("The status of a request with no recording.")
 @strict_background_option
-@click.option(
-    "--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast)."
-)
-@click.option("--instant", is_flag=True, help="--timing instant; and --what-if counts every call as sent at once.")
-@click.option(
+@option("--timing", default="recorded", show_default=True, help="recorded, instant, or a scale (0.5: twice as fast).")
+@option("--instant", is_flag=True, help="--timing instant; and --what-if counts every call as sent at once.")
+@option(
     "--what-if",
     is_flag=True,
     help="Only report at which recorded call --budget-usd, --rpm, --tpm (or --chaos) would have refused, offline.",
 )
-@click.option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
+@option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
 @redact_field_option
 @proxy_options
 @reported("replay")
@@ -108,7 +109,7 @@ def replay(
     from llmproxy.session import Session
 
     options = ServeOptions(**serving)  # type: ignore[arg-type]
-    configure_logging(options.verbose, options.debug)
+    configure_logging("replay", options.verbose, options.debug)
     match = MatchOptions(preset, _ignore(ignore), OnExhausted(on_exhausted))
     listening = options.listening()  # a malformed option fails before a cassette is touched
     intercept = options.intercept()
@@ -130,7 +131,11 @@ def replay(
         return explain("replay", plan)
     session = Session.of(options.planned(plan))
     return serve(
-        "replay", options, session, listening, lambda run: run.strict_misses or (fail_on_unused and bool(run.unused))
+        "replay",
+        options,
+        session,
+        listening,
+        lambda run: run.strict_misses or run.upstream_unreachable or (fail_on_unused and bool(run.unused)),
     )
 
 

@@ -1,13 +1,17 @@
 """`llmproxy report PATH…`: what a recorded run cost, where it wasted, what to change."""
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from llmproxy.cli import usage
+from llmproxy.cli.options import option
+from llmproxy.cli.output import json_option
 from llmproxy.errors import LlmproxyError
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
@@ -24,33 +28,35 @@ def parse_since(text: str | None) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)") from None
+        raise click.BadParameter(
+            f"{text!r} is not an ISO 8601 date or time (2026-05-01, 2026-05-01T12:00Z)", param_hint="--since"
+        ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def selection_options[F: Callable[..., object]](command: F) -> F:
     """The options that choose what a report covers, shared by `report`, `explain` and `verify`."""
-    for option in reversed(
+    for decorate in reversed(
         (
-            click.option("--session", help="only this session (its id as the report lists it)"),
-            click.option("--host", help="only calls to this host"),
-            click.option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
-            click.option("--model", help="only this model (a glob: 'claude-*')"),
-            click.option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
-            click.option(
+            option("--session", help="only this session (its id as the report lists it)"),
+            option("--host", help="only calls to this host"),
+            option("--provider", help="only this API family or vendor (anthropic, openai, google…)"),
+            option("--model", help="only this model (a glob: 'claude-*')"),
+            option("--since", help="only calls started at or after this ISO 8601 date or time (UTC if no zone)"),
+            option(
                 "--max-calls",
                 type=click.IntRange(min=0),
                 default=0,
                 help="only the newest N calls (default, and 0: all); every output says what it left out",
             ),
-            click.option(
+            option(
                 "--group-by",
                 type=click.Choice(["cassette", "folder", "conversation", "host"]),
                 default="cassette",
                 show_default=True,
                 help="what a session is (one cassette per test: cassette)",
             ),
-            click.option(
+            option(
                 "--prices",
                 "prices_files",
                 multiple=True,
@@ -59,41 +65,45 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
             ),
         )
     ):
-        command = option(command)
+        command = decorate(command)
     return command
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @selection_options
-@click.option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
-@click.option(
+@option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
+@json_option
+@option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here (default: stdout)")
+@option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="an earlier report (--format json) to compare with: signals new / resolved / unchanged, KPI deltas",
+    help="an earlier report (--json) to compare with: signals new / resolved / unchanged, KPI deltas",
 )
 def report(
     paths: tuple[Path, ...],
     format_: str | None,
+    as_json: bool,
     output: Path | None,
     baseline: Path | None,
     **selection: Any,
 ) -> None:
     """Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.
 
-    PATHS are cassettes, or folders searched for them. Exits 2 when an input cannot be read.
+    PATHS are cassettes, or folders searched for them, or globs. --json is --format json. Exits 2 when an
+    input cannot be read.
     """
     from llmproxy.analysis.render import render
     from llmproxy.cassette.store import gc_paused
 
-    with gc_paused():  # what is read lives until the report is written: a collection would find nothing
+    fmt = json_format(format_, as_json)
+    with gc_paused(), unreadable_exits():  # what is read lives until the report is written: no collection
         built = build_from_cli(paths, **selection)
         if baseline is not None:
             from llmproxy.analysis.baseline import compare
 
             built = built.model_copy(update={"baseline": compare(built, load_baseline(baseline), str(baseline))})
-        fmt = format_ or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
+        fmt = fmt or ("terminal" if output is None and sys.stdout.isatty() else "markdown")
         if fmt == "terminal" and output is None:
             from rich.console import Console
 
@@ -116,18 +126,14 @@ def read_selected(
     group_by: str,
     prices_files: tuple[Path, ...],
 ) -> "tuple[Recorded, Selection]":
-    """The calls in the cassettes and the selection the options describe; exits 2 with one line when an input
+    """The calls in the cassettes and the selection the options describe. Raises LlmproxyError when an input
     cannot be read."""
     from llmproxy.analysis.build import Selection
     from llmproxy.analysis.sources import Grouping, Recorded
     from llmproxy.pricing import PriceBook, load_price_rules
 
-    try:
-        book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
-        recorded = Recorded(paths, book, Grouping(group_by))
-    except LlmproxyError as exc:
-        click.echo(f"llmproxy: {exc}", err=True)
-        raise SystemExit(2) from None
+    book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
+    recorded = Recorded(paths, book, Grouping(group_by))
     return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)
 
 
@@ -150,13 +156,26 @@ def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
 
 
 def load_baseline(path: Path) -> "Report":
+    """Raises LlmproxyError when it cannot be read as a report."""
     from llmproxy.analysis.baseline import read_baseline
 
+    return read_baseline(path)
+
+
+def json_format(format_: str | None, as_json: bool) -> str | None:
+    """`--json`, the option every command that prints a result takes, is `--format json` here."""
+    if as_json and format_ not in (None, "json"):
+        raise click.UsageError(f"--json and --format {format_}: choose one")
+    return "json" if as_json else format_
+
+
+@contextmanager
+def unreadable_exits() -> Iterator[None]:
+    """An input that cannot be read ends the command as `could_not` says."""
     try:
-        return read_baseline(path)
+        yield
     except LlmproxyError as exc:
-        click.echo(f"llmproxy report: {exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(str(exc))
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -166,5 +185,11 @@ def write_output(text: str, output: Path | None) -> None:
     try:
         output.write_text(text, encoding="utf-8", newline="")
     except OSError as exc:
-        click.echo(f"llmproxy report: cannot write {output}: {exc.strerror or exc}", err=True)
-        raise SystemExit(2) from None
+        could_not(f"cannot write {output}: {exc.strerror or exc}")
+
+
+def could_not(message: str) -> NoReturn:
+    """An input that cannot be read or an output that cannot be written: one line naming the command that
+    runs (`llmproxy verify cost: error: …`), exit status 2."""
+    click.echo(f"{usage.name_of(click.get_current_context(silent=True))}: error: {message}", err=True)
+    raise SystemExit(2)

@@ -6,8 +6,9 @@ import functools
 import gc
 import logging
 import os
+import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import partial
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from llmproxy import redacted_logs
+from llmproxy import log_lines, redacted_logs
 from llmproxy.cassette.presets import PRESETS
-from llmproxy.cli.children import run_child, stopped_by_sigterm, wait_for_stop
+from llmproxy.cli.children import check_runnable, run_child, stopped_by_sigterm, wait_for_stop
+from llmproxy.cli.options import option
 from llmproxy.cli.output import emit
-from llmproxy.cli.reporting import OneLineFormatter
 from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import BASE_URL_VARIABLES, child_environment, export_lines
 from llmproxy.errors import UsageError
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from llmproxy.cli.live import LiveView
+    from llmproxy.intercept.rules import ChaosFile
     from llmproxy.meter import Call
     from llmproxy.outputs import Document
     from llmproxy.plan import InterceptPlan, Plan
@@ -41,13 +43,13 @@ type Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 def preset_option(help: str) -> Decorator:
     """`--preset`: what a client varies between runs, left out when matching recordings."""
-    return click.option("--preset", type=click.Choice([*PRESETS, "none"]), help=help)
+    return option("--preset", type=click.Choice([*PRESETS, "none"]), help=help)
 
 
 def miss_status_option(help: str) -> Decorator:
     """`--miss-status`: what a request nothing answers gets. By default the API's own invalid-request error, which
     clients do not retry, so a miss ends the client in seconds with llmproxy's diagnostic."""
-    return click.option(
+    return option(
         "--miss-status",
         type=click.IntRange(100, 999),
         help=f"{help} (default: the API's own invalid-request error, 400, marked not to be retried; 599 answers "
@@ -56,20 +58,31 @@ def miss_status_option(help: str) -> Decorator:
 
 
 CHAOS_OPTIONS: list[Decorator] = [  # chaos, quotas and the budget (docs/chaos.md); the pytest marker reads them too
-    click.option("--chaos", type=click.Path(dir_okay=False, path_type=Path), help="A chaos file (docs/chaos.md)."),
-    click.option("--fail", metavar="STATUS[@P]", help="Answer LLM requests with STATUS (with probability P): 529@0.3."),
-    click.option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the first N requests fail."),
-    click.option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with --fail errors."),
-    click.option("--rpm", type=click.IntRange(min=1), metavar="N", help="A quota of N LLM requests a minute."),
-    click.option("--tpm", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a minute."),
-    click.option("--tpd", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a day."),
-    click.option("--budget-usd", metavar="USD", help="Refuse LLM requests once answers cost this much: 2.00."),
-    click.option("--seed", type=int, help="Seed every probability and jitter (default: drawn, and reported)."),
-    click.option("--state", metavar="redis://HOST:PORT/N", help="Keep quota and budget counters in Redis, shared."),
+    option(
+        "--chaos",
+        multiple=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="A chaos file (docs/chaos.md). Repeatable: their rules in order.",
+    ),
+    option(
+        "--fail",
+        multiple=True,
+        metavar="STATUS[@P]",
+        help="Answer LLM requests with STATUS (with probability P): 529@0.3. Repeatable: each P a share of the "
+        "requests (--fail 500@0.3 --fail 429@0.05).",
+    ),
+    option("--fail-first", type=click.IntRange(min=1), metavar="N", help="Only the first N requests fail."),
+    option("--retry-after", metavar="SECONDS|DATE", help="The retry-after sent with --fail errors."),
+    option("--rpm", type=click.IntRange(min=1), metavar="N", help="A quota of N LLM requests a minute."),
+    option("--tpm", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a minute."),
+    option("--tpd", type=click.IntRange(min=1), metavar="N", help="A quota of N tokens a day."),
+    option("--budget-usd", metavar="USD", help="Refuse LLM requests once answers cost this much: 2.00."),
+    option("--seed", type=int, help="Seed every probability and jitter (default: drawn, and reported)."),
+    option("--state", metavar="redis://HOST:PORT/N", help="Keep quota and budget counters in Redis, shared."),
 ]
 
 
-strict_background_option: Decorator = click.option(
+strict_background_option: Decorator = option(
     "--strict-background",
     is_flag=True,
     help="Treat the CLIs' background traffic (telemetry, update checks, registry look-ups; docs/replay.md) "
@@ -77,7 +90,7 @@ strict_background_option: Decorator = click.option(
 )
 
 
-redact_field_option: Decorator = click.option(
+redact_field_option: Decorator = option(
     "--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable."
 )
 
@@ -85,28 +98,29 @@ redact_field_option: Decorator = click.option(
 def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The listener options and the trailing `-- CMD ARGS…` of every command that runs the proxy."""
     decorators: list[Decorator] = [
-        click.option("--listen-host", default="127.0.0.1", show_default=True, help="Address to listen on."),
-        click.option("--port", type=click.IntRange(0, 65535), default=0, help="Proxy port (default: a free one)."),
-        click.option(
+        option("--listen-host", default="127.0.0.1", show_default=True, help="Address to listen on."),
+        option("--port", type=click.IntRange(0, 65535), default=0, help="Proxy port (default: a free one)."),
+        option(
             "--reverse",
             "reverse",
             multiple=True,
             metavar="URL",
             help="Also listen on a port of its own that forwards to URL, for clients set by base URL. Repeatable.",
         ),
-        click.option(
+        option(
             "--map",
             "mapping",
             multiple=True,
             metavar="HOST=URL",
-            help="Send HOST's traffic to URL while the client still talks to HOST (a gateway, a local fake).",
+            help="Send HOST's traffic to URL while the client still talks to HOST (a gateway, a local fake). "
+            "Repeatable.",
         ),
-        click.option(
+        option(
             "--upstream-ca",
             type=click.Path(exists=True, dir_okay=False, path_type=Path),
             help="Also trust this CA for upstream servers (verification stays on).",
         ),
-        click.option(
+        option(
             "--route",
             "routes",
             multiple=True,
@@ -114,39 +128,39 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             help="Treat HOST[:PORT][/PATH] as this codec's API (a private gateway: openai-chat, anthropic-messages…,"
             " CODEC@VENDOR to name who serves it) or as a compatible VENDOR's host (deepseek…). Repeatable.",
         ),
-        click.option(
+        option(
             "--base-url-port",
             type=click.IntRange(0, 65535),
             default=0,
             help="Port of llmproxy's base URL ($LLMPROXY_BASE_URL), for clients set by base URL: it serves every "
             "provider by path (default: a free port).",
         ),
-        click.option(
+        option(
             "--base-url-env",
             is_flag=True,
             help="Also set the providers' base-URL variables (ANTHROPIC_BASE_URL, OPENAI_BASE_URL, "
             "GOOGLE_GEMINI_BASE_URL, …) to llmproxy's base URL.",
         ),
-        click.option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
-        click.option(
+        option("--print-env", is_flag=True, help="Print only the `export` lines, then run until stopped."),
+        option(
             "--explain-chain",
             is_flag=True,
             help="Print the answer chain these options build (what answers, in which order), then exit.",
         ),
         *CHAOS_OPTIONS,
-        click.option(
+        option(
             "--live/--no-live",
             default=None,
             help="A table of the calls as they happen, on stderr (default: on a terminal, when no CMD shares it).",
         ),
-        click.option(
+        option(
             "--json",
             "as_json",
             is_flag=True,
             help="At the end, one JSON document on stdout: the run and every call (docs/json-output.md).",
         ),
-        click.option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
-        click.option(
+        option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
+        option(
             "--debug",
             is_flag=True,
             help="Show the answer chain when starting, each injected fault, and the traceback of an error.",
@@ -176,8 +190,8 @@ class ServeOptions:
     debug: bool
     command: tuple[str, ...]
     # chaos, quotas and the budget (docs/chaos.md): unset unless given
-    chaos: Path | None = None
-    fail: str | None = None
+    chaos: tuple[Path, ...] = ()
+    fail: tuple[str, ...] = ()
     fail_first: int | None = None
     retry_after: str | None = None
     rpm: int | None = None
@@ -188,14 +202,17 @@ class ServeOptions:
     state: str | None = None
 
     def listening(self) -> "Listening":
-        """Where to listen and send traffic; raises UsageError for a malformed value, before anything starts."""
+        """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
+        CommandError for a command that cannot be run (`check_runnable`)."""
         from llmproxy.session import Listening
 
+        if self.command and not self.explain_chain:
+            check_runnable(self.command, os.environ)
         return Listening(
             mapping=parse_map(self.mapping),
-            upstream_ca=self.upstream_ca,
+            upstream_ca=_certificates(self.upstream_ca),
             reverse=check_reverse(self.reverse),
-            host=self.listen_host,
+            host=_address(self.listen_host),
             port=self.port,
             base_url_port=self.base_url_port,
             base_url_env=self.base_url_env,
@@ -220,6 +237,30 @@ class ServeOptions:
         return intercept_plan(**{name: getattr(self, name) for name in CHAOS_FIELDS})
 
 
+def _address(host: str) -> str:
+    """`--listen-host`, a name or address that resolves (else a usage error, not a failed start); "" is every
+    interface."""
+    try:
+        if host:
+            socket.getaddrinfo(host, None)
+    except socket.gaierror as error:
+        raise UsageError(f"--listen-host {host}: {error.strerror}") from None
+    return host
+
+
+def _certificates(path: Path | None) -> Path | None:
+    """`--upstream-ca`, a file of PEM certificates (else a usage error, not a failed connection later)."""
+    if path is None:
+        return None
+    from cryptography import x509
+
+    try:
+        x509.load_pem_x509_certificates(path.read_bytes())
+    except ValueError:
+        raise UsageError(f"--upstream-ca {path}: no PEM certificate in it") from None
+    return path
+
+
 def stderr_console() -> "Console | None":
     """A rich console on stderr, which decides whether stderr is a terminal; None when rich would say it is
     not one (stderr is no terminal, and neither TTY_COMPATIBLE nor FORCE_COLOR says otherwise), which spares
@@ -235,8 +276,8 @@ CHAOS_FIELDS: Final = ("chaos", "fail", "fail_first", "retry_after", "rpm", "tpm
 
 
 def intercept_plan(
-    chaos: Path | None = None,
-    fail: str | None = None,
+    chaos: Sequence[Path] = (),
+    fail: Sequence[str] = (),
     fail_first: int | None = None,
     retry_after: str | None = None,
     rpm: int | None = None,
@@ -246,14 +287,15 @@ def intercept_plan(
     seed: int | None = None,
     state: str | None = None,
 ) -> "InterceptPlan":
-    """The chaos file and the shorthands as one plan (the shorthands' rule first: it is the more specific
-    ask); raises LlmproxyError (ChaosError, UsageError) for a value it cannot use, before anything starts."""
+    """The chaos files and the shorthands as one plan (the shorthands' rules first: they are the more specific
+    ask; then each file's, in order); raises LlmproxyError (ChaosError, UsageError) for a value it cannot use,
+    before anything starts."""
     from decimal import Decimal, InvalidOperation
 
     from llmproxy.intercept.rules import ChaosFile, load_chaos, shorthand_rules
     from llmproxy.plan import InterceptPlan
 
-    loaded = load_chaos(chaos) if chaos is not None else ChaosFile()
+    files = [(path, load_chaos(path)) for path in chaos]
     rules = shorthand_rules(
         fail=fail,
         fail_first=fail_first,
@@ -262,7 +304,7 @@ def intercept_plan(
         tpm=tpm,
         tpd=tpd,
     )
-    budget = loaded.budgetUsd
+    budget = _agreed(files, "budgetUsd", "budgets", "--budget-usd")
     if budget_usd is not None:
         try:
             budget = Decimal(budget_usd.lstrip("$"))
@@ -270,12 +312,26 @@ def intercept_plan(
             raise UsageError(f"--budget-usd {budget_usd!r}: not an amount of dollars") from None
         if budget <= 0:
             raise UsageError("--budget-usd must be more than 0")
-    seed = seed if seed is not None else loaded.seed
-    merged = loaded.model_copy(update={"rules": (*rules, *loaded.rules), "budgetUsd": budget, "seed": seed})
-    sources = [f"--chaos {chaos}" if chaos is not None else "", *(rule.name or "" for rule in rules)]
+    seed = seed if seed is not None else _agreed(files, "seed", "seeds", "--seed")
+    every_rule = (*rules, *(rule for _, loaded in files for rule in loaded.rules))
+    merged = ChaosFile(rules=every_rule, budgetUsd=budget, seed=seed)
+    sources = [*(f"--chaos {path}" for path, _ in files), *(rule.name or "" for rule in rules)]
     if budget_usd is not None:
         sources.append(f"--budget-usd {budget_usd}")
     return InterceptPlan(merged, state, source=", ".join(part for part in sources if part))
+
+
+def _agreed(files: "list[tuple[Path, ChaosFile]]", field: str, what: str, option: str) -> Any:
+    """The value the chaos files set for `field` (None: none does); raises UsageError when two set different
+    ones and the command line does not settle it with `option`."""
+    set_by = [(path, getattr(loaded, field)) for path, loaded in files if getattr(loaded, field) is not None]
+    if not set_by:
+        return None
+    first, value = set_by[0]
+    for path, other in set_by[1:]:
+        if other != value:
+            raise UsageError(f"--chaos {first} and {path} set different {what} ({value} and {other}): give {option}")
+    return value
 
 
 def chaos_arguments(text: str, where: str) -> dict[str, Any]:
@@ -283,25 +339,25 @@ def chaos_arguments(text: str, where: str) -> dict[str, Any]:
     `chaos="--fail-first 2"`): the values `intercept_plan` takes. Raises UsageError naming `where`."""
     import shlex
 
+    from llmproxy.cli.usage import describe
+
     def values(**given: Any) -> dict[str, Any]:
         return given
 
-    command = click.command()(functools.reduce(lambda made, option: option(made), reversed(CHAOS_OPTIONS), values))
+    command = click.command()(functools.reduce(lambda made, decorate: decorate(made), reversed(CHAOS_OPTIONS), values))
     try:
         return dict(command.make_context(where, shlex.split(text)).params)
     except (click.ClickException, ValueError) as error:
-        message = error.format_message() if isinstance(error, click.ClickException) else str(error)
+        message = describe(error) if isinstance(error, click.UsageError) else str(error)
         raise UsageError(f"{where}{text!r}: {message}") from None
 
 
-def configure_logging(verbose: int, debug: bool = False) -> None:
-    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`), one line each unless
-    `debug`."""
+def configure_logging(name: str, verbose: int, debug: bool = False) -> None:
+    """Log to stderr at the verbosity asked, every record redacted (`redacted_logs`), each a line of command
+    `name`'s (`log_lines`)."""
     redacted_logs.install()
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter("llmproxy: %(levelname)s %(name)s: %(message)s", debug))
-    logging.basicConfig(level=level, handlers=[handler])
+    log_lines.to_stderr(f"llmproxy {name}", level, debug)
     if debug:  # each fault as it is injected, with its rule (docs/chaos.md)
         logging.getLogger("llmproxy.intercept").setLevel(logging.DEBUG)
 
@@ -404,10 +460,11 @@ def _log_call(call: "Call") -> None:
 
 
 def _document(name: str, session: "Session", status: int, child: int | None) -> "Document":
-    from llmproxy.outputs.run import Run, UnusedRow, call_row, run_totals
+    from llmproxy.outputs.run import Run, UnusedRow, call_row, miss_row, run_totals
 
     calls = session.meter.calls if session.meter is not None else []
     unused = [UnusedRow(id=e.id, method=e.request.method, url=e.request.url) for e in session.unused]
+    replaying = session.replay.state.value if session.replay is not None else None
     return Run(
         command=name,  # type: ignore[arg-type]
         exitStatus=status,
@@ -415,7 +472,7 @@ def _document(name: str, session: "Session", status: int, child: int | None) -> 
         proxy=session.url,
         describe=session.describe,
         summary=session.summary.splitlines(),
-        misses=[redacted_logs.redact(miss.explain()) for miss in session.misses],
+        misses=[miss_row(miss, replaying.cassette_of(miss) if replaying else None) for miss in session.misses],
         unused=unused,
         refused=session.refused,
         calls=[call_row(call) for call in calls],

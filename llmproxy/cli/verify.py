@@ -1,14 +1,21 @@
 """`llmproxy verify …`: CI gates over recorded runs. Exit 0 pass, 1 fail, 2 could not check; one line per
-reason on stderr; `--json` prints the verdict as JSON on stdout."""
+reason on stderr, or on a pass what it passed on; `--json` prints the verdict as its gate's document on stdout
+(`outputs/verify.py`) — an input a gate cannot read is a could-not-check verdict, in the document too."""
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from llmproxy.cli.options import option
+from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, selection_options
+from llmproxy.errors import LlmproxyError
+from llmproxy.words import plural
 
 if TYPE_CHECKING:
     from llmproxy.analysis.calls import Call
@@ -18,8 +25,8 @@ if TYPE_CHECKING:
     from llmproxy.analysis.sources import Recorded
 
 _PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-_JSON = click.option("--json", "as_json", is_flag=True, help="print the verdict as JSON")
-_PARTIAL = click.option(
+_JSON = json_option
+_PARTIAL = option(
     "--allow-partial",
     is_flag=True,
     help="pass on what the gate saw when it did not see every call (--max-calls, exchanges that do not decode)",
@@ -38,12 +45,25 @@ def finish(verdict: "Verdict", as_json: bool, coverage: "Coverage | None" = None
 
         verdict = covered(verdict, coverage, allow_partial)
     if as_json:
-        click.echo(json.dumps(verdict.as_json(), indent=2))
+        from llmproxy.outputs.verify import verification
+
+        emit(verification(verdict.as_json()))
     for reason in verdict.reasons:
         click.echo(f"llmproxy verify {verdict.gate}: {reason}", err=True)
-    if not verdict.reasons and (verdict.note or not as_json):
-        click.echo(f"llmproxy verify {verdict.gate}: passed" + (f" {verdict.note}" if verdict.note else ""), err=True)
+    if not verdict.reasons:
+        click.echo(f"llmproxy verify {verdict.gate}: {verdict.passed_line()}", err=True)
     raise SystemExit(int(verdict.outcome))
+
+
+@contextmanager
+def judging(gate: str, as_json: bool) -> Iterator[None]:
+    """An input the gate cannot read (a cassette, a baseline, a prices file): it could not check, exit 2."""
+    from llmproxy.analysis.gates import Outcome, Verdict
+
+    try:
+        yield
+    except LlmproxyError as error:
+        finish(Verdict(gate, Outcome.COULD_NOT_CHECK, [str(error)], summary="nothing was judged"), as_json)
 
 
 def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call], Coverage]":
@@ -59,12 +79,10 @@ def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorde
 
 @verify.command("tool-call")
 @_PATHS
-@click.option("--name", required=True, help="the tool's name")
-@click.option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
-@click.option(
-    "--at-least", type=click.IntRange(min=0), help="the fewest calls accepted (default: 1, or 0 with --at-most)"
-)
-@click.option("--at-most", type=click.IntRange(min=0), help="the most calls accepted (0: never called)")
+@option("--name", required=True, help="the tool's name")
+@option("--args-regex", help="a regular expression its arguments (compact JSON) must contain")
+@option("--at-least", type=click.IntRange(min=0), help="the fewest calls accepted (default: 1, or 0 with --at-most)")
+@option("--at-most", type=click.IntRange(min=0), help="the most calls accepted (0: never called)")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -94,13 +112,14 @@ def tool_call(
             re.compile(args_regex)
         except re.error as exc:
             raise click.BadParameter(f"not a regular expression: {exc}", param_hint="--args-regex") from None
-    _, calls, coverage = _calls(paths, selection)
+    with judging("tool-call", as_json):
+        _, calls, coverage = _calls(paths, selection)
     finish(gates.tool_call(calls, name, args_regex, at_least, at_most), as_json, coverage, allow_partial)
 
 
 @verify.command("structured-output")
 @_PATHS
-@click.option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
+@option("--schema", required=True, type=click.Path(dir_okay=False, path_type=Path), help="a JSON Schema file")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -110,20 +129,20 @@ def structured_output(
     """Every recorded answer with text is JSON that meets the schema (answers with no text are skipped)."""
     from llmproxy.analysis import gates
 
-    try:
-        document = json.loads(schema.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        click.echo(f"llmproxy verify structured-output: cannot read the schema {schema}: {exc}", err=True)
-        raise SystemExit(2) from None
-    _, calls, coverage = _calls(paths, selection)
+    with judging("structured-output", as_json):
+        try:
+            document = json.loads(schema.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise LlmproxyError(f"cannot read the schema {schema}: {exc}") from None
+        _, calls, coverage = _calls(paths, selection)
     finish(gates.structured_output(calls, document), as_json, coverage, allow_partial)
 
 
 @verify.command("cost")
 @_PATHS
-@click.option("--max-usd", required=True, help="the budget in US dollars, e.g. 0.40")
-@click.option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
-@click.option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
+@option("--max-usd", required=True, help="the budget in US dollars, e.g. 0.40")
+@option("--price-as", "price_model", help="price every call as this model (the recorded one otherwise)")
+@option("--allow-unpriced", is_flag=True, help="pass even when some calls could not be priced")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -144,14 +163,15 @@ def cost(
         budget = Decimal(max_usd.lstrip("$"))
     except InvalidOperation:
         raise click.BadParameter(f"{max_usd!r} is not an amount of dollars", param_hint="--max-usd") from None
-    recorded, calls, coverage = _calls(paths, selection)
+    with judging("cost", as_json):
+        recorded, calls, coverage = _calls(paths, selection)
     finish(gates.cost(calls, recorded.book, budget, price_model, allow_unpriced), as_json, coverage, allow_partial)
 
 
 @verify.command("resilience")
 @_PATHS
-@click.option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
-@click.option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
+@option("--require-retry", is_flag=True, help="fail a refused request the client did not retry")
+@option("--honour-retry-after", is_flag=True, help="fail a retry sooner than the retry-after it was sent")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -167,18 +187,17 @@ def resilience(
     carried on, and never gave up on one. No injected fault: exit 2."""
     from llmproxy.analysis import gates
 
-    _, calls, coverage = _calls(paths, selection)
+    with judging("resilience", as_json):
+        _, calls, coverage = _calls(paths, selection)
     finish(gates.resilience(calls, require_retry, honour_retry_after), as_json, coverage, allow_partial)
 
 
 @verify.command("report")
 @_PATHS
-@click.option(
-    "--baseline", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the earlier report (JSON)"
-)
-@click.option("--max-grade-drop", type=click.IntRange(min=0), help="letters the grade may lose (0: none)")
-@click.option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
-@click.option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
+@option("--baseline", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the earlier report (JSON)")
+@option("--max-grade-drop", type=click.IntRange(min=0), help="letters the grade may lose (0: none)")
+@option("--max-cost-increase", help="how much the estimated cost may rise: 10% or 0.1")
+@option("--min-cache-hit", type=click.FloatRange(0, 1), help="the lowest cache-hit ratio accepted, e.g. 0.6")
 @selection_options
 @_PARTIAL
 @_JSON
@@ -198,8 +217,9 @@ def report_gate(
     from llmproxy.analysis.coverage import Coverage
 
     rise = _fraction(max_cost_increase) if max_cost_increase is not None else None
-    previous = load_baseline(baseline)
-    current = build_from_cli(paths, **selection)
+    with judging("report", as_json):
+        previous = load_baseline(baseline)
+        current = build_from_cli(paths, **selection)
     current = current.model_copy(update={"baseline": compare(current, previous, str(baseline))})
     verdict = gates.report_regression(current, previous, max_grade_drop, rise, min_cache_hit)
     finish(verdict, as_json, Coverage.of_report(current), allow_partial)
@@ -214,8 +234,8 @@ def _fraction(text: str) -> float:
 
 @verify.command("drift")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--live", is_flag=True, help="required: the requests really are sent to the provider (keys, cost)")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True, help="seconds per request")
+@option("--live", is_flag=True, help="required: the requests really are sent to the provider (keys, cost)")
+@option("--timeout", type=click.FloatRange(min=1), default=60.0, show_default=True, help="seconds per request")
 @_JSON
 def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
     """Re-send the cassette's requests to the live provider and report structural changes in the answers
@@ -225,16 +245,12 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
     from llmproxy.analysis import gates
     from llmproxy.analysis.drift import check
     from llmproxy.cassette.store import load_cassette
-    from llmproxy.errors import CassetteError
 
     if not live:
         click.echo("llmproxy verify drift: needs --live (it sends the recorded requests to the provider)", err=True)
         raise SystemExit(2)
-    try:
+    with judging("drift", as_json):
         exchanges = load_cassette(path).exchanges
-    except CassetteError as exc:
-        click.echo(f"llmproxy verify drift: {exc}", err=True)
-        raise SystemExit(2) from None
     results = check(exchanges, _sender(timeout))
     reasons = [
         f"exchange {r.exchange}: "
@@ -247,10 +263,12 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
         if r.status == "drift"
     ]
     unchecked = [f"exchange {r.exchange}: could not check: {r.note}" for r in results if r.status == "could_not_check"]
+    checked = sum(r.status != "could_not_check" for r in results)
+    drifted = sum(r.status == "drift" for r in results)
     details = {
         "exchanges": len(results),
-        "drifted": sum(r.status == "drift" for r in results),
-        "checked": sum(r.status != "could_not_check" for r in results),
+        "drifted": drifted,
+        "checked": checked,
         "couldNotCheck": len(unchecked),
         "details": [r.as_json() for r in results],
     }
@@ -260,12 +278,11 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
         outcome = gates.Outcome.COULD_NOT_CHECK
     else:
         outcome = gates.Outcome.PASS
-    finish(
-        gates.Verdict(
-            "drift", outcome, reasons + unchecked or (["no chat exchange to check"] if not results else []), details
-        ),
-        as_json,
+    summary = f"{drifted} of {plural(checked, 'exchange')} re-sent drifted" + (
+        f", {len(unchecked)} could not be checked" if unchecked else ""
     )
+    said = reasons + unchecked or (["no chat exchange to check"] if not results else [])
+    finish(gates.Verdict("drift", outcome, said, details, summary=summary), as_json)
 
 
 def _sender(timeout: float) -> "Send":

@@ -2,9 +2,10 @@
 
 It checks, with the environment the command would get under llmproxy (or, with no command, this shell's):
 the CA; the proxy variables; for each client family the command would use, whether it trusts the CA (by
-running a real client of that family through a proxy on 127.0.0.1); that the provider hosts the command
-calls go through the proxy; and the known coding CLIs installed, their versions, and how each is pointed at
-llmproxy. Each finding comes with its fix. The caller runs the proxy (`llmproxy.cli.doctor`).
+running a real client of that family through a proxy on 127.0.0.1); that the environment sends the provider
+hosts the command calls through the proxy; and the known coding CLIs installed that the command may start,
+their versions, and how each is pointed at llmproxy. Each finding comes with its fix. The caller runs the
+proxy (`llmproxy.cli.doctor`).
 """
 
 import datetime
@@ -62,7 +63,7 @@ def diagnose(
         *routing.proxy_checks(tested, under_llmproxy),
         *trust.checks(use, tested, proxy, hosts[0], ca, under_llmproxy),
         *routing.host_checks(hosts, tested, proxy, bundle, under_llmproxy),
-        *clis.checks(tested, command, extra_paths),
+        *clis.checks(tested, command, extra_paths, any_cli=use.any_client),
     ]
 
 

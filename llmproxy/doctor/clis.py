@@ -24,7 +24,7 @@ _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
 class KnownCli:
     name: str
     executables: tuple[str, ...]
-    runtime: str  # the client family whose trust it uses: node, bun, rust, python
+    runtime: str  # the client family whose trust it uses (families.py): node, bun, codex, go, python
     proxy: str  # how it reaches the API through llmproxy
     ca_variables: tuple[str, ...]  # the variables it reads a CA from, first wins
     base_url: str  # the variable or setting for its base URL, "" when it has none
@@ -48,7 +48,7 @@ KNOWN_CLIS: tuple[KnownCli, ...] = (
     KnownCli(
         "Codex CLI",
         ("codex",),
-        "rust",
+        "codex",
         "HTTPS_PROXY (then ALL_PROXY)",
         ("CODEX_CA_CERTIFICATE", "SSL_CERT_FILE"),
         "OPENAI_BASE_URL, or model_providers.<id>.base_url in ~/.codex/config.toml",
@@ -155,11 +155,17 @@ def named(command: Sequence[str]) -> KnownCli | None:
     return next((cli for cli in KNOWN_CLIS if name in cli.executables), None)
 
 
-def checks(environ: Mapping[str, str], command: Sequence[str], extra_paths: Sequence[Path] = ()) -> list[Check]:
-    """The known CLIs installed (the command's own first), each with its version, how it reaches its API
-    through llmproxy and where it takes its CA from."""
+def checks(
+    environ: Mapping[str, str], command: Sequence[str], extra_paths: Sequence[Path] = (), *, any_cli: bool = True
+) -> list[Check]:
+    """The known CLIs installed that the command may start, each with its version, how it reaches its API
+    through llmproxy and where it takes its CA from: with `any_cli` (no command, one that may start any
+    client, or `--all`) every one, the command's own first; else only the CLI the command is, if any."""
     wanted = named(command)
-    found = installed(environ, extra_paths, command)
+    if wanted is None and not any_cli:
+        detail = f"not checked: {Path(command[0]).name} runs none of them (--all checks them all)"
+        return [Check(Section.CLIS, "coding CLIs", Status.SKIPPED, detail)]
+    found = [item for item in installed(environ, extra_paths, command) if any_cli or item.cli == wanted]
     if wanted is not None and all(item.cli != wanted for item in found):
         return [Check(Section.CLIS, wanted.name, Status.FAIL, f"{command[0]} is not found", "install it")]
     if not found:

@@ -52,6 +52,11 @@ class Use:
     python: str
     why: str
 
+    @property
+    def any_client(self) -> bool:
+        """Every family: the command may start any client (a shell script, `make`), or none was given."""
+        return set(self.families) >= {*PROBED, *READ}
+
 
 def of_command(command: Sequence[str], environ: Mapping[str, str]) -> Use:
     """What `command` would use, judged from its executable: a known CLI's runtime, a Python or Node

@@ -23,14 +23,12 @@ def proxy_checks(environ: Mapping[str, str], under_llmproxy: bool) -> list[Check
         names = ", ".join(PROXY_VARIABLES)
         detail = f"llmproxy sets {names} to its proxy's URL (a free port each run: here {url})"
         return [Check(Section.PROXY, "proxy", Status.OK, detail)]
-    values = {name: environ.get(name, "") for name in PROXY_VARIABLES}
-    url = values["HTTPS_PROXY"] or values["https_proxy"]
-    start = "`llmproxy record --cassette c.json -- CMD`, or paste the `export` lines llmproxy prints without a CMD"
-    if not url:
-        detail = "HTTPS_PROXY is not set: clients started from this shell do not go through llmproxy"
-        return [Check(Section.PROXY, "HTTPS_PROXY", Status.WARN, detail, f"run the client under llmproxy: {start}")]
-    found = [Check(Section.PROXY, "HTTPS_PROXY", *_listening(url, start))]
-    upper, lower = values["HTTPS_PROXY"], values["https_proxy"]
+    status, why, fix = _routed(environ)
+    if why == _NOT_SET:
+        detail = f"{why}: clients started from this shell do not go through llmproxy"
+        return [Check(Section.PROXY, "HTTPS_PROXY", status, detail, fix)]
+    found = [Check(Section.PROXY, "HTTPS_PROXY", status, why, fix)]
+    upper, lower = environ.get("HTTPS_PROXY", ""), environ.get("https_proxy", "")
     if upper and lower and upper != lower:
         detail = f"HTTPS_PROXY={upper} but https_proxy={lower}: curl reads only the second"
         found.append(Check(Section.PROXY, "https_proxy", Status.WARN, detail, "set both to the same URL"))
@@ -40,8 +38,14 @@ def proxy_checks(environ: Mapping[str, str], under_llmproxy: bool) -> list[Check
 def host_checks(
     hosts: Sequence[str], environ: Mapping[str, str], proxy: str, bundle: Path, under_llmproxy: bool
 ) -> list[Check]:
-    """Each host: skipped by NO_PROXY (fail), else fetched through the doctor's proxy (trusting its bundle, so
-    that only the routing is judged)."""
+    """Whether the environment sends each host through llmproxy. From this shell without a proxy to send them
+    to (no HTTPS_PROXY, or nothing listening there), none goes: one finding, as the proxy variable's. Else each
+    host: skipped by NO_PROXY (fail), or fetched through the doctor's proxy (trusting its bundle, so that only
+    the routing is judged)."""
+    if not under_llmproxy and (routed := _routed(environ))[0] is not Status.OK:
+        status, why, fix = routed
+        return [Check(Section.HOSTS, "provider hosts", status, f"none goes through llmproxy: {why}", fix)]
+    through = "llmproxy" if under_llmproxy else f"the proxy at {_proxy_url(environ)}"
     no_proxy = environ.get("NO_PROXY") or environ.get("no_proxy") or ""
     probing = {**probes.without_no_proxy(environ), "SSL_CERT_FILE": str(bundle)}
     found: dict[str, Check] = {}
@@ -60,10 +64,27 @@ def host_checks(
         for host, future in running.items():
             result = future.result()
             if result.outcome is Outcome.TRUSTED:
-                found[host] = Check(Section.HOSTS, host, Status.OK, "goes through llmproxy (CONNECT and TLS for it)")
+                found[host] = Check(Section.HOSTS, host, Status.OK, f"goes through {through} (CONNECT and TLS for it)")
             else:
                 found[host] = Check(Section.HOSTS, host, Status.FAIL, f"the proxy did not answer: {result.detail}")
     return [found[host] for host in hosts]
+
+
+_NOT_SET = "HTTPS_PROXY is not set"
+_START = "`llmproxy record --cassette c.json -- CMD`, or paste the `export` lines llmproxy prints without a CMD"
+
+
+def _proxy_url(environ: Mapping[str, str]) -> str:
+    return environ.get("HTTPS_PROXY") or environ.get("https_proxy") or ""
+
+
+def _routed(environ: Mapping[str, str]) -> tuple[Status, str, str]:
+    """Where this shell's environment sends HTTPS requests: to a proxy that listens (ok), to none (warn: not
+    every shell is meant to use one), to one that has stopped (fail); what it is, and the fix."""
+    url = _proxy_url(environ)
+    if not url:
+        return Status.WARN, _NOT_SET, f"run the client under llmproxy: {_START}"
+    return _listening(url, _START)
 
 
 def _listening(url: str, start: str) -> tuple[Status, str, str]:

@@ -26,6 +26,7 @@ import pydantic
 from llmproxy.errors import ChaosError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import parse_profile
+from llmproxy.mock.locations import describe
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,8 @@ def _patch(intercept: Intercept, document: dict[str, Any]) -> Answer:
     except KeyError:
         return Answer(404, {"error": f"no chaos is registered for {host}: PUT one first"})
     except pydantic.ValidationError as error:
-        raise ChaosError(f"the patched profile is not valid: {_one_line(error)}") from None
+        problems = "; ".join("$.chaos" + problem[1:] for problem in describe(error, patch))
+        raise ChaosError(f"the patched profile is not valid: {problems}") from None
     logger.info("chaos for %s patched by the control API", host)
     return Answer(
         200, {"status": "patched", "host": host, "chaos": profile.model_dump(exclude_defaults=True, mode="json")}
@@ -135,6 +137,9 @@ def _host(document: dict[str, Any]) -> str:
 
 
 def _one_line(error: Exception) -> str:
+    """The error as one line; pydantic's as its problems, without its own layout and help links."""
+    if isinstance(error, pydantic.ValidationError):
+        return "; ".join(describe(error, None))
     return " ".join(str(error).split())
 
 

@@ -14,6 +14,7 @@ from typing import Final
 
 import orjson
 
+from llmproxy.intercept.aftermath import Attempt
 from llmproxy.intercept.faults import Injected
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.retry_after import RetryAfter
@@ -108,4 +109,15 @@ class Through:
 PASS: Final = Through()  # nothing to do for this answer
 SPEND: Final = Through(spend=True)  # only its cost, to the budget
 
+
 type Decision = Refusal | Dropped | Misbehaved | Through
+
+
+@dataclass(slots=True)
+class Pending:
+    """A request let through, waiting for its answer: what to do to it, and the attempt it is (whose answer the
+    aftermath learns: whether a fault was recovered from is what the client got). The intercept stage leaves it
+    on the request (`Incoming.intercepted`) for the intercept tap."""
+
+    through: Through
+    attempt: Attempt | None

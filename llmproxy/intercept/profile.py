@@ -100,7 +100,7 @@ class ChaosProfile(_Spec):
         if isinstance(value, str):
             retry_after_text(value)  # raises ValueError saying what it expects
         elif value is not None and value < 0:
-            raise ValueError("retryAfter cannot be negative")
+            raise ValueError("cannot be negative")
         return value
 
     @model_validator(mode="after")
@@ -193,5 +193,5 @@ def retry_after_text(value: str) -> str:
     try:
         parsedate_to_datetime(text)
     except (TypeError, ValueError):
-        raise ValueError(f"retryAfter {value!r} is neither seconds nor an HTTP date") from None
+        raise ValueError(f"{value!r} is neither seconds nor an HTTP date") from None
     return text

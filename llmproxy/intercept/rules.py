@@ -8,6 +8,7 @@ generated from `ChaosFile`.
 """
 
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Final
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from llmproxy.errors import ChaosError, UsageError
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.json_files import read_json
-from llmproxy.mock.locations import describe
+from llmproxy.mock.locations import describe, message
 from llmproxy.model import Route
 
 MINUTE_MS: Final = 60_000
@@ -99,40 +100,74 @@ def parse_profile(data: Any, where: str) -> ChaosProfile:
 
 def shorthand_rules(
     *,
-    fail: str | None = None,
+    fail: str | Sequence[str] = (),
     fail_first: int | None = None,
     retry_after: str | None = None,
     rpm: int | None = None,
     tpm: int | None = None,
     tpd: int | None = None,
 ) -> tuple[Rule, ...]:
-    """The rules the command-line shorthands stand for. Raises UsageError for a value it cannot read."""
-    fields: dict[str, Any] = {}
-    names = []
-    if fail is not None:
-        fields.update(_fail(fail))
-        names.append(f"--fail {fail}")
+    """The rules the command-line shorthands stand for: one per `--fail` (the first also holds the quotas),
+    each with --fail-first and --retry-after. Raises UsageError for a value it cannot read.
+
+    Several `--fail`s are shares of all requests, in the order given: `--fail 500@0.3 --fail 429@0.05` answers
+    30% with 500 and 5% with 429. Rules are tried in order and the first fault that fires wins, so each later
+    rule draws among the requests the earlier ones let through, at its share of those (0.05 / 0.7)."""
+    fails = [fail] if isinstance(fail, str) else list(fail)
+    shared: dict[str, Any] = {}
+    shared_names = []
     if fail_first is not None:
-        fields.setdefault("errorStatus", 529)
-        fields["failRequestCount"] = fail_first
-        names.append(f"--fail-first {fail_first}")
+        shared["failRequestCount"] = fail_first
+        shared_names.append(f"--fail-first {fail_first}")
     if retry_after is not None:
-        fields["retryAfter"] = retry_after
-        names.append(f"--retry-after {retry_after}")
+        shared["retryAfter"] = retry_after
+        shared_names.append(f"--retry-after {retry_after}")
+    quotas: dict[str, Any] = {}
+    quota_names = []
     if rpm is not None:
-        fields.update(quotaName="cli", quotaLimit=rpm, quotaWindowMillis=MINUTE_MS)
-        names.append(f"--rpm {rpm}")
+        quotas.update(quotaName="cli", quotaLimit=rpm, quotaWindowMillis=MINUTE_MS)
+        quota_names.append(f"--rpm {rpm}")
     if tpm is not None:
-        fields.update(quotaName="cli", tokenQuotaLimit=tpm, tokenQuotaWindowMillis=MINUTE_MS)
-        names.append(f"--tpm {tpm}")
+        quotas.update(quotaName="cli", tokenQuotaLimit=tpm, tokenQuotaWindowMillis=MINUTE_MS)
+        quota_names.append(f"--tpm {tpm}")
+    faults = _shares([(text, _fail(text)) for text in fails])
+    if not faults and fail_first is not None:
+        faults = [("", {"errorStatus": 529})]
+    if not faults and (shared or quotas):
+        faults = [("", {})]
     rules = []
-    if fields:
-        rules.append(_rule(" ".join(names), fields))
+    for number, (text, fields) in enumerate(faults):
+        names = ([f"--fail {text}"] if text else []) + shared_names + (quota_names if number == 0 else [])
+        rules.append(_rule(" ".join(names), {**fields, **shared, **(quotas if number == 0 else {})}))
     if tpd is not None:
         rules.append(
             _rule(f"--tpd {tpd}", {"quotaName": "cli-day", "tokenQuotaLimit": tpd, "tokenQuotaWindowMillis": DAY_MS})
         )
     return tuple(rules)
+
+
+def _shares(fails: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """Each `--fail`'s probability as its share of the requests the earlier ones let through; one without a
+    probability, last, takes all that are left. Raises UsageError for shares that cannot all be given."""
+    given = " ".join(f"--fail {text}" for text, _ in fails)
+    for text, fields in fails[:-1]:
+        if "errorProbability" not in fields:
+            raise UsageError(
+                f"{given}: --fail {text} takes every request left: give it a share ({text}@0.5), or put it last"
+            )
+    asked = [fields.get("errorProbability") for _, fields in fails]
+    if any(share is not None and not 0 <= share <= 1 for share in asked):
+        return fails  # each rule says what is wrong with its own
+    total = sum(share for share in asked if share is not None)
+    if total > 1 + 1e-9:
+        raise UsageError(f"{given}: the shares add up to {total:g} of the requests; at most 1")
+    shared, left = [], 1.0
+    for (text, fields), share in zip(fails, asked, strict=True):
+        if share is not None and left < 1.0:
+            fields = {**fields, "errorProbability": min(1.0, share / left) if left > 0 else 0.0}
+        shared.append((text, fields))
+        left -= share or 0.0
+    return shared
 
 
 def _fail(text: str) -> dict[str, Any]:
@@ -147,11 +182,26 @@ def _fail(text: str) -> dict[str, Any]:
     return fields
 
 
+# The option a profile field of a shorthand rule comes from, to name it in an error.
+_OPTION_OF = {
+    "errorStatus": "--fail",
+    "errorProbability": "--fail",
+    "failRequestCount": "--fail-first",
+    "retryAfter": "--retry-after",
+    "quotaLimit": "--rpm",
+    "tokenQuotaLimit": "--tpm",
+}
+
+
 def _rule(name: str, fields: dict[str, Any]) -> Rule:
+    """The rule, or UsageError naming the option as given: ``--retry-after soon: 'soon' is neither…``."""
     try:
         return Rule(name=name, chaos=ChaosProfile.model_validate(fields))
     except pydantic.ValidationError as error:
-        problems = "; ".join(
-            f"{problem['loc'][0] if problem['loc'] else name}: {problem['msg']}" for problem in error.errors()
-        )
-        raise UsageError(f"{name}: {problems}") from None
+        given = ["--" + part for part in name.removeprefix("--").split(" --")]
+        problems = []
+        for problem in error.errors():
+            option = _OPTION_OF.get(str(problem["loc"][0]) if problem["loc"] else "", "")
+            where = next((part for part in given if part.split()[0] == option), given[0])
+            problems.append(f"{where}: {message(problem)}")
+        raise UsageError("; ".join(problems)) from None

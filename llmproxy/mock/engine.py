@@ -53,7 +53,7 @@ class MockMiss:
 
     def explain(self) -> str:
         if self.closest is None:
-            return "no expectation answers this request (the expectations file has none for it)"
+            return "no expectation answers this request (none were given)"
         return f"no expectation matched; closest: {self.closest}: " + "; ".join(self.reasons)
 
 

@@ -5,6 +5,7 @@ an error turn), so a location is walked along the data: a step that is not a key
 and left out — except the last step of a missing or unexpected field, which names that field.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic
@@ -26,6 +27,11 @@ def json_path(location: tuple[int | str, ...], data: Any, kind: str = "") -> str
     return path
 
 
+def message(problem: Mapping[str, Any]) -> str:
+    """What is wrong, without the "Value error, " pydantic puts before a validator's own words."""
+    return str(problem["msg"]).removeprefix("Value error, ")
+
+
 def describe(error: pydantic.ValidationError, data: Any) -> list[str]:
     """One line per problem, ``$.path: message``. A container's `too_short` that only follows from its
     items failing is left out: the items' own errors say what is wrong."""
@@ -37,7 +43,7 @@ def describe(error: pydantic.ValidationError, data: Any) -> list[str]:
             other is not problem and tuple(other["loc"])[: len(location)] == location for other in problems
         ):
             continue
-        line = f"{json_path(location, data, problem['type'])}: {problem['msg']}"
+        line = f"{json_path(location, data, problem['type'])}: {message(problem)}"
         if line not in lines:
             lines.append(line)
     return lines

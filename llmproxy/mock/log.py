@@ -89,7 +89,8 @@ class MockLog:
         counted = f"{self.count - self.missed_count:,} of {plural(self.count + faulted_before, 'request')}"
         lines = [f"mock answered {counted}{before or ''}"]
         if self.count > SHOWN:
-            where = "the --log file has them all" if self._file is not None else "--log FILE keeps them all"
+            whole = self._path is not None and self._failure is None  # written whole, open still or closed
+            where = "the --log file has them all" if whole else "--log FILE keeps them all"
             lines.append(f"  … {plural(self.count - SHOWN, 'earlier request')} not listed ({where})")
         for logged in self._logged[-SHOWN:]:
             head, outcome = logged.head, logged.outcome
@@ -117,7 +118,7 @@ class MockLog:
             self.count += 1
             self.missed_count += "miss" in outcome
             logged = _Logged(_request_gist(request, self.count), outcome)
-            if request.decoded or self._file is not None:
+            if request.conversation_decoded or self._file is not None:
                 logged.head.update(_conversation_gist(request.conversation))
             elif request.codec is not None:  # read when the entry is: the body is kept, not the parsed JSON
                 logged.unread = (request.codec, request.body)

@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import orjson
 
@@ -32,11 +32,17 @@ from llmproxy.model import (
 from llmproxy.providers.registry import facts
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
-
     # the file model (and jsonschema under it) loads only where a mock file is read: a report estimates tokens
     # here without either
     from llmproxy.mock import spec
+
+
+class _Dataclass(Protocol):
+    """Any dataclass instance (what `dataclasses.replace` takes), named here rather than from typeshed's private
+    module, which no installed package provides."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
 
 _PER_MESSAGE = 4  # role and separators, as chat formats frame each message
 
@@ -116,7 +122,7 @@ def _part_piece(part: ContentPart) -> PromptPiece:
     return PromptPiece(content, 0, marked)  # images, audio, documents, reasoning: not estimated
 
 
-def _apart[T: "DataclassInstance"](value: T, marked: CacheControl | None) -> T:
+def _apart[T: _Dataclass](value: T, marked: CacheControl | None) -> T:
     """`value` without its cache breakpoint `marked` (the same object when it has none)."""
     return replace(value, cache_control=None) if marked is not None else value
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-from llmproxy.errors import LlmproxyError
+from llmproxy.errors import UsageError
 from llmproxy.model import Operation, Provider
 
 _VENDOR_NAME: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -46,28 +46,28 @@ class Declaration:
 
 
 def parse(spec: str) -> Declaration:
-    """One ``HOST[:PORT][/PATH]=CODEC[@VENDOR]|VENDOR``; raises LlmproxyError saying what is wrong."""
+    """One ``HOST[:PORT][/PATH]=CODEC[@VENDOR]|VENDOR``; raises UsageError saying what is wrong."""
     where, equals, target = spec.partition("=")
     where, target = where.strip(), target.strip().lower()
     if not equals or not where or not target:
-        raise LlmproxyError(f"--route expects HOST=CODEC or HOST=VENDOR, got {spec!r}")
+        raise UsageError(f"--route expects HOST=CODEC or HOST=VENDOR, got {spec!r}")
     try:
         url = urlsplit(where if "://" in where else f"//{where}")
         host, port = url.hostname, url.port
     except ValueError as error:
-        raise LlmproxyError(f"--route {spec!r}: {error}") from None
+        raise UsageError(f"--route {spec!r}: {error}") from None
     if not host:
-        raise LlmproxyError(f"--route {spec!r}: no host")
+        raise UsageError(f"--route {spec!r}: no host")
     codec, at, vendor = target.partition("@")
     if at and not vendor:
-        raise LlmproxyError(f"--route {spec!r}: no vendor after '@'")
+        raise UsageError(f"--route {spec!r}: no vendor after '@'")
     api = _api(codec)
     if api is None:
         if at:
-            raise LlmproxyError(f"--route {spec!r}: {codec!r} is not a codec ({_codecs_hint()})")
+            raise UsageError(f"--route {spec!r}: {codec!r} is not a codec ({_codecs_hint()})")
         codec, vendor = "", target
     if vendor and not _VENDOR_NAME.match(vendor):
-        raise LlmproxyError(f"--route {spec!r}: {vendor!r} is neither a codec ({_codecs_hint()}) nor a vendor name")
+        raise UsageError(f"--route {spec!r}: {vendor!r} is neither a codec ({_codecs_hint()}) nor a vendor name")
     return Declaration(host.rstrip("."), port, url.path.rstrip("/"), codec or None, api, vendor or None)
 
 

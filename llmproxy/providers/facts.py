@@ -6,12 +6,15 @@ provider package beside its codecs and reached through the registry (`registry.f
 * `history`: where a request carries the conversation so far; a cassette stores each shared prefix once.
 * `input_excludes_cache`: whether the API's input token count leaves out cache reads and writes (Anthropic's
   `input_tokens`), where others count the whole prompt (OpenAI's `prompt_tokens`).
+* `prompt_caching`: how a model's prompts are cached on the API, by model name
+  (llmproxy.providers.prompt_caching, docs/providers.md#prompt-caching).
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from llmproxy.model import Provider
+from llmproxy.providers.prompt_caching import PromptCaching, no_prompt_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +23,7 @@ class ProviderFacts:
     volatile: tuple[str, ...] = ()
     history: tuple[tuple[str, ...], ...] = ()
     input_excludes_cache: bool = False
+    prompt_caching: Callable[[str], PromptCaching] = no_prompt_cache
 
     def merged(self, other: "ProviderFacts") -> "ProviderFacts":
         """One provider's facts declared by two of its APIs (OpenAI's Chat Completions and Responses)."""
@@ -28,6 +32,7 @@ class ProviderFacts:
             _union(self.volatile, other.volatile),
             _union(self.history, other.history),
             self.input_excludes_cache or other.input_excludes_cache,
+            self.prompt_caching if self.prompt_caching is not no_prompt_cache else other.prompt_caching,
         )
 
 

@@ -9,7 +9,7 @@ never loads the other providers' codecs (they were a fifth of llmproxy's own sta
 import functools
 import importlib
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from llmproxy.model import Operation, Provider, Route
 from llmproxy.providers.base import ChatCodec, EncodeError, EncodeRateLimits, RateLimits
@@ -181,6 +181,33 @@ def named_codec(name: str) -> ChatCodec | EmbeddingCodec | RerankCodec | None:
 
 def codec_names() -> list[str]:
     return [*_CHAT, *_EMBEDDINGS, *_RERANK]
+
+
+class Filing(NamedTuple):
+    """A codec where the tables file it as its provider's own: under `provider` and `operation` (None: as the
+    codec that speaks for its provider, `error_encoder`'s last resort), by `name` if files and the CLI can
+    name it."""
+
+    provider: Provider
+    operation: Operation | None
+    name: str | None
+    codec: Any
+
+
+def filings() -> list[Filing]:
+    """Every codec as the tables file it as its provider's own, each loaded: for checking that each is filed
+    under its own provider and operation. (Azure's embeddings route is left out: its codec is OpenAI's.)"""
+    named = [(name, entry) for table in (_CHAT, _EMBEDDINGS, _RERANK) for name, entry in table.items()]
+    by_route = (_CHAT_BY_ROUTE, _OVER_WEBSOCKET, _WEBSOCKET, _RERANK_BY_ROUTE)
+    return [
+        *(Filing(provider, operation, name, _load(where)) for name, (provider, operation, where) in named),
+        *(
+            Filing(provider, operation, None, _load(where))
+            for table in by_route
+            for (provider, operation), where in table.items()
+        ),
+        *(Filing(provider, None, None, _load(where)) for provider, where in _SPEAKS_FOR.items()),
+    ]
 
 
 _DECLARED: tuple[tuple[Provider, str], ...] = (

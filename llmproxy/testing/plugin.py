@@ -50,6 +50,7 @@ OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
 APPLIED: Final = pytest.StashKey[ExitStack]()  # the test's environment, put back as it was when the test ends
+LEFTOVERS: Final = pytest.StashKey[list[str]]()  # what its set-up did with what a run that died left
 
 
 def default_mode(environ: Mapping[str, str]) -> str:
@@ -144,6 +145,7 @@ class Runner:
         self.folders: set[Path] = set()
         self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
         self.recorded: dict[str, list[tuple[str, int, str]]] = {}  # cassette → (node id, exchanges, how), in order
+        self.leftovers: dict[str, None] = {}  # journals recovered, discarded or ignored, in order, once each
         self.orphans: list[str] = []
 
     def _check_root(self, directory: str) -> None:
@@ -229,6 +231,8 @@ class Runner:
         report = yield
         if report.when == "call":
             item.stash[PASSED] = report.passed
+        if report.when == "setup" and (leftovers := item.stash.get(LEFTOVERS, None)):
+            report.user_properties.append(("llmproxy_leftovers", leftovers))
         outcome = item.stash.get(OUTCOME, None)
         if report.when == "teardown" and outcome is not None:  # user properties: xdist takes them to the controller
             if outcome.unused:
@@ -263,12 +267,16 @@ class Runner:
             elif name == "llmproxy_recorded":
                 cassette, exchanges, how = cast("list[Any]", value)
                 self.recorded.setdefault(str(cassette), []).append((report.nodeid, int(exchanges), str(how)))
+            elif name == "llmproxy_leftovers":
+                self.leftovers.update(dict.fromkeys(str(line) for line in value))  # type: ignore[attr-defined]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.unused and not self.orphans and not self.recorded:
+        if not self.unused and not self.orphans and not self.recorded and not self.leftovers:
             return
         write = terminalreporter.write_line
         terminalreporter.section("llmproxy")
+        for line in self.leftovers:
+            write(line)
         for nodeid, exchanges in sorted(self.unused.items()):
             write(f"{nodeid}: {len(exchanges)} unused (--llmproxy-strict-unused fails the test for them)")
             for exchange in exchanges:
@@ -292,6 +300,7 @@ class Runner:
     def _begin(self, item: pytest.Item) -> "Turn":
         """Raises LlmproxyError: the proxy could not start (every test after says so too), or the test's
         settings cannot be served."""
+        from llmproxy.cassette.leftovers import gathered
         from llmproxy.cassette.redact import Redactor
         from llmproxy.testing.worker import WorkerProxy
 
@@ -304,7 +313,11 @@ class Runner:
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
-        return self.proxy.begin(settings, owner=f"{item.nodeid}, in {self.session}")
+        with gathered() as leftovers:  # a journal a killed run left: said at the end of the run
+            turn = self.proxy.begin(settings, owner=f"{item.nodeid}, in {self.session}")
+        if leftovers:
+            item.stash[LEFTOVERS] = leftovers
+        return turn
 
     def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises
@@ -494,8 +507,7 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
         values = chaos_arguments(chaos, "chaos=")
         if values["state"] is not None:
             raise LlmproxyError("chaos=: --state is not for one test: its counters live and end with the test")
-        if values["chaos"] is not None:
-            values["chaos"] = here / values["chaos"]
+        values["chaos"] = tuple(here / path for path in values["chaos"])
         plan = intercept_plan(**values)
         return plan.chaos, f"chaos={chaos}"
     if isinstance(chaos, str | Path):

@@ -20,6 +20,7 @@ import threading
 from llmproxy.cassette.convert import url
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
+from llmproxy.cassette.unanswered import unanswered
 from llmproxy.intercept.faults import STANDING_IN
 from llmproxy.model.exchange import RawExchange
 
@@ -53,13 +54,13 @@ class AnswersOnly:
         if any(fault.get("kind") in STANDING_IN for fault in exchange.injected):
             return False
         with self._lock:
-            if exchange.error is None or exchange.injected:  # a cut the chaos made is not the upstream failing
+            if unanswered(exchange) is None:  # a cut the chaos made is not the upstream failing
                 self.recorded += 1
                 return True
             what = "no answer" if exchange.response is None else "an answer cut short"
             request = exchange.request
             self.unanswered.append(
                 f"{what} from the upstream to {request.method} {url(request, self._redactor)}"
-                f" ({self._redactor.text(exchange.error)})"
+                f" ({self._redactor.text(exchange.error or '')})"
             )
             return False

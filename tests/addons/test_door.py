@@ -1,7 +1,7 @@
 """The proxy door with mitmproxy's own addon test helpers (`taddons`, `tflow`): how each hook translates a flow
 for the chain and applies what comes back — the response, the metadata, the streaming flag and the tap."""
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -46,7 +46,7 @@ class Watching:
         self.pieces.append(data)
         return data.upper()
 
-    def end(self, exchange: RawExchange) -> None:
+    async def end(self, exchange: RawExchange) -> None:
         self.ended.append(exchange)
 
 
@@ -72,6 +72,12 @@ def run(tctx: taddons.context, door: ProxyDoor, flow: http.HTTPFlow) -> None:
     tctx.master.event_loop.run_until_complete(tctx.cycle(door, flow))
 
 
+def done(tctx: taddons.context, hook: Awaitable[None] | None) -> None:
+    """A hook's result, awaited as mitmproxy awaits it."""
+    if hook is not None:
+        tctx.master.event_loop.run_until_complete(hook)
+
+
 def test_a_reply_becomes_the_response_and_the_flow_says_who_answered(tctx: taddons.context) -> None:
     reply = Reply(418, (("content-type", "application/json"), ("x-kind", "teapot")), b'{"ok":1}', reason="Brewing")
     stage = Answering(reply)
@@ -88,14 +94,23 @@ def test_a_reply_becomes_the_response_and_the_flow_says_who_answered(tctx: taddo
     assert (incoming.raw.method, incoming.raw.host, incoming.raw.path) == ("GET", "address", "/path")
 
 
-def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(tctx: taddons.context) -> None:
+def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(
+    tctx: taddons.context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[http.Response] = []
+    make = http.Response.make
+
+    def counted(*args: object, **kwargs: object) -> http.Response:
+        built.append(make(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(http.Response, "make", counted)
     reply = Reply(200, (PLAIN_TEXT,), b"recorded", source=Source.CASSETTE, shared=True)
     door = ProxyDoor(Chain([Answering(reply)], network=Network()))
     first, second = tflow.tflow(), tflow.tflow()
     run(tctx, door, first)
-    template = reply.prepared
     run(tctx, door, second)
-    assert reply.prepared is template
+    (template,) = built
     assert first.response is not second.response
     assert first.response is not template
     assert first.response is not None
@@ -145,7 +160,7 @@ def test_what_nothing_answers_goes_upstream_mapped_and_its_stream_is_tapped_unbu
     assert callable(flow.response.stream)
     assert flow.response.stream(b"data: x\n\n") == b"DATA: X\n\n"
     assert flow.response.stream(b"") == []  # nothing to send (an empty piece would end a chunked body)
-    door.response(flow)
+    done(tctx, door.response(flow))
     (exchange,) = watching.ended
     assert exchange.request.host == "address"
     assert exchange.request.path == "/path"
@@ -162,7 +177,7 @@ def test_a_plain_upstream_body_is_buffered_and_seen_whole(tctx: taddons.context)
     flow.response = tutils.tresp(content=b'{"whole":true}')
     door.responseheaders(flow)
     assert flow.response.stream is False
-    door.response(flow)
+    done(tctx, door.response(flow))
     (exchange,) = watching.ended
     assert exchange.response is not None
     assert exchange.response.body == b'{"whole":true}'
@@ -185,7 +200,7 @@ def test_an_upstream_that_fails_before_answering_is_still_seen_with_its_error(tc
     flow = tflow.tflow()
     run(tctx, door, flow)
     flow.error = tflow.terr("Connect call failed")
-    door.error(flow)
+    done(tctx, door.error(flow))
     assert tap.heads == [None]
     (exchange,) = watching.ended
     assert (exchange.response, exchange.error) == (None, "Connect call failed")

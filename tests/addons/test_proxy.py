@@ -105,15 +105,14 @@ def test_stop_closes_the_listeners(ca: CertificateAuthority) -> None:
         pass
 
 
-def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        settings = ProxySettings(confdir=ca.directory, listen_port=port)
-        with pytest.raises(LlmproxyError) as refused:
-            ProxyThread(settings, []).start()
-    assert str(refused.value) == f"the proxy could not start: cannot listen on 127.0.0.1:{port}: Address already in use"
+def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority, busy_port: int) -> None:
+    settings = ProxySettings(confdir=ca.directory, listen_port=busy_port)
+    with pytest.raises(LlmproxyError) as refused:
+        ProxyThread(settings, []).start()
+    assert (
+        str(refused.value)
+        == f"the proxy could not start: cannot listen on 127.0.0.1:{busy_port}: Address already in use"
+    )
 
 
 @pytest.mark.parametrize("url", ["ftp://x", "http://", "x"])

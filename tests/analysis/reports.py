@@ -9,7 +9,8 @@ from pathlib import Path
 
 import orjson
 
-from llmproxy.analysis.build import Selection, build_report
+from llmproxy.analysis.build import Selection, build_report, select
+from llmproxy.analysis.calls import Call
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.sources import Grouping, Recorded
 from llmproxy.cassette.redact import Redactor
@@ -20,6 +21,8 @@ from tests.cassette.factory import STARTED, exchange, request, response
 
 ROOT = Path(__file__).resolve().parents[2]
 SIGNAL_CASSETTES = ROOT / "cassettes" / "report"
+CRAFTED_RUNS = tuple(sorted(str(path.relative_to(ROOT)) for path in SIGNAL_CASSETTES.glob("*.json")))
+"""The crafted run of each signal and the clean run, one cassette each (a test suite's folder is beside them)."""
 
 
 @contextmanager
@@ -34,17 +37,26 @@ def at_root() -> Iterator[None]:
 
 
 def report_of(*paths: str, grouping: Grouping = Grouping.CASSETTE, selection: Selection | None = None) -> Report:
+    return run_of(*paths, grouping=grouping, selection=selection)[0]
+
+
+def run_of(
+    *paths: str, grouping: Grouping = Grouping.CASSETTE, selection: Selection | None = None
+) -> tuple[Report, list[Call]]:
+    """The report, and the calls it covers as its rows number them (row n is `calls[n - 1]`)."""
     book = PriceBook()
+    selection = selection or Selection()
     with at_root():
         recorded = Recorded([Path(path) for path in paths], book, grouping)
-        return build_report(
+        report = build_report(
             recorded.calls,
             recorded.sources,
             book=book,
             grouping=grouping,
-            selection=selection or Selection(),
+            selection=selection,
             conversation=recorded.conversation,
         )
+    return report, select(recorded.calls, selection)[0]
 
 
 def recorded(path: Path, exchanges: Iterable[RawExchange]) -> str:

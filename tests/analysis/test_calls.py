@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from llmproxy.analysis.calls import _read_messages
+from llmproxy.analysis.calls import read_messages
 from llmproxy.mock.usage import tokens
 from llmproxy.model import Message, Role, TextPart, ToolResultPart
 
@@ -15,6 +15,6 @@ PART = st.one_of(
 
 @given(st.lists(st.lists(PART, max_size=5).map(lambda parts: Message(Role.USER, tuple(parts))), max_size=4))
 def test_a_message_counts_the_tokens_of_its_whole_text(messages: list[Message]) -> None:
-    counted, results, _ = _read_messages(tuple(messages), 0)
+    counted, results, _ = read_messages(tuple(messages), 0)
     assert counted == sum(tokens(message.text) for message in messages)
     assert [block.tokens for block in results] == [tokens(p.text) for m in messages for p in m.tool_results]

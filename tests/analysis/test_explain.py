@@ -22,8 +22,8 @@ def test_explain_says_what_max_calls_left_out() -> None:
         result = CliRunner().invoke(
             main, ["explain", "cassettes/report/output-token-bloat.json", "--max-calls", "2", "--format", "json"]
         )
-    assert result.stderr == f"llmproxy explain: {said}\n"
-    assert orjson.loads(result.stdout)["call"] == 2
+    document = orjson.loads(result.stdout)
+    assert (document["calls"], document["gaps"], document["explanation"]["call"]) == (2, [said], 2)
 
 
 @pytest.mark.parametrize(
@@ -31,9 +31,11 @@ def test_explain_says_what_max_calls_left_out() -> None:
     [("cassettes/claude-code-tool-loop.json", "Bash"), ("cassettes/codex-tool-loop.json", "exec_command")],
 )
 def test_the_run_as_a_summary_and_call_graph(cassette: str, tool: str) -> None:
-    code, output = explain(cassette, "--format", "json")
+    code, output = explain(cassette, "--json")
     assert code == 0
-    run = orjson.loads(output)
+    document = orjson.loads(output)
+    assert (document["schemaVersion"], document["command"], document["calls"]) == (1, "explain", 2)
+    run = document["explanation"]
     assert (run["assistantTurns"], run["toolCallSequence"]) == (1, [tool])
     assert run["latestRole"] in ("user", "tool")  # the request that carried the tool's result back
     graph = run["callGraph"]
@@ -64,8 +66,9 @@ def test_a_cassette_without_chat_calls_exits_1(tmp_path_factory: pytest.TempPath
     cassette["exchanges"] = [e for e in cassette["exchanges"] if e.get("operation") != "messages"]
     path = tmp_path_factory.mktemp("none") / "none.json"
     path.write_bytes(orjson.dumps(cassette))
-    assert explain(str(path), "--format", "json")[0] == 1
-    assert explain(str(path))[1] == "no chat calls\n"
+    code, output = explain(str(path), "--format", "json")
+    assert (code, orjson.loads(output)["explanation"]) == (1, None)
+    assert explain(str(path)) == (1, "no chat calls\n")  # the timeline says so, and exits as the JSON does
 
 
 def test_no_graph_node_is_empty_and_labels_end_at_a_word(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -87,7 +90,7 @@ def test_no_graph_node_is_empty_and_labels_end_at_a_word(tmp_path_factory: pytes
     )
     code, output = explain(path, "--format", "json")
     assert code == 0
-    labels = [(node["kind"], node["label"]) for node in orjson.loads(output)["callGraph"]["nodes"]]
+    labels = [(node["kind"], node["label"]) for node in orjson.loads(output)["explanation"]["callGraph"]["nodes"]]
     assert labels == [
         ("USER", "Summarise the quarterly report and list every risk the auditors flagged…"),
         ("ASSISTANT", "calls read_file"),

@@ -42,9 +42,7 @@ def test_each_request_is_rebuilt_as_it_was_sent(path: Path) -> None:
 def test_the_parts_every_turn_resends_are_kept_once() -> None:
     path = ROOT / "cassettes" / "claude-code-tool-loop.json"
     kept = kept_from(path)
-    bodies = [
-        kept._requests[e.id].body for e in read_exchanges(path) if e.request.url.endswith("/v1/messages?beta=true")
-    ]
+    bodies = [kept.body(e.id) for e in read_exchanges(path) if e.request.url.endswith("/v1/messages?beta=true")]
     assert len(bodies) >= 2
     assert len({id(body["tools"]) for body in bodies}) == 1  # the same tool definitions: one copy
     assert len({id(body["messages"]) for body in bodies}) == len(bodies)  # each request's own history tail

@@ -54,7 +54,10 @@ def test_a_gate_told_to_see_fewer_calls_fails_unless_allowed_to(long_run: str) -
     code, out, err = verify("cost", long_run, "--max-usd", "0.1", "--max-calls", "200", "--allow-partial", "--json")
     assert code == 0
     assert json.loads(out)["authoritative"] is False
-    assert err == "llmproxy verify cost: passed on the newest 200 of 300 calls (--max-calls 200, --allow-partial)\n"
+    assert err == (
+        "llmproxy verify cost: passed on the newest 200 of 300 calls (--max-calls 200, --allow-partial):"
+        " estimated cost $0.0700 of 200 calls, within --max-usd $0.1000\n"
+    )
     for gate in (("tool-call", "--name", "Bash", "--at-most", "3"), ("cost", "--max-usd", "5")):
         assert verify(gate[0], long_run, *gate[1:], "--max-calls", "10")[0] == 1, gate
 

@@ -18,7 +18,7 @@ from llmproxy.analysis.sources import Grouping
 from llmproxy.analysis.verdict import verdict
 from tests.analysis.reports import ROOT, report_of
 
-SCHEMA = orjson.loads((ROOT / "docs" / "report.schema.json").read_bytes())
+SCHEMA = orjson.loads((ROOT / "docs" / "json" / "report.schema.json").read_bytes())
 EVERYTHING = ("cassettes",)
 
 

@@ -2,20 +2,18 @@
 when there is nothing to judge — never a pass on an absence of evidence."""
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 from click.testing import CliRunner
 
 from llmproxy.cli import main
 from tests.analysis.reports import ROOT, at_root
+from tests.conformance.server import LoopbackServer, Reply
 
 CLEAN = "cassettes/report/clean.json"
+JSON = {"content-type": "application/json"}
 
 
 def verify(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -126,32 +124,6 @@ def test_report_gate_fails_on_a_regression(tmp_path: Path) -> None:
     assert set(json.loads(out)["newSignals"]) == {"LOW_CACHE_HIT_RATE", "REPEATED_SYSTEM_PROMPT"}
 
 
-class _Upstream(BaseHTTPRequestHandler):
-    answer: tuple[int, bytes] = (200, b"{}")
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
-        status, body = self.server.answer  # type: ignore[attr-defined]
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def upstream() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-
-
 def _to(port: int) -> Any:
     def edit(exchange: dict[str, Any]) -> None:
         exchange["request"]["url"] = f"http://127.0.0.1:{port}/v1/messages"
@@ -159,16 +131,15 @@ def _to(port: int) -> Any:
     return edit
 
 
-def test_drift_reports_changed_shapes_and_fails_closed(tmp_path: Path, upstream: ThreadingHTTPServer) -> None:
-    port = upstream.server_address[1]
-    cassette = crafted(tmp_path, "local.json", _to(port))
+def test_drift_reports_changed_shapes_and_fails_closed(tmp_path: Path, loopback: LoopbackServer) -> None:
+    cassette = crafted(tmp_path, "local.json", _to(loopback.port))
     recorded = orjson.loads((ROOT / CLEAN).read_bytes())["exchanges"][0]["response"]["body"]["json"]
 
-    upstream.answer = (200, orjson.dumps(recorded))  # type: ignore[attr-defined]
+    loopback.answer = Reply(200, JSON, orjson.dumps(recorded))
     assert verify("drift", cassette, "--live")[0] == 0
 
     changed = {**recorded, "usage": {**recorded["usage"], "output_tokens": "30"}, "service_tier": "standard"}
-    upstream.answer = (200, orjson.dumps(changed))  # type: ignore[attr-defined]
+    loopback.answer = Reply(200, JSON, orjson.dumps(changed))
     code, out, err = verify("drift", cassette, "--live", "--json")
     assert code == 1
     first = json.loads(out)["details"][0]
@@ -177,7 +148,7 @@ def test_drift_reports_changed_shapes_and_fails_closed(tmp_path: Path, upstream:
         err.splitlines()[0] == "llmproxy verify drift: exchange 1: added $.service_tier; retyped $.usage.output_tokens"
     )
 
-    upstream.answer = (500, b'{"error": "down"}')  # type: ignore[attr-defined]
+    loopback.answer = Reply(500, JSON, b'{"error": "down"}')
     code, _, err = verify("drift", cassette, "--live")
     assert code == 2
     assert "could not check: the live answer was status 500" in err

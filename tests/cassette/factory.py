@@ -1,4 +1,6 @@
-"""Captured exchanges for the cassette tests, shaped as the recording addon builds them."""
+"""Exchanges for tests, shaped as the recording addon builds them: `request` is the one way a test builds a
+`RawRequest` (keyword arguments, defaults that make an Anthropic Messages call), `response` and `exchange`
+what answered it."""
 
 import struct
 import zlib
@@ -10,20 +12,27 @@ from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawRespon
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq9xT3vB7nK2mW5pL8rY4cF6hJ1dG0sA" * 3
 STARTED = datetime(2026, 5, 1, 12, 0, 0, tzinfo=UTC)
+# what the Anthropic SDK sends beside its own headers: a JSON body, and a key that looks real, so what stores
+# a request has a secret to redact
+SDK_HEADERS = (("content-type", "application/json"), ("x-api-key", ANTHROPIC_KEY))
 
 
 def request(
     body: object = None,
     *,
-    host: str = "api.anthropic.com",
-    path: str = "/v1/messages",
-    headers: tuple[tuple[str, str], ...] = (),
-    raw: bytes | None = None,
     method: str = "POST",
+    scheme: str = "https",
+    host: str = "api.anthropic.com",
+    port: int | None = None,
+    path: str = "/v1/messages",
+    headers: tuple[tuple[str, str], ...] = SDK_HEADERS,
 ) -> RawRequest:
-    data = raw if raw is not None else orjson.dumps(body) if body is not None else b""
-    base = (("content-type", "application/json"), ("x-api-key", ANTHROPIC_KEY))
-    return RawRequest(method, "https", host, 443, path, "HTTP/1.1", base + headers, data, None)
+    """A request as a door hands it over. `body`: bytes as they are, anything else as its JSON (None: no
+    body); `port`: the scheme's own unless given; `headers`: all of them, in order (pass `()` for none)."""
+    data = body if isinstance(body, bytes) else orjson.dumps(body) if body is not None else b""
+    if port is None:
+        port = 80 if scheme in ("http", "ws") else 443
+    return RawRequest(method, scheme, host, port, path, "HTTP/1.1", headers, data, None)
 
 
 def response(

@@ -4,6 +4,7 @@ from typing import Any
 
 import jsonschema
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from llmproxy.cassette.redact import Redactor
@@ -13,6 +14,7 @@ from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response
 from tests.secret_corpus import FIELDS, SHAPES, field_values
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "json"
+QUICKSTART = Path(__file__).resolve().parents[2] / "cassettes" / "quickstart.json"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
@@ -86,14 +88,22 @@ def test_secrets_are_reported_with_their_json_path_masked(tmp_path: Path) -> Non
     }
 
 
+def journal_line(exchange_id: int = 1, text: str = "hello") -> bytes:
+    """One exchange of the quickstart cassette as a journal line, its question replaced by `text`."""
+    stored = orjson.loads(QUICKSTART.read_bytes())["exchanges"][0]
+    stored["id"] = exchange_id
+    stored["request"]["body"]["json"]["messages"] = [{"role": "user", "content": text}]
+    return orjson.dumps(stored) + b"\n"
+
+
 def test_journals_and_text_files_are_scanned_by_line(tmp_path: Path) -> None:
     journal = tmp_path / "c.json.journal"
-    journal.write_text('{"llmproxy_journal": 1}\n{"id": 1, "request": {"body": "' + ANTHROPIC_KEY + '"}}\n{"unfinished')
+    journal.write_bytes(b'{"llmproxy_journal": 1}\n' + journal_line(1, f"key {ANTHROPIC_KEY}") + b'{"unfinished')
     notes = tmp_path / "notes.txt"
     notes.write_bytes(b"\xff binary\nexport KEY=" + ANTHROPIC_KEY.encode() + b"\n")
     code, output = check(journal, notes)
     assert code == 1
-    assert f"{journal}:line 2: $.request.body: sk-ant: sk-ant…(109 chars)" in output
+    assert f"{journal}:line 2: $.request.body.json.messages[0].content: sk-ant: sk-ant…(109 chars)" in output
     assert f"{notes}:line 2: sk-ant: sk-ant…(109 chars)" in output
     assert f"checked {journal} (journal, 1 exchange): 1 secret-looking value found" in output
     assert f"checked {notes} (text): 1 secret-looking value found" in output
@@ -117,6 +127,30 @@ def test_unreadable_files_exit_2(tmp_path: Path) -> None:
         "error": "No such file or directory",
         "undecoded": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (QUICKSTART.read_bytes()[:3000], "invalid JSON at line "),
+        (b'{"llmproxy_cassette": 1, "exchanges": [{"id": 1, "request"', "invalid JSON at line 1, column 59"),
+        (QUICKSTART.read_bytes().replace(b'"exchanges": [', b'"exchanges": [}', 1), "invalid JSON at line 3"),
+        (b"", "invalid JSON at line 1, column 1: Input is a zero-length, empty document"),
+        (b'{"llmproxy_cassette": 1, "exchanges": {"id": 1}}', "$.exchanges: expected a list, got an object"),
+    ],
+    ids=["truncated", "truncated-one-line", "corrupt", "empty", "not-a-list"],
+)
+def test_a_cassette_that_cannot_be_read_is_never_called_clean(tmp_path: Path, content: bytes, reason: str) -> None:
+    """It could not be checked: one line naming the file and why, exit 2 — never "no secret-looking values"."""
+    path = tmp_path / "c.json"
+    path.write_bytes(content)
+    code, output = check(path)
+    assert code == 2
+    assert output.startswith(f"{path}: cannot check: {reason}"), output
+    assert output.count("\n") == 1, output
+    code, document = check_json(path)
+    assert (code, document["clean"]) == (2, False)
+    assert document["files"][0]["error"].startswith(reason)
 
 
 def cassette(*exchanges: dict[str, object]) -> bytes:
@@ -197,3 +231,133 @@ def test_a_body_not_decodable_fails_the_check(tmp_path: Path) -> None:
     code, output = check(path)
     assert code == 1
     assert "$.exchanges[0].response.body: not decodable: gzip: incorrect header check" in output
+
+
+def conflicted(text: bytes, at: int) -> bytes:
+    """`text` with a merge conflict left in it: its line `at` (1-based) on, as git writes one."""
+    lines = text.splitlines(keepends=True)
+    ours, theirs = lines[at - 1 : at + 1], lines[at - 1 : at + 1]
+    conflict = [b"<<<<<<< HEAD\n", *ours, b"=======\n", *theirs, b">>>>>>> other-branch\n"]
+    return b"".join([*lines[: at - 1], *conflict, *lines[at + 1 :]])
+
+
+JOURNAL_HEAD = b'{"llmproxy_journal": 1, "owner": "pid 1: llmproxy record"}\n'
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("c.json", conflicted(QUICKSTART.read_bytes(), 6), "merge conflict markers at line 6"),
+        (
+            "c.json.journal",
+            conflicted(JOURNAL_HEAD + journal_line(1) + journal_line(2), 2),
+            "merge conflict markers at line 2",
+        ),
+        (
+            "c.json",
+            QUICKSTART.read_bytes().replace(b'"llmproxy_cassette": 1', b'"llmproxy_cassette": 2'),
+            "unsupported cassette version 2 (this llmproxy reads 1)",
+        ),
+        (
+            "c.json",
+            QUICKSTART.read_bytes().replace(b'"status": 200', b'"status": "200"'),
+            'exchange 1: $.exchanges[0].response.status: expected a number, got the string "200"',
+        ),
+        (
+            "c.json",
+            QUICKSTART.read_bytes().replace(b'"id": 1,', b'"id": "1",', 1),
+            'exchange 1: $.exchanges[0].id: expected a number, got the string "1"',
+        ),
+        (
+            "c.json.journal",
+            JOURNAL_HEAD + journal_line(1).replace(b'"id":1,', b'"id":"1",'),
+            'line 2: $.id: expected a number, got the string "1"',
+        ),
+        ("c.json.journal", b'{"llmproxy_journal": 7}\n' + journal_line(1), "not an llmproxy journal"),
+        (
+            "c.json.journal",
+            b"just some text\n",
+            "invalid JSON at line 1, column 1: unexpected character, expected a JSON value",
+        ),
+    ],
+    ids=[
+        "conflict",
+        "conflict-in-journal",
+        "version-2",
+        "string-status",
+        "string-id",
+        "journal-string-id",
+        "journal-version",
+        "not-a-journal",
+    ],
+)
+def test_a_file_that_cannot_be_read_as_a_cassette_fails_in_one_line(
+    tmp_path: Path, name: str, content: bytes, reason: str
+) -> None:
+    """What a pre-commit hook must stop: one line naming the file and why, exit 2, for text and JSON alike."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, output = check(path)
+    assert (code, output) == (2, f"{path}: cannot check: {reason}\n")
+    code, document = check_json(path)
+    assert (code, document["clean"], document["files"][0]["error"]) == (2, False, reason)
+
+
+def test_a_journal_left_by_a_killed_recorder_is_checked_whole(tmp_path: Path) -> None:
+    """Its unfinished last line is what a kill leaves (readers pass over it): still scanned, as text."""
+    journal = tmp_path / "c.json.journal"
+    journal.write_bytes(JOURNAL_HEAD + journal_line(1) + b'{"id": 2, "request": {"notes": "' + ANTHROPIC_KEY.encode())
+    code, output = check(journal)
+    assert code == 1
+    assert f"{journal}:line 3: sk-ant: sk-ant…(109 chars)" in output
+    assert f"checked {journal} (journal, 1 exchange): 1 secret-looking value found" in output
+
+
+def a_tree(tmp_path: Path) -> Path:
+    """cassettes/ with a clean cassette, a journal holding a key, a JSON document and a text file, a level down."""
+    root = tmp_path / "cassettes"
+    (root / "agent").mkdir(parents=True)
+    (root / "agent" / "a.json").write_bytes(QUICKSTART.read_bytes())
+    (root / "agent" / "b.json.journal").write_bytes(JOURNAL_HEAD + journal_line(1, f"key {ANTHROPIC_KEY}"))
+    (root / "settings.json").write_text('{"retries": 2}')
+    (root / "notes.txt").write_text(f"export KEY={ANTHROPIC_KEY}\n")
+    return root
+
+
+def test_a_folder_is_searched_for_cassettes_and_journals(tmp_path: Path) -> None:
+    root = a_tree(tmp_path)
+    journal = root / "agent" / "b.json.journal"
+    code, output = check(root)
+    assert code == 1
+    assert output.splitlines() == [
+        f"checked {root / 'agent' / 'a.json'} (cassette, 1 exchange): no secret-looking values",
+        f"{journal}:line 2: $.request.body.json.messages[0].content: sk-ant: sk-ant…(109 chars)",
+        f"checked {journal} (journal, 1 exchange): 1 secret-looking value found",
+        f"checked {root / 'settings.json'} (JSON document): no secret-looking values",
+        "checked 3 files: 1 secret-looking value found",
+    ]
+
+
+def test_globs_are_expanded_as_report_and_verify_expand_them(tmp_path: Path) -> None:
+    """A quoted glob (a CI step, a shell without `**`): the files it matches, folders among them searched."""
+    root = a_tree(tmp_path)
+    code, output = check(Path(f"{root}/**/*.journal"))
+    assert code == 1
+    assert f"checked {root / 'agent' / 'b.json.journal'} (journal, 1 exchange)" in output
+    assert "a.json" not in output
+    code, output = check(Path(f"{root}/agen?"))
+    assert "checked 2 files" in output
+    report = CliRunner().invoke(main, ["report", f"{root}/**/*.json", "--format", "csv"])
+    assert report.exit_code == 0, report.output
+    assert "claude-haiku-4-5" in report.stdout
+    verify = CliRunner().invoke(main, ["verify", "cost", f"{root}/*/a.*", "--max-usd", "1"])
+    assert verify.exit_code == 0, verify.output
+
+
+@pytest.mark.parametrize("given", ["empty", "nothing-*.json"])
+def test_nothing_to_check_is_not_clean(tmp_path: Path, given: str) -> None:
+    (tmp_path / "empty").mkdir()
+    path = tmp_path / given
+    code, output = check(path)
+    assert code == 2
+    assert output.splitlines()[0].startswith(f"{path}: cannot ")

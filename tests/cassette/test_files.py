@@ -37,8 +37,8 @@ def stored(path: Path) -> list[dict[str, object]]:
 
 
 def test_the_recorders_layout_is_read_one_exchange_at_a_time(recorded: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(files, "_CHUNK", 64)  # exchanges and the file's ending split across reads
-    read, whole_file_so = _drain(files._one_by_one(recorded, Exchange.model_validate))
+    monkeypatch.setattr(files, "CHUNK", 64)  # exchanges and the file's ending split across reads
+    read, whole_file_so = _drain(files.one_by_one(recorded, Exchange.model_validate))
     assert whole_file_so  # nothing had to read the file whole
     assert read == list(iter_exchanges(recorded)) == read_exchanges(recorded)
     assert read[-1].request.extends is not None  # histories stay shared, as stored

@@ -13,7 +13,7 @@ from llmproxy.cassette.model import Exchange, JsonBody, Request, TextBody
 from llmproxy.cassette.presets import PRESETS, preset_for
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted, ReplayHit, ReplayIndex, ReplayMiss
-from tests.cassette.factory import exchange, request, response
+from tests.cassette.factory import SDK_HEADERS, exchange, request, response
 
 CAPTURED = Path(__file__).parents[1] / "fixtures" / "captured"
 
@@ -249,7 +249,8 @@ def test_a_live_request_keeps_only_the_header_replay_reads_redacted() -> None:
     """Replay matches on the URL, the body and the User-Agent (its preset): the other headers are neither
     redacted nor kept, and a key in the User-Agent is redacted as the cassette would have it."""
     agent = "claude-cli/2.0 (key sk-ant-api03-" + "a" * 80 + ")"
-    live_request = request({"q": 1}, headers=(("User-Agent", agent), ("authorization", "Bearer secret-token")))
+    sent = (*SDK_HEADERS, ("User-Agent", agent), ("authorization", "Bearer secret-token"))
+    live_request = request({"q": 1}, headers=sent)
     matched, _ = to_request(live_request, Redactor())
     ((name, value),) = [line.split(": ", 1) for line in matched.headers]
     assert name == "User-Agent"

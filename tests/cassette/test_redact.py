@@ -10,7 +10,7 @@ from llmproxy.cassette import secrets
 from llmproxy.cassette.check import check_file
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
-from tests.cassette.factory import exchange, request, response, sse_events
+from tests.cassette.factory import SDK_HEADERS, exchange, request, response, sse_events
 
 KEYS = {
     "sk-ant": "sk-ant-api03-" + "Zq9xT3vB7nK2mW5pL8rY4cF6hJ1dG0sA" * 3,
@@ -195,7 +195,8 @@ def test_no_fixture_key_reaches_a_written_cassette(tmp_path: Path) -> None:
     writer = CassetteWriter.open(tmp_path / "c.json", Redactor())
     for kind, key in KEYS.items():
         body = {"model": "m", "messages": [{"role": "user", "content": f"my {kind} key is {key}"}]}
-        raw = request(body, path=f"/v1/messages?key={key}", headers=(("x-trace", key), ("authorization", key)))
+        planted = (*SDK_HEADERS, ("x-trace", key), ("authorization", key))
+        raw = request(body, path=f"/v1/messages?key={key}", headers=planted)
         writer.add(exchange(raw, response(orjson.dumps({"echo": key}))))
         events = sse_events({"type": "content_block_delta", "text": key})
         writer.add(exchange(request(body), response(events=events, content_type="text/event-stream")))

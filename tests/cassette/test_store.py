@@ -26,8 +26,8 @@ JSON_LEAF = st.integers(0, 9) | st.text(max_size=5)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def record(path: Path, *exchanges: RawExchange, redactor: Redactor | None = None) -> str:
-    writer = CassetteWriter.open(path, redactor or Redactor())
+def record(path: Path, *exchanges: RawExchange, redactor: Redactor | None = None, keep_unanswered: bool = False) -> str:
+    writer = CassetteWriter.open(path, redactor or Redactor(), keep_unanswered=keep_unanswered)
     writer.start()
     for item in exchanges:
         writer.add(item)
@@ -42,7 +42,7 @@ def streamed(text: str = "hi") -> RawExchange:
 
 def test_a_recorded_exchange_loads_with_everything_in_place(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
-    summary = record(path, streamed(), exchange(request(raw=b"", path="/v1/models", method="GET"), response()))
+    summary = record(path, streamed(), exchange(request(b"", path="/v1/models", method="GET"), response()))
     first, *decoding = summary.splitlines()
     assert first == f"recorded 2 exchanges to {path} (anthropic 2; 1 streamed, 1 not)"
     # the made-up stream is not Anthropic's: recorded as it came, and said so
@@ -77,7 +77,7 @@ def test_failures_and_odd_bodies_are_kept_with_notes(tmp_path: Path, caplog: pyt
     broken = exchange(request({"model": "m", "messages": []}), response(b"<html>oops", content_type="application/json"))
     refused = exchange(request({"model": "m", "messages": []}), None, error="connection refused")
     with caplog.at_level(logging.WARNING):
-        summary = record(path, broken, refused)
+        summary = record(path, broken, refused, keep_unanswered=True)
     assert "1 failed" in summary
     first, second = load_cassette(path).exchanges
     assert first.response is not None
@@ -129,6 +129,15 @@ def test_a_leftover_journal_is_merged_on_load_and_recovered_on_open(tmp_path: Pa
         (b'{"llmproxy_cassette": 1,\n "exchanges": [}', "invalid JSON at line 2, column 16"),
         (b'{"exchanges": []}', "not an llmproxy cassette"),
         (b'{"llmproxy_cassette": 2, "exchanges": []}', "unsupported cassette version 2"),
+        (
+            b'{"llmproxy_cassette": "1", "exchanges": []}',
+            r'\$.llmproxy_cassette: expected the version number 1, got the string "1"$',
+        ),
+        (
+            b'{"llmproxy_cassette": 1, "exchanges": [{"id": "1", "request": {"method": "GET", "url": "/", '
+            b'"http_version": "HTTP/1.1", "headers": []}, "timings": {"started_at": "2026-05-01T12:00:00Z"}}]}',
+            r'exchange 1: \$.exchanges\[0\].id: expected a number, got the string "1"$',
+        ),
         (
             b'{"llmproxy_cassette": 1, "exchanges": [{"id": 4, "request": {"method": "GET"}, "timings": {}}]}',
             r"exchange 4: \$.exchanges\[0\].request.url: Field required",
@@ -261,7 +270,7 @@ def test_store_then_load_gives_the_redacted_bytes_back(
     raw_events = tuple(RawEvent(float(i), data) for i, data in enumerate(events))
     sent = [
         exchange(
-            request(raw=body, path="/anything", host="example.test"),
+            request(body, path="/anything", host="example.test"),
             response(events=raw_events, content_type="text/event-stream"),
         )
         for body in bodies

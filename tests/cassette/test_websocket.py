@@ -18,7 +18,7 @@ from llmproxy.cassette.websocket import answer_events
 from llmproxy.model import Completion, StopReason, ToolCall
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.providers.openai_responses.stream import stream_events
-from tests.cassette.factory import STARTED
+from tests.cassette.factory import STARTED, request
 
 CAPTURED = Path(__file__).parents[1] / "fixtures" / "captured"
 KEY = "sk-proj-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF" * 2
@@ -45,8 +45,9 @@ def captured(number: int) -> dict[str, Any]:
 
 
 def upgrade(body: Any) -> RawRequest:
-    data = orjson.dumps(body)
-    return RawRequest("GET", "wss", "api.openai.com", 443, "/v1/responses", "HTTP/1.1", UPGRADE_HEADERS, data, None)
+    return request(
+        body, method="GET", scheme="wss", host="api.openai.com", path="/v1/responses", headers=UPGRADE_HEADERS
+    )
 
 
 def on_socket(body: Any, events: list[bytes], connection: int, binary: tuple[int, ...] = ()) -> RawExchange:

@@ -19,10 +19,11 @@ import pytest
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.cassette.stream_capture import StreamCapture
-from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.plan import mock_plan, replay_plan
 from llmproxy.session import Listening, Session, running
 from llmproxy_addons.proxy import free_port
+from tests.cassette import factory
 from tests.samples import ALL, Sample
 
 FRAMING = {"content-length", "transfer-encoding", "connection", "date", "server"}
@@ -87,8 +88,8 @@ def record(path: Path, port: int, answers: dict[str, tuple[int, dict[str, str], 
     for sample in ALL:
         status, headers, body = answers[sample.name]
         request_headers = (("host", sample.host), ("content-type", "application/json"))
-        request = RawRequest(
-            "POST", "http", sample.host, port, sample.path, "HTTP/1.1", request_headers, sample.data, None
+        request = factory.request(
+            sample.data, scheme="http", host=sample.host, port=port, path=sample.path, headers=request_headers
         )
         events = None
         content_type = headers.get("content-type", "")

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from llmproxy.chain import Chain, Context, Door, Incoming, Network, Source, Upstream
-from llmproxy.model.exchange import RawRequest
+from tests.cassette.factory import request
 from tests.samples import CHAT
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -23,7 +23,7 @@ def example() -> dict[str, Any]:
 
 def anthropic() -> Incoming:
     sample = CHAT[0]
-    raw = RawRequest("POST", "https", sample.host, 443, sample.path, "HTTP/1.1", (), sample.data, None)
+    raw = request(sample.data, host=sample.host, path=sample.path, headers=())
     return Incoming(raw, Door.PROXY, Upstream(sample.host, 443, (sample.host,)))
 
 
@@ -41,3 +41,5 @@ def test_the_example_stage_answers_with_the_providers_own_529_or_passes_on() -> 
     passed = anthropic()
     assert chain.answer(passed, Context(Door.PROXY)) is None  # on to the upstream
     assert [decline.stage for decline in passed.declines] == ["intercept"]
+    chain.close()
+    assert chain.summary() == ["overloaded 1 request"]

@@ -5,7 +5,6 @@ client's connection there, with the exchange's end reported to every tap."""
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import httpx2 as httpx
@@ -47,7 +46,7 @@ class Truncate(Tap):
         kept = [(at + 0.05, data) for at, data in reply.events[: self.keep]]
         at, last = kept[-1]
         kept[-1] = (at, last.replace(b"data: {", b"data: {{"))
-        return replace(reply, events=tuple(kept))
+        return reply._replace(events=tuple(kept))
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +107,7 @@ class Cutting:
             raise CutStream
         return data
 
-    def end(self, exchange: RawExchange) -> None:
+    async def end(self, exchange: RawExchange) -> None:
         self.ended.append(exchange)
 
 

@@ -9,6 +9,7 @@ the usage the provider would for the request the CLI sent (its size, the prompt 
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import sys
@@ -17,7 +18,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS, chat_codec
 from llmproxy.providers.routes import detect, with_body
 from tests.certs import make_test_ca
+from tests.conformance.server import LoopbackServer, Received, Reply
 from tests.e2e.websocket_upstream import serve_websocket
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,10 +144,11 @@ class Session:
     messages: list[dict[str, Any]] = field(default_factory=list)  # every WebSocket message, warm-ups included
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """Answers each LLM API request with the next turn, in the format of the API it came in on (found by
     llmproxy's route detection), streamed when its route says (the body's `stream` flag, or a streaming method
     such as Gemini's); `canned` paths get their canned JSON, or their answer. `tls` serves HTTPS instead of HTTP.
+    Started at once; `close` stops it.
 
     An answer that declares no usage reports what the provider would for the request: its size, and what the
     provider's prompt cache reads and writes of it, as the requests before it left that cache
@@ -159,95 +161,51 @@ class ScriptedServer:
         tls: ssl.SSLContext | None = None,
         asides: tuple[tuple[str, Completion], ...] = (),
     ) -> None:
-        canned = canned or {}
+        self.turns = turns
+        self.canned = canned or {}
+        self.asides = asides
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.messages: list[dict[str, Any]] = []  # what came over WebSocket connections, warm-ups included
         self._cache = PromptCache()
         self._cache_lock = threading.Lock()
-        server = self
+        super().__init__(tls, answer=self.scripted)
+        self.start()
 
-        def next_turn(body: dict[str, Any], path: str) -> Completion | None:
-            if len(server.bodies) >= len(turns):
-                return None
-            server.bodies.append(body)
-            server.paths.append(path)
-            return turns[len(server.bodies) - 1]
+    def next_turn(self, body: dict[str, Any], path: str) -> Completion | None:
+        if len(self.bodies) >= len(self.turns):
+            return None
+        self.bodies.append(body)
+        self.paths.append(path)
+        return self.turns[len(self.bodies) - 1]
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def scripted(self, received: Received) -> Reply:
+        if received.method == "GET" and received.headers.get("upgrade", "").lower() == "websocket":
+            return Reply(takeover=lambda connection: self.websocket(connection, received))
+        fixed = self.canned.get(received.path.split("?")[0])
+        if isinstance(fixed, bytes):
+            return Reply(200, {"content-type": "application/json"}, fixed)
+        route = detect(received.headers.get("host", ""), received.path, received.headers, method=received.method)
+        codec = chat_codec(route) if route is not None else None
+        request = json.loads(received.body) if codec is not None else None
+        aside = fixed or next((answer for marker, answer in self.asides if marker.encode() in received.body), None)
+        completion = (aside or self.next_turn(request, received.path)) if codec is not None else None
+        if codec is None or route is None or completion is None:
+            return Reply(404)
+        completion = self.with_usage(completion, codec, route.model, request)
+        if with_body(route, request).streaming:
+            headers = {"content-type": codec.stream_media_type}
+            return Reply(200, headers, events=list(codec.encode_stream(completion, request)))
+        return Reply(200, {"content-type": "application/json"}, codec.encode_response(completion, request))
 
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                if self.headers.get("upgrade", "").lower() == "websocket":
-                    lines = [self.requestline, *(f"{name}: {value}" for name, value in self.headers.items())]
-                    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-                    serve_websocket(
-                        self.connection,
-                        head,
-                        lambda body: next_turn(body, self.path),
-                        server.messages,
-                        lambda answer, request: server.with_usage(answer, RESPONSES_CODEC, None, request),
-                    )
-                    self.close_connection = True
-                    return
-                self.do_POST()
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                fixed = canned.get(self.path.split("?")[0])
-                if isinstance(fixed, bytes):
-                    self._send_json(fixed)
-                    return
-                route = detect(self.headers.get("host", ""), self.path, dict(self.headers), method=self.command)
-                codec = chat_codec(route) if route is not None else None
-                request = json.loads(body) if codec is not None else None
-                aside = fixed or next((answer for marker, answer in asides if marker.encode() in body), None)
-                completion = (aside or next_turn(request, self.path)) if codec is not None else None
-                if codec is None or route is None or completion is None:
-                    self.send_response(404)
-                    self.send_header("content-length", "0")
-                    self.end_headers()
-                    return
-                completion = server.with_usage(completion, codec, route.model, request)
-                if with_body(route, request).streaming:
-                    self.send_response(200)
-                    self.send_header("content-type", codec.stream_media_type)
-                    self.send_header("transfer-encoding", "chunked")
-                    self.end_headers()
-                    for event in codec.encode_stream(completion, request):
-                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-                        self.wfile.flush()
-                    self.wfile.write(b"0\r\n\r\n")
-                else:
-                    self._send_json(codec.encode_response(completion, request))
-
-            def _send_json(self, data: bytes) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.connections = 0  # accepted TCP connections, TLS handshake or not
-
-        class Server(ThreadingHTTPServer):
-            def verify_request(self, request: Any, client_address: Any) -> bool:
-                server.connections += 1
-                return True
-
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        if tls is not None:
-            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
-        self.scheme = "https" if tls is not None else "http"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self._httpd.server_address[1]}"
+    def websocket(self, connection: socket.socket, upgrade: Received) -> None:
+        serve_websocket(
+            connection,
+            upgrade.head,
+            lambda body: self.next_turn(body, upgrade.path),
+            self.messages,
+            lambda answer, request: self.with_usage(answer, RESPONSES_CODEC, None, request),
+        )
 
     def with_usage(self, answer: Completion, codec: ChatCodec, model: str | None, request: Any) -> Completion:
         """`answer` with the usage the provider reports for `request` (its whole body, in `codec`'s format;
@@ -258,10 +216,6 @@ class ScriptedServer:
         conversation = replace(conversation, model=conversation.model or model)
         with self._cache_lock:  # one request at a time reads and fills the cache, as the provider's would
             return replace(answer, usage=self._cache.usage(codec.provider, conversation, answer))
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def cli_env(root: Path, folder: str = "work", **variables: str) -> dict[str, str]:
@@ -343,7 +297,7 @@ def mock_tool_loop(
 
 
 MISS_DIAGNOSTIC = "no recorded exchange matches; closest is exchange"
-REFUSED = "llmproxy: ERROR llmproxy.chain.chain: refused: "  # logged the moment llmproxy refuses a request
+REFUSED = "llmproxy replay: refused: "  # logged the moment llmproxy refuses a request
 # seconds from llmproxy's first refusal to the end of the run (docs/replay.md#misses-explain-themselves)
 MISS_ENDS_WITHIN = 10.0
 

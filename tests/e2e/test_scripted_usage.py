@@ -88,6 +88,26 @@ def test_openai_caches_the_shared_prefix_by_itself_in_steps_of_128(upstream: Scr
     assert second_input > second_cached  # the input counts the cached part too
 
 
+def test_openai_reports_the_exact_read_and_the_write_from_gpt_5_6(upstream: ScriptedServer) -> None:
+    """GPT-5.6 and later (docs/providers.md#prompt-caching): the prefix read as it is, and what each request
+    wrote to the cache, as the SDK reads them."""
+    import openai
+
+    with openai.OpenAI(api_key="sk-test", base_url=f"{upstream.url}/v1", max_retries=0) as client:
+        first, second = (
+            client.responses.create(model="gpt-6.2-sol", instructions=SYSTEM, input=question).usage
+            for question in ("Review it.", "Review the tests.")
+        )
+    assert first is not None
+    assert second is not None
+    assert (first.input_tokens_details.cached_tokens, first.input_tokens_details.cache_write_tokens) == (
+        0,
+        first.input_tokens,
+    )
+    assert second.input_tokens_details.cached_tokens == tokens(SYSTEM)  # exact: not rounded to 128
+    assert second.input_tokens_details.cache_write_tokens == second.input_tokens - tokens(SYSTEM)
+
+
 def test_gemini_reports_its_implicit_cache_within_the_prompt(upstream: ScriptedServer) -> None:
     genai = pytest.importorskip("google.genai")
     types = pytest.importorskip("google.genai.types")

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from llmproxy_addons.proxy import free_port
+
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -24,9 +26,7 @@ def redis_server(directory: Path) -> Iterator[str]:
     """A fresh server without persistence; yields its URL (database 0)."""
     if not redis_available():
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # redis-server must be told its port (port 0 turns its TCP listener off)
     command = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"]
     process = subprocess.Popen(
         [*command, "--dir", str(directory)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

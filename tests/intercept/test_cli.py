@@ -52,7 +52,7 @@ def test_validate_a_good_and_a_bad_file(tmp_path: Path) -> None:
     jsonschema.validate(document, schema("chaos-validate"))
     assert document["valid"] is False
     assert document["errors"] == [
-        f"{bad}: $.rules[0].chaos: Value error, a token quota needs a token limit and tokenQuotaWindowMillis"
+        f"{bad}: $.rules[0].chaos: a token quota needs a token limit and tokenQuotaWindowMillis"
     ]
 
 
@@ -106,7 +106,7 @@ def test_a_profile_as_json_and_its_errors(running: ControlServer) -> None:
     assert "a.example:8080" in running.intercept.hosts.snapshot()
     code, _, said = chaos(running, "set", "a.example", "--profile", '{"quotaLimit": 3}')
     assert code == 1
-    assert said.startswith("llmproxy chaos set: 400: $.chaos: Value error, a request quota needs")
+    assert said.startswith("llmproxy chaos set: 400: $.chaos: a request quota needs")
     assert chaos(running, "set", "a.example")[0] == 2  # nothing to inject
     assert chaos(running, "clear", "nowhere.example")[0] == 1
 
@@ -169,3 +169,17 @@ def test_the_command_a_run_starts_reaches_the_control_api_not_the_proxy(mode: st
     assert 'host api.anthropic.com: {"failRequestCount": 1, "errorStatus": 529, "retryAfter": "0.1"}' in shown
     assert shown[-1] == "injected so far: error 1"
     assert "the run recovered: 1 of 1 fault retried" in run.stderr
+
+
+def test_a_patch_that_breaks_the_profile_is_one_line_naming_the_field(running: ControlServer) -> None:
+    """What pydantic says, as a JSON path and a message: never its layout or its help URL."""
+    assert chaos(running, "set", "api.openai.com", "--fail", "503")[0] == 0
+    for patch, said in (
+        ('{"errorStatus": "x"}', "$.chaos.errorStatus: Input should be a valid integer"),
+        ('{"errorProbability": 7}', "$.chaos.errorProbability: Input should be less than or equal to 1"),
+    ):
+        code, _, error = chaos(running, "patch", "api.openai.com", patch)
+        assert code == 1
+        assert error.startswith(f"llmproxy chaos patch: 400: the patched profile is not valid: {said}"), error
+        assert error.count("\n") == 1
+        assert "pydantic" not in error

@@ -160,4 +160,4 @@ def test_a_requests_own_header_applies_to_it_alone(tmp_path: Path) -> None:
     assert (garbled.status_code, garbled.json()["error"]["type"]) == (400, "invalid_request_error")
     assert garbled.json()["error"]["message"].startswith("x-llmproxy-chaos: not JSON: ")
     assert bad.status_code == 400
-    assert bad.json()["error"]["message"].startswith("x-llmproxy-chaos: Value error, a request quota")
+    assert bad.json()["error"]["message"].startswith("x-llmproxy-chaos: a request quota")

@@ -87,3 +87,12 @@ def test_a_bad_shorthand_is_a_one_line_usage_error(fail: str, problem: str) -> N
     with pytest.raises(UsageError, match=problem) as raised:
         shorthand_rules(fail=fail)
     assert "\n" not in str(raised.value)
+
+
+def test_a_bad_shorthand_names_the_option_as_given_not_the_profile_field() -> None:
+    with pytest.raises(UsageError) as raised:
+        shorthand_rules(fail="500", retry_after="soon")
+    assert str(raised.value) == "--retry-after soon: 'soon' is neither seconds nor an HTTP date"
+    with pytest.raises(UsageError) as raised:
+        shorthand_rules(fail=["500@0.5", "529@1.5"])
+    assert str(raised.value) == "--fail 529@1.5: Input should be less than or equal to 1"

@@ -93,7 +93,7 @@ def test_the_sdk_retries_two_injected_529s_into_the_recording(tmp_path: Path, ca
     assert "replayed 1 request: 0 missed, 0 unused" in run.stderr
     injected = [line for line in run.stderr.splitlines() if "injected error" in line]
     rule = "--fail 529@1 --fail-first 2 --retry-after 0.1"
-    assert injected == [f"llmproxy: DEBUG llmproxy.intercept.engine: injected error: status 529 ({rule})"] * 2
+    assert injected == [f"llmproxy replay: DEBUG llmproxy.intercept.engine: injected error: status 529 ({rule})"] * 2
 
 
 FAIL_FIRST_2 = InterceptPlan(

@@ -3,7 +3,6 @@ pytest-xdist workers or parallel CI jobs that run them would; a Redis that canno
 at start with one line."""
 
 import json
-import socket
 import ssl
 import subprocess
 import sys
@@ -52,12 +51,10 @@ def test_two_proxies_spend_one_budget(tmp_path: Path, fresh_redis: str) -> None:
     assert statuses == [200, 200, 200, 429]
 
 
-def test_an_unreachable_redis_fails_the_run_at_start_in_one_line(tmp_path: Path) -> None:
+def test_an_unreachable_redis_fails_the_run_at_start_in_one_line(tmp_path: Path, refusing_port: int) -> None:
     path = tmp_path / "expectations.json"
     path.write_text(json.dumps(ANSWERS))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = refusing_port
     command = [sys.executable, "-m", "llmproxy", "mock", "--expectations", str(path)]
     run = subprocess.run(
         [*command, "--state", f"redis://127.0.0.1:{port}/0", "--rpm", "5", "--", sys.executable, "-c", "print('ran')"],

@@ -8,14 +8,14 @@ from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.faults import FaultKind
 from llmproxy.intercept.rules import ChaosFile, shorthand_rules
-from llmproxy.model.exchange import RawRequest
+from tests.cassette import factory
 from tests.intercept.requests import Clock, Request, openai
 
 RELAY = Context(Door.RELAY, forwards=False)
 
 
 def answer(stage: InterceptStage, request: Request) -> Reply:
-    raw = RawRequest("POST", "https", request.host, 443, request.path, "HTTP/1.1", (), request.body, None)
+    raw = factory.request(request.body, host=request.host, path=request.path, headers=())
     reply = stage.decide(Incoming(raw, Door.RELAY), RELAY)
     assert reply is not None
     assert reply.source is Source.FAULT

@@ -1,4 +1,3 @@
-import socket
 import threading
 import time
 
@@ -86,14 +85,11 @@ def test_namespaces_keep_counters_apart(redis_url: str) -> None:
     assert one.describe() == f"in Redis at {redis_url}"
 
 
-def test_an_unreachable_redis_fails_at_start_in_one_line() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]  # nothing listens once the socket closes
+def test_an_unreachable_redis_fails_at_start_in_one_line(refusing_port: int) -> None:
     with pytest.raises(UsageError) as raised:
-        RedisStore(f"redis://127.0.0.1:{port}/0")
+        RedisStore(f"redis://127.0.0.1:{refusing_port}/0")
     message = str(raised.value)
-    assert message.startswith(f"--state redis://127.0.0.1:{port}/0: cannot use Redis: ")
+    assert message.startswith(f"--state redis://127.0.0.1:{refusing_port}/0: cannot use Redis: ")
     assert "\n" not in message
 
 

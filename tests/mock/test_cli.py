@@ -99,7 +99,7 @@ def test_validate_points_at_the_field(tmp_path: Path) -> None:
     assert ok.output == f"{good}: valid, 1 expectation\n"
     failed = runner.invoke(main, ["mock", "validate", str(bad)])
     assert failed.exit_code == 1
-    assert "$.expectations[0]: Value error, needs exactly one of" in failed.output
+    assert "$.expectations[0]: needs exactly one of" in failed.output
 
 
 def validated(path: Path) -> tuple[int, dict[str, Any]]:
@@ -135,7 +135,7 @@ def test_validate_json_lists_the_entries_or_the_errors(tmp_path: Path) -> None:
     code, document = validated(bad)
     assert (code, document["valid"], document["entries"]) == (1, False, [])
     (error,) = document["errors"]
-    assert error.startswith(f"{bad}: $.expectations[0]: Value error, needs exactly one of")
+    assert error.startswith(f"{bad}: $.expectations[0]: needs exactly one of")
 
 
 def test_mock_help_lists_the_options_of_the_mock_itself() -> None:
@@ -144,3 +144,30 @@ def test_mock_help_lists_the_options_of_the_mock_itself() -> None:
     for option in ("--expectations FILE", "--cassette FILE", "--miss-status", "--log FILE", "--port", "--map"):
         assert option in shown
     assert "validate  Check an expectations file" in shown
+
+
+def test_mock_help_lists_no_internal_command() -> None:
+    shown = CliRunner().invoke(main, ["mock", "--help"], prog_name="llmproxy").output
+    commands = shown.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in commands] == ["validate"]  # not the `run` that serves the mock
+
+
+def test_without_expectations_the_command_runs_and_chaos_alone_answers(tmp_path: Path) -> None:
+    """`llmproxy mock -- CMD` runs CMD; `--fail 529` is a provider that is down, offline (docs/mock.md)."""
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    environment = {**os.environ, "LLMPROXY_HOME": str(tmp_path / "home")}
+    llmproxy = [sys.executable, "-m", "llmproxy", "mock"]
+    plain = subprocess.run([*llmproxy, "--", "sh", "-c", "exit 3"], env=environment, capture_output=True, text=True)
+    assert plain.returncode == 3, plain.stderr
+    assert "llmproxy mock: proxy on http://127.0.0.1:" in plain.stderr
+    assert "mocking with no expectations" in plain.stderr
+    down = subprocess.run(
+        [*llmproxy, "--fail", "529", "--", sys.executable, str(child), "hi"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(down.stdout)["status"] == 529, down.stderr
+    assert "injected 1 fault (error 1)" in down.stderr

@@ -10,7 +10,7 @@ import pytest
 from llmproxy.chain import Incoming
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
-from llmproxy.model.exchange import RawRequest
+from tests.cassette.factory import request
 
 
 def anthropic(messages: list[dict[str, Any]], *, session: str = "", model: str = "claude-haiku-4-5") -> Incoming:
@@ -18,13 +18,13 @@ def anthropic(messages: list[dict[str, Any]], *, session: str = "", model: str =
     if session:
         headers.append(("x-session", session))
     body = orjson.dumps({"model": model, "max_tokens": 100, "messages": messages})
-    raw = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", tuple(headers), body, None)
+    raw = request(body, headers=tuple(headers))
     return Incoming(raw)
 
 
 def openai(messages: list[dict[str, Any]]) -> Incoming:
     body = orjson.dumps({"model": "gpt-5-mini", "messages": messages})
-    raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", (), body, None)
+    raw = request(body, host="api.openai.com", path="/v1/chat/completions", headers=())
     return Incoming(raw)
 
 
@@ -200,7 +200,7 @@ def test_adversarial_answers_are_fixed_texts() -> None:
 
 
 def test_conversation_predicates_need_a_chat_request() -> None:
-    raw = RawRequest("GET", "https", "example.com", 443, "/health", "HTTP/1.1", (), b"", None)
+    raw = request(method="GET", host="example.com", path="/health", headers=())
     mock = engine({"match": {"turnIndex": 0}, "respond": {"text": "x"}})
     miss = mock.decide(Incoming(raw))
     assert isinstance(miss, MockMiss)
@@ -220,7 +220,7 @@ def test_isolation_from_cookie_and_query(source: str, request_headers: dict[str,
     path = "/v1/messages?sid=abc" if source == "queryParameter" else "/v1/messages"
     body = orjson.dumps({"model": "m", "max_tokens": 1, "messages": HELLO})
     headers = tuple(request_headers.items())
-    raw = RawRequest("POST", "https", "api.anthropic.com", 443, path, "HTTP/1.1", headers, body, None)
+    raw = request(body, path=path, headers=headers)
     decision = mock.decide(Incoming(raw))
     assert isinstance(decision, MockDecision)
     assert decision.source == "conversation 1 (session abc) turn 1"
@@ -230,7 +230,7 @@ def test_a_path_matches_as_sent_or_percent_decoded() -> None:
     """botocore sends a Bedrock model id's `:` as `%3A`; an expectation written with `:` still answers."""
     sent = "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
     body = orjson.dumps({"messages": [{"role": "user", "content": [{"text": "Hello"}]}]})
-    raw = RawRequest("POST", "https", "bedrock-runtime.us-east-1.amazonaws.com", 443, sent, "HTTP/1.1", (), body, None)
+    raw = request(body, host="bedrock-runtime.us-east-1.amazonaws.com", path=sent, headers=())
     mock = engine(
         {"match": {"path": "/model/anthropic.claude-3-5-haiku-20241022-v1:0/converse"}, "respond": {"text": "literal"}},
         {"match": {"path": "^/model/[^/]+:0/converse$"}, "respond": {"text": "pattern"}},

@@ -27,11 +27,11 @@ def write(tmp_path: Path, document: object) -> Path:
             {"respond": {"toolCalls": [{"arguments": {}}]}},
             "$.expectations[0].respond.toolCalls[0].name: Field required",
         ),
-        ({"respond": {"text": "a"}, "error": {"status": 500}}, "$.expectations[0]: Value error, needs exactly one of"),
+        ({"respond": {"text": "a"}, "error": {"status": 500}}, "$.expectations[0]: needs exactly one of"),
         ({"respond": {"txt": "a"}}, "$.expectations[0].respond.txt: Extra inputs are not permitted"),
         (
             {"match": {"latestMessageMatches": "("}, "respond": {}},
-            "$.expectations[0].match.latestMessageMatches: Value",
+            "$.expectations[0].match.latestMessageMatches: not a regular expression",
         ),
         ({"error": {"status": 200}}, "$.expectations[0].error.status: Input should be greater than or equal to 400"),
         (
@@ -40,15 +40,15 @@ def write(tmp_path: Path, document: object) -> Path:
         ),
         (
             {"respond": {"text": "{}", "outputSchema": "{not json"}},
-            "$.expectations[0].respond.outputSchema: Value error, not JSON",
+            "$.expectations[0].respond.outputSchema: not JSON",
         ),
         (
             {"respond": {"text": "{}", "outputSchema": {"type": "objekt"}}},
-            "$.expectations[0].respond.outputSchema: Value error, not a valid JSON Schema: $.type:",
+            "$.expectations[0].respond.outputSchema: not a valid JSON Schema: $.type:",
         ),
         (
             {"respond": {"text": "{}", "enforceOutputSchema": True}},
-            "$.expectations[0].respond: Value error, enforceOutputSchema needs an outputSchema",
+            "$.expectations[0].respond: enforceOutputSchema needs an outputSchema",
         ),
         (
             {"conversation": {"turns": [{"respond": {}}, {"respond": {"physics": {"jitter": 2}}}]}},

@@ -15,8 +15,10 @@ from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers.base import ChatCodec
+from tests.cassette.factory import request
 
-REQUEST = Incoming(RawRequest("POST", "https", "api.example.com", 443, "/v1/things", "HTTP/1.1", (), b"", None))
+REQUEST = Incoming(request(host="api.example.com", path="/v1/things", headers=()))
 ANSWERED = MockDecision(spec.Respond(text="ok"), "expectation 1", 1)
 REPLY = Reply(200, ())
 MISS = MockMiss(None, ())
@@ -47,6 +49,15 @@ def test_memory_keeps_the_latest_entries_and_every_count(tmp_path: Path) -> None
     assert [entry["seq"] for entry in written] == list(range(1, total + 1))
 
 
+def test_the_summary_asked_once_the_log_is_closed_still_says_where_every_entry_is(tmp_path: Path) -> None:
+    """The chain closes every stage before it asks for their summaries."""
+    log = MockLog(Redactor(), tmp_path / "mock.jsonl")
+    for _ in range(SHOWN + 1):
+        log.answered(REQUEST, ANSWERED, REPLY)
+    log.close()
+    assert "  … 1 earlier request not listed (the --log file has them all)" in log.summary().splitlines()
+
+
 def test_a_short_run_lists_every_request() -> None:
     log = MockLog(Redactor())
     log.answered(REQUEST, ANSWERED, REPLY)
@@ -55,7 +66,7 @@ def test_a_short_run_lists_every_request() -> None:
         "mock answered 1 of 2 requests",
         "  1. api.example.com (turn index -): expectation 1",
         "  2. POST api.example.com/v1/things (turn index -): missed: no expectation answers this request "
-        "(the expectations file has none for it)",
+        "(none were given)",
     ]
     assert [entry["seq"] for entry in log.misses] == [2]
 
@@ -73,12 +84,24 @@ def chat_request(text: str, *, decodes: list[int] | None = None) -> Incoming:
     # json, not orjson: tracemalloc counts 16 MB for the 1 MB bytes orjson gives
     body = json.dumps({"model": "gpt-5-mini", "messages": messages}).encode()
     headers = (("host", "api.openai.com"), ("content-type", "application/json"))
-    raw = RawRequest("POST", "https", "api.openai.com", 443, "/v1/chat/completions", "HTTP/1.1", headers, body, None)
-    request = Incoming(raw)
-    if decodes is not None and request.codec is not None:
-        decode = request.codec.decode_request
-        request._codec = replace(request.codec, decode_request=lambda b: decodes.append(1) or decode(b))
-    return request
+    raw = request(body, host="api.openai.com", path="/v1/chat/completions", headers=headers)
+    return Incoming(raw) if decodes is None else Counted(raw, decodes)
+
+
+class Counted(Incoming):
+    """A request whose codec counts the decodes made with it."""
+
+    __slots__ = ("counting",)
+
+    def __init__(self, raw: RawRequest, decodes: list[int]) -> None:
+        super().__init__(raw)
+        codec = super().codec
+        assert codec is not None
+        self.counting = replace(codec, decode_request=lambda body: decodes.append(1) or codec.decode_request(body))
+
+    @property
+    def codec(self) -> ChatCodec:
+        return self.counting
 
 
 def test_details_are_read_from_the_request_when_the_entry_is() -> None:

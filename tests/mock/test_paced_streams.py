@@ -21,8 +21,8 @@ import orjson
 from llmproxy.chain import Incoming
 from llmproxy.mock import spec
 from llmproxy.mock.reply import encode_respond
-from llmproxy.model.exchange import RawRequest
 from llmproxy.session import Listening, Session, mocking
+from tests.cassette.factory import request
 
 TOLERANCE_MS = 40
 PHYSICS = {"ttftMs": 150, "tokensPerSecond": 40, "jitter": 0.3, "seed": 3}
@@ -71,7 +71,7 @@ def collector_paused() -> Iterator[None]:
 def planned() -> list[float]:
     """The offsets the physics give for this answer, in milliseconds."""
     body = orjson.dumps(REQUEST)
-    raw = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", (), body, None)
+    raw = request(body, headers=())
     respond = spec.Respond.model_validate({"text": TEXT, "physics": PHYSICS})
     reply = encode_respond(respond, Incoming(raw))
     assert reply.events is not None

@@ -99,16 +99,19 @@ def test_anthropic_writes_the_prefix_to_the_last_breakpoint_then_reads_it_on_the
 
 
 def test_anthropic_caches_nothing_below_the_models_minimum() -> None:
-    """About 3,700 tokens: over Sonnet 4.5's 1,024 but under the 4,096 of Haiku 4.5 and Opus 4.5 on; a prompt
-    of about 1,300 tokens is under Haiku 3.5's 2,048."""
+    """About 3,700 tokens: over the 512 of Opus 5.5, the 1,024 of Sonnet 4.5 and the 2,048 of Opus 4.7, under
+    the 4,096 of Haiku 4.5, Opus 4.5 and a model the documentation does not list; a prompt of about 1,300
+    tokens is under Haiku 3.5's 2,048 (docs/providers.md#prompt-caching)."""
     body = claude_turn("m", user("Run ls."))
     assert 4_096 > prompt_tokens("anthropic-messages", body)[-1] > 2_048
     for model, cached in [
+        ("claude-opus-5-5", True),
         ("claude-sonnet-4-5", True),
         ("claude-opus-4-1", True),
+        ("claude-opus-4-7", True),
         ("claude-haiku-4-5-20251001", False),
         ("claude-opus-4-5", False),
-        ("claude-opus-5-5", False),
+        ("claude-opus-6", False),
     ]:
         usage = reported(PromptCache(), "anthropic-messages", body | {"model": model})
         assert (usage["cache_creation_input_tokens"] > 0) is cached, model
@@ -118,6 +121,23 @@ def test_anthropic_caches_nothing_below_the_models_minimum() -> None:
     assert reported(PromptCache(), "anthropic-messages", small)["cache_creation_input_tokens"] == 0
     sonnet = reported(PromptCache(), "anthropic-messages", small | {"model": "claude-3-7-sonnet-latest"})
     assert sonnet["cache_creation_input_tokens"] > 0
+
+
+def test_anthropic_writes_a_breakpoint_only_once_its_prefix_reaches_the_minimum() -> None:
+    """Opus 5.5 caches from 512 tokens: a system prompt of about 600 is written at its own breakpoint and read
+    by the next turn; one of about 300 is not (only the last breakpoint's longer prefix is)."""
+
+    def turn(system: str, *messages: dict[str, Any]) -> dict[str, Any]:
+        cached = {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+        return {"model": "claude-opus-5-5", "max_tokens": 64, "system": [cached], "messages": list(messages)}
+
+    for system, written in ((LONG[:2_400], True), (LONG[:1_200], False)):
+        system_end = prompt_tokens("anthropic-messages", turn(system))[0]
+        assert (512 < system_end < 1_024) if written else (system_end < 512)
+        cache = PromptCache()
+        reported(cache, "anthropic-messages", turn(system, user("Run ls.")))
+        again = reported(cache, "anthropic-messages", turn(system, user("Run pwd.")))
+        assert again["cache_read_input_tokens"] == (system_end if written else 0)
 
 
 def test_anthropic_caches_only_where_the_client_set_a_breakpoint() -> None:
@@ -191,6 +211,24 @@ def test_openai_responses_reads_the_shared_prefix_in_steps_of_128_tokens() -> No
     assert second["output_tokens"] == tokens(ANSWER.text)
 
 
+def test_openai_reports_the_exact_read_and_the_write_from_gpt_5_6() -> None:
+    """GPT-5.6 and later: the prefix read is reported as it is, not in steps of 128, and what the request wrote
+    to the cache apart (`cache_write_tokens`, within the input count)."""
+    cache = PromptCache()
+    ask = {"role": "user", "content": "Run ls."}
+    first_body = responses_turn(ask) | {"model": "gpt-6.2-sol"}
+    first = reported(cache, "openai-responses", first_body)
+    whole = prompt_tokens("openai-responses", first_body)[-1]
+    assert first["input_tokens_details"] == {"cached_tokens": 0, "cache_write_tokens": whole}
+    call = {"type": "function_call", "call_id": "c1", "name": "exec_command", "arguments": '{"cmd":"ls"}'}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "README.md"}
+    second_body = responses_turn(ask, call, output) | {"model": "gpt-6.2-sol"}
+    second = reported(cache, "openai-responses", second_body)
+    total = prompt_tokens("openai-responses", second_body)[-1]
+    assert second["input_tokens_details"] == {"cached_tokens": whole, "cache_write_tokens": total - whole}
+    assert second["input_tokens"] == total
+
+
 def test_openai_chat_caches_nothing_under_1024_tokens() -> None:
     cache = PromptCache()
     short = {
@@ -249,8 +287,10 @@ def test_gemini_reports_the_implicit_cache_within_the_prompt(codec_name: str) ->
     shared = prompt_tokens(codec_name, body(ASK, model="m"))[-1]
     assert second["cachedContentTokenCount"] == shared
     assert second["promptTokenCount"] == prompt_tokens(codec_name, body(ASK, CALL, RESULT, model="m"))[-1]
-    # Gemini 2.0 has no implicit caching; Gemini 3 Pro caches from 4,096 tokens
-    for model in ("gemini-2.0-flash", "gemini-3-pro-preview"):
+    # Gemini 2.0 has no implicit caching; Gemini 2.5 Flash caches from 2,048 tokens, 3 Pro and Flash-Lite
+    # from 4,096
+    assert 2_048 < shared < 4_096
+    for model in ("gemini-2.0-flash", "gemini-3-pro-preview", "gemini-3.1-flash-lite"):
         answer(ASK, model=model)
         assert "cachedContentTokenCount" not in answer(ASK, CALL, model=model)
 

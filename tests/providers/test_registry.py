@@ -147,17 +147,15 @@ def test_rate_limit_headers_by_route_even_where_there_is_no_chat() -> None:
 def test_every_codec_is_filed_under_its_own_provider_and_operation() -> None:
     from llmproxy.providers import registry
 
-    for table in (registry._CHAT, registry._EMBEDDINGS, registry._RERANK):
-        for name, (provider, operation, where) in table.items():
-            codec = registry.named_codec(name)
-            assert codec is not None
-            assert (codec.provider, codec.operation) == (provider, operation), name
-            assert codec is registry._load(where)
-    for routes in (registry._CHAT_BY_ROUTE, registry._OVER_WEBSOCKET, registry._WEBSOCKET, registry._RERANK_BY_ROUTE):
-        for (provider, operation), where in routes.items():
-            assert (registry._load(where).provider, registry._load(where).operation) == (provider, operation)
-    for provider, where in registry._SPEAKS_FOR.items():
-        assert registry._load(where).provider is provider
+    filings = registry.filings()
+    for filing in filings:
+        if filing.operation is None:  # the codec that speaks for its provider
+            assert filing.codec.provider is filing.provider
+        else:
+            assert (filing.codec.provider, filing.codec.operation) == (filing.provider, filing.operation), filing
+        if filing.name is not None:
+            assert registry.named_codec(filing.name) is filing.codec
+    assert sorted(filing.name for filing in filings if filing.name is not None) == sorted(registry.codec_names())
 
 
 def test_a_provider_s_codecs_are_imported_when_a_route_first_needs_them() -> None:

@@ -134,7 +134,35 @@ def cohere_session() -> dict[str, str]:
     return {"first": first.message.content[0].text, "second": second}  # type: ignore[index,union-attr]
 
 
+def coping_session() -> dict[str, str]:
+    """Code that survives an API that does not answer, as an agent with a fallback does: it catches the SDKs'
+    errors and carries on, so its exit status says nothing; only llmproxy can tell the recording is not whole.
+    One OpenAI and one Anthropic question (PROMPT: the Anthropic one), each its answer or the SDK's error."""
+    import anthropic
+    import openai
+
+    outcome: dict[str, str] = {}
+    try:
+        chat = openai.OpenAI(api_key=SECRET, max_retries=0).chat.completions.create(
+            model="gpt-5-mini", messages=[{"role": "user", "content": QUESTION}]
+        )
+        outcome["openai"] = chat.choices[0].message.content or ""
+    except openai.APIError as error:
+        outcome["openai"] = type(error).__name__
+    try:
+        with anthropic.Anthropic(api_key=SECRET, max_retries=0, timeout=anthropic.Timeout(60, read=3)) as client:
+            prompt = os.environ.get("PROMPT", QUESTION)
+            with client.messages.stream(
+                model="claude-sonnet-4-5", max_tokens=64, messages=[{"role": "user", "content": prompt}]
+            ) as stream:
+                outcome["anthropic"] = "".join(stream.text_stream)
+    except Exception as error:  # an APIError, or what a stream that broke off raises as it is read
+        outcome["anthropic"] = type(error).__name__
+    return outcome
+
+
 SESSIONS = {
+    "coping": coping_session,
     "compatible": compatible_session,
     "anthropic": anthropic_session,
     "openai": openai_session,

@@ -13,10 +13,8 @@ import itertools
 import random
 import subprocess
 import sys
-import threading
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ import zstandard
 
 from llmproxy.cassette.store import load_cassette
 from llmproxy.mock.from_cassette import convert, dumps
+from tests.conformance.server import LoopbackServer, Received, Reply
 from tests.record.world import installed
 from tests.secret_corpus import all_secrets, planted_text
 from tests.streams import STREAMS
@@ -56,52 +55,24 @@ def pieces(text: str, seed: int) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(points)]
 
 
-class Upstream:
-    """Answers each request with the shape its `x-corpus-answer` header names, holding the whole corpus."""
-
-    def __init__(self) -> None:
-        text = planted_text()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("content-length") or 0))
-                answer = self.headers.get("x-corpus-answer", "")
-                if answer in ENCODINGS:
-                    body = orjson.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
-                    self._send(200, "application/json", ENCODINGS[answer](body), answer)
-                    return
-                build, content_type, _ = STREAMS[answer]
-                events = build(pieces(text, seed=len(answer)))
-                self._send(200, content_type, b"".join(events), None)
-
-            def _send(self, status: int, content_type: str, data: bytes, encoding: str | None) -> None:
-                self.send_response(status)
-                self.send_header("content-type", content_type)
-                if encoding:
-                    self.send_header("content-encoding", encoding)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+def corpus_answer(received: Received) -> Reply:
+    """The shape the request's `x-corpus-answer` header names, holding the whole corpus."""
+    text = planted_text()
+    answer = received.headers.get("x-corpus-answer", "")
+    if answer in ENCODINGS:
+        body = orjson.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
+        headers = {"content-type": "application/json", "content-encoding": answer}
+        return Reply(200, headers, ENCODINGS[answer](body))
+    build, content_type, _ = STREAMS[answer]
+    events = build(pieces(text, seed=len(answer)))
+    return Reply(200, {"content-type": content_type}, b"".join(events))
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """One record run of the whole corpus (shared: it is the expensive part)."""
     tmp = tmp_path_factory.mktemp("corpus")
-    upstream = Upstream()
+    upstream = LoopbackServer(answer=corpus_answer).start()
     cassette = tmp / "corpus.json"
     command = [sys.executable, "-m", "llmproxy", "record", "--cassette", str(cassette), "-v"]
     command += [f"--map={host}={upstream.url}" for host in HOSTS]

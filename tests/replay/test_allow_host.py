@@ -1,13 +1,13 @@
 """Strict replay cannot be used to reach what it should never touch: every way an attacker (a prompt-injected
 agent, a hostile test) might steer a request through `--allow-host` to a local service, sent as raw bytes to
-the real proxy. A service on 127.0.0.1 stands for what must stay unreachable; it counts what reaches it.
+the real proxy. A service on 127.0.0.1 (or ::1) stands for what must stay unreachable; it counts what reaches
+it, connections and requests.
 The rules themselves, with every address spelling: tests/test_egress.py."""
 
 import contextlib
 import json
 import socket
 import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,26 +18,6 @@ from tests.certs import make_test_ca
 from tests.conformance.server import LoopbackServer, Reply
 
 ALLOWED = "api.github.com"
-
-
-class TcpSentinel:
-    """A TCP service that counts connections (for traffic that is not HTTP at all, or on IPv6 loopback)."""
-
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        self.accepted = 0
-        self._socket = socket.create_server((host, 0), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-        self.port = self._socket.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                connection, _ = self._socket.accept()
-                self.accepted += 1
-                connection.close()
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 @pytest.fixture
@@ -143,31 +123,26 @@ def test_connect_to_a_local_port_then_tls_for_the_allowed_name(tmp_path: Path, c
             assert_refused(proxy, response, service)
 
 
-def test_connect_to_a_local_port_then_raw_bytes_with_nothing_allowed(tmp_path: Path, cassette: Path) -> None:
-    sentinel = TcpSentinel()
-    try:
-        with strict(tmp_path, cassette) as proxy, tunnel(proxy, f"127.0.0.1:{sentinel.port}") as inner:
-            exchange(inner, b"SSH-2.0-OpenSSH_9.6\r\n")
-        assert sentinel.accepted == 0, "a raw TCP connection reached the local service"
-        assert proxy.refused
-    finally:
-        sentinel.close()
+def test_connect_to_a_local_port_then_raw_bytes_with_nothing_allowed(
+    tmp_path: Path, cassette: Path, service: LoopbackServer
+) -> None:
+    with strict(tmp_path, cassette) as proxy, tunnel(proxy, f"127.0.0.1:{service.port}") as inner:
+        exchange(inner, b"SSH-2.0-OpenSSH_9.6\r\n")
+    assert service.connections == 0, "a raw TCP connection reached the local service"
+    assert proxy.refused
 
 
 def test_an_absolute_uri_to_ipv6_loopback_with_the_allowed_host_header(tmp_path: Path, cassette: Path) -> None:
     try:
-        sentinel = TcpSentinel("::1")
+        sentinel = LoopbackServer(host="::1", answer=Reply(hang_up=True))
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
-    try:
-        with strict(tmp_path, cassette, ALLOWED) as proxy:
-            with socket.create_connection(("127.0.0.1", proxy_port(proxy)), timeout=10) as connection:
-                response = exchange(connection, get(f"http://[::1]:{sentinel.port}/secret", ALLOWED))
-            assert sentinel.accepted == 0, "the request reached the IPv6 loopback service"
-            assert status(response) == 404  # a miss off the LLM APIs: not found
-            assert proxy.misses
-    finally:
-        sentinel.close()
+    with sentinel, strict(tmp_path, cassette, ALLOWED) as proxy:
+        with socket.create_connection(("127.0.0.1", proxy_port(proxy)), timeout=10) as connection:
+            response = exchange(connection, get(f"http://[::1]:{sentinel.port}/secret", ALLOWED))
+        assert sentinel.connections == 0, "the request reached the IPv6 loopback service"
+        assert status(response) == 404  # a miss off the LLM APIs: not found
+        assert proxy.misses
 
 
 def test_an_allowed_name_that_resolves_to_loopback(tmp_path: Path, cassette: Path, service: LoopbackServer) -> None:

@@ -5,6 +5,7 @@ drawn on a real terminal, the command's output passed through above it, the summ
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -69,15 +70,36 @@ def test_a_miss_is_in_the_document_and_fails_the_run(tmp_path: Path) -> None:
     run = document(done)
     assert (run["exitStatus"], run["commandExitStatus"]) == (1, 0)
     (miss,) = run["misses"]
-    assert "closest" in miss
+    assert (miss["request"], miss["reason"]) == ("POST https://api.anthropic.com/v1/messages", "differs")
+    assert (miss["cassette"], miss["closestExchange"]) == (CASSETTE, 1)
+    assert {"path": "$.max_tokens", "recorded": "200", "received": "10"} in miss["differences"]
+    assert miss["message"].startswith("POST https://api.anthropic.com/v1/messages: no recorded exchange matches")
     assert run["calls"][0]["answered"] == "miss"
     assert run["unused"] == [{"id": 1, "method": "POST", "url": "https://api.anthropic.com/v1/messages"}]
+
+
+def test_misses_become_ci_annotations_as_docs_json_output_shows(tmp_path: Path) -> None:
+    """docs/json-output.md's jq program, run on a replay's document: one `::error` line per path that differs,
+    on the cassette that came closest."""
+    client = tmp_path / "other.py"
+    client.write_text(OTHER)
+    done = llmproxy(tmp_path, "replay", "--json", "--cassette", CASSETTE, "--", sys.executable, str(client))
+    (tmp_path / "run.json").write_text(done.stdout)
+    page = (ROOT / "docs" / "json-output.md").read_text()
+    program = re.search(r"jq -r '(.*?)' run\.json", page, re.DOTALL)
+    assert program is not None
+    annotated = subprocess.run(
+        ["jq", "-r", program.group(1), "run.json"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    lines = annotated.stdout.splitlines()
+    assert f"::error file={CASSETTE},title=llmproxy replay miss::$.max_tokens: recorded 200, received 10" in lines
+    assert all(line.startswith(f"::error file={CASSETTE},title=llmproxy replay miss::") for line in lines)
 
 
 def test_verbose_says_each_request_as_it_is_answered(tmp_path: Path) -> None:
     done = llmproxy(tmp_path, "replay", "--cassette", CASSETTE, "--timing", "instant", "-v", "--", *QUICKSTART)
     assert done.returncode == 0, done.stderr
-    (line,) = [line for line in done.stderr.splitlines() if "llmproxy.calls" in line]
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("llmproxy replay: #1 ")]
     assert "#1 hit 200 anthropic claude-haiku-4-5" in line
     assert line.endswith("POST https://api.anthropic.com/v1/messages")
 

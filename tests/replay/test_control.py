@@ -12,8 +12,9 @@ import pytest
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.errors import CassetteError
-from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawResponse
 from llmproxy.session import Listening, replaying
+from tests.cassette import factory
 from tests.cassette.factory import STARTED
 
 URL = "http://api.anthropic.com/v1/messages"
@@ -22,17 +23,7 @@ BODY = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "us
 
 def cassette(path: Path, text: str, copies: int = 1) -> Path:
     writer = CassetteWriter.open(path, Redactor())
-    request = RawRequest(
-        "POST",
-        "http",
-        "api.anthropic.com",
-        80,
-        "/v1/messages",
-        "HTTP/1.1",
-        (("content-type", "application/json"),),
-        json.dumps(BODY).encode(),
-        None,
-    )
+    request = factory.request(json.dumps(BODY).encode(), scheme="http", headers=(("content-type", "application/json"),))
     answer = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}
     response = RawResponse(
         200, "OK", "HTTP/1.1", (("content-type", "application/json"),), json.dumps(answer).encode(), None, None

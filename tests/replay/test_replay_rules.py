@@ -4,7 +4,6 @@ connections as recorded; the recorded headers apart from hop-by-hop ones; hosts 
 locally unless allowed; `--fail-on-unused` failing a run whose command succeeded."""
 
 import json
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -40,12 +39,6 @@ def record(tmp_path: Path, loopback: LoopbackServer, *replies: Reply) -> tuple[P
     return cassette, live
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.mark.parametrize(
     ("exhausted", "third"), [(OnExhausted.ERROR, 400), (OnExhausted.REPEAT_LAST, "second")], ids=["error", "repeat"]
 )
@@ -78,13 +71,15 @@ def test_a_miss_ends_the_sdk_at_once_unless_a_retried_status_is_asked_for(
     assert len(proxy.misses) == attempts  # the SDK (max_retries=1) retried the 599 only
 
 
-def test_recorded_errors_and_failed_connections_replay_as_recorded(tmp_path: Path, loopback: LoopbackServer) -> None:
+def test_recorded_errors_and_failed_connections_replay_as_recorded(
+    tmp_path: Path, loopback: LoopbackServer, refusing_port: int
+) -> None:
     limited = {"error": {"type": "rate_limit_error", "message": "slow down"}, "type": "error"}
     headers = {**JSON, "retry-after": "7", "anthropic-ratelimit-requests-remaining": "0"}
     cassette, _ = record(tmp_path, loopback, Reply(429, headers, json.dumps(limited).encode()))
-    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens: the connection is refused
+    dead = f"http://127.0.0.1:{refusing_port}"  # nothing listens: the connection is refused
     listening = Listening(ca_directory=tmp_path / "ca")
-    with recording(cassette, listening) as proxy:
+    with recording(cassette, listening, record_unanswered=True) as proxy:  # an outage, recorded on purpose
         refused = ask(dead, proxy.url, {**ASK, "max_tokens": 17})
     assert refused.status_code == 502
 

@@ -13,8 +13,9 @@ import pytest
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
-from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.session import Listening, RecordMode, recording, replaying
+from tests.cassette import factory
 from tests.certs import make_test_ca
 from tests.e2e.clis import ScriptedServer, tool_loop
 from tests.openai_websocket import answer, through_proxy
@@ -107,16 +108,13 @@ def test_a_changed_request_is_refused_saying_where_it_differs(
 
 def timed_cassette(path: Path) -> list[float]:
     """A cassette of one WebSocket answer whose ten messages came 60 ms apart; their offsets."""
-    request = RawRequest(
-        "GET",
-        "wss",
-        "api.openai.com",
-        443,
-        "/v1/responses",
-        "HTTP/1.1",
-        (("upgrade", "websocket"),),
-        orjson.dumps({"type": "response.create", "model": "m", "input": "hi"}),
-        None,
+    request = factory.request(
+        {"type": "response.create", "model": "m", "input": "hi"},
+        method="GET",
+        scheme="wss",
+        host="api.openai.com",
+        path="/v1/responses",
+        headers=(("upgrade", "websocket"),),
     )
     events = [{"type": "response.in_progress", "response": {"id": "resp_1"}} for _ in range(9)]
     events.append({"type": "response.completed", "response": {"id": "resp_1", "output": []}})

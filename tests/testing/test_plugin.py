@@ -16,9 +16,10 @@ import pytest
 from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter
-from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawResponse
 from llmproxy.plan import RecordMode
 from llmproxy.testing.plugin import MODES, default_mode
+from tests.cassette import factory
 from tests.cassette.factory import STARTED
 from tests.testing.upstream import Upstream
 
@@ -497,7 +498,7 @@ def test_sdk_clients_in_the_test_and_in_its_subprocesses_go_through_the_proxy(te
     }
     headers = (("content-type", "application/json"),)
     sent = json.dumps(body).encode()
-    request = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, sent, None)
+    request = factory.request(sent, headers=headers)
     response = RawResponse(200, "OK", "HTTP/1.1", headers, json.dumps(answer).encode(), None, None)
     for test in ("test_in_process", "test_in_a_subprocess"):
         writer = CassetteWriter.open(tester.path / "cassettes" / "test_tls" / f"{test}.json", Redactor())
@@ -746,7 +747,7 @@ SET_UP_ERRORS = {
     'expectations="missing.json"': "*missing.json: cannot read the expectations file: No such file or directory",
     'expectations="broken.json"': "*broken.json: $.expectations[0].respnd: Extra inputs are not permitted",
     "chaos=42": "chaos=42: expected a chaos file's path, a dict or options (docs/chaos.md)",
-    "chaos='--fial 500@1'": "chaos='--fial 500@1': No such option '--fial'. Did you mean '--fail'?",
+    "chaos='--fial 500@1'": "chaos='--fial 500@1': no such option --fial (did you mean --fail?)",
     "'corrupt'": "*corrupt.json: invalid JSON at line 2, column 1: unexpected end of data",
 }
 

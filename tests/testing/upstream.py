@@ -2,13 +2,16 @@
 answers every request, counting them: what recording tests record from, and what proves a replay never reached
 the network. A prompt that mentions the weather gets a tool call (Anthropic); every answer says how many
 requests came before it, so a replay is told from a new answer. Two prompts get no answer at all: "hang up"
-closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops."""
+closes the connection at once, "never answer" keeps it open, silent, until the stand-in stops; "break off"
+starts a stream and closes the connection after its first event."""
 
 import itertools
 import json
+import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.conformance.server import LoopbackServer, Received, Reply
 
 
 def answer(request: dict[str, Any], count: int) -> dict[str, Any]:
@@ -41,50 +44,36 @@ def openai_answer(request: dict[str, Any], count: int) -> dict[str, Any]:
     }
 
 
-class Upstream:
+class Upstream(LoopbackServer):
     def __init__(self) -> None:
         self.count = 0
         self.stopping = threading.Event()  # what "never answer" waits for
-        counter = itertools.count(1)
-        upstream = self
+        self._counter = itertools.count(1)
+        super().__init__(answer=self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def _answer(self, received: Received) -> Reply:
+        self.count = next(self._counter)
+        request = json.loads(received.body)
+        prompt = str(request["messages"][-1]["content"])
+        if prompt in ("hang up", "never answer"):
+            if prompt == "never answer":
+                self.stopping.wait(60)
+            return Reply(hang_up=True)
+        if prompt == "break off":
+            return Reply(takeover=lambda connection: _break_off(connection, request, self.count))
+        shape = openai_answer if received.path.endswith("/chat/completions") else answer
+        reply = json.dumps(shape(request, self.count)).encode()
+        return Reply(200, {"content-type": "application/json"}, reply)
 
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length") or 0))
-                upstream.count = next(counter)
-                prompt = str(json.loads(body)["messages"][-1]["content"])
-                if prompt in ("hang up", "never answer"):
-                    if prompt == "never answer":
-                        upstream.stopping.wait(60)
-                    self.close_connection = True
-                    return
-                shape = openai_answer if self.path.endswith("/chat/completions") else answer
-                reply = json.dumps(shape(json.loads(body), upstream.count)).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> "Upstream":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
+        super().close()
+
+
+def _break_off(connection: socket.socket, request: dict[str, Any], count: int) -> None:
+    """A stream's head and first event, then the connection closes: no last chunk, the stream ends in the
+    middle."""
+    start = {"type": "message_start", "message": {**answer(request, count), "content": []}}
+    event = f"event: message_start\ndata: {json.dumps(start)}\n\n".encode()
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    connection.sendall(head + b"%x\r\n%s\r\n" % (len(event), event))

@@ -1,4 +1,4 @@
-"""The report as JSON (schema v1, docs/report.schema.json): indented, fields in the schema's order."""
+"""The report as JSON (schema v1, docs/json/report.schema.json): indented, fields in the schema's order."""
 
 import orjson
 

@@ -11,7 +11,6 @@ from llmproxy.chain.chain import Network
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Context, Stage
-from llmproxy.errors import LlmproxyError
 
 
 class BackgroundStage(Stage):
@@ -34,7 +33,7 @@ class BackgroundStage(Stage):
     def explain(self) -> str:
         return "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
+    def summary(self) -> list[str]:
         if not self.answered:
             return []
         total = sum(self.answered.values())

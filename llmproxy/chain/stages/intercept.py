@@ -9,9 +9,8 @@ With nothing configured it costs one look at the request's headers.
 """
 
 import logging
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import orjson
 
@@ -19,9 +18,9 @@ from llmproxy.chain.incoming import Forwarding, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.errors import ChaosError, LlmproxyError
+from llmproxy.errors import ChaosError
 from llmproxy.intercept.aftermath import Attempt
-from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.decision import PASS, Dropped, Misbehaved, Pending, Refusal, Through
 from llmproxy.intercept.engine import OVERRIDE, Intercept
 from llmproxy.intercept.faults import Injected
 from llmproxy.intercept.profile import ChaosProfile
@@ -31,18 +30,12 @@ from llmproxy.model import Completion, ErrorKind, ProviderError, Route
 from llmproxy.providers.registry import error_encoder
 from llmproxy.words import plural
 
+if TYPE_CHECKING:  # pricing is imported only when a budget needs it
+    from llmproxy.intercept.budget import Spend
+
 logger = logging.getLogger(__name__)
 
 _STRIP: tuple[tuple[str, str | None], ...] = ((OVERRIDE, None),)
-
-
-@dataclass(slots=True)
-class Pending:
-    """A request let through, waiting for its answer: what to do to it, and the attempt it is (whose answer the
-    aftermath learns: whether a fault was recovered from is what the client got)."""
-
-    through: Through
-    attempt: Attempt | None
 
 
 class InterceptStage(Stage):
@@ -51,6 +44,7 @@ class InterceptStage(Stage):
     def __init__(self, engine: Intercept, source: str = "") -> None:
         self.state = State(engine)  # swapped whole while running (a pytest test's chaos); the tap shares it
         self.source = source  # what configured it, for explain()
+        self._standing: Spend | None = None  # the budget's, read as its store was let go
 
     @property
     def engine(self) -> Intercept:
@@ -102,15 +96,19 @@ class InterceptStage(Stage):
         source = f" ({self.source})" if self.source else ""
         return f"chaos, quotas and budget: {what}{source}; counters {engine.store.describe()}"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
-        lines = summary_lines(self.engine)
-        self.engine.store.close()
-        return lines
+    def close(self) -> None:
+        """The counters' store let go (a Redis connection), the budget's last standing kept for the summary."""
+        engine = self.engine
+        self._standing = engine.budget.standing() if engine.budget is not None else None
+        engine.store.close()
+
+    def summary(self) -> list[str]:
+        return summary_lines(self.engine, self._standing)
 
 
 def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:
     """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
-    incoming.injected.append(fault.record())
+    incoming.injected.append(fault)
     if attempt is not None:
         engine.aftermath.faulted(attempt, fault, describe(incoming))
 
@@ -131,7 +129,7 @@ def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
     if kept is None or kept[0] is not refusal:  # the id of a refusal gone since is no match
         if len(_KEPT) >= _KEEP:
             _KEPT.clear()
-        kept = _KEPT[key] = (refusal, replace(_encoded(refusal, route, now), shared=True))
+        kept = _KEPT[key] = (refusal, _encoded(refusal, route, now)._replace(shared=True))
     return kept[1]
 
 

@@ -10,7 +10,6 @@ from llmproxy.chain.incoming import AttachedChaos, Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.errors import LlmproxyError
 from llmproxy.mock.engine import MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
 
@@ -50,7 +49,7 @@ class MockStage(Stage):
         outcome = engine.answer(incoming)
         if isinstance(outcome, MockMiss):
             log.missed(incoming, outcome)
-            incoming.decline(self.name, outcome.explain(), outcome)
+            incoming.decline(self.name, outcome.explain())
             return None
         decision, reply = outcome
         if decision.chaos is not None:  # decided by the intercept tap, now that the answer is known
@@ -63,15 +62,16 @@ class MockStage(Stage):
         return reply
 
     def explain(self) -> str:
-        return f"expectations {self.source}".rstrip()
+        return f"expectations {self.source}" if self.source else "no expectations"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
+    def close(self) -> None:
+        """Raises LlmproxyError when the request log could not be written whole."""
+        engine, log = self.state.value
+        if engine is not None:
+            log.close()
+
+    def summary(self) -> list[str]:
         engine, log = self.state.value
         if engine is None:
             return []
-        summary = log.summary(self.chaos.value.stood_in if self.chaos is not None else 0)
-        try:
-            log.close()
-        except LlmproxyError as error:  # the request log could not be written whole
-            failures.append(error)
-        return [summary]
+        return [log.summary(self.chaos.value.stood_in if self.chaos is not None else 0)]

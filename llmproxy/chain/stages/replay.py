@@ -13,10 +13,11 @@ requests fail: an exchange holding a fault llmproxy sent in an answer's place is
 unused — else the client would meet the recorded faults on top of the live ones.
 """
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -31,11 +32,10 @@ from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
 from llmproxy.cassette.recorded import Recorded, load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
-from llmproxy.chain.incoming import Decline, Incoming
-from llmproxy.chain.reply import Reply, Source, text_reply
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Meaning, Reply, Source, text_reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.errors import LlmproxyError
 from llmproxy.http import HOP_BY_HOP
 from llmproxy.intercept.engine import OVERRIDE
 from llmproxy.intercept.faults import STANDING_IN
@@ -57,6 +57,7 @@ class Replaying:
 
     index: ReplayIndex
     sources: tuple[Path, ...] = ()
+    sizes: tuple[tuple[Path, int], ...] = ()  # the cassettes the index holds, in order, with their exchanges
     hits: int = 0
     misses: list[ReplayMiss] = field(default_factory=list)
     replies: dict[int, Reply] = field(default_factory=dict)  # id(exchange) → its reply, built once
@@ -67,8 +68,21 @@ class Replaying:
         """The cassettes' exchanges indexed (the ones that exist: a recording in progress may not yet).
         Raises CassetteError."""
         paths = tuple(Path(path) for path in cassettes)
-        exchanges = Recorded.joined(load_recorded(path) for path in paths if cassette_exists(path))
-        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
+        loaded = [(path, load_recorded(path)) for path in paths if cassette_exists(path)]
+        exchanges = Recorded.joined(recorded for _, recorded in loaded)
+        sizes = tuple((path, len(recorded)) for path, recorded in loaded)
+        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths, sizes)
+
+    def cassette_of(self, miss: ReplayMiss) -> Path | None:
+        """The cassette that holds the recording closest to a miss (a CI annotation's file), if there is one."""
+        if miss.position is None:
+            return None
+        end = 0
+        for path, size in self.sizes:
+            end += size
+            if miss.position < end:
+                return path
+        return None
 
     def unused(self, passes_over: frozenset[str] = NOTHING) -> list[Exchange]:
         """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
@@ -76,6 +90,11 @@ class Replaying:
         unused = self.index.unused(passes_over)
         kept = {url: background_url(url) is None for url in {exchange.request.url for exchange in unused}}
         return [exchange for exchange in unused if kept[exchange.request.url]]  # each URL looked up once
+
+    def missed(self, miss: ReplayMiss) -> None:
+        """A request with no recording was refused (nothing else answered it): a miss of this cassette set's."""
+        with self.lock:
+            self.misses.append(miss)
 
     def summary(self, passes_over: frozenset[str] = NOTHING) -> list[str]:
         unused = self.unused(passes_over)
@@ -136,17 +155,11 @@ class ReplayStage(Stage):
             message = f"llmproxy replay could not examine the request: {exc}"
             return text_reply(self.error_status, message, Source.ERROR)
         if isinstance(decision, ReplayMiss):
-            incoming.decline(self.name, decision.reason, decision)
+            incoming.decline(self.name, decision.reason, functools.partial(serving.missed, decision))
             return None
         with serving.lock:
             serving.hits += 1
         return self._reply(serving, decision, request)
-
-    def refused(self, decline: Decline) -> None:
-        assert isinstance(decline.detail, ReplayMiss)
-        serving = self.state.value
-        with serving.lock:
-            serving.misses.append(decline.detail)
 
     def use(self, cassettes: Sequence[Path], match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on (loaded before anything changes: a bad file raises
@@ -160,7 +173,7 @@ class ReplayStage(Stage):
         names = ", ".join(map(str, serving.sources)) or "no cassette"
         return f"{names} ({serving.index.size} exchanges; streams at {timing})"
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
+    def summary(self) -> list[str]:
         return self.state.value.summary(self.passes_over())
 
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:
@@ -169,7 +182,7 @@ class ReplayStage(Stage):
         if request_id is None:
             reply = serving.replies.get(id(exchange))
             if reply is None:
-                reply = serving.replies[id(exchange)] = replace(recorded_reply(exchange, self.timing), shared=True)
+                reply = serving.replies[id(exchange)] = recorded_reply(exchange, self.timing)._replace(shared=True)
             return reply
         return recorded_reply(exchange, self.timing, request_id)
 
@@ -183,10 +196,12 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
         return text_reply(502, f"llmproxy replay: recorded upstream failure: {exchange.error}", Source.CASSETTE)
     kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in HOP_BY_HOP)
 
-    def meaning() -> Completion | None:
+    def decode() -> Completion | None:
         route = exchange_route(exchange)
         codec = chat_codec(route) if route is not None else None
         return decode_response(codec, response) if codec is not None else None
+
+    meaning = Meaning(decode)
 
     if response.events is None:
         body = body_bytes(response.body) if response.body is not None else b""

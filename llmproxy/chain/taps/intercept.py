@@ -11,8 +11,6 @@ Every fault it puts in is counted, marked on the request for the recording, and 
 """
 
 import logging
-from collections.abc import Awaitable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from llmproxy.cassette.decoding import decoder_for
@@ -20,13 +18,12 @@ from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
-from llmproxy.chain.stages.intercept import Pending, describe, mark, misbehaving_reply, refusal_reply
+from llmproxy.chain.stages.intercept import describe, mark, misbehaving_reply, refusal_reply
 from llmproxy.chain.state import State
-from llmproxy.intercept.decision import Dropped, Misbehaved, Refusal, Through
+from llmproxy.intercept.decision import Dropped, Misbehaved, Pending, Refusal, Through
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.events import EventSplitter
 from llmproxy.intercept.faults import FaultKind, Injected
-from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.shaping import LiveShaper, Shaping
 from llmproxy.model import Usage
 from llmproxy.model.exchange import RawExchange
@@ -51,7 +48,7 @@ class InterceptTap(Tap):
         if incoming.chaos is not None and reply.source in _ANSWERED:
             reply = self._turn_chaos(incoming, reply)
         pending = incoming.intercepted
-        if not isinstance(pending, Pending):
+        if pending is None:
             return reply
         if pending.attempt is not None:
             self.engine.aftermath.answered(pending.attempt, 0 if reply.drop else reply.status)
@@ -69,11 +66,11 @@ class InterceptTap(Tap):
             self._settle(incoming, through, reply.usage)
         if not changed:
             return reply
-        return replace(reply, **changed, shared=False, prepared=None)  # type: ignore[arg-type]
+        return reply._replace(**changed, shared=False)  # type: ignore[arg-type]
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         pending = incoming.intercepted
-        if not isinstance(pending, Pending):
+        if pending is None:
             return None
         if pending.attempt is not None:
             self.engine.aftermath.answered(pending.attempt, head.status if head is not None else 0)
@@ -88,10 +85,8 @@ class InterceptTap(Tap):
         """A mock turn's profile, decided now that the turn is known: it may replace the answer."""
         attached = incoming.chaos
         assert attached is not None
-        if not isinstance(attached.profile, ChaosProfile):
-            return reply
         engine = self.engine
-        pending = incoming.intercepted if isinstance(incoming.intercepted, Pending) else None
+        pending = incoming.intercepted
         attempt = pending.attempt if pending is not None else None
         if attempt is None:
             attempt = engine.aftermath.seen(incoming.body, engine.clock(), incoming.route is not None)
@@ -194,10 +189,10 @@ class _LiveAnswer:
         self._keep(data)
         return data
 
-    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
+    async def end(self, exchange: RawExchange) -> None:
         through = self.pending.through
         if self.kept is None:
-            return None
+            return
         response = exchange.response
         usage = None
         codec = self.incoming.codec
@@ -211,7 +206,6 @@ class _LiveAnswer:
             except Exception:
                 logger.debug("could not read the usage of %s", describe(self.incoming), exc_info=True)
         self.tap._settle(self.incoming, through, usage)
-        return None
 
     def _keep(self, data: bytes) -> None:
         if self.kept is not None and data:

@@ -1,13 +1,12 @@
 """The meter tap: every answer, whoever gave it, becomes a `Call` on the session's meter (`llmproxy.meter`) —
 a stage's reply as it is sent, the upstream's answer once it has ended (its stream cut into events as it
-passes, nothing held back). Observation only: a failure here is logged and the traffic carries on.
+passes, nothing held back). Observation only: what fails here the chain logs, and the traffic carries on.
 
 What it meters lives in its state, so the pytest plugin gives each test a meter of its own.
 """
 
 import logging
 import time
-from collections.abc import Awaitable
 from datetime import UTC, datetime
 
 from llmproxy.cassette.decode import decode_answer
@@ -44,10 +43,7 @@ class MeterTap(Tap):
         return self.state.value
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        try:
-            self.state.value.add(replied(incoming, reply))
-        except Exception:  # metering observes: it never breaks the traffic
-            logger.exception("could not meter %s %s", incoming.raw.method, incoming.path)
+        self.state.value.add(replied(incoming, reply))
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -99,12 +95,8 @@ class _Answer:
             self.capture.feed(data, at)
         return data
 
-    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
-        try:
-            self.meter.add(self._call(exchange))
-        except Exception:
-            logger.exception("could not meter the answer to %s", self.incoming.path)
-        return None
+    async def end(self, exchange: RawExchange) -> None:
+        self.meter.add(self._call(exchange))
 
     def _call(self, exchange: RawExchange) -> Call:
         response = exchange.response

@@ -3,8 +3,8 @@
 A stream passes to the client piece by piece as it arrives; the tap only notes each piece and its time for
 `StreamCapture`, which cuts it into wire events. A plain body is recorded whole when it ends. Only LLM APIs
 and the hosts the scope adds are kept; what llmproxy answered itself (a replay hit, a mock) is not a new
-recording. Everything here is observation: it never changes what the client receives, and its own failures
-are logged, not raised into the traffic (fail open).
+recording. Everything here is observation: it never changes what the client receives, and what fails here
+the chain logs, never letting it into the traffic (fail open).
 """
 
 import logging
@@ -14,18 +14,21 @@ from collections import Counter
 from collections.abc import Awaitable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, Source
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.errors import LlmproxyError
 from llmproxy.model import Route
 from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
+
+if TYPE_CHECKING:
+    from llmproxy.cassette.store import RecordSummary
+    from llmproxy.intercept.faults import Injected
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ class Sink(Protocol):
 
     def add(self, exchange: RawExchange) -> None: ...
 
-    def close(self) -> object: ...  # its summary, as a line
+    def close(self) -> "RecordSummary": ...
 
 
 class RecordTap(Tap):
@@ -52,6 +55,7 @@ class RecordTap(Tap):
         self.scope = scope
         self.state: State[Sink | None] = State(sink)  # another cassette's writer, or none, while running
         self.destination = destination
+        self.recorded: RecordSummary | None = None  # what the sink recorded, once closed
         self._missed: Counter[str] = Counter()  # what could not be recorded → how often
         self._lock = threading.Lock()
 
@@ -87,12 +91,8 @@ class RecordTap(Tap):
         """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
         is recorded as the client got it, marked injected: the recording shows the run as it happened."""
         sink = self.state.value
-        if sink is None or reply.source is not Source.FAULT or not self._covers(incoming):
-            return reply
-        try:
+        if sink is not None and reply.source is Source.FAULT and self._covers(incoming):
             sink.add(_fault_exchange(incoming, reply))
-        except Exception:  # observing must never break the user's traffic
-            logger.exception("could not record %s", _where(incoming))
         return reply
 
     def _covers(self, incoming: Incoming) -> bool:
@@ -102,24 +102,25 @@ class RecordTap(Tap):
         return f"to {self.destination}" if self.destination else "to a cassette"
 
     def start(self) -> None:
+        """The run has started cleanly: a rewrite may now replace the cassette (before, closing leaves it as it
+        was)."""
         if (sink := self.state.value) is not None:
             sink.start()
 
-    def close(self, failures: list[LlmproxyError]) -> list[str]:
+    def close(self) -> None:
+        """The cassette written whole. Raises LlmproxyError (CassetteError) when it could not be."""
+        if (sink := self.state.value) is not None:
+            self.recorded = sink.close()
+
+    def summary(self) -> list[str]:
         missed = [f"not recorded: {what}" + (f" ({n} times)" if n > 1 else "") for what, n in self._missed.items()]
-        written = []
-        try:
-            if (sink := self.state.value) is not None:
-                written.append(str(sink.close()))
-        except LlmproxyError as error:  # the cassette could not be written
-            failures.append(error)
-        return [*written, *missed]
+        return missed if self.recorded is None else [str(self.recorded), *missed]
 
 
 class _Recording:
     __slots__ = ("capture", "injected", "sink", "where")
 
-    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list[dict[str, Any]]) -> None:
+    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list["Injected"]) -> None:
         self.sink = sink
         self.capture = capture
         self.where = where
@@ -130,22 +131,20 @@ class _Recording:
             self.capture.feed(data, at)
         return data
 
-    def end(self, exchange: RawExchange) -> Awaitable[None] | None:
-        try:
-            capture = self.capture
-            if capture is not None and exchange.response is not None:
-                events = capture.finish(time.time())
-                notes = (capture.warning,) if capture.warning else ()
-                for note in notes:
-                    logger.warning("%s: %s", self.where, note)
-                response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
-                exchange = replace(exchange, response=response, notes=(*exchange.notes, *notes))
-            if self.injected:
-                exchange = replace(exchange, injected=tuple(self.injected))
-            return self.sink.put(exchange)
-        except Exception:  # observing must never break the user's traffic
-            logger.exception("could not record %s", self.where)
-            return None
+    async def end(self, exchange: RawExchange) -> None:
+        capture = self.capture
+        if capture is not None and exchange.response is not None:
+            events = capture.finish(time.time())
+            notes = (capture.warning,) if capture.warning else ()
+            for note in notes:
+                logger.warning("%s: %s", self.where, note)
+            response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
+            exchange = replace(exchange, response=response, notes=(*exchange.notes, *notes))
+        if self.injected:
+            exchange = replace(exchange, injected=tuple(fault.record() for fault in self.injected))
+        queued = self.sink.put(exchange)
+        if queued is not None:  # the queue is full: this flow waits for room
+            await queued
 
 
 def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
@@ -164,7 +163,7 @@ def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
         datetime.now(UTC),
         ttfb_ms=0.0,
         total_ms=0.0,
-        injected=tuple(incoming.injected),
+        injected=tuple(fault.record() for fault in incoming.injected),
     )
 
 

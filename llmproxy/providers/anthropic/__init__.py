@@ -2,6 +2,7 @@
 body)."""
 
 from llmproxy.model import Operation, Provider
+from llmproxy.providers import prompt_caching
 from llmproxy.providers.anthropic import errors, request, response, stream
 from llmproxy.providers.anthropic.visible import visible
 from llmproxy.providers.base import ChatCodec, assistant_messages
@@ -23,7 +24,11 @@ MESSAGES = ChatCodec(
 )
 
 FACTS = ProviderFacts(
-    Provider.ANTHROPIC, volatile=("$.metadata.user_id",), history=(("messages",),), input_excludes_cache=True
+    Provider.ANTHROPIC,
+    volatile=("$.metadata.user_id",),
+    history=(("messages",),),
+    input_excludes_cache=True,
+    prompt_caching=prompt_caching.claude,
 )
 
 __all__ = ["FACTS", "MESSAGES"]

@@ -3,6 +3,7 @@
 
 from llmproxy.framing.eventstream import MEDIA_TYPE
 from llmproxy.model import Operation, Provider
+from llmproxy.providers import prompt_caching
 from llmproxy.providers.anthropic import request as anthropic_request
 from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.bedrock import errors, invoke, models, request, response, stream
@@ -48,6 +49,8 @@ def invoke_codec(model_id: str | None) -> ChatCodec | None:
     return models.invoke_codec(model_id, INVOKE_ANTHROPIC)
 
 
-FACTS = ProviderFacts(Provider.BEDROCK, history=(("messages",),), input_excludes_cache=True)
+FACTS = ProviderFacts(
+    Provider.BEDROCK, history=(("messages",),), input_excludes_cache=True, prompt_caching=prompt_caching.claude
+)
 
 __all__ = ["CONVERSE", "FACTS", "INVOKE_ANTHROPIC", "SIGV4_HEADERS", "VOLATILE_HEADERS", "invoke_codec"]

@@ -3,6 +3,7 @@
 wraps these same bodies (`llmproxy.providers.gemini_code_assist`)."""
 
 from llmproxy.model import Operation, Provider
+from llmproxy.providers import prompt_caching
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.gemini import errors, request, response, stream
@@ -28,7 +29,7 @@ GENERATE = ChatCodec(
     rate_limit_headers=errors.rate_limit_headers,
 )
 
-FACTS = ProviderFacts(Provider.GEMINI, history=(("contents",),))
+FACTS = ProviderFacts(Provider.GEMINI, history=(("contents",),), prompt_caching=prompt_caching.gemini)
 
 __all__ = [
     "FACTS",

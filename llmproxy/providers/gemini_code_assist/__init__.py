@@ -3,6 +3,7 @@
 envelopes."""
 
 from llmproxy.model import Operation, Provider
+from llmproxy.providers import prompt_caching
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.gemini import errors
@@ -29,6 +30,7 @@ FACTS = ProviderFacts(
     Provider.GEMINI_CODE_ASSIST,
     volatile=("$.user_prompt_id", "$.request.session_id"),
     history=(("request", "contents"),),
+    prompt_caching=prompt_caching.gemini,
 )
 
 __all__ = ["CODE_ASSIST", "FACTS", "decode_count_tokens_request"]

@@ -5,7 +5,7 @@ request, the `chat.completion` body, the chunk stream, and what of a Completion 
 """
 
 from llmproxy.model import Operation, Provider
-from llmproxy.providers import openai_errors
+from llmproxy.providers import openai_errors, prompt_caching
 from llmproxy.providers.base import ChatCodec, assistant_messages
 from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.openai_chat import request, response, stream
@@ -27,6 +27,8 @@ CHAT = ChatCodec(
 )
 
 OPENAI_VOLATILE = ("$.user", "$.prompt_cache_key", "$.safety_identifier")  # OpenAI-wide: Responses too
-FACTS = ProviderFacts(Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("messages",),))
+FACTS = ProviderFacts(
+    Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("messages",),), prompt_caching=prompt_caching.openai
+)
 
 __all__ = ["CHAT", "FACTS"]

@@ -5,7 +5,7 @@ OpenAI's, shared with Chat Completions.
 """
 
 from llmproxy.model import Operation, Provider
-from llmproxy.providers import openai_errors
+from llmproxy.providers import openai_errors, prompt_caching
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.facts import ProviderFacts
 from llmproxy.providers.openai_chat import OPENAI_VOLATILE
@@ -31,6 +31,8 @@ RESPONSES = ChatCodec(
     asks_nothing=asks_nothing,
 )
 
-FACTS = ProviderFacts(Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("input",),))
+FACTS = ProviderFacts(
+    Provider.OPENAI, volatile=OPENAI_VOLATILE, history=(("input",),), prompt_caching=prompt_caching.openai
+)
 
 __all__ = ["FACTS", "RESPONSES"]
