@@ -314,7 +314,7 @@ class Runner:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
         with gathered() as leftovers:  # a journal a killed run left: said at the end of the run
-            turn = self.proxy.begin(settings, owner=f"{item.nodeid}, in {self.session}")
+            turn = self.proxy.begin(settings, owner=f"pid {os.getpid()}: {item.nodeid}, in {self.session}")
         if leftovers:
             item.stash[LEFTOVERS] = leftovers
         return turn
@@ -440,10 +440,11 @@ def _recorded(recordings: Sequence[tuple[str, int, str]]) -> str:
 
 def _session_name(config: pytest.Config) -> str:
     """This pytest session as another one that finds a cassette held is told it: "the pytest session started
-    10:32 in /repo, pid 4242" (and the xdist worker) — its command line would say little ("pytest -n 4")."""
+    10:32 in /repo" (and the xdist worker) — its command line would say little ("pytest -n 4")."""
     worker = getattr(config, "workerinput", {}).get("workerid")
-    where = f"pid {os.getpid()}" + (f", xdist worker {worker}" if worker else "")
-    return f"the pytest session started {time.strftime('%H:%M')} in {config.rootpath}, {where}"
+    return f"the pytest session started {time.strftime('%H:%M')} in {config.rootpath}" + (
+        f", xdist worker {worker}" if worker else ""
+    )
 
 
 def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:

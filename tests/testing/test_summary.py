@@ -51,7 +51,7 @@ def test_holds(llmproxy):
     result.stdout.fnmatch_lines(
         [
             f"llmproxy: cannot record to {tester.path}/cassettes/shared.json: another recording is writing it"
-            f" (test_hold.py::test_holds, in the pytest session started ??:?? in {tester.path}, pid {holder.pid})"
+            f" (pid {holder.pid}: test_hold.py::test_holds, in the pytest session started ??:?? in {tester.path})"
         ]
     )
 
