@@ -24,6 +24,7 @@ from llmproxy.egress import EgressPolicy
 from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
+from llmproxy.testing.keys import placeholder_keys
 from llmproxy.testing.names import cassette_path, default_directory
 from llmproxy.testing.reach import NETWORK_VARIABLES, Reach
 from llmproxy.words import plural
@@ -204,6 +205,8 @@ class Runner:
             item.stash[TURN] = turn
             item.stash[APPLIED] = environment = ExitStack()
             environment.enter_context(applied(turn.proxy.environment))
+            if turn.recording is None:  # replaying: the SDKs want a key to start, and it is never sent on
+                environment.enter_context(applied(placeholder_keys(os.environ)))
         recording = turn is not None and turn.recording is not None
         self.blocker.blocking = self.blocker.installed and not recording
         result = yield
