@@ -3,9 +3,9 @@ each test then swaps what the chain serves in place — its chaos, its cassette,
 network is open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
 it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a mix.
 
-The chain: intercept → mock → replay → (upstream when the test records, else refused) ; intercept → record →
-meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no expectations and the
-replay with no cassette pass requests on silently.
+The chain (`plan.assemble`): intercept → mock → replay → (upstream when the test records, else refused) ;
+intercept → record → meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no
+expectations and the replay with no cassette pass requests on silently.
 
 A test records the upstream's whole answers only (`recording.AnswersOnly`), pending until the test is over:
 its recording joins the cassette only when it is whole — every request it sent upstream answered — so a test
@@ -21,11 +21,10 @@ from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter
-from llmproxy.chain import Chain, Network
+from llmproxy.chain import Network
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
-from llmproxy.chain.taps.intercept import InterceptTap
 from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
@@ -33,7 +32,7 @@ from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
+from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode, assemble
 from llmproxy.session import Listening, Session, running
 from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly
@@ -125,7 +124,7 @@ class Turn:
         return [*self.recording.unanswered, *still]
 
     def unused(self) -> list[str]:
-        if self.mode not in (RecordMode.NONE, RecordMode.NEW_EPISODES):
+        if not self.mode.replays:
             return []
         passes_over = self.proxy.replay.passes_over()  # the test's chaos is still in place
         return [
@@ -191,8 +190,15 @@ class WorkerProxy:
         self.idle_intercept = Intercept()
         self.intercepting = InterceptStage(self.idle_intercept)
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
-        taps = [InterceptTap(self.intercepting.state), self.record, self.meter]
-        self.chain = Chain([self.intercepting, self.mock, self.replay], taps, self.replay_network, redactor)
+        self.chain = assemble(
+            self.intercepting,
+            self.replay_network,
+            redactor,
+            mock=self.mock,
+            replay=self.replay,
+            record=self.record,
+            meter=self.meter,
+        )
         plan = Plan(
             network=self.replay_network,
             redactor=redactor,
@@ -225,17 +231,16 @@ class WorkerProxy:
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
 
-        cassette, mode = settings.cassette, settings.mode
+        cassette = settings.cassette
         exists = cassette_exists(cassette)
-        if mode is RecordMode.ONCE:
-            mode = RecordMode.NONE if exists else RecordMode.ALL
+        mode = settings.mode.resolved(cassette)
         if mode is RecordMode.NONE and not exists and settings.expectations is None:
             raise LlmproxyError(f"no cassette {cassette}: record it with --llmproxy-mode once (the default outside CI)")
         engine = MockEngine(load_expectations(settings.expectations)) if settings.expectations else None
-        serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode is RecordMode.NONE and exists) else []
+        serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode.replays and exists) else []
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
         recording = None
-        if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
+        if mode.records:
             rewrite = mode is RecordMode.REWRITE
             writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True, owner=owner)
             recording = AnswersOnly(writer, self.redactor)
