@@ -506,7 +506,7 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
     if isinstance(chaos, Mapping):
         return parse_chaos(dict(chaos), "chaos="), "the marker's chaos"
     if isinstance(chaos, str) and chaos.startswith("-"):
-        from llmproxy.cli.serving import chaos_arguments, intercept_plan
+        from llmproxy.intercept.options import chaos_arguments, intercept_plan
 
         values = chaos_arguments(chaos, "chaos=")
         if values["state"] is not None:
