@@ -2,9 +2,11 @@
 resolve authentication method"), so a test that replays gets a placeholder for each provider's key variable
 that is unset — never a real key, in the environment for the test's duration only, in no cassette."""
 
+from pathlib import Path
+
 import pytest
 
-from llmproxy.testing.keys import PLACEHOLDER, placeholder_keys
+from llmproxy.testing.keys import PLACEHOLDER, SDK_KEY_VARIABLES, placeholder_keys
 from tests.testing.upstream import Upstream
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -79,3 +81,12 @@ def test_one_placeholder_for_each_provider_whose_variables_are_all_unset():
     assert "ANTHROPIC_AUTH_TOKEN" not in keys
     assert placeholder_keys({})["GEMINI_API_KEY"] == PLACEHOLDER
     assert set(placeholder_keys({}).values()) == {PLACEHOLDER}
+
+
+def test_the_page_names_each_variable_a_placeholder_goes_in_and_each_that_keeps_it():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "pytest.md").read_text()
+    bullet = page.split("* **No key in CI.**", 1)[1].split("\n* **", 1)[0]
+    assert f"`{PLACEHOLDER}`" in bullet
+    for names in SDK_KEY_VARIABLES:
+        for name in names:
+            assert f"`{name}`" in bullet, name

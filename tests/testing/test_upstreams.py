@@ -142,3 +142,21 @@ def test_a_bad_map_or_route_is_a_usage_error(tester: pytest.Pytester, option: st
     result = tester.runpytest_subprocess(option)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_the_pages_ini_example_is_read_as_written(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+):
+    """docs/pytest.md's ini file, the stand-in's address put in for the page's port 8000: each key read, the map
+    followed while recording, and nothing of it needed to replay."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "pytest.md").read_text()
+    example = page.split("```ini\n", 1)[1].split("```", 1)[0]
+    ini = example.replace("http://127.0.0.1:8000", upstream.url)
+    tester.makefile(".ini", pytest=ini + "filterwarnings = ignore::DeprecationWarning\n")
+    tester.makepyfile(test_openai_app=OPENAI)
+    before = upstream.count
+    tester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+    monkeypatch.setenv("CI", "1")
+    tester.runpytest("-p", "no:cacheprovider", "--llmproxy-block-network").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
