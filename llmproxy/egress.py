@@ -15,17 +15,24 @@ Two checks, both needed:
   other IPv6 forms that embed an IPv4 address are judged by the address they embed.
 
 Destinations the user configured themselves (`--map` targets, `--reverse` targets) and llmproxy's own relay
-are reached as configured. Pure: the adapter (llmproxy_addons/egress.py) resolves names and applies the decision.
+are reached as configured. A policy for a test suite (the pytest plugin's) also lets out this machine's own
+services (`local_services`): a request to a loopback address or name that is not an LLM API call — a tool
+server the test started is its fixture, which no cassette holds — while an LLM API call there is still
+answered from the recording. Pure: the adapter (llmproxy_addons/egress.py) resolves names and applies the
+decision.
 """
 
 import ipaddress
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Final
 
 from llmproxy.errors import UsageError
 
 type Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
 
 _NAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$")
 
@@ -50,8 +57,9 @@ class AllowEntry:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return host if self.port is None else f"{host}:{self.port}"
 
-    def names(self, host: str, port: int) -> bool:
-        if self.port is not None and self.port != port:
+    def names(self, host: str, port: int | None) -> bool:
+        """Whether this entry names `host` on `port` (None: on any port, as a name looked up)."""
+        if self.port is not None and port is not None and self.port != port:
             return False
         if self.address is not None:
             return literal(host) == self.address
@@ -80,20 +88,32 @@ def parse_entry(value: str) -> AllowEntry:
 class EgressPolicy:
     entries: tuple[AllowEntry, ...] = ()
     explicit: frozenset[tuple[str, int]] = field(default_factory=frozenset)  # configured destinations
+    local_services: bool = False  # loopback, but for LLM API calls (the pytest plugin's tests' own services)
 
     @classmethod
-    def parse(cls, values: Iterable[str]) -> "EgressPolicy":
-        return cls(tuple(parse_entry(value) for value in values))
+    def parse(cls, values: Iterable[str], *, local_services: bool = False) -> "EgressPolicy":
+        return cls(tuple(parse_entry(value) for value in values), local_services=local_services)
 
     def with_explicit(self, destinations: Collection[tuple[str, int]]) -> "EgressPolicy":
         """Also reach these (host, port) as configured: `--map` and `--reverse` targets, llmproxy's relay."""
         added = {(normal_host(host), port) for host, port in destinations}
         return replace(self, explicit=self.explicit | added)
 
-    def check_request(self, host: str, port: int, asserted: Iterable[str | None]) -> Refused | None:
+    def names(self, host: str, port: int | None) -> bool:
+        """Whether an entry names `host` — on `port`, or on any port when None (a name looked up)."""
+        host = normal_host(host)
+        return any(entry.names(host, port) for entry in self.entries)
+
+    def check_request(
+        self, host: str, port: int, asserted: Iterable[str | None], *, llm_api: bool = False
+    ) -> Refused | None:
         """Whether a request the cassette does not answer may go on to `host:port`; `asserted`: the names the
-        client gave (Host header, TLS SNI), None where it gave none."""
-        return self._check_names(normal_host(host), port, asserted)
+        client gave (Host header, TLS SNI), None where it gave none; `llm_api`: whether it is an LLM API call,
+        which `local_services` does not let out."""
+        host = normal_host(host)
+        if llm_api and self._entry(host, port) is None and self._local(host):
+            return Refused("an LLM API call on this machine is answered from the recording, not let out")
+        return self._check_names(host, port, asserted)
 
     def check_unresolved(self, host: str, port: int, sni: str | None) -> Refused | Permitted | None:
         """The decision about a connection when it needs no DNS answer (a configured destination, a name no
@@ -118,8 +138,13 @@ class EgressPolicy:
 
     def _by_address(self, host: str, port: int, resolved: Sequence[str]) -> Refused | Permitted:
         entry = self._entry(host, port)
-        assert entry is not None
         addresses = [judged(ipaddress.ip_address(address.partition("%")[0])) for address in resolved]
+        if entry is None:  # a local service (`_check_names` let nothing else through): this machine only
+            local = [address for address in addresses if address.is_loopback]
+            if local:
+                return Permitted(str(local[0]))
+            shown = ", ".join(sorted(map(str, addresses))) or "no address"
+            return Refused(f"{host} resolves to {shown}, not to this machine")
         for address in addresses:
             if address == entry.address or (entry.address is None and is_public(address)):
                 return Permitted(str(address))
@@ -135,7 +160,7 @@ class EgressPolicy:
         )
 
     def _check_names(self, host: str, port: int, asserted: Iterable[str | None]) -> Refused | None:
-        if self._entry(host, port) is None:
+        if self._entry(host, port) is None and not self._local(host):
             return Refused("no --allow-host entry names it")
         for name in asserted:
             if name is None or not name.strip():
@@ -150,6 +175,17 @@ class EgressPolicy:
 
     def _entry(self, host: str, port: int) -> AllowEntry | None:
         return next((entry for entry in self.entries if entry.names(host, port)), None)
+
+    def _local(self, host: str) -> bool:
+        return self.local_services and is_loopback(host)
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 (and IPv4-mapped forms), or a name for them (`LOOPBACK_NAMES`): a name is never sent to a
+    resolver to find out."""
+    name = normal_host(host)
+    address = literal(name)
+    return address.is_loopback if address is not None else name in LOOPBACK_NAMES
 
 
 def split_host_port(text: str) -> tuple[str, int | None]:

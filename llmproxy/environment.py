@@ -7,8 +7,10 @@ system roots plus llmproxy's CA; those that *add* to the roots (`NODE_EXTRA_CA_C
 `CODEX_CA_CERTIFICATE`) point at the CA alone.
 """
 
+import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
@@ -56,6 +58,33 @@ def base_url_environment(base_url: str, reverse_urls: Sequence[str], per_provide
 def child_environment(base: Mapping[str, str], variables: Mapping[str, str]) -> dict[str, str]:
     """`base` (usually os.environ) with llmproxy's variables on top."""
     return {**base, **variables}
+
+
+@contextmanager
+def applied(variables: Mapping[str, str], environ: MutableMapping[str, str] = os.environ) -> Iterator[None]:
+    """`variables` set in `environ` (this process's, by default) inside the block, and each put back as it was
+    after: its old value, or unset. Clients created inside read them (SDKs read the proxy and CA variables when a
+    client is made); subprocesses started inside inherit them."""
+    saved = {name: environ.get(name) for name in variables}
+    environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                environ.pop(name, None)
+            else:
+                environ[name] = value
+
+
+def bypassing_entry(host: str, no_proxy: str) -> str | None:
+    """The NO_PROXY entry that sends `host` around the proxy (`*`, the host, or a domain it is in), or None.
+    Entries are separated by commas or spaces, as curl, Go and Python read them."""
+    for entry in no_proxy.replace(",", " ").split():
+        name = entry.lower().lstrip("*").lstrip(".").split(":")[0]
+        if entry == "*" or host == name or host.endswith("." + name):
+            return entry
+    return None
 
 
 def export_lines(variables: Mapping[str, str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.redact import Redactor
@@ -27,6 +27,14 @@ from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
 from llmproxy.words import plural
+
+if TYPE_CHECKING:
+    from llmproxy.chain.stages.background_traffic import BackgroundStage
+    from llmproxy.chain.stages.intercept import InterceptStage
+    from llmproxy.chain.stages.mock import MockStage
+    from llmproxy.chain.stages.replay import ReplayStage
+    from llmproxy.chain.taps.meter import MeterTap
+    from llmproxy.chain.taps.record import RecordTap
 
 DEFAULT_REDACTOR: Final = Redactor()
 DEFAULT_MATCH: Final = MatchOptions()
@@ -42,6 +50,24 @@ class RecordMode(StrEnum):
     NEW_EPISODES = "new_episodes"  # replay hits; forward misses and append them
     ALL = "all"  # forward everything and record it (appended)
     REWRITE = "rewrite"  # record afresh; the recording replaces the cassette once the run has started
+
+    def resolved(self, cassette: Path) -> "RecordMode":
+        """The mode `cassette` is served in: `once` is `none` when the cassette exists, else `all`; any other
+        mode is itself. `llmproxy replay --record-mode` and each pytest test decide it here."""
+        if self is not RecordMode.ONCE:
+            return self
+        return RecordMode.NONE if cassette_exists(cassette) else RecordMode.ALL
+
+    @property
+    def replays(self) -> bool:
+        """Whether a resolved mode serves the cassette's recordings (`none`, `new_episodes`)."""
+        return self in (RecordMode.NONE, RecordMode.NEW_EPISODES)
+
+    @property
+    def records(self) -> bool:
+        """Whether a resolved mode sends what nothing answered to the network and records it (`new_episodes`,
+        `all`, `rewrite`)."""
+        return self in (RecordMode.NEW_EPISODES, RecordMode.ALL, RecordMode.REWRITE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +231,8 @@ def replay_plan(
     if not paths and mode is not RecordMode.NONE:
         raise LlmproxyError(f"record mode {mode.value} needs a cassette to record to")
     first = paths[0] if paths else Path()
-    if mode is RecordMode.ONCE:
-        mode = RecordMode.NONE if cassette_exists(first) else RecordMode.ALL
-    if mode in (RecordMode.ALL, RecordMode.REWRITE):
+    mode = mode.resolved(first)
+    if not mode.replays:  # all, rewrite
         record = RecordPlan(first, fresh=mode is RecordMode.REWRITE)
         describe = f"{mode.value} mode, recording to {first}"
         return Plan(
@@ -220,7 +245,7 @@ def replay_plan(
         )
     served = ", ".join(map(str, paths))
     replay = ReplayPlan(paths, match, timing)
-    if mode is RecordMode.NEW_EPISODES:
+    if mode.records:  # new_episodes
         network = Network(everything=True, miss_status=miss_status)
         describe = f"new_episodes mode, replaying {served}"
         record = RecordPlan(first)
@@ -284,7 +309,6 @@ def build(plan: Plan) -> Chain:
     naming the file and the field) before anything runs; on failure, what was started is closed again. Each
     part's modules are imported only when the plan has that part: a replay needs none of the mock's."""
     from llmproxy.chain.stages.intercept import InterceptStage
-    from llmproxy.chain.taps.intercept import InterceptTap
     from llmproxy.intercept.engine import Intercept
     from llmproxy.intercept.store import open_store
 
@@ -306,8 +330,7 @@ def build(plan: Plan) -> Chain:
         replaying = Replaying.load(cassettes, plan.replay.match)
     intercept = Intercept(plan.intercept.chaos, open_store(plan.intercept.state))  # an unreachable store fails here
     intercepting = InterceptStage(intercept, plan.intercept.source)
-    stages: list[Stage] = [intercepting]
-    taps: list[Tap] = [InterceptTap(intercepting.state)]
+    record = None
     if plan.record is not None:  # started last: nothing after it can fail
         from llmproxy.cassette.writer_process import WriterProcess
         from llmproxy.chain.taps.record import RecordTap
@@ -316,24 +339,58 @@ def build(plan: Plan) -> Chain:
         writer = WriterProcess.open(
             cassette, plan.redactor, plan.routes, rewrite=plan.record.fresh, keep_unanswered=plan.record.unanswered
         )
-        taps.append(RecordTap(plan.record.scope, writer, str(cassette)))
+        record = RecordTap(plan.record.scope, writer, str(cassette))
+    mock = None
     if plan.mock is not None and engine is not None:
         from llmproxy.chain.stages.mock import MockStage
         from llmproxy.mock.log import MockLog
 
         log = MockLog(plan.redactor, plan.mock.log)
-        source = str(plan.mock.expectations or "")
-        stages.append(MockStage(engine, log, source, intercepting.state))
+        mock = MockStage(engine, log, str(plan.mock.expectations or ""), intercepting.state)
+    replay = None
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
-        stages.append(ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state))
+        replay = ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state)
+    background = None
     if plan.answers_background:
         from llmproxy.chain.stages.background_traffic import BackgroundStage
 
-        stages.append(BackgroundStage(plan.network))
+        background = BackgroundStage(plan.network)
+    meter = None
     if plan.meter:
         from llmproxy.chain.taps.meter import MeterTap
         from llmproxy.meter import Meter
 
-        taps.append(MeterTap(Meter()))
-    return Chain(stages, taps, plan.network, plan.redactor)
+        meter = MeterTap(Meter())
+    return assemble(
+        intercepting,
+        plan.network,
+        plan.redactor,
+        mock=mock,
+        replay=replay,
+        background=background,
+        record=record,
+        meter=meter,
+    )
+
+
+def assemble(
+    intercepting: "InterceptStage",
+    network: Network,
+    redactor: Redactor,
+    *,
+    mock: "MockStage | None" = None,
+    replay: "ReplayStage | None" = None,
+    background: "BackgroundStage | None" = None,
+    record: "RecordTap | None" = None,
+    meter: "MeterTap | None" = None,
+) -> Chain:
+    """The chain of these parts, each in its slot — the stages intercept, mock, replay, background; the taps
+    intercept (sharing the intercept stage's state), record, meter — the one order every session runs them in.
+    `build` assembles a plan's parts here, and so does the pytest plugin's proxy, which fills the slots once and
+    swaps what they serve test by test."""
+    from llmproxy.chain.taps.intercept import InterceptTap
+
+    stages: list[Stage] = [stage for stage in (intercepting, mock, replay, background) if stage is not None]
+    taps: list[Tap] = [InterceptTap(intercepting.state), *(tap for tap in (record, meter) if tap is not None)]
+    return Chain(stages, taps, network, redactor)

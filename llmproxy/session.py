@@ -7,7 +7,9 @@
     assert not proxy.misses
 
 `proxy.url` is the forward proxy (for `HTTPS_PROXY`); `proxy.environment` holds every proxy and CA variable a
-child process needs. The CLI's `record`, `replay` and `mock` are these same sessions run around a command.
+child process needs, and `with proxy.apply():` sets them in this process for clients created inside the block.
+The CLI's `record`, `replay` and `mock` are these same sessions run around a command. docs/session.md is the
+manual.
 
 A `Session` has one shape whatever it runs: its plan (`llmproxy.plan`), the chain built from it, and once
 running its listeners and environment; at the end its summary. Its stages are reachable while it runs and
@@ -30,10 +32,12 @@ from llmproxy.chain import Chain
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
 from llmproxy.chain.taps.record import RecordTap
+from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.plan import Plan, RecordMode, build, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
+from llmproxy.upstream_proxy import UpstreamProxy
 from llmproxy.words import plural
 
 if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or record needs neither
@@ -58,6 +62,7 @@ class Listening:
     # mock's is its relay, on `plan.base_url_port`
     base_url_port: int = 0
     base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
+    upstream_proxy: UpstreamProxy | None = None  # go on through this proxy (the clients' HTTPS_PROXY) to the network
 
 
 @dataclass(eq=False)
@@ -151,6 +156,17 @@ class Session:
         its cassette. Before this, closing leaves every cassette as it was."""
         if (record := self.record) is not None:
             record.start()
+
+    @contextmanager
+    def apply(self) -> Iterator["Session"]:
+        """This process's environment set to use the proxy while running — `environment`: the proxy and CA
+        variables, `LLMPROXY_BASE_URL` and, with `Listening(base_url_env=True)`, each provider's base-URL
+        variable — and put back as it was after the block: ``with replaying("c.json") as proxy, proxy.apply():``.
+        Create clients inside it: SDKs read these variables when a client is made."""
+        if not self.environment:
+            raise ValueError(f"this session is not running ({self.describe})")
+        with applied(self.environment):
+            yield self
 
     def use_cassettes(self, *cassettes: str | Path, match: MatchOptions | None = None) -> Replaying:
         """Serve `cassettes` from the next request on, while running (the cassettes are loaded first: a bad

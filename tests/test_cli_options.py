@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from llmproxy.cli import main
-from llmproxy.cli.options import Once
+from llmproxy.options import Once
 from tests.cli_commands import commands
 from tests.conformance.server import LoopbackServer, Reply
 
@@ -39,7 +39,7 @@ REPEATABLE = options(repeatable=True)
 
 
 def test_every_option_of_every_command_refuses_or_adds_a_second_value() -> None:
-    """Each option is made by `llmproxy.cli.options`; the ones that add up are these, each tested below."""
+    """Each option is made by `llmproxy.options`; the ones that add up are these, each tested below."""
     plain = [
         (" ".join(words), param.name)
         for words, command in commands()
@@ -339,8 +339,8 @@ def test_prices_twice_prices_each_model_from_its_file(tmp_path: Path) -> None:
 def test_the_pytest_markers_chaos_options_read_as_the_command_lines() -> None:
     """`@pytest.mark.llmproxy(chaos="…")` takes the same options: two --fail add up, a misspelt one gets the
     closest, a second --seed is refused."""
-    from llmproxy.cli.serving import chaos_arguments
     from llmproxy.errors import UsageError
+    from llmproxy.intercept.options import chaos_arguments
 
     assert chaos_arguments("--fail 500@0.3 --fail 429@0.05", "chaos=")["fail"] == ("500@0.3", "429@0.05")
     for text, said in (

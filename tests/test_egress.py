@@ -143,3 +143,45 @@ def test_only_a_name_an_entry_allows_needs_looking_up() -> None:
     assert policy.check_unresolved("127.0.0.1", 8080, None) == Permitted("127.0.0.1")
     assert policy.check_unresolved("127.0.0.1", 9000, None) == Permitted("127.0.0.1")
     assert isinstance(policy.check_unresolved("127.0.0.1", 22, None), Refused)
+
+
+SERVICES = EgressPolicy.parse(["api.github.com"], local_services=True)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.3.4.5", "::1", "[::1]", "::ffff:127.0.0.1", "localhost"])
+def test_local_services_let_a_request_to_this_machine_out_unless_it_is_an_llm_api_call(host: str) -> None:
+    assert SERVICES.check_request(host, 8080, [None]) is None
+    refused = SERVICES.check_request(host, 8080, [None], llm_api=True)
+    assert refused == Refused("an LLM API call on this machine is answered from the recording, not let out")
+    assert EgressPolicy().check_request(host, 8080, [None]) == Refused("no --allow-host entry names it")
+
+
+def test_an_address_entry_lets_a_local_llm_api_out_beside_local_services() -> None:
+    policy = EgressPolicy.parse(["127.0.0.1:11434"], local_services=True)
+    assert policy.check_request("127.0.0.1", 11434, [None], llm_api=True) is None
+    assert policy.check_request("127.0.0.1", 11435, [None], llm_api=True) is not None
+
+
+def test_local_services_connect_to_this_machine_only() -> None:
+    assert SERVICES.check_unresolved("127.0.0.1", 8080, None) == Permitted("127.0.0.1")
+    assert SERVICES.check_unresolved("localhost", 8080, None) is None  # looked up: a name for this machine
+    assert SERVICES.check_connection("localhost", 8080, None, ["::1", "127.0.0.1"]) == Permitted("::1")
+    refused = SERVICES.check_connection("localhost", 8080, None, ["203.0.113.9"])
+    assert refused == Refused("localhost resolves to 203.0.113.9, not to this machine")
+    assert SERVICES.check_unresolved("10.0.0.7", 8080, None) == Refused("no --allow-host entry names it")
+    assert SERVICES.check_unresolved("example.com", 80, None) == Refused("no --allow-host entry names it")
+
+
+def test_local_services_still_hold_the_client_to_the_names_it_gave() -> None:
+    refused = SERVICES.check_request("127.0.0.1", 8080, ["api.github.com"])
+    assert refused == Refused("the request names api.github.com but would go to 127.0.0.1: the names must match")
+    assert SERVICES.check_request("localhost", 8080, ["localhost:8080"]) is None
+
+
+def test_what_an_entry_names_on_a_port_or_any() -> None:
+    policy = EgressPolicy.parse(["api.github.com", "203.0.113.5:443"])
+    assert policy.names("API.GitHub.com.", None)
+    assert policy.names("203.0.113.5", 443)
+    assert policy.names("203.0.113.5", None)
+    assert not policy.names("203.0.113.5", 80)
+    assert not policy.names("example.com", None)

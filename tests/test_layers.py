@@ -45,3 +45,18 @@ def test_the_rest_of_the_core_imports_neither_anywhere() -> None:
             for name in sorted(names & {"addons", "llmproxy_addons", "mitmproxy"})
         ]
     assert offenders == []
+
+
+def test_the_library_never_imports_the_command_line() -> None:
+    """`llmproxy/cli/` is the command line over the library; the library (the pytest plugin included) reaches
+    nothing of it, so that what the plugin and the commands share lives in the library. `__main__.py` is the
+    command line's own entry point."""
+    offenders = []
+    for path in sorted(CORE.rglob("*.py")):
+        if path.is_relative_to(CORE / "cli") or path == CORE / "__main__.py":
+            continue
+        names = {name for node in ast.walk(ast.parse(path.read_text())) for name in imported(node)}
+        offenders += [
+            f"{path.relative_to(CORE)} imports {name}" for name in sorted(names) if name.startswith("llmproxy.cli")
+        ]
+    assert offenders == []

@@ -77,6 +77,10 @@ class ProxyDoor:
             flow.response = self._response(reply)
         return None
 
+    def http_connect_upstream(self, flow: http.HTTPFlow) -> None:
+        """The CONNECT opening a tunnel through the environment's proxy, for a request sent upstream."""
+        self.upstreams.http_connect_upstream(flow)
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         response = flow.response
         assert response is not None

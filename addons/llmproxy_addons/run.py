@@ -43,6 +43,8 @@ def addons_for(
     network = session.plan.network
     if not network.everything:
         configured = [*upstreams.mapped.values(), *map(Destination.parse, listening.reverse)]
+        if listening.upstream_proxy is not None:  # what goes through it was judged by its name already
+            configured += listening.upstream_proxy.by_scheme.values()
         policy = network.egress.with_explicit([(d.host, d.port) for d in configured])
         session.egress = EgressGate(policy, [relay] if relay is not None else [], lambda: chain.network.everything)
         addons.append(session.egress)
@@ -67,7 +69,8 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
             # the mock answers clients set by base URL on its relay; record and replay on a listener of their own
             base_url_port=None if session.plan.base_url else listening.base_url_port,
         )
-        upstreams = Upstreams({host.lower(): Destination.parse(url) for host, url in listening.mapping.items()})
+        mapped = {host.lower(): Destination.parse(url) for host, url in listening.mapping.items()}
+        upstreams = Upstreams(mapped, listening.upstream_proxy)
         base_url = BaseUrl()
         addons = addons_for(session, upstreams, listening, base_url)
         try:

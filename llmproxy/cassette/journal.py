@@ -35,8 +35,8 @@ def this_process() -> str:
     """Who is recording, for the message a second recorder gets: the pid and the command line (redacted: the
     journal is on disk)."""
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-    if program == "__main__.py":  # python -m llmproxy
-        program = "llmproxy"
+    if program == "__main__.py":  # python -m llmproxy, python -m pytest: the package's name
+        program = Path(sys.argv[0]).parent.name
     command = " ".join([program, *sys.argv[1:]])
     if len(command) > 200:
         command = command[:199] + "…"

@@ -63,14 +63,18 @@ class Network:
         upstream = incoming.upstream
         if upstream is None:
             return Refused("this door cannot send a request upstream")
-        return self.egress.check_request(upstream.host, upstream.port, upstream.asserted)
+        return self.egress.check_request(
+            upstream.host, upstream.port, upstream.asserted, llm_api=incoming.route is not None
+        )
 
     def explain(self) -> str:
         if self.everything:
             return "upstream: what nothing answered goes to the network"
-        if self.egress.entries:
-            allowed = ", ".join(map(str, self.egress.entries))
-            return f"upstream: only {allowed} (--allow-host); the rest refused with {self.refused_with}"
+        allowed = [f"{', '.join(map(str, self.egress.entries))} (--allow-host)"] if self.egress.entries else []
+        if self.egress.local_services:
+            allowed.append("this machine's own services (loopback, but for LLM API calls)")
+        if allowed:
+            return f"upstream: only {' and '.join(allowed)}; the rest refused with {self.refused_with}"
         return f"upstream: closed; what nothing answered is refused with {self.refused_with}"
 
     @property

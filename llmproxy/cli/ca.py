@@ -5,9 +5,9 @@ from pathlib import Path
 import click
 
 from llmproxy.ca import ensure_ca
-from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.errors import UsageError
+from llmproxy.options import option
 
 
 @click.command()

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 import click
 
 from llmproxy.cassette.check import check_file
-from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
+from llmproxy.options import option
 from llmproxy.words import plural
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from typing import Any
 
 import click
 
-from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE as TOKEN_VARIABLE
 from llmproxy.environment import CONTROL_URL_VARIABLE as URL_VARIABLE
 from llmproxy.errors import ChaosError, LlmproxyError, UsageError
+from llmproxy.options import option
 from llmproxy.words import plural
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.doctor.findings import Check, Status
+from llmproxy.options import option
 from llmproxy.words import plural
 
 _MARK = {Status.OK: "✓", Status.WARN: "!", Status.FAIL: "✗", Status.SKIPPED: "-"}

@@ -5,9 +5,9 @@ from typing import Any
 
 import click
 
-from llmproxy.cli.options import option
 from llmproxy.cli.output import json_option
 from llmproxy.cli.report import json_format, selection_options, unreadable_exits, write_output
+from llmproxy.options import option
 
 
 @click.command()

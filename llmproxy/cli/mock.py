@@ -8,7 +8,6 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
-from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
@@ -23,6 +22,7 @@ from llmproxy.cli.serving import (
     strict_background_option,
 )
 from llmproxy.errors import LlmproxyError
+from llmproxy.options import option
 
 
 class _MockGroup(click.Group):

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from llmproxy.cli.options import option
+from llmproxy.options import option
 from llmproxy.outputs import Document, dumps
 
 json_option: Callable[[Callable[..., Any]], Callable[..., Any]] = option(

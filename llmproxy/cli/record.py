@@ -5,9 +5,9 @@ from pathlib import Path
 import click
 
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, redact_field_option, serve
+from llmproxy.options import option
 
 
 @click.command(context_settings={"allow_interspersed_args": False})

@@ -8,7 +8,6 @@ import click
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
-from llmproxy.cli.options import option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
     ServeOptions,
@@ -21,6 +20,7 @@ from llmproxy.cli.serving import (
     serve,
     strict_background_option,
 )
+from llmproxy.options import option
 from llmproxy.plan import parse_timing
 
 if TYPE_CHECKING:

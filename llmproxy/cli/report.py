@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from llmproxy.cli import usage
-from llmproxy.cli.options import option
 from llmproxy.cli.output import json_option
 from llmproxy.errors import LlmproxyError
+from llmproxy.options import option
 
 if TYPE_CHECKING:  # the analysis (and the price data) loads only when a command runs
     from llmproxy.analysis.build import Selection

@@ -2,48 +2,14 @@
 2 — `llmproxy replay: error: no such option --casette (did you mean --cassette?)` — instead of click's block
 of usage, hint and error.
 
-A misspelt option or command is matched against the real ones without their leading dashes. difflib, as
-click calls it, compares `--casette` with `--seed` and finds them close for the two dashes they share, so
-click suggested `--seed` and `--state` beside `--cassette`.
+The error itself is said by `llmproxy.options.describe`, which the pytest marker's chaos options share.
 """
 
-import difflib
-from collections.abc import Iterable
 from typing import IO, Any
 
 import click
 
-from llmproxy.cli.options import Repeated
-
-CUTOFF = 0.6  # difflib's own: how alike a name must be to be suggested at all
-MARGIN = 0.1  # a second (or third) suggestion only when it is nearly as close as the best
-
-
-def closest(typed: str, names: Iterable[str]) -> list[str]:
-    """The names most like `typed` (at most three, the best first), compared without their leading dashes."""
-    bare = {name.lstrip("-"): name for name in names}
-    word = typed.lstrip("-")
-    scored = sorted(
-        ((difflib.SequenceMatcher(None, word, candidate).ratio(), candidate) for candidate in bare),
-        key=lambda pair: -pair[0],
-    )
-    best = scored[0][0] if scored else 0.0
-    return [bare[candidate] for ratio, candidate in scored[:3] if ratio >= max(CUTOFF, best - MARGIN)]
-
-
-def describe(error: click.UsageError) -> str:
-    """The error as one clause: `no such option --casette (did you mean --cassette?)`,
-    `missing option '--cassette'`."""
-    ctx = error.ctx
-    if isinstance(error, click.NoSuchOption):
-        names = _option_names(ctx.command, ctx) if ctx is not None else error.possibilities or []
-        return f"no such option {error.option_name}{_suggestion(closest(error.option_name, names))}"
-    if isinstance(error, click.exceptions.NoSuchCommand) and ctx is not None:
-        group = ctx.command
-        names = group.list_commands(ctx) if isinstance(group, click.Group) else []
-        return f"no such command {error.command_name!r}{_suggestion(closest(error.command_name, names))}"
-    text = error.format_message().strip()
-    return (text[:1].lower() + text[1:]).removesuffix(".")
+from llmproxy.options import Repeated, describe
 
 
 def name_of(ctx: click.Context | None) -> str:
@@ -66,12 +32,3 @@ class OneLine(click.UsageError):
         command = name_of(self.ctx)
         hint = f" (see {command} --help)" if self.hint else ""
         click.echo(f"{command}: error: {self.message}{hint}", file=file, err=file is None)
-
-
-def _option_names(command: click.Command, ctx: click.Context) -> list[str]:
-    options = (param for param in command.get_params(ctx) if isinstance(param, click.Option))
-    return [name for option in options for name in option.opts + option.secondary_opts]
-
-
-def _suggestion(names: list[str]) -> str:
-    return f" (did you mean {' or '.join(names)}?)" if names else ""

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from llmproxy.cli.options import option
 from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, selection_options
 from llmproxy.errors import LlmproxyError
+from llmproxy.options import option
 from llmproxy.words import plural
 
 if TYPE_CHECKING:

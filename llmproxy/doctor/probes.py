@@ -84,7 +84,7 @@ def openssl(proxy: str, url: str, environ: Mapping[str, str]) -> Result:
 
 def without_no_proxy(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment for a probe: a NO_PROXY entry would send it around the proxy, to the network (whether
-    NO_PROXY skips a host is judged apart, `routing.bypassing_entry`)."""
+    NO_PROXY skips a host is judged apart, `environment.bypassing_entry`)."""
     return {name: value for name, value in environ.items() if name.lower() != "no_proxy"}
 
 

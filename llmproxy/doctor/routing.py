@@ -12,18 +12,8 @@ from urllib.parse import urlsplit
 from llmproxy.doctor import probes
 from llmproxy.doctor.findings import Check, Section, Status
 from llmproxy.doctor.probes import Outcome
-from llmproxy.environment import PROXY_VARIABLES
+from llmproxy.environment import PROXY_VARIABLES, bypassing_entry
 from llmproxy.providers.compatible import LOOPBACK_HOSTS
-
-
-def bypassing_entry(host: str, no_proxy: str) -> str | None:
-    """The NO_PROXY entry that sends `host` around the proxy (`*`, the host, or a domain it is in), or None.
-    Entries are separated by commas or spaces, as curl, Go and Python read them."""
-    for entry in no_proxy.replace(",", " ").split():
-        name = entry.lower().lstrip("*").lstrip(".").split(":")[0]
-        if entry == "*" or host == name or host.endswith("." + name):
-            return entry
-    return None
 
 
 def proxy_checks(environ: Mapping[str, str], under_llmproxy: bool) -> list[Check]:

@@ -6,18 +6,19 @@ for numbers only — since a lookup alone already tells a DNS server what the te
 raises `NetworkBlocked` and is also kept, so a client that swallows the error still fails the test.
 
 Loopback addresses, `localhost` and this machine's own name (servers bound to every interface look it up to
-name themselves: `http.server`, `socket.getfqdn()`) are let through. Tests that record (modes once without a
-cassette, new_episodes, all, rewrite) need the network and get it. Subprocesses are not patched: they get the
-proxy variables, and the proxy refuses what they send (docs/pytest.md).
+name themselves: `http.server`, `socket.getfqdn()`) are let through, and so is what `--llmproxy-allow-host`
+names: a name's lookups, and the addresses they gave (the proxy, in this process, connects there for a test).
+Tests that record (modes once without a cassette, new_episodes, all, rewrite) need the network and get it.
+Subprocesses are not patched: they get the proxy variables, and the proxy refuses what they send
+(docs/pytest.md).
 """
 
-import ipaddress
 import socket
 import threading
 from collections.abc import Callable
 from typing import Any, Final
 
-LOCAL_NAMES: Final = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+from llmproxy.egress import EgressPolicy, is_loopback
 
 
 class NetworkBlocked(RuntimeError):
@@ -30,12 +31,7 @@ def is_local(host: object, own_name: str = "") -> bool:
     if host is None:
         return True
     name = (host.decode() if isinstance(host, bytes) else str(host)).lower().rstrip(".")
-    if name in LOCAL_NAMES or (own_name and name == own_name.lower()):
-        return True
-    try:
-        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
+    return bool(own_name and name == own_name.lower()) or is_loopback(name)
 
 
 # Where each guarded socket method is given its address: (positional index after `self`; -1 is the last one)
@@ -52,12 +48,15 @@ LOOKUPS: Final = ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostby
 class Blocker:
     """Installed once (`install`), it blocks only while `blocking` is true."""
 
-    def __init__(self) -> None:
+    def __init__(self, allowed: EgressPolicy | None = None) -> None:
+        """`allowed`: what `--llmproxy-allow-host` lets a test that replays reach."""
         self.blocking = False
+        self.allowed = allowed or EgressPolicy()
         self.attempts: list[str] = []  # since the last `take`
         self._lock = threading.Lock()
         self._saved: dict[tuple[object, str], Any] = {}
         self._own_name = ""
+        self._learned: set[str] = set()  # the addresses lookups of allowed names gave
 
     @property
     def installed(self) -> bool:
@@ -86,7 +85,7 @@ class Blocker:
         return attempts
 
     def _check(self, host: object, port: object, how: str) -> None:
-        if not self.blocking or is_local(host, self._own_name):
+        if not self.blocking or is_local(host, self._own_name) or self._allows(host, port):
             return
         attempt = f"{how} {host}:{port}" if port is not None else f"{how} {host}"
         with self._lock:
@@ -105,6 +104,28 @@ class Blocker:
 
         return guarded
 
+    def _allows(self, host: object, port: object) -> bool:
+        """Whether `--llmproxy-allow-host` lets this out: a name (or address) an entry names, on the entry's port
+        (a lookup has none); an address a lookup of an allowed name gave."""
+        if not self.allowed.entries or not isinstance(host, str | bytes):
+            return False
+        name = host.decode() if isinstance(host, bytes) else host
+        on = port if isinstance(port, int) else None
+        return self.allowed.names(name, on) or (on is not None and name.partition("%")[0] in self._learned)
+
+    def _learn(self, host: Any, found: Any) -> None:
+        """The addresses a lookup of an allowed name gave, which the connection that follows will go to."""
+        if not self._allows(host, None):
+            return
+        if isinstance(found, str):  # gethostbyname
+            addresses = [found]
+        elif isinstance(found, tuple) and len(found) == 3:  # gethostbyname_ex
+            addresses = list(found[2])
+        else:  # getaddrinfo: (family, type, proto, canonname, sockaddr)
+            addresses = [str(info[4][0]) for info in found if isinstance(info, tuple) and len(info) == 5]
+        with self._lock:
+            self._learned.update(address.partition("%")[0] for address in addresses)
+
     def _guard_lookup(self, original: Callable[..., Any], name: str) -> Callable[..., Any]:
         def guarded(host: Any, *args: Any, **kwargs: Any) -> Any:
             if name != "getnameinfo":
@@ -113,6 +134,9 @@ class Blocker:
                 args and isinstance(args[0], int) and args[0] & socket.NI_NUMERICHOST
             ):
                 self._check(host[0], None, "a reverse lookup (getnameinfo) of")  # numbers only ask no server
-            return original(host, *args, **kwargs)
+            found = original(host, *args, **kwargs)
+            if name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex"):
+                self._learn(host, found)
+            return found
 
         return guarded

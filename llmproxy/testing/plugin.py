@@ -10,35 +10,48 @@ While it runs (its fixtures' set-up and tear-down included) `os.environ` holds t
 
 import difflib
 import os
+import time
 from collections import Counter
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import pytest
 
+from llmproxy.destinations import parse_map
+from llmproxy.egress import EgressPolicy
+from llmproxy.environment import applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
+from llmproxy.testing.keys import placeholder_keys
 from llmproxy.testing.names import cassette_path, default_directory
+from llmproxy.testing.reach import NETWORK_VARIABLES, Reach
 from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
     from llmproxy.cassette.replay_index import MatchOptions
     from llmproxy.intercept.rules import ChaosFile
+    from llmproxy.providers.declared import Declaration
     from llmproxy.testing.fixture import TestProxy
     from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
 
 MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
 MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations", "chaos")
+REPEATABLE: Final = (  # options given as often as needed, on the command line and as ini keys (one a line)
+    ("map", "HOST=URL", "send HOST's traffic to URL while clients still talk to HOST (a gateway, a local stand-in)"),
+    ("route", "HOST=CODEC", "treat HOST[:PORT][/PATH] as this codec's API, or a compatible VENDOR's host"),
+    ("allow-host", "HOST[:PORT]", "a test that replays may also reach HOST (this machine's own services it may)"),
+)
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
 OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
+APPLIED: Final = pytest.StashKey[ExitStack]()  # the test's environment, put back as it was when the test ends
 LEFTOVERS: Final = pytest.StashKey[list[str]]()  # what its set-up did with what a run that died left
-SAVED_ENVIRONMENT: Final = pytest.StashKey[dict[str, str | None]]()
 
 
 def default_mode(environ: Mapping[str, str]) -> str:
@@ -74,6 +87,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--llmproxy-check-orphans", action="store_true", help="list cassettes in the cassette folders no test uses"
     )
+    for name, metavar, help in REPEATABLE:
+        group.addoption(f"--llmproxy-{name}", action="append", default=[], metavar=metavar, help=f"{help}; repeatable")
+        parser.addini(f"llmproxy_{name.replace('-', '_')}", f"{help}: one a line", type="linelist", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -119,14 +135,17 @@ class Runner:
             self._check_root(directory)
         self.strict_unused: bool = option("llmproxy_strict_unused")
         self.check_orphans: bool = option("llmproxy_check_orphans")
-        self.blocker = Blocker()
+        self.reach = _reach(config)
+        self.blocker = Blocker(self.reach.egress)
         if option("llmproxy_block_network"):
             self.blocker.install()
+        self.session = _session_name(config)
         self.proxy: WorkerProxy | None = None
         self.failed_start: str | None = None
         self.expected: set[Path] = set()  # every collected llmproxy test's cassette
         self.folders: set[Path] = set()
         self.unused: dict[str, list[str]] = {}  # node id → its unused exchanges
+        self.recorded: dict[str, list[tuple[str, int, str]]] = {}  # cassette → (node id, exchanges, how), in order
         self.leftovers: dict[str, None] = {}  # journals recovered, discarded or ignored, in order, once each
         self.orphans: list[str] = []
 
@@ -184,7 +203,10 @@ class Runner:
                 failure = item.stash[FAILURE] = f"llmproxy failed: {type(error).__name__}: {error}"
         if turn is not None:
             item.stash[TURN] = turn
-            item.stash[SAVED_ENVIRONMENT] = _inject(turn.proxy.environment)
+            item.stash[APPLIED] = environment = ExitStack()
+            environment.enter_context(applied(turn.proxy.environment))
+            if turn.recording is None:  # replaying: the SDKs want a key to start, and it is never sent on
+                environment.enter_context(applied(placeholder_keys(os.environ)))
         recording = turn is not None and turn.recording is not None
         self.blocker.blocking = self.blocker.installed and not recording
         result = yield
@@ -198,7 +220,7 @@ class Runner:
         try:
             result = yield
         except Exception as error:
-            if problems := self._problems(item, turn):
+            if problems := self._problems(item, turn, _told(error)):
                 error.add_note("\n".join(problems))
             raise
         if problems := self._problems(item, turn):
@@ -215,8 +237,12 @@ class Runner:
         if report.when == "setup" and (leftovers := item.stash.get(LEFTOVERS, None)):
             report.user_properties.append(("llmproxy_leftovers", leftovers))
         outcome = item.stash.get(OUTCOME, None)
-        if report.when == "teardown" and outcome is not None and outcome.unused:
-            report.user_properties.append(("llmproxy_unused", outcome.unused))
+        if report.when == "teardown" and outcome is not None:  # user properties: xdist takes them to the controller
+            if outcome.unused:
+                report.user_properties.append(("llmproxy_unused", outcome.unused))
+            if (kept := outcome.kept) is not None:
+                shown = _shown(kept.cassette, self.config.rootpath)
+                report.user_properties.append(("llmproxy_recorded", [shown, kept.exchanges, kept.how]))
         return report
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -226,9 +252,8 @@ class Runner:
         finally:
             self.blocker.blocking = False
             self.blocker.take()
-            saved = item.stash.get(SAVED_ENVIRONMENT, None)
-            if saved is not None:
-                _restore(saved)
+            if (environment := item.stash.get(APPLIED, None)) is not None:
+                environment.close()
             turn = item.stash.get(TURN, None)
             if turn is not None:
                 try:
@@ -242,11 +267,14 @@ class Runner:
         for name, value in report.user_properties:
             if name == "llmproxy_unused":
                 self.unused[report.nodeid] = [str(line) for line in value]  # type: ignore[attr-defined]
+            elif name == "llmproxy_recorded":
+                cassette, exchanges, how = cast("list[Any]", value)
+                self.recorded.setdefault(str(cassette), []).append((report.nodeid, int(exchanges), str(how)))
             elif name == "llmproxy_leftovers":
                 self.leftovers.update(dict.fromkeys(str(line) for line in value))  # type: ignore[attr-defined]
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.unused and not self.orphans and not self.leftovers:
+        if not self.unused and not self.orphans and not self.recorded and not self.leftovers:
             return
         write = terminalreporter.write_line
         terminalreporter.section("llmproxy")
@@ -260,6 +288,10 @@ class Runner:
             write(f"{plural(len(self.orphans), 'cassette')} no collected test uses:")
             for orphan in self.orphans:
                 write(f"  orphan: {orphan}")
+        if self.recorded:
+            write(f"llmproxy recorded {plural(len(self.recorded), 'cassette')}:")
+            for cassette, recordings in sorted(self.recorded.items()):
+                write(f"  {cassette}: {_recorded(recordings)}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.proxy is not None:
@@ -280,12 +312,12 @@ class Runner:
         settings = self.settings(item)
         if self.proxy is None:
             try:
-                self.proxy = WorkerProxy(Redactor())
+                self.proxy = WorkerProxy(Redactor(), self.reach)
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
         with gathered() as leftovers:  # a journal a killed run left: said at the end of the run
-            turn = self.proxy.begin(settings)
+            turn = self.proxy.begin(settings, owner=f"pid {os.getpid()}: {item.nodeid}, in {self.session}")
         if leftovers:
             item.stash[LEFTOVERS] = leftovers
         return turn
@@ -319,9 +351,10 @@ class Runner:
             source,
         )
 
-    def _problems(self, item: pytest.Item, turn: "Turn | None") -> list[str]:
+    def _problems(self, item: pytest.Item, turn: "Turn | None", told: str = "") -> list[str]:
         """What fails the test: what it sent upstream and got no whole answer to, its misses, the connections the
-        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks."""
+        blocker stopped, its unused exchanges when --llmproxy-strict-unused asks. A miss the test's error already
+        tells (`told`: the refusal the client raised carries llmproxy's diagnostic) is not told again."""
         problems = []
         if turn is not None:
             turn.settle()
@@ -331,7 +364,8 @@ class Runner:
         if blocked := self.blocker.take():
             problems += ["llmproxy blocked the network:", *(f"blocked: {attempt}" for attempt in blocked)]
         if turn is not None:
-            misses = Counter(turn.misses())  # a client that retries a refused request misses it again
+            # a client that retries a refused request misses it again
+            misses = Counter(line for line in turn.misses() if line.partition("\n")[0] not in told)
             if misses:
                 problems += ["llmproxy: nothing recorded answers a request:"]
             problems += [f"miss{f' ({n} times)' if n > 1 else ''}: {line}" for line, n in misses.items()]
@@ -347,6 +381,73 @@ class Runner:
         fate = "is left as it was" if cassette.exists() else "is not written"
         shown = _shown(cassette, self.config.rootpath)
         return [f"llmproxy: {item.nodeid}: {line}: {shown} {fate}" for line in unanswered]
+
+
+def _reach(config: pytest.Config) -> "Reach":
+    """`--llmproxy-map`, `--llmproxy-route` and `--llmproxy-allow-host`: each ini key's lines, then the command
+    line's (a host mapped in both goes where the command line says), read by the CLI's own parsers of `--map`,
+    `--route` and `--allow-host`. Raises pytest.UsageError naming the option or key a bad value came from."""
+
+    def read[T](name: str, parse: Callable[[list[str]], T]) -> T:
+        key = f"llmproxy_{name.replace('-', '_')}"
+        given = [(f"{key} in {config.inipath.name if config.inipath else 'the ini file'}", config.getini(key))]
+        given.append((f"--llmproxy-{name}", config.getoption(key)))
+        for where, values in given:  # each source alone first, so that an error names where it was given
+            try:
+                parse(values)
+            except LlmproxyError as error:
+                message = str(error)
+                message = where + message.removeprefix(f"--{name}") if message.startswith(f"--{name}") else message
+                raise pytest.UsageError(message) from None
+        return parse([value for _, values in given for value in values])
+
+    def routes(values: list[str]) -> "tuple[Declaration, ...]":
+        if not values:  # detection's codecs load only for routes to declare
+            return ()
+        from llmproxy.providers import declared
+
+        return declared.parse_all(values)
+
+    return Reach(
+        read("map", parse_map),
+        read("route", routes),
+        read("allow-host", lambda values: EgressPolicy.parse(values, local_services=True)),
+        {name: os.environ[name] for name in NETWORK_VARIABLES if os.environ.get(name)},
+    )
+
+
+def _told(error: BaseException) -> str:
+    """What the error says, with the errors it was raised from or while handling."""
+    told, seen = [], set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        told.append(str(cause))
+        cause = cause.__cause__ or cause.__context__
+    return "\n".join(told)
+
+
+def _recorded(recordings: Sequence[tuple[str, int, str]]) -> str:
+    """What the run's tests did to one cassette, in the order they ended: "new, 2 exchanges (test_a, test_b)",
+    "1 exchange added (test_c)", "rewritten, 3 exchanges (test_d)" — a rewrite replaces what came before it."""
+    exchanges, how = 0, "added"
+    for _, added, made in recordings:
+        if made == "added":
+            exchanges += added
+        else:
+            exchanges, how = added, made
+    tests = ", ".join(nodeid for nodeid, _, _ in recordings)
+    counted = plural(exchanges, "exchange")
+    return f"{counted} added ({tests})" if how == "added" else f"{how}, {counted} ({tests})"
+
+
+def _session_name(config: pytest.Config) -> str:
+    """This pytest session as another one that finds a cassette held is told it: "the pytest session started
+    10:32 in /repo" (and the xdist worker) — its command line would say little ("pytest -n 4")."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return f"the pytest session started {time.strftime('%H:%M')} in {config.rootpath}" + (
+        f", xdist worker {worker}" if worker else ""
+    )
 
 
 def _marker_arguments(marker: pytest.Mark) -> dict[str, Any]:
@@ -405,7 +506,7 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
     if isinstance(chaos, Mapping):
         return parse_chaos(dict(chaos), "chaos="), "the marker's chaos"
     if isinstance(chaos, str) and chaos.startswith("-"):
-        from llmproxy.cli.serving import chaos_arguments, intercept_plan
+        from llmproxy.intercept.options import chaos_arguments, intercept_plan
 
         values = chaos_arguments(chaos, "chaos=")
         if values["state"] is not None:
@@ -416,21 +517,6 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
     if isinstance(chaos, str | Path):
         return load_chaos(here / chaos), f"chaos={chaos}"
     raise LlmproxyError(f"chaos={chaos!r}: expected a chaos file's path, a dict or options (docs/chaos.md)")
-
-
-def _inject(variables: Mapping[str, str]) -> dict[str, str | None]:
-    """Put `variables` in os.environ; what they replaced, for `_restore`."""
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    return saved
-
-
-def _restore(saved: Mapping[str, str | None]) -> None:
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
 
 
 def _shown(path: Path, root: Path) -> str:

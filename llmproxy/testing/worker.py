@@ -3,15 +3,16 @@ each test then swaps what the chain serves in place — its chaos, its cassette,
 network is open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
 it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a mix.
 
-The chain: intercept → mock → replay → (upstream when the test records, else refused) ; intercept → record →
-meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no expectations and the
-replay with no cassette pass requests on silently.
+The chain (`plan.assemble`): intercept → mock → replay → (upstream when the test records, else refused) ;
+intercept → record → meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no
+expectations and the replay with no cassette pass requests on silently.
 
 A test records the upstream's whole answers only (`recording.AnswersOnly`), pending until the test is over:
 its recording joins the cassette only when it is whole — every request it sent upstream answered — so a test
 whose upstream failed, or that was killed half-way, leaves its cassette as it was.
 """
 
+import logging
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +21,10 @@ from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter
-from llmproxy.chain import Chain, Network
+from llmproxy.chain import Network
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
-from llmproxy.chain.taps.intercept import InterceptTap
 from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
@@ -32,9 +32,11 @@ from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import CLOSED, DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode
+from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode, assemble
 from llmproxy.session import Listening, Session, running
+from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly
+from llmproxy.upstream_proxy import UpstreamProxy
 
 OPEN = Network(everything=True)
 SETTLE_SECONDS = 5.0  # how long a test's end waits for the answers to what it sent upstream
@@ -52,6 +54,16 @@ class Settings:
     chaos_source: str = ""  # where the chaos came from: the file, or "the marker"
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a test's recording did to its cassette, once it joined it: made it (`new`), was `added` to what it
+    held, or replaced it (`rewritten`)."""
+
+    cassette: Path
+    exchanges: int
+    how: str
+
+
 @dataclass(slots=True)
 class Outcome:
     """What a test's requests met, once it has ended."""
@@ -61,6 +73,7 @@ class Outcome:
     unused: list[str]  # "exchange 3: POST https://…" the test's cassette held and it never asked for
     unanswered: list[str] = field(default_factory=list)  # what the upstream never answered whole (`Turn.unanswered`)
     recorded: str = ""  # the cassette writer's summary, when the test recorded
+    kept: Recorded | None = None  # when the test's recording joined its cassette
 
 
 @dataclass(eq=False)
@@ -75,6 +88,7 @@ class Turn:
     log: MockLog | None
     recording: AnswersOnly | None
     refused_before: int  # connections the egress gate had refused before this test
+    existed: bool = False  # the cassette, when the test began
     ended: Outcome | None = field(default=None)
     waiting: list[str] = field(default_factory=list)  # sent upstream, still unanswered when last settled
 
@@ -110,7 +124,7 @@ class Turn:
         return [*self.recording.unanswered, *still]
 
     def unused(self) -> list[str]:
-        if self.mode not in (RecordMode.NONE, RecordMode.NEW_EPISODES):
+        if not self.mode.replays:
             return []
         passes_over = self.proxy.replay.passes_over()  # the test's chaos is still in place
         return [
@@ -126,7 +140,7 @@ class Turn:
         self.settle()
         misses, unused = self.misses(), self.unused()
         proxy = self.proxy
-        proxy.chain.use_network(CLOSED)
+        proxy.chain.use_network(proxy.replay_network)
         proxy.intercepting.use(proxy.idle_intercept)
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
@@ -134,17 +148,41 @@ class Turn:
         self.ended = Outcome(self.meter.calls, misses, unused, self.unanswered())
         if (recording := self.recording) is not None:
             whole = not self.ended.unanswered and recording.recorded > 0
-            if whole and (self.mode is not RecordMode.REWRITE or passed):
+            joins = whole and (self.mode is not RecordMode.REWRITE or passed)
+            if joins:
                 recording.start()  # only now does the recording join (or, rewriting, replace) the cassette
-            self.ended.recorded = str(recording.close())
+            summary = recording.close()
+            self.ended.recorded = str(summary)
+            if joins:
+                how = "new" if not self.existed else "rewritten" if self.mode is RecordMode.REWRITE else "added"
+                self.ended.kept = Recorded(self.settings.cassette, summary.exchanges, how)
         return self.ended
+
+
+class _TheTestsSayIt(logging.Filter):
+    """The proxy's log line for each request or connection it refused: the plugin fails the test that made it
+    with the same diagnostic, so pytest's captured log of that test would only say it again."""
+
+    LOGGERS = ("llmproxy.chain.chain", "llmproxy_addons.egress")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("refused")
+
+    def __enter__(self) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).addFilter(self)
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.LOGGERS:
+            logging.getLogger(name).removeFilter(self)
 
 
 class WorkerProxy:
     """The process's proxy: a session whose chain has every slot a test may fill, listening on 127.0.0.1."""
 
-    def __init__(self, redactor: Redactor, ca_directory: Path | None = None) -> None:
+    def __init__(self, redactor: Redactor, reach: Reach = DEFAULT_REACH, ca_directory: Path | None = None) -> None:
         self.redactor = redactor
+        self.replay_network = Network(egress=reach.egress)  # what a test that replays lets out
         self.idle_log = MockLog(redactor)
         self.mock = MockStage(None, self.idle_log)
         self.record = RecordTap(LLM_APIS, None)
@@ -152,42 +190,59 @@ class WorkerProxy:
         self.idle_intercept = Intercept()
         self.intercepting = InterceptStage(self.idle_intercept)
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
-        taps = [InterceptTap(self.intercepting.state), self.record, self.meter]
-        self.chain = Chain([self.intercepting, self.mock, self.replay], taps, CLOSED, redactor)
+        self.chain = assemble(
+            self.intercepting,
+            self.replay_network,
+            redactor,
+            mock=self.mock,
+            replay=self.replay,
+            record=self.record,
+            meter=self.meter,
+        )
         plan = Plan(
-            network=CLOSED,
+            network=self.replay_network,
             redactor=redactor,
+            routes=reach.routes,
             meter=True,
             intercept=InterceptPlan(control=False),  # a test's chaos comes from its marker
             describe="the llmproxy pytest plugin",
         )
         self.session = Session(plan, self.chain)
-        self._running: AbstractContextManager[Session] = running(self.session, Listening(ca_directory=ca_directory))
+        self._quiet = _TheTestsSayIt()
+        trusted = reach.network.get("SSL_CERT_FILE") or reach.network.get("REQUESTS_CA_BUNDLE")
+        listening = Listening(
+            mapping=reach.mapping,
+            ca_directory=ca_directory,
+            upstream_proxy=UpstreamProxy.from_environment(reach.network),  # raises UsageError for one it cannot use
+            upstream_ca=Path(trusted) if trusted and Path(trusted).is_file() else None,
+        )
+        self._running: AbstractContextManager[Session] = running(self.session, listening)
         self._running.__enter__()
+        self._quiet.__enter__()
 
     @property
     def environment(self) -> dict[str, str]:
         return self.session.environment
 
-    def begin(self, settings: Settings) -> Turn:
-        """Serve `settings` from the next request on. Raises LlmproxyError (a cassette or expectations file that
-        cannot be read, a cassette none mode needs that does not exist) with nothing changed."""
+    def begin(self, settings: Settings, owner: str | None = None) -> Turn:
+        """Serve `settings` from the next request on; `owner` names the test to another recording that finds its
+        cassette held. Raises LlmproxyError (a cassette or expectations file that cannot be read, a cassette none
+        mode needs that does not exist, one another recording holds) with nothing changed."""
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
 
-        cassette, mode = settings.cassette, settings.mode
+        cassette = settings.cassette
         exists = cassette_exists(cassette)
-        if mode is RecordMode.ONCE:
-            mode = RecordMode.NONE if exists else RecordMode.ALL
+        mode = settings.mode.resolved(cassette)
         if mode is RecordMode.NONE and not exists and settings.expectations is None:
             raise LlmproxyError(f"no cassette {cassette}: record it with --llmproxy-mode once (the default outside CI)")
         engine = MockEngine(load_expectations(settings.expectations)) if settings.expectations else None
-        serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode is RecordMode.NONE and exists) else []
+        serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode.replays and exists) else []
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
         recording = None
-        if mode in (RecordMode.ALL, RecordMode.NEW_EPISODES, RecordMode.REWRITE):
+        if mode.records:
             rewrite = mode is RecordMode.REWRITE
-            writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True)
+            writer = CassetteWriter.open(cassette, self.redactor, rewrite=rewrite, pending=True, owner=owner)
             recording = AnswersOnly(writer, self.redactor)
         log = MockLog(self.redactor) if engine is not None else None
         meter = self.meter.meter.another()
@@ -197,9 +252,10 @@ class WorkerProxy:
         self.replay.state.swap(replaying)
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
         self.record.use(recording)
-        self.chain.use_network(OPEN if recording is not None else CLOSED)
-        return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused))
+        self.chain.use_network(OPEN if recording is not None else self.replay_network)
+        return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused), exists)
 
     def close(self) -> None:
+        self._quiet.__exit__()
         with suppress(LlmproxyError):  # every test's recording was closed when it ended
             self._running.__exit__(None, None, None)

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from llmproxy.cassette.files import cassette_exists, journal_path
+from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
 from llmproxy.errors import CassetteError
@@ -127,6 +128,15 @@ def test_the_owner_is_this_process_with_secrets_redacted(tmp_path: Path, monkeyp
         assert key not in header["owner"]
     finally:
         writer.close()
+
+
+@pytest.mark.parametrize(
+    ("argv0", "named"),
+    [("/venv/lib/site-packages/pytest/__main__.py", "pytest"), ("/src/llmproxy/__main__.py", "llmproxy")],
+)
+def test_a_module_run_with_python_m_is_named_by_its_package(monkeypatch: pytest.MonkeyPatch, argv0: str, named: str):
+    monkeypatch.setattr(sys, "argv", [argv0, "-q"])
+    assert this_process() == f"pid {os.getpid()}: {named} -q"
 
 
 def test_a_read_only_folder_is_refused_before_anything_changes(old: Path) -> None:

@@ -3,7 +3,8 @@ given a TLS context) that answers each request with the next queued reply, or wi
 queued, and keeps every request it received. The tests' upstreams are configurations of it (bar a plain
 WebSocket echo, which the `websockets` library serves): the SDK conformance tests queue replies, the coding
 CLIs' scripted session (tests/e2e/clis.py) answers by the request's API and takes WebSocket upgrades over,
-the pytest plugin's stand-in API (tests/testing/upstream.py) answers everything and counts.
+the pytest plugin's stand-in API (tests/testing/upstream.py) answers everything and counts, and a corporate
+proxy in miniature (tests/testing/tunnel.py) answers CONNECT.
 
 Streams are sent with chunked transfer encoding, one chunk per wire event, flushed as they go (`interval`
 seconds apart, the last one held back until `hold_last` is set), so SDK stream parsers see real incremental
@@ -106,6 +107,7 @@ class LoopbackServer:
 
             do_GET = _serve
             do_POST = _serve
+            do_CONNECT = _serve  # a proxy's tunnel: the reply takes the connection over
 
         class Server(ThreadingHTTPServer):
             address_family = socket.AF_INET6 if ":" in host else socket.AF_INET

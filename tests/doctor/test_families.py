@@ -6,7 +6,7 @@ from pathlib import Path
 
 from llmproxy.doctor import clis, families
 from llmproxy.doctor.findings import Status
-from llmproxy.doctor.routing import bypassing_entry
+from llmproxy.environment import bypassing_entry
 
 
 def test_no_proxy_entries_skip_a_host_as_curl_go_and_python_read_them() -> None:

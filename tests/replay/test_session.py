@@ -1,11 +1,14 @@
 """The in-process API: `recording()` and `replaying()` around code that runs a client."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import anthropic
 import httpx2 as httpx
+import pytest
 
 from llmproxy.session import Listening, recording, replaying
 from tests.conformance.server import LoopbackServer, Reply
@@ -70,3 +73,27 @@ def test_json_rpc_replays_on_method_and_params_with_the_callers_id(tmp_path: Pat
     assert replayed.json() == {**answer, "id": "abc-42"}
     assert other.status_code == 404  # an MCP server is no LLM API: not found
     assert "$.params.name" in other.text
+
+
+def test_apply_sets_this_process_environment_and_puts_it_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client created inside `apply()` goes through the proxy without the caller copying variables about; after
+    it, each variable is as it was: restored, or gone."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://corporate.example:3128")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    cassette = Path(__file__).resolve().parents[2] / "cassettes" / "quickstart.json"
+    question = "In two sentences: what does an LLM traffic recorder let me do in CI?"
+    with replaying(cassette, listening=Listening(ca_directory=tmp_path / "ca"), timing=None) as proxy:
+        with proxy.apply():
+            assert os.environ["HTTPS_PROXY"] == proxy.url
+            assert os.environ["SSL_CERT_FILE"] == proxy.environment["SSL_CERT_FILE"]
+            with (
+                anthropic.Anthropic(api_key="any", max_retries=0) as client,
+                client.messages.stream(
+                    model="claude-haiku-4-5", max_tokens=200, messages=[{"role": "user", "content": question}]
+                ) as stream,
+            ):
+                assert stream.get_final_text()
+        assert os.environ["HTTPS_PROXY"] == "http://corporate.example:3128"
+        assert "SSL_CERT_FILE" not in os.environ
+    assert proxy.misses == []
+    assert proxy.unused == []
