@@ -32,7 +32,7 @@ from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.errors import LlmproxyError
 from llmproxy.plan import Plan, RecordMode, mock_plan, parse_timing, record_plan, replay_plan
 from llmproxy.providers import declared
-from llmproxy.session import Listening, Session
+from llmproxy.proxy_session import Listening, Session
 from llmproxy_addons.run import addons_for
 from llmproxy_addons.stream_relay import StreamRelay
 from llmproxy_addons.upstreams import Upstreams
