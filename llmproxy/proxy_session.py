@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.chain import Chain

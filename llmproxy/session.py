@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.plan import RecordMode, mock_plan, record_plan, replay_plan
 from llmproxy.providers import declared
 from llmproxy.proxy_session import Listening, Session

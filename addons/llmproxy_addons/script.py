@@ -26,7 +26,7 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.errors import LlmproxyError

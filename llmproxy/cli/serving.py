@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from llmproxy import log_lines, redacted_logs
+from llmproxy import log_lines
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cli.children import check_runnable, run_child, stopped_by_sigterm, wait_for_stop
 from llmproxy.cli.options import option
