@@ -27,7 +27,8 @@ ADAPTERS = REPOSITORY / "addons" / "llmproxy_addons"
 ENTRY_POINTS = [CORE / "session.py", *sorted((CORE / "cli").glob("*.py"))]
 CLI = "llmproxy.cli"
 THE_CLI_ITSELF = {CLI, "llmproxy.__main__"}  # `python -m llmproxy` is the `llmproxy` command
-# The one module of the library that still imports the CLI, and what it imports; this list may only shrink.
+# The only exception, known: the pytest plugin reads a marker's chaos options with the CLI's own parser
+# (`chaos_arguments`, `intercept_plan` in cli/serving.py). Delete it once that import is gone; add none.
 CLI_IMPORTS_ALLOWED = {("llmproxy.testing.plugin", "llmproxy.cli.serving")}
 
 
