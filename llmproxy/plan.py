@@ -22,7 +22,7 @@ from llmproxy.chain import Chain, Network, Stage, Tap
 from llmproxy.chain.chain import layout
 from llmproxy.egress import EgressPolicy
 from llmproxy.errors import LlmproxyError
-from llmproxy.intercept.rules import ChaosFile
+from llmproxy.intercept.settings import NO_INTERCEPT, InterceptPlan
 from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
@@ -89,25 +89,6 @@ class RecordPlan:
     scope: RecordScope = LLM_APIS
     fresh: bool = False  # replace what the cassette holds, once the run has started (record mode rewrite)
     unanswered: bool = False  # also record requests the upstream never answered whole (`--record-unanswered`)
-
-
-@dataclass(frozen=True, slots=True)
-class InterceptPlan:
-    """Chaos, quotas and a budget (`--chaos`, `--fail`, `--rpm`, `--budget-usd`…), their counters' store
-    (`--state`: None keeps them in this process), and the runtime control API. Always in the chain: with
-    nothing configured it costs a look at each request's headers, and the control API can add chaos later."""
-
-    chaos: ChaosFile = field(default_factory=ChaosFile)
-    state: str | None = None
-    control: bool = True
-    source: str = ""  # where the chaos came from, for --explain-chain
-
-    @property
-    def configured(self) -> bool:
-        return bool(self.chaos.rules) or self.chaos.budgetUsd is not None
-
-
-NO_INTERCEPT: Final = InterceptPlan()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from tests.secret_corpus import QUERIES, SHAPES
 
 

@@ -10,7 +10,7 @@ from llmproxy.ca import ensure_ca
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE, base_url_environment, proxy_environment
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.control import ControlServer
-from llmproxy.session import Listening, Session
+from llmproxy.proxy_session import Listening, Session
 from llmproxy_addons.base_url import BaseUrl
 from llmproxy_addons.door import ProxyDoor
 from llmproxy_addons.egress import EgressGate

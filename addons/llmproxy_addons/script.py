@@ -26,13 +26,13 @@ from mitmproxy import ctx, exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cassette.replay_index import MatchOptions
 from llmproxy.errors import LlmproxyError
 from llmproxy.plan import Plan, RecordMode, mock_plan, parse_timing, record_plan, replay_plan
 from llmproxy.providers import declared
-from llmproxy.session import Listening, Session
+from llmproxy.proxy_session import Listening, Session
 from llmproxy_addons.run import addons_for
 from llmproxy_addons.stream_relay import StreamRelay
 from llmproxy_addons.upstreams import Upstreams

@@ -24,7 +24,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 import llmproxy
-from llmproxy import log_lines, redacted_logs
+from llmproxy import log_lines
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.handover import Handover
 from llmproxy.cassette.journal import this_process
 from llmproxy.cassette.redact import Redactor

@@ -24,7 +24,7 @@ from llmproxy.options import option
 from llmproxy.plan import parse_timing
 
 if TYPE_CHECKING:
-    from llmproxy.plan import InterceptPlan
+    from llmproxy.intercept.settings import InterceptPlan
 
 
 def _timing(value: str) -> float | None:
@@ -142,8 +142,8 @@ def replay(
 def _what_if(cassettes: tuple[Path, ...], intercept: "InterceptPlan", instant: bool) -> int:
     """`--what-if`: the recorded calls under the limits, offline; the report on stderr, nothing served."""
     from llmproxy.analysis.sources import Recorded
+    from llmproxy.analysis.whatif import what_if
     from llmproxy.errors import UsageError
-    from llmproxy.intercept.whatif import what_if
     from llmproxy.pricing import PriceBook
 
     if not intercept.configured:

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.errors import LlmproxyError
 
 type Command = Callable[..., int]

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from llmproxy import log_lines, redacted_logs
+from llmproxy import log_lines
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.presets import PRESETS
 from llmproxy.cli.children import check_runnable, run_child, stopped_by_sigterm, wait_for_stop
 from llmproxy.cli.output import emit
@@ -32,9 +33,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from llmproxy.cli.live import LiveView
+    from llmproxy.intercept.settings import InterceptPlan
     from llmproxy.meter import Call
     from llmproxy.outputs import Document
-    from llmproxy.plan import InterceptPlan, Plan
+    from llmproxy.plan import Plan
     from llmproxy.session import Listening, Session
 
 

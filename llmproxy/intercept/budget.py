@@ -13,7 +13,7 @@ from datetime import datetime
 from decimal import ROUND_CEILING, Decimal
 from typing import Final
 
-from llmproxy.intercept.store import Store
+from llmproxy.intercept.counters import Store
 from llmproxy.model import Provider, Usage
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.words import plural

@@ -26,7 +26,7 @@ import pydantic
 from llmproxy.errors import ChaosError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import parse_profile
-from llmproxy.mock.locations import describe
+from llmproxy.validation_errors import describe
 
 logger = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from llmproxy.intercept import quota
 from llmproxy.intercept.aftermath import Aftermath
+from llmproxy.intercept.counters import Store
 from llmproxy.intercept.decision import PASS, SPEND, Charge, Decision, Dropped, Misbehaved, Refusal, Through
 from llmproxy.intercept.draw import chance, fires, new_seed
 from llmproxy.intercept.faults import FaultKind, Injected
@@ -33,7 +34,7 @@ from llmproxy.intercept.retry_after import RetryAfter, retry_after
 from llmproxy.intercept.rules import ChaosFile, Rule
 from llmproxy.intercept.selection import RuleSelection, Where
 from llmproxy.intercept.shaping import Shaping
-from llmproxy.intercept.store import MemoryStore, Store
+from llmproxy.intercept.store import MemoryStore
 from llmproxy.model import Conversation, ErrorKind, Route, Usage
 from llmproxy.providers.base import RateLimits, status_kind
 from llmproxy.providers.registry import chat_codec

@@ -15,7 +15,7 @@ from llmproxy.options import Decorator, describe, option
 
 if TYPE_CHECKING:
     from llmproxy.intercept.rules import ChaosFile
-    from llmproxy.plan import InterceptPlan
+    from llmproxy.intercept.settings import InterceptPlan
 
 CHAOS_OPTIONS: list[Decorator] = [  # chaos, quotas and the budget (docs/chaos.md); the pytest marker reads them too
     option(
@@ -63,7 +63,7 @@ def intercept_plan(
     from decimal import Decimal, InvalidOperation
 
     from llmproxy.intercept.rules import ChaosFile, load_chaos, shorthand_rules
-    from llmproxy.plan import InterceptPlan
+    from llmproxy.intercept.settings import InterceptPlan
 
     files = [(path, load_chaos(path)) for path in chaos]
     rules = shorthand_rules(

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from llmproxy.intercept.counters import Count, Store
 from llmproxy.intercept.profile import ChaosProfile
-from llmproxy.intercept.store import Count, Store
 from llmproxy.model import Usage
 from llmproxy.providers.base import RateLimits
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import redis
 
 from llmproxy.errors import UsageError
-from llmproxy.intercept.store import Count
+from llmproxy.intercept.counters import Count
 
 _ADMIT: Final = """
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')

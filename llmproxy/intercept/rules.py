@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from llmproxy.errors import ChaosError, UsageError
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.json_files import read_json
-from llmproxy.mock.locations import describe, message
 from llmproxy.model import Route
+from llmproxy.validation_errors import describe, message
 
 MINUTE_MS: Final = 60_000
 DAY_MS: Final = 86_400_000

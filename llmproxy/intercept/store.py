@@ -1,4 +1,4 @@
-"""Where quota and budget counters live: one small interface, kept in this process by default
+"""Where quota and budget counters live: one small interface (`counters.Store`), kept in this process by default
 (`MemoryStore`) or in Redis (`llmproxy.intercept.redis_store`) so that several proxies — pytest-xdist
 workers, parallel CI jobs on several machines — share one quota and one budget exactly.
 
@@ -8,38 +8,8 @@ admitting against one limit admit exactly `limit` between them.
 """
 
 import threading
-from dataclasses import dataclass
-from typing import Protocol
 
-
-@dataclass(frozen=True, slots=True)
-class Count:
-    """A counter as one operation left it: `used` in the current window, `reset_ms` until the window ends
-    (0 when it never does, or nothing is counted yet), and whether the amount asked for was counted."""
-
-    used: int
-    reset_ms: int
-    admitted: bool = True
-
-
-class Store(Protocol):
-    def admit(self, key: str, amount: int, limit: int, window_ms: int, now_ms: int) -> Count:
-        """Count `amount` if `used + amount <= limit`; otherwise count nothing (`admitted` False)."""
-        ...
-
-    def add(self, key: str, amount: int, window_ms: int, now_ms: int) -> Count:
-        """Count `amount` whatever the total (what already happened: an answer's tokens, a call's cost)."""
-        ...
-
-    def peek(self, key: str, window_ms: int, now_ms: int) -> Count:
-        """The counter now, without counting."""
-        ...
-
-    def describe(self) -> str:
-        """Where the counters are, for the log ("in this process", "redis://127.0.0.1:6379/0")."""
-        ...
-
-    def close(self) -> None: ...
+from llmproxy.intercept.counters import Count, Store
 
 
 class MemoryStore:

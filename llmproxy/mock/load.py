@@ -8,8 +8,8 @@ import pydantic
 from llmproxy.errors import MockError
 from llmproxy.json_files import read_json
 from llmproxy.mock import spec
-from llmproxy.mock.locations import describe
 from llmproxy.mock.script import load_script
+from llmproxy.validation_errors import describe
 
 
 def load_expectations(path: Path) -> spec.ExpectationsFile:

@@ -13,7 +13,6 @@ import pydantic
 
 from llmproxy.errors import MockError
 from llmproxy.json_files import read_json
-from llmproxy.mock.locations import describe
 from llmproxy.mock.spec import (
     AssistantTurn,
     ErrorReply,
@@ -26,6 +25,7 @@ from llmproxy.mock.spec import (
     ToolCallsTurn,
 )
 from llmproxy.model import StopReason
+from llmproxy.validation_errors import describe
 
 type ScriptAnswer = Respond | ErrorReply
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from llmproxy import redacted_logs
+from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import ReplayMiss
 from llmproxy.meter import Answered, Call, totals

@@ -14,7 +14,7 @@ Declarations hold for the process while a session runs (`declared`); detection r
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
@@ -76,6 +76,7 @@ def parse_all(specs: Iterable[str]) -> tuple[Declaration, ...]:
 
 
 _current: tuple[Declaration, ...] = ()
+_forgetters: list[Callable[[], None]] = []
 
 
 def current() -> tuple[Declaration, ...]:
@@ -94,12 +95,17 @@ def declared(declarations: Iterable[Declaration]) -> Iterator[None]:
         _set(previous)
 
 
+def when_changed(forget: Callable[[], None]) -> None:
+    """Call `forget` each time the declarations change. Detection (`routes.py`) reads them and caches what it
+    found: it hands its `forget` in here, so that this module need not import detection back."""
+    _forgetters.append(forget)
+
+
 def _set(declarations: tuple[Declaration, ...]) -> None:
     global _current
-    from llmproxy.providers import routes  # detection caches what it found: forget it
-
     _current = declarations
-    routes.forget()
+    for forget in _forgetters:
+        forget()
 
 
 def _api(name: str) -> tuple[Provider, Operation] | None:

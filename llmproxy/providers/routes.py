@@ -121,6 +121,9 @@ def forget() -> None:
     _detect.cache_clear()
 
 
+declared.when_changed(forget)
+
+
 _ENCODED_COLON = re.compile("%3a", re.IGNORECASE)
 _STREAM_QUERY = re.compile(r"(^|&)stream=(true|1)(&|$)", re.IGNORECASE)
 

@@ -30,9 +30,10 @@ from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile
+from llmproxy.intercept.settings import InterceptPlan
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, InterceptPlan, Plan, RecordMode, assemble
+from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, Plan, RecordMode, assemble
 from llmproxy.session import Listening, Session, running
 from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly

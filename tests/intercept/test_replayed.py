@@ -26,7 +26,7 @@ from llmproxy.cassette.store import load_cassette
 from llmproxy.intercept.aftermath import Next
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.rules import ChaosFile, Rule
-from llmproxy.plan import InterceptPlan
+from llmproxy.intercept.settings import InterceptPlan
 from llmproxy.session import Listening, Session, mocking, replaying
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,8 +4,9 @@ import time
 import pytest
 
 from llmproxy.errors import UsageError
+from llmproxy.intercept.counters import Count
 from llmproxy.intercept.redis_store import RedisStore
-from llmproxy.intercept.store import Count, MemoryStore
+from llmproxy.intercept.store import MemoryStore
 
 
 def test_memory_admits_up_to_the_limit_then_refuses_until_the_window_ends() -> None:

@@ -13,7 +13,7 @@ import websockets
 
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.intercept.rules import ChaosFile, Rule, RuleMatch
-from llmproxy.plan import InterceptPlan
+from llmproxy.intercept.settings import InterceptPlan
 from llmproxy.session import Listening, Session, mocking
 from tests.openai_websocket import ENDS, answer, at_base_url, through_proxy
 

@@ -7,11 +7,11 @@ from click.testing import CliRunner
 
 from llmproxy.analysis.calls import Call
 from llmproxy.analysis.sources import Recorded
+from llmproxy.analysis.whatif import what_if
 from llmproxy.cli import main
 from llmproxy.intercept.budget import Spend
 from llmproxy.intercept.faults import FaultKind
 from llmproxy.intercept.rules import ChaosFile, shorthand_rules
-from llmproxy.intercept.whatif import what_if
 from llmproxy.pricing import PriceBook
 
 ROOT = Path(__file__).resolve().parents[2]
