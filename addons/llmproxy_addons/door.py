@@ -114,8 +114,21 @@ class ProxyDoor:
         if incoming is None:  # answered here: nothing came from the upstream
             return None
         try:
-            return self._observed_end(flow, incoming, error)
-        finally:  # only once its observers have seen the end: who waits for it then reads what they made of it
+            seen = self._observed_end(flow, incoming, error)
+        except BaseException:
+            self.chain.ended(incoming)
+            raise
+        if seen is None:
+            self.chain.ended(incoming)
+            return None
+        return self._ended_once(seen, incoming)
+
+    async def _ended_once(self, seen: Awaitable[None], incoming: Incoming) -> None:
+        """The chain told the request has ended only once its observers have seen the end: who waits for that
+        (the pytest plugin, before it judges a test's recording) then reads what they made of it."""
+        try:
+            await seen
+        finally:
             self.chain.ended(incoming)
 
     def _observed_end(self, flow: http.HTTPFlow, incoming: Incoming, error: str | None) -> Awaitable[None] | None:
