@@ -15,7 +15,7 @@ import orjson
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, grade_change, money, percent
 from llmproxy.analysis.report import Report
@@ -77,7 +77,7 @@ def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdic
     return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details, summary=summary)
 
 
-def _unanswered(calls: Sequence[Call]) -> str | None:
+def _unanswered(calls: Sequence[RecordedCall]) -> str | None:
     """When no call was answered, why (a run that failed says nothing a gate on its answers or its cost could
     pass on): "none of the 3 calls was answered (3 with status 529)"; None when one was."""
     if not calls or any(not call.failed for call in calls):
@@ -90,7 +90,9 @@ def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str)
     return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details, summary=summary)
 
 
-def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least: int, at_most: int | None) -> Verdict:
+def tool_call(
+    calls: Sequence[RecordedCall], name: str, args_regex: str | None, at_least: int, at_most: int | None
+) -> Verdict:
     """The model asked for tool `name` (with arguments matching `args_regex`, searched in their compact JSON)
     between `at_least` and `at_most` times across the recorded answers."""
     pattern = re.compile(args_regex) if args_regex is not None else None
@@ -117,7 +119,7 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
     return _judge("tool-call", reasons, details, summary)
 
 
-def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
+def structured_output(calls: Sequence[RecordedCall], schema: Any) -> Verdict:
     """Each recorded answer with text is JSON that meets `schema` (its `$schema` draft, else 2020-12).
     Answers without text (tool calls only, failures) are skipped and counted."""
     try:
@@ -161,7 +163,9 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
     return _judge("structured-output", reasons, details, summary)
 
 
-def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool) -> Verdict:
+def cost(
+    calls: Sequence[RecordedCall], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool
+) -> Verdict:
     """The calls' estimated cost is at most `max_usd`. `model` prices every call as that model. An unpriced
     call fails the gate (the total would understate the cost) unless `allow_unpriced`."""
     total = Decimal(0)
@@ -205,7 +209,7 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
 _RETRYABLE = frozenset(kind for kind in FaultKind if kind.refuses and kind is not FaultKind.BUDGET)
 
 
-def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: bool) -> Verdict:
+def resilience(calls: Sequence[RecordedCall], require_retry: bool, honour_retry_after: bool) -> Verdict:
     """The client got past every fault llmproxy injected into the run: a successful answer came after each (each
     file judged on its own). `require_retry`: it retried every request refused by an error, a quota or a
     dropped connection rather than carrying on without the answer; `honour_retry_after`: no retry came sooner

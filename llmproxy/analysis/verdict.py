@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.figures import dollars, money, percent, ratio
 from llmproxy.analysis.report import Resilience, Totals, Verdict
 from llmproxy.analysis.signals import Finding
@@ -31,7 +31,7 @@ class Failures:
     asked_again: int = 0
 
     @classmethod
-    def of(cls, calls: Sequence[Call]) -> "Failures":
+    def of(cls, calls: Sequence[RecordedCall]) -> "Failures":
         by_what: Counter[str] = Counter()
         asked_again = 0
         later: set[tuple[str, str]] = set()

@@ -18,7 +18,7 @@ from llmproxy.options import option
 from llmproxy.words import plural
 
 if TYPE_CHECKING:
-    from llmproxy.analysis.calls import Call
+    from llmproxy.analysis.calls import RecordedCall
     from llmproxy.analysis.coverage import Coverage
     from llmproxy.analysis.drift import Send
     from llmproxy.analysis.gates import Verdict
@@ -66,7 +66,7 @@ def judging(gate: str, as_json: bool) -> Iterator[None]:
         finish(Verdict(gate, Outcome.COULD_NOT_CHECK, [str(error)], summary="nothing was judged"), as_json)
 
 
-def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call], Coverage]":
+def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[RecordedCall], Coverage]":
     """The selected calls, and what they are of the calls the gate was asked about."""
     from llmproxy.analysis.build import select
     from llmproxy.analysis.coverage import Coverage
