@@ -26,7 +26,7 @@ from llmproxy.cassette.convert import url
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import miss_reply
-from llmproxy.chain.reply import Reply, Source, text_reply
+from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
 from llmproxy.egress import EgressPolicy, Refused
@@ -153,7 +153,7 @@ class Chain:
                 reply = self._refuse(incoming, network, kept_in)
         except Exception as exc:  # fail closed, saying why; the proxy serves on
             logger.exception("llmproxy could not answer %s", self.describe(incoming))
-            reply = text_reply(500, f"llmproxy could not answer: {exc}\n", Source.ERROR)
+            reply = text_reply(500, f"llmproxy could not answer: {exc}\n", ReplySource.ERROR)
         for tap in self._reply_taps:
             try:
                 reply = tap.reply(incoming, reply)
@@ -243,7 +243,7 @@ class Chain:
             self.refusals += 1
         logger.error("refused: %s", message)
         miss = miss_reply(incoming.route, message, network.miss_status)
-        return Reply(miss.status, miss.headers, miss.body, source=Source.MISS)
+        return Reply(miss.status, miss.headers, miss.body, source=ReplySource.MISS)
 
 
 class Observers:

@@ -17,7 +17,9 @@ type Events = tuple[tuple[float, bytes], ...]
 PLAIN_TEXT = ("content-type", "text/plain; charset=utf-8")
 
 
-class Source(StrEnum):
+class ReplySource(StrEnum):
+    """Who answered a request (a report's `Source` is something else: a cassette it read)."""
+
     MOCK = "mock"  # an expectation
     CASSETTE = "cassette"  # a recorded exchange
     FAULT = "fault"  # injected on purpose (chaos, a quota, a budget)
@@ -60,7 +62,7 @@ class Reply(NamedTuple):
     headers: Headers
     body: bytes | None = None
     events: Events | None = None
-    source: Source = Source.MOCK
+    source: ReplySource = ReplySource.MOCK
     reason: str = ""  # empty: the standard phrase for the status
     notes: tuple[str, ...] = ()  # for the log: "usage estimated"
     warnings: tuple[str, ...] = ()  # for the log and stderr: "structured output invalid: …"
@@ -103,7 +105,7 @@ class Reply(NamedTuple):
         return completion.usage if completion is not None else None
 
 
-def text_reply(status: int, message: str, source: Source) -> Reply:
+def text_reply(status: int, message: str, source: ReplySource) -> Reply:
     """A plain-text answer of llmproxy's own: a refusal or a failure, saying why."""
     return Reply(status, (PLAIN_TEXT,), message.encode(), source=source)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 import orjson
 
 from llmproxy.chain.incoming import Forwarding, Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import ChaosError
@@ -86,7 +86,7 @@ class InterceptStage(Stage):
         if isinstance(decision, Refusal):
             return refusal_reply(decision, incoming, engine.clock())
         if isinstance(decision, Dropped):
-            return Reply(0, (), source=Source.FAULT, drop=True)
+            return Reply(0, (), source=ReplySource.FAULT, drop=True)
         return misbehaving_reply(decision, incoming)
 
     def explain(self) -> str:
@@ -140,7 +140,7 @@ _KEPT: dict[tuple[int, object], tuple[Refusal, Reply]] = {}
 def _encoded(refusal: Refusal, route: Route | None, now: float) -> Reply:
     status, headers, body = refusal.response(route, datetime.fromtimestamp(now, UTC))
     failed = Completion(stop_reason=None, error=ProviderError(refusal.kind, refusal.message, None, status))
-    return Reply(status, headers, body, source=Source.FAULT, completion=failed)
+    return Reply(status, headers, body, source=ReplySource.FAULT, completion=failed)
 
 
 def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
@@ -153,9 +153,9 @@ def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
     if route.streaming:
         events = codec.encode_stream(completion, request)
         headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"))
-        return Reply(200, headers, b"".join(events), source=Source.FAULT, completion=completion)
+        return Reply(200, headers, b"".join(events), source=ReplySource.FAULT, completion=completion)
     body = codec.encode_response(completion, request)
-    return Reply(200, (("content-type", "application/json"),), body, source=Source.FAULT, completion=completion)
+    return Reply(200, (("content-type", "application/json"),), body, source=ReplySource.FAULT, completion=completion)
 
 
 def _forwarding(through: Through, strip: bool, incoming: Incoming, now: float) -> Forwarding | None:
@@ -178,6 +178,6 @@ def _bad_header(incoming: Incoming, message: str) -> Reply:
     logger.warning("%s", message)
     route = incoming.route
     if route is None:
-        return Reply(400, (("content-type", "text/plain; charset=utf-8"),), message.encode(), source=Source.ERROR)
+        return Reply(400, (("content-type", "text/plain; charset=utf-8"),), message.encode(), source=ReplySource.ERROR)
     error = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
-    return Reply(400, tuple(error.headers.items()), error.body, source=Source.ERROR)
+    return Reply(400, tuple(error.headers.items()), error.body, source=ReplySource.ERROR)

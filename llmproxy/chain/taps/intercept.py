@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from llmproxy.cassette.decoding import decoder_for
 from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.chain.incoming import Door, Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
 from llmproxy.chain.stages.intercept import describe, mark, misbehaving_reply, refusal_reply
 from llmproxy.chain.state import State
@@ -30,7 +30,7 @@ from llmproxy.model.exchange import RawExchange
 
 logger = logging.getLogger(__name__)
 
-_ANSWERED = frozenset({Source.MOCK, Source.CASSETTE, Source.UPSTREAM})
+_ANSWERED = frozenset({ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.UPSTREAM})
 
 
 class InterceptTap(Tap):
@@ -103,7 +103,7 @@ class InterceptTap(Tap):
         if isinstance(decision, Refusal):
             return refusal_reply(decision, incoming, engine.clock())
         if isinstance(decision, Dropped):
-            return Reply(0, (), source=Source.FAULT, drop=True)
+            return Reply(0, (), source=ReplySource.FAULT, drop=True)
         return misbehaving_reply(decision, incoming)
 
     def _shaped(

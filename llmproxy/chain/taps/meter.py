@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
 from llmproxy.meter import Answered, Call, Meter
@@ -23,12 +23,12 @@ from llmproxy.providers.registry import chat_codec
 logger = logging.getLogger(__name__)
 
 ANSWERED = {
-    Source.MOCK: Answered.MOCK,
-    Source.CASSETTE: Answered.HIT,
-    Source.FAULT: Answered.INJECTED,
-    Source.MISS: Answered.MISS,
-    Source.ERROR: Answered.ERROR,
-    Source.UPSTREAM: Answered.UPSTREAM,
+    ReplySource.MOCK: Answered.MOCK,
+    ReplySource.CASSETTE: Answered.HIT,
+    ReplySource.FAULT: Answered.INJECTED,
+    ReplySource.MISS: Answered.MISS,
+    ReplySource.ERROR: Answered.ERROR,
+    ReplySource.UPSTREAM: Answered.UPSTREAM,
 }
 
 
@@ -61,7 +61,7 @@ class MeterTap(Tap):
 def replied(incoming: Incoming, reply: Reply) -> Call:
     """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
     completion = None
-    if reply.source in (Source.MOCK, Source.CASSETTE, Source.FAULT):
+    if reply.source in (ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.FAULT):
         try:
             completion = reply.understood()
         except Exception:  # an answer the codec cannot read: counted, without tokens

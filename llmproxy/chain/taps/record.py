@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
 from llmproxy.model import Route
@@ -91,7 +91,7 @@ class RecordTap(Tap):
         """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
         is recorded as the client got it, marked injected: the recording shows the run as it happened."""
         sink = self.state.value
-        if sink is not None and reply.source is Source.FAULT and self._covers(incoming):
+        if sink is not None and reply.source is ReplySource.FAULT and self._covers(incoming):
             sink.add(_fault_exchange(incoming, reply))
         return reply
 
