@@ -29,7 +29,7 @@ from llmproxy.analysis.report import (
 )
 from llmproxy.analysis.resilience import resilience
 from llmproxy.analysis.savings import ZERO, Savings
-from llmproxy.analysis.signals import Finding, detect
+from llmproxy.analysis.signals import SignalFinding, detect
 from llmproxy.analysis.sources import Grouping, SourceSummary
 from llmproxy.analysis.verdict import Failures, verdict
 from llmproxy.model import Conversation
@@ -240,7 +240,7 @@ def _sessions(calls: Sequence[RecordedCall]) -> list[SessionRow]:
     return rows
 
 
-def _signal(finding: Finding, calls: Sequence[RecordedCall]) -> Signal:
+def _signal(finding: SignalFinding, calls: Sequence[RecordedCall]) -> Signal:
     apis = Counter((calls[index - 1].provider, calls[index - 1].operation) for index in finding.affected)
     provider, operation = min(apis, key=lambda api: (-apis[api], api[0].value, api[1].value))
     recommendation, fix = fix_for(finding.id, provider, operation)

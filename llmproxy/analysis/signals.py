@@ -1,6 +1,6 @@
 """The nine optimisation signals: pure detectors over a report's calls (docs/report.md has each one's rule).
 
-Each detector returns a `Finding` or None: the calls it affects (1-based indices into the report), the
+Each detector returns a `SignalFinding` or None: the calls it affects (1-based indices into the report), the
 input tokens it estimates wasted, and the dollars a fix would save, priced on the affected calls' own
 models (`Savings`). Thresholds are constants here, as in MockServer's v1; what a provider caches is its own
 (`llmproxy.providers.prompt_caching`). A call that got no answer billed nothing and wastes nothing: no
@@ -47,7 +47,9 @@ ECONOMY_MODELS = {
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class SignalFinding:
+    """What a detector found; the report's `Signal` is what it becomes, with its fix and its money as text."""
+
     id: str
     severity: str
     affected: tuple[int, ...]
@@ -56,10 +58,10 @@ class Finding:
     detail: str
 
 
-type Detector = Callable[[Sequence[RecordedCall], Savings], Finding | None]
+type Detector = Callable[[Sequence[RecordedCall], Savings], SignalFinding | None]
 
 
-def detect(calls: Sequence[RecordedCall], savings: Savings) -> list[Finding]:
+def detect(calls: Sequence[RecordedCall], savings: Savings) -> list[SignalFinding]:
     return [finding for detector in DETECTORS if (finding := detector(calls, savings)) is not None]
 
 
@@ -109,7 +111,7 @@ def _caching_saving(
     return max(ZERO, saved - premium)
 
 
-def repeated_system_prompt(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def repeated_system_prompt(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
     if not repeats:
         return None
@@ -122,10 +124,12 @@ def repeated_system_prompt(calls: Sequence[RecordedCall], savings: Savings) -> F
         f"({plural(prompts, 'distinct prompt')}); {wasted:,} of its tokens were not read from the cache."
     )
     saving = _caching_saving(calls, repeats, savings)
-    return Finding("REPEATED_SYSTEM_PROMPT", "HIGH" if high else "MEDIUM", _indices(repeats), wasted, saving, detail)
+    return SignalFinding(
+        "REPEATED_SYSTEM_PROMPT", "HIGH" if high else "MEDIUM", _indices(repeats), wasted, saving, detail
+    )
 
 
-def low_cache_hit_rate(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def low_cache_hit_rate(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     input_tokens = sum(call.usage.input_tokens for call in calls)
     ratio = sum(call.usage.cache_read_tokens for call in calls) / input_tokens if input_tokens else 0.0
     repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
@@ -144,12 +148,12 @@ def low_cache_hit_rate(calls: Sequence[RecordedCall], savings: Savings) -> Findi
         f"system prompt long enough to cache ({minimum}) were sent uncached on {plural(len(repeats), 'call')}."
     )
     saving = _caching_saving(calls, repeats, savings)
-    return Finding(
+    return SignalFinding(
         "LOW_CACHE_HIT_RATE", "HIGH" if high else "MEDIUM", _indices(repeats), not_yet_cached, saving, detail
     )
 
 
-def large_static_context_resent(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def large_static_context_resent(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """A block of 2,000+ tokens sent again: a system block on every call after the first that has it, a
     history block on every later call of its conversation that still holds it — where not read from cache."""
     carried = _carried(calls, lambda block: block.tokens, lambda call: call.large_blocks, include_new=False)
@@ -175,10 +179,10 @@ def large_static_context_resent(calls: Sequence[RecordedCall], savings: Savings)
         f"Blocks of {LARGE_BLOCK_TOKENS:,}+ tokens were re-sent on {plural(len(affected), 'call')}; "
         f"{wasted:,} of their tokens were not read from the cache."
     )
-    return Finding("LARGE_STATIC_CONTEXT_RESENT", "HIGH", tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("LARGE_STATIC_CONTEXT_RESENT", "HIGH", tuple(sorted(affected)), wasted, saving, detail)
 
 
-def deterministic_tool_call(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def deterministic_tool_call(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """The same tool call (name and arguments) asked for again within a session: two tests asking the same
     question get the same call, each once, and neither could have been spared."""
     seen: dict[tuple[str, str], int] = {}
@@ -203,10 +207,10 @@ def deterministic_tool_call(calls: Sequence[RecordedCall], savings: Savings) -> 
         f"{plural(len(repeated), 'call')} asked for a tool call with the same name and arguments as another "
         f"call of {their} session ({names})."
     )
-    return Finding("DETERMINISTIC_TOOL_CALL", "MEDIUM", tuple(sorted(repeated)), None, saving, detail)
+    return SignalFinding("DETERMINISTIC_TOOL_CALL", "MEDIUM", tuple(sorted(repeated)), None, saving, detail)
 
 
-def oversized_tool_result(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def oversized_tool_result(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Tool results of 1,000+ tokens: what exceeds 1,000 tokens, on the call that brings a result back and on
     every later call of its conversation that re-sends it."""
 
@@ -232,10 +236,10 @@ def oversized_tool_result(calls: Sequence[RecordedCall], savings: Savings) -> Fi
         f"{plural(len(affected), 'call')}; what exceeds {OVERSIZED_RESULT_TOKENS:,} tokens, each time it is sent, "
         f"is {wasted:,} tokens."
     )
-    return Finding("OVERSIZED_TOOL_RESULT", "MEDIUM", tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("OVERSIZED_TOOL_RESULT", "MEDIUM", tuple(sorted(affected)), wasted, saving, detail)
 
 
-def output_token_bloat(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def output_token_bloat(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Long answers: long outright, or against their session's median answer (a failed call answered nothing,
     and is no answer of 0 tokens to compare with)."""
     answered = [call for call in calls if not call.failed]
@@ -257,10 +261,10 @@ def output_token_bloat(calls: Sequence[RecordedCall], savings: Savings) -> Findi
         f"{BLOAT_MEDIAN_FACTOR}x {'its' if len(affected) == 1 else 'their'} "
         f"session's median; {sum(affected.values()):,} tokens above the median."
     )
-    return Finding("OUTPUT_TOKEN_BLOAT", "LOW", tuple(sorted(affected)), None, saving, detail)
+    return SignalFinding("OUTPUT_TOKEN_BLOAT", "LOW", tuple(sorted(affected)), None, saving, detail)
 
 
-def duplicate_consecutive_call(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def duplicate_consecutive_call(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     previous: dict[str, RecordedCall] = {}
     affected: list[int] = []
     for index, call in enumerate(calls, 1):
@@ -274,10 +278,10 @@ def duplicate_consecutive_call(calls: Sequence[RecordedCall], savings: Savings) 
     saving = sum((savings.whole(calls[i - 1]) for i in affected), ZERO)
     their = "its" if len(affected) == 1 else "their"
     detail = f"{plural(len(affected), 'request')} repeated the request just answered in {their} session, unchanged."
-    return Finding("DUPLICATE_CONSECUTIVE_CALL", "MEDIUM", tuple(affected), wasted, saving, detail)
+    return SignalFinding("DUPLICATE_CONSECUTIVE_CALL", "MEDIUM", tuple(affected), wasted, saving, detail)
 
 
-def model_overspend(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def model_overspend(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     trivial: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, call in enumerate(calls, 1):
         small = (
@@ -307,10 +311,10 @@ def model_overspend(calls: Sequence[RecordedCall], savings: Savings) -> Finding 
         f"{plural(len(affected), 'call')} answered in under {TRIVIAL_OUTPUT_TOKENS} tokens with no tool calls and no "
         f"reasoning on a model priced more than {OVERSPEND_FACTOR}x its vendor's small model."
     )
-    return Finding("MODEL_OVERSPEND", "LOW", tuple(sorted(affected)), None, saving, detail)
+    return SignalFinding("MODEL_OVERSPEND", "LOW", tuple(sorted(affected)), None, saving, detail)
 
 
-def unused_tool_schema(calls: Sequence[RecordedCall], savings: Savings) -> Finding | None:
+def unused_tool_schema(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Tools offered that no call of the report calls. A tool one test (or run) calls and another does not is
     one the application needs: a test that did not need it wasted nothing a team could remove."""
     used: set[str] = set()
@@ -339,7 +343,7 @@ def unused_tool_schema(calls: Sequence[RecordedCall], savings: Savings) -> Findi
         f"({shown}): about {wasted:,} tokens of definitions."
     )
     severity = "MEDIUM" if wasted >= UNUSED_TOOLS_MEDIUM_TOKENS else "LOW"
-    return Finding("UNUSED_TOOL_SCHEMA", severity, tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("UNUSED_TOOL_SCHEMA", severity, tuple(sorted(affected)), wasted, saving, detail)
 
 
 def _carried(

@@ -15,7 +15,7 @@ from decimal import Decimal
 from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.figures import dollars, money, percent, ratio
 from llmproxy.analysis.report import Resilience, Totals, Verdict
-from llmproxy.analysis.signals import Finding
+from llmproxy.analysis.signals import SignalFinding
 from llmproxy.words import plural
 
 _GRADES = ((90, "A"), (75, "B"), (60, "C"), (45, "D"))
@@ -48,7 +48,7 @@ class Failures:
 
 
 def verdict(
-    findings: Sequence[Finding],
+    findings: Sequence[SignalFinding],
     totals: Totals,
     spend: Decimal,
     failures: Failures = Failures(),
@@ -119,7 +119,7 @@ def _most_first(item: tuple[str, int]) -> tuple[int, str]:
 
 def _rationale(
     grade: str,
-    findings: Sequence[Finding],
+    findings: Sequence[SignalFinding],
     counts: dict[str, int],
     fraction: float,
     saving: Decimal,
