@@ -93,6 +93,9 @@ class Reply(NamedTuple):
     def phrase(self) -> str:
         return self.reason or reason_phrase(self.status)
 
+    def header(self, name: str) -> str | None:
+        return header(self.headers, name)
+
     def understood(self) -> Completion | None:
         """The completion this reply carries: known, or decoded (once) from its bytes."""
         if self.completion is not None or self.meaning is None:
@@ -103,6 +106,11 @@ class Reply(NamedTuple):
     def usage(self) -> Usage | None:
         completion = self.understood()
         return completion.usage if completion is not None else None
+
+
+def header(headers: Headers, name: str) -> str | None:
+    """The value of the header `name` (lower-case), the first when it is sent more than once; None without it."""
+    return next((value for key, value in headers if key.lower() == name), None)
 
 
 def text_reply(status: int, message: str, source: ReplySource) -> Reply:

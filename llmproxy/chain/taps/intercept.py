@@ -110,7 +110,7 @@ class InterceptTap(Tap):
         self, incoming: Incoming, pending: Pending, reply: Reply, shaping: Shaping, rule: str
     ) -> dict[str, object]:
         """A whole reply's body or events as the shaping leaves them, with the faults that took."""
-        kind = framing(next((v for n, v in reply.headers if n.lower() == "content-type"), ""))
+        kind = framing(reply.header("content-type") or "")
         events = reply.events
         if events is None and kind is not Framing.CHUNKS and reply.body:  # a stream sent at once: its events
             events = tuple((0.0, event) for event in _split(reply.body, kind))

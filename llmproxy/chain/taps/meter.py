@@ -68,7 +68,7 @@ def replied(incoming: Incoming, reply: Reply) -> Call:
             logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
     events = reply.events
     first, last = (events[0][0] * 1000, events[-1][0] * 1000) if events else (None, None)
-    content_type = next((value for name, value in reply.headers if name.lower() == "content-type"), "")
+    content_type = reply.header("content-type") or ""
     streamed = events is not None or StreamCapture.streams(content_type)  # `--timing instant` sends it whole
     detail = "; ".join(decline.reason.splitlines()[0] for decline in incoming.declines)
     return _call(incoming, ANSWERED[reply.source], reply.status, completion, streamed, last, first, detail)
