@@ -22,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from llmproxy.cassette.convert import url
-from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.convert import request_line
+from llmproxy.cassette.redact import REDACTOR, Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, ReplySource, text_reply
@@ -83,7 +83,6 @@ class Network:
 
 
 FORWARD: Final = Network(everything=True)
-REDACTOR: Final = Redactor()
 
 
 class Chain:
@@ -199,7 +198,7 @@ class Chain:
 
     def describe(self, incoming: Incoming) -> str:
         """The request in a line, redacted: "POST https://api.anthropic.com/v1/messages"."""
-        return f"{incoming.raw.method} {url(incoming.raw, self.redactor)}"
+        return request_line(incoming.raw, self.redactor)
 
     def explain(self) -> str:
         """The chain as built, slot by slot, for the debug log."""

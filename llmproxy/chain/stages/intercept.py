@@ -107,15 +107,11 @@ class InterceptStage(Stage):
 
 
 def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:
-    """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
+    """A fault went into `incoming`'s answer: for the recording, and for what the client does next (named in
+    the summary by its method, host and path: "POST api.anthropic.com/v1/messages", never its query)."""
     incoming.injected.append(fault)
     if attempt is not None:
-        engine.aftermath.faulted(attempt, fault, describe(incoming))
-
-
-def describe(incoming: Incoming) -> str:
-    """The request in a few words, without its query (which may hold a key)."""
-    return f"{incoming.method} {incoming.host}{incoming.path}"
+        engine.aftermath.faulted(attempt, fault, f"{incoming.method} {incoming.host}{incoming.path}")
 
 
 def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:

@@ -13,12 +13,14 @@ Every fault it puts in is counted, marked on the request for the recording, and 
 import logging
 from datetime import UTC, datetime
 
+from llmproxy.cassette.convert import request_line
 from llmproxy.cassette.decoding import decoder_for
+from llmproxy.cassette.redact import REDACTOR
 from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
-from llmproxy.chain.stages.intercept import describe, mark, misbehaving_reply, refusal_reply
+from llmproxy.chain.stages.intercept import mark, misbehaving_reply, refusal_reply
 from llmproxy.chain.state import State
 from llmproxy.intercept.decision import Dropped, Misbehaved, Pending, Refusal, Through
 from llmproxy.intercept.engine import Intercept
@@ -151,7 +153,7 @@ class InterceptTap(Tap):
             url = f"{incoming.raw.scheme}://{incoming.host}{incoming.path}"
             self.engine.settle(through, usage, incoming.model, route, url, route.vendor if route is not None else None)
         except Exception:  # observing fails open: a counter that failed never breaks the answer
-            logger.exception("could not charge the quotas or the budget for %s", describe(incoming))
+            logger.exception("could not charge the quotas or the budget for %s", request_line(incoming.raw, REDACTOR))
 
 
 class _LiveAnswer:
@@ -204,7 +206,7 @@ class _LiveAnswer:
                 completion = codec.decode_stream([data]) if self.streamed else codec.decode_response(data)
                 usage = completion.usage
             except Exception:
-                logger.debug("could not read the usage of %s", describe(self.incoming), exc_info=True)
+                logger.debug("could not read the usage of %s", request_line(self.incoming.raw, REDACTOR), exc_info=True)
         self.tap._settle(self.incoming, through, usage)
 
     def _keep(self, data: bytes) -> None:

@@ -16,6 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from llmproxy.cassette.convert import request_line
+from llmproxy.cassette.redact import REDACTOR
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
@@ -85,7 +87,7 @@ class RecordTap(Tap):
         if head is not None and head.streamed:
             content_type = head.header("content-type") or ""
             capture = StreamCapture(content_type, head.header("content-encoding"), head.started)
-        return _Recording(sink, capture, _where(incoming), incoming.injected)
+        return _Recording(sink, capture, request_line(incoming.raw, REDACTOR), incoming.injected)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
@@ -170,9 +172,3 @@ def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
 def _detected(incoming: Incoming) -> Route | None:
     raw = incoming.raw
     return detect(raw.host, raw.path, incoming.headers, method=raw.method, port=raw.port)
-
-
-def _where(incoming: Incoming) -> str:
-    """The request for a log line: without its query string, which may hold a key."""
-    raw = incoming.raw
-    return f"{raw.method} {raw.scheme}://{raw.host}{incoming.path}"
