@@ -23,9 +23,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.model import Route
 from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
-from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
@@ -98,7 +96,7 @@ class RecordTap(Tap):
         return reply
 
     def _covers(self, incoming: Incoming) -> bool:
-        return self.scope.covers(incoming.raw.host) or _detected(incoming) is not None
+        return self.scope.covers(incoming.raw.host) or incoming.route is not None
 
     def explain(self) -> str:
         return f"to {self.destination}" if self.destination else "to a cassette"
@@ -167,8 +165,3 @@ def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
         total_ms=0.0,
         injected=tuple(fault.record() for fault in incoming.injected),
     )
-
-
-def _detected(incoming: Incoming) -> Route | None:
-    raw = incoming.raw
-    return detect(raw.host, raw.path, incoming.headers, method=raw.method, port=raw.port)
