@@ -45,6 +45,7 @@ class InterceptStage(Stage):
         self.state = State(engine)  # swapped whole while running (a pytest test's chaos); the tap shares it
         self.source = source  # what configured it, for explain()
         self._standing: Spend | None = None  # the budget's, read as its store was let go
+        self.faults = FaultReplies()
 
     @property
     def engine(self) -> Intercept:
@@ -83,11 +84,7 @@ class InterceptStage(Stage):
             return None
         mark(engine, incoming, attempt, decision.fault)
         engine.stand_in()
-        if isinstance(decision, Refusal):
-            return refusal_reply(decision, incoming, engine.clock())
-        if isinstance(decision, Dropped):
-            return Reply(0, (), source=ReplySource.FAULT, drop=True)
-        return misbehaving_reply(decision, incoming)
+        return self.faults.reply(decision, incoming, engine.clock())
 
     def explain(self) -> str:
         engine = self.engine
@@ -114,23 +111,35 @@ def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: 
         engine.aftermath.faulted(attempt, fault, f"{incoming.method} {incoming.host}{incoming.path}")
 
 
-def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
-    """The refusal in the requesting API's shape. One that does not depend on the moment (no rate-limit state,
-    no retry-after date) is encoded once per API and served again, like a recording (`shared`)."""
-    route = incoming.route
-    if refusal.limits is not None or (refusal.retry is not None and refusal.retry.date is not None):
-        return _encoded(refusal, route, now)
-    key = (id(refusal), error_encoder(route) if route is not None else None)
-    kept = _KEPT.get(key)
-    if kept is None or kept[0] is not refusal:  # the id of a refusal gone since is no match
-        if len(_KEPT) >= _KEEP:
-            _KEPT.clear()
-        kept = _KEPT[key] = (refusal, _encoded(refusal, route, now)._replace(shared=True))
-    return kept[1]
+class FaultReplies:
+    """What the intercept answers in the upstream's place: a refusal in the requesting API's shape, a dropped
+    connection, or a misbehaving model's answer. A refusal that does not depend on the moment (no rate-limit
+    state, no retry-after date) is encoded once per API and served again, like a recording (`shared`): kept
+    here, for as long as its owner (the intercept stage, or the tap) lives, `KEEP` of them at most."""
 
+    KEEP: Final = 256
 
-_KEEP: Final = 256
-_KEPT: dict[tuple[int, object], tuple[Refusal, Reply]] = {}
+    def __init__(self) -> None:
+        self._kept: dict[tuple[Refusal, object], Reply] = {}
+
+    def reply(self, decision: Refusal | Dropped | Misbehaved, incoming: Incoming, now: float) -> Reply:
+        if isinstance(decision, Refusal):
+            return self.refusal(decision, incoming, now)
+        if isinstance(decision, Dropped):
+            return Reply(0, (), source=ReplySource.FAULT, drop=True)
+        return _misbehaving(decision, incoming)
+
+    def refusal(self, refusal: Refusal, incoming: Incoming, now: float) -> Reply:
+        route = incoming.route
+        if refusal.limits is not None or (refusal.retry is not None and refusal.retry.date is not None):
+            return _encoded(refusal, route, now)
+        key = (refusal, error_encoder(route) if route is not None else None)  # equal refusals, equal replies
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= self.KEEP:
+                self._kept.clear()
+            kept = self._kept[key] = _encoded(refusal, route, now)._replace(shared=True)
+        return kept
 
 
 def _encoded(refusal: Refusal, route: Route | None, now: float) -> Reply:
@@ -139,7 +148,7 @@ def _encoded(refusal: Refusal, route: Route | None, now: float) -> Reply:
     return Reply(status, headers, body, source=ReplySource.FAULT, completion=failed)
 
 
-def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
+def _misbehaving(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
     """The wrong answer in the requesting API's format, streamed when the request asks for a stream."""
     codec, route = incoming.codec, incoming.route
     assert codec is not None  # the engine faults only chat requests this way

@@ -20,9 +20,9 @@ from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
-from llmproxy.chain.stages.intercept import mark, misbehaving_reply, refusal_reply
+from llmproxy.chain.stages.intercept import FaultReplies, mark
 from llmproxy.chain.state import State
-from llmproxy.intercept.decision import Dropped, Misbehaved, Pending, Refusal, Through
+from llmproxy.intercept.decision import Misbehaved, Pending, Through
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.events import EventSplitter
 from llmproxy.intercept.faults import FaultKind, Injected
@@ -41,6 +41,7 @@ class InterceptTap(Tap):
     def __init__(self, engine: State[Intercept]) -> None:
         """`engine`: the intercept stage's, so that both always use the same engine."""
         self.state = engine
+        self.faults = FaultReplies()  # for a mock turn's faults
 
     @property
     def engine(self) -> Intercept:
@@ -102,11 +103,7 @@ class InterceptTap(Tap):
         mark(engine, incoming, attempt, decision.fault)
         if attached.take_back is not None and not isinstance(decision, Misbehaved):
             attached.take_back()  # the client did not get this turn: it gets it when it asks again
-        if isinstance(decision, Refusal):
-            return refusal_reply(decision, incoming, engine.clock())
-        if isinstance(decision, Dropped):
-            return Reply(0, (), source=ReplySource.FAULT, drop=True)
-        return misbehaving_reply(decision, incoming)
+        return self.faults.reply(decision, incoming, engine.clock())
 
     def _shaped(
         self, incoming: Incoming, pending: Pending, reply: Reply, shaping: Shaping, rule: str
