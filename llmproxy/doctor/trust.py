@@ -11,8 +11,6 @@ from llmproxy.doctor import families, probes
 from llmproxy.doctor.findings import Check, Section, Status
 from llmproxy.doctor.probes import ProbeOutcome, Result
 
-_STATUS = {ProbeOutcome.TRUSTED: Status.OK, ProbeOutcome.UNTRUSTED: Status.FAIL, ProbeOutcome.FAILED: Status.WARN}
-
 
 def checks(
     use: families.Use,
