@@ -15,6 +15,7 @@ from llmproxy.chain.stage import Context, Stage
 
 class BackgroundStage(Stage):
     name = "background"
+    EXPLAINED = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"  # also a plan's
 
     def __init__(self, network: Network) -> None:
         self.network = network
@@ -33,7 +34,7 @@ class BackgroundStage(Stage):
         )
 
     def explain(self) -> str:
-        return "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
+        return self.EXPLAINED
 
     def summary(self) -> list[str]:
         if not self.answered:

@@ -169,9 +169,8 @@ class ReplayStage(Stage):
 
     def explain(self) -> str:
         serving = self.state.value
-        timing = "at once" if self.timing is None else f"recorded timing x{self.timing:g}"
         names = ", ".join(map(str, serving.sources)) or "no cassette"
-        return f"{names} ({serving.index.size} exchanges; streams at {timing})"
+        return f"{names} ({serving.index.size} exchanges; streams at {pace(self.timing)})"
 
     def summary(self) -> list[str]:
         return self.state.value.summary(self.passes_over())
@@ -185,6 +184,11 @@ class ReplayStage(Stage):
                 reply = serving.replies[id(exchange)] = recorded_reply(exchange, self.timing)._replace(shared=True)
             return reply
         return recorded_reply(exchange, self.timing, request_id)
+
+
+def pace(timing: float | None) -> str:
+    """How a replay paces recorded streams, for `--explain-chain` (a plan's, and the stage's once built)."""
+    return "at once" if timing is None else f"recorded timing x{timing:g}"
 
 
 def recorded_reply(exchange: Exchange, timing: float | None, request_id: object = None) -> Reply:

@@ -37,6 +37,7 @@ _ANSWERED = frozenset({ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.UPSTR
 
 class InterceptTap(Tap):
     name = "intercept"
+    EXPLAINED = "stream faults, rate-limit headers, token quotas and the budget on what answers"  # also a plan's
 
     def __init__(self, engine: State[Intercept]) -> None:
         """`engine`: the intercept stage's, so that both always use the same engine."""
@@ -82,7 +83,7 @@ class InterceptTap(Tap):
         return _LiveAnswer(self, incoming, pending, head)
 
     def explain(self) -> str:
-        return "stream faults, rate-limit headers, token quotas and the budget on what answers"
+        return self.EXPLAINED
 
     def _turn_chaos(self, incoming: Incoming, reply: Reply) -> Reply:
         """A mock turn's profile, decided now that the turn is known: it may replace the answer."""

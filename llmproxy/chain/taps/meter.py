@@ -34,6 +34,7 @@ ANSWERED = {
 
 class MeterTap(Tap):
     name = "meter"
+    EXPLAINED = "each answer's tokens, cost and timing"  # also a plan's, before it is built
 
     def __init__(self, meter: Meter) -> None:
         self.state = State(meter)
@@ -55,7 +56,7 @@ class MeterTap(Tap):
         return _Answer(self.state.value, incoming, head, capture)
 
     def explain(self) -> str:
-        return "each answer's tokens, cost and timing"
+        return self.EXPLAINED
 
 
 def replied(incoming: Incoming, reply: Reply) -> Call:
