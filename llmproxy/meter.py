@@ -100,7 +100,9 @@ class Tokens:
 
 
 @dataclass(frozen=True, slots=True)
-class Totals:
+class CallTotals:
+    """What a list of metered calls adds up to (the report's `Totals` is its own, read from a cassette)."""
+
     calls: int
     tokens: Tokens
     cost_usd: Decimal  # of the priced calls
@@ -108,7 +110,7 @@ class Totals:
     by_answer: dict[Answered, int]
 
 
-def totals(calls: Sequence[Call]) -> Totals:
+def totals(calls: Sequence[Call]) -> CallTotals:
     tokens, cost = Tokens(), Decimal(0)
     for call in calls:
         if call.usage is not None:
@@ -117,7 +119,7 @@ def totals(calls: Sequence[Call]) -> Totals:
             cost += call.cost_usd
     unpriced = tuple(call for call in calls if call.unpriced is not None)
     by_answer = {answer: sum(call.answered is answer for call in calls) for answer in Answered}
-    return Totals(len(calls), tokens, cost, unpriced, by_answer)
+    return CallTotals(len(calls), tokens, cost, unpriced, by_answer)
 
 
 type Listener = Callable[[Call], None]

@@ -108,6 +108,11 @@ class Plan:
 
     def explain(self) -> str:
         """The chain this plan builds, slot by slot, without loading or starting anything (`--explain-chain`)."""
+        from llmproxy.chain.stages.background_traffic import BackgroundStage
+        from llmproxy.chain.stages.replay import pace
+        from llmproxy.chain.taps.intercept import InterceptTap
+        from llmproxy.chain.taps.meter import MeterTap
+
         stages = {}
         taps = {}
         if self.intercept.configured:
@@ -118,16 +123,15 @@ class Plan:
             ]
             where = f"; counters in {self.intercept.state}" if self.intercept.state else ""
             stages["intercept"] = " and ".join(part for part in what if part) + f" ({self.intercept.source}){where}"
-            taps["intercept"] = "stream faults, rate-limit headers, token quotas and the budget on what answers"
+            taps["intercept"] = InterceptTap.EXPLAINED
         if self.mock is not None:
             log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
             given = self.mock.expectations
             stages["mock"] = (f"expectations {given}" if given is not None else "no expectations") + log
         if self.replay is not None:
-            timing = "at once" if self.replay.timing is None else f"recorded timing x{self.replay.timing:g}"
-            stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {timing})"
+            stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {pace(self.replay.timing)})"
         if self.answers_background:
-            stages["background"] = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
+            stages["background"] = BackgroundStage.EXPLAINED
         if self.record is not None:
             scope = self.record.scope
             also = "everything" if scope.everything else ", ".join(sorted(scope.hosts))
@@ -136,7 +140,7 @@ class Plan:
             if self.record.unanswered:
                 taps["record"] += "; requests the upstream never answered too"
         if self.meter:
-            taps["meter"] = "each answer's tokens, cost and timing"
+            taps["meter"] = MeterTap.EXPLAINED
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
         return layout(stages, self.network, taps) + declared
 

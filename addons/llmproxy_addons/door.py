@@ -27,8 +27,8 @@ from llmproxy.chain import (
     Incoming,
     Observers,
     Reply,
+    ReplySource,
     ResponseHead,
-    Source,
 )
 from llmproxy.chain.incoming import Upstream
 from llmproxy.model.exchange import RawRequest
@@ -36,7 +36,7 @@ from llmproxy_addons.flows import raw_exchange, raw_request
 from llmproxy_addons.stream_relay import StreamRelay
 from llmproxy_addons.upstreams import Upstreams
 
-SOURCE = "llmproxy.source"  # flow.metadata: what answered (a `Source` value)
+SOURCE = "llmproxy.source"  # flow.metadata: what answered (a `ReplySource` value)
 _INCOMING = "llmproxy.incoming"  # flow.metadata: the request as the chain saw it, for the taps
 _OBSERVERS = "llmproxy.observers"  # flow.metadata: the taps watching the upstream's answer
 _KEPT: Final = 1024  # shared replies whose mitmproxy response the door keeps (more: it starts again)
@@ -59,12 +59,12 @@ class ProxyDoor:
         upstream = Upstream(live.host, live.port, (live.host_header, flow.client_conn.sni))
         incoming = Incoming(raw_request(live), Door.PROXY, upstream)
         if self.relay is not None and self.chain.serves_websocket(incoming):  # answered message by message there
-            flow.metadata[SOURCE] = Source.RELAYED.value
+            flow.metadata[SOURCE] = ReplySource.RELAYED.value
             self.relay.take_websocket(flow, incoming.raw)
             return None
         reply = self.chain.answer(incoming, self.context)
         if reply is None:
-            flow.metadata[SOURCE] = Source.UPSTREAM.value
+            flow.metadata[SOURCE] = ReplySource.UPSTREAM.value
             flow.metadata[_INCOMING] = incoming
             self.upstreams.request(flow)
             return _forwarded(flow, incoming.forwarding) if incoming.forwarding is not None else None

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.graph import call_graph
 from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import (
@@ -25,7 +25,7 @@ from llmproxy.model import Conversation, ToolDefinition
 EXCERPT = 2_000
 
 
-def richest(calls: Sequence[Call]) -> dict[str, int]:
+def richest(calls: Sequence[RecordedCall]) -> dict[str, int]:
     """Per session, the index of its call with the most history (the latest on a tie)."""
     best: dict[str, int] = {}
     for index, call in enumerate(calls, 1):
@@ -36,7 +36,7 @@ def richest(calls: Sequence[Call]) -> dict[str, int]:
 
 
 def appendix(
-    calls: Sequence[Call], conversation: Callable[[Call], Conversation | None], scrub: Scrubber
+    calls: Sequence[RecordedCall], conversation: Callable[[RecordedCall], Conversation | None], scrub: Scrubber
 ) -> tuple[Appendix, CallGraph | None]:
     """The appendix, and the call graph of the richest conversation of all."""
     conversations: list[AppendixConversation] = []

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from llmproxy.analysis.appendix import appendix
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.figures import money, ratio
 from llmproxy.analysis.fixes import TITLES, fix_for
 from llmproxy.analysis.redaction import Scrubber
@@ -29,7 +29,7 @@ from llmproxy.analysis.report import (
 )
 from llmproxy.analysis.resilience import resilience
 from llmproxy.analysis.savings import ZERO, Savings
-from llmproxy.analysis.signals import Finding, detect
+from llmproxy.analysis.signals import SignalFinding, detect
 from llmproxy.analysis.sources import Grouping, SourceSummary
 from llmproxy.analysis.verdict import Failures, verdict
 from llmproxy.model import Conversation
@@ -52,7 +52,7 @@ class Selection:
     since: datetime | None = None
     max_calls: int = 0
 
-    def admits(self, call: Call) -> bool:
+    def admits(self, call: RecordedCall) -> bool:
         if self.session is not None and call.session != self.session:
             return False
         if self.host is not None and call.host != self.host:
@@ -64,7 +64,7 @@ class Selection:
         return self.since is None or call.started_at >= self.since
 
 
-def select(calls: Sequence[Call], selection: Selection) -> tuple[list[Call], int]:
+def select(calls: Sequence[RecordedCall], selection: Selection) -> tuple[list[RecordedCall], int]:
     """The calls admitted, oldest first, and how many older ones `max_calls` left out."""
     chosen = sorted(
         (call for call in calls if selection.admits(call)),
@@ -75,13 +75,13 @@ def select(calls: Sequence[Call], selection: Selection) -> tuple[list[Call], int
 
 
 def build_report(
-    calls: Sequence[Call],
+    calls: Sequence[RecordedCall],
     sources: Sequence[SourceSummary],
     *,
     book: PriceBook,
     grouping: Grouping = Grouping.CASSETTE,
     selection: Selection = Selection(),
-    conversation: Callable[[Call], Conversation | None] = lambda call: None,
+    conversation: Callable[[RecordedCall], Conversation | None] = lambda call: None,
     prices_files: Sequence[str] = (),
 ) -> Report:
     chosen, dropped = select(calls, selection)
@@ -124,7 +124,7 @@ def build_report(
     )
 
 
-def _retries(calls: Sequence[Call]) -> set[int]:
+def _retries(calls: Sequence[RecordedCall]) -> set[int]:
     """Calls that repeat one of the previous three calls of their session: same path, model, message count,
     system prompt and input tokens (MockServer's windowed retry rule)."""
     recent: dict[str, list[tuple[object, ...]]] = defaultdict(list)
@@ -139,7 +139,7 @@ def _retries(calls: Sequence[Call]) -> set[int]:
     return retries
 
 
-def _totals(calls: Sequence[Call], retries: set[int], spend: Decimal) -> Totals:
+def _totals(calls: Sequence[RecordedCall], retries: set[int], spend: Decimal) -> Totals:
     input_tokens = sum(call.usage.input_tokens for call in calls)
     cached = sum(call.usage.cache_read_tokens for call in calls)
     unpriced = [call for call in calls if isinstance(call.cost, Unpriced)]
@@ -166,7 +166,7 @@ def _totals(calls: Sequence[Call], retries: set[int], spend: Decimal) -> Totals:
     )
 
 
-def _row(index: int, call: Call, retry: bool, scrub: Scrubber) -> CallRow:
+def _row(index: int, call: RecordedCall, retry: bool, scrub: Scrubber) -> CallRow:
     usage, cost = call.usage, call.cost
     return CallRow(
         index=index,
@@ -216,7 +216,7 @@ def _pricing(cost: Priced | Unpriced) -> str:
     return f"{text} ({cost.note})" if cost.note else text
 
 
-def _sessions(calls: Sequence[Call]) -> list[SessionRow]:
+def _sessions(calls: Sequence[RecordedCall]) -> list[SessionRow]:
     members: dict[str, list[int]] = defaultdict(list)
     for index, call in enumerate(calls, 1):
         members[call.session].append(index)
@@ -240,7 +240,7 @@ def _sessions(calls: Sequence[Call]) -> list[SessionRow]:
     return rows
 
 
-def _signal(finding: Finding, calls: Sequence[Call]) -> Signal:
+def _signal(finding: SignalFinding, calls: Sequence[RecordedCall]) -> Signal:
     apis = Counter((calls[index - 1].provider, calls[index - 1].operation) for index in finding.affected)
     provider, operation = min(apis, key=lambda api: (-apis[api], api[0].value, api[1].value))
     recommendation, fix = fix_for(finding.id, provider, operation)

@@ -66,7 +66,7 @@ class Lineage:
 
 
 @dataclass(slots=True)
-class Call:
+class RecordedCall:
     """One recorded chat call, as the report's signals read it. Built once and only read after, so not frozen:
     a frozen dataclass sets each of these fields through `object.__setattr__` (~3 µs more a call)."""
 
@@ -144,7 +144,7 @@ def build_call(
     book: PriceBook,
     lineage: Lineage = Lineage(),
     injected: "tuple[Injected, ...]" = (),
-) -> Call:
+) -> RecordedCall:
     request = decoded.conversation
     completion = decoded.completion
     usage = decoded.usage
@@ -172,7 +172,7 @@ def build_call(
     scale = min(1.0, usage.input_tokens / estimate) if reported and estimate > 0 else 1.0
     if large:
         large = tuple(block for block in large if int(block.tokens * scale) >= LARGE_BLOCK_TOKENS)  # as billed
-    return Call(
+    return RecordedCall(
         source=source,
         exchange_id=exchange_id,
         session=session,

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.figures import dollars
 from llmproxy.analysis.graph import call_graph
 from llmproxy.analysis.redaction import Scrubber
@@ -42,7 +42,7 @@ def explain(conversation: Conversation, session: str, call: int) -> Explanation:
     )
 
 
-def timeline(calls: Sequence[Call], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:
+def timeline(calls: Sequence[RecordedCall], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:
     """The calls in order with their time from the first, then the richest conversation step by step; `gaps`
     says what the calls are not (`Coverage.gaps`: the older calls `--max-calls` left out…)."""
     if not calls:

@@ -15,7 +15,7 @@ import orjson
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, grade_change, money, percent
 from llmproxy.analysis.report import Report
@@ -28,7 +28,7 @@ from llmproxy.pricing import PriceBook, Priced
 from llmproxy.words import plural
 
 
-class Outcome(IntEnum):
+class GateOutcome(IntEnum):
     """The exit status: 0 pass, 1 fail, 2 could not check."""
 
     PASS = 0
@@ -39,7 +39,7 @@ class Outcome(IntEnum):
 @dataclass(slots=True)
 class Verdict:
     gate: str
-    outcome: Outcome
+    outcome: GateOutcome
     reasons: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # said after "passed": what it passed on, when that was not every call
@@ -49,7 +49,7 @@ class Verdict:
         return {
             "gate": self.gate,
             "outcome": self.outcome.name.lower(),
-            "passed": self.outcome is Outcome.PASS,
+            "passed": self.outcome is GateOutcome.PASS,
             "reasons": self.reasons,
             "summary": self.summary,
             "note": self.note or None,
@@ -73,11 +73,11 @@ def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdic
         return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, summary=summary)
     if allow_partial:
         return Verdict(verdict.gate, verdict.outcome, verdict.reasons, details, coverage.partial_pass(), summary)
-    outcome = Outcome.FAIL if verdict.outcome is Outcome.PASS else verdict.outcome
+    outcome = GateOutcome.FAIL if verdict.outcome is GateOutcome.PASS else verdict.outcome
     return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details, summary=summary)
 
 
-def _unanswered(calls: Sequence[Call]) -> str | None:
+def _unanswered(calls: Sequence[RecordedCall]) -> str | None:
     """When no call was answered, why (a run that failed says nothing a gate on its answers or its cost could
     pass on): "none of the 3 calls was answered (3 with status 529)"; None when one was."""
     if not calls or any(not call.failed for call in calls):
@@ -87,10 +87,12 @@ def _unanswered(calls: Sequence[Call]) -> str | None:
 
 
 def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str) -> Verdict:
-    return Verdict(gate, Outcome.FAIL if reasons else Outcome.PASS, reasons, details, summary=summary)
+    return Verdict(gate, GateOutcome.FAIL if reasons else GateOutcome.PASS, reasons, details, summary=summary)
 
 
-def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least: int, at_most: int | None) -> Verdict:
+def tool_call(
+    calls: Sequence[RecordedCall], name: str, args_regex: str | None, at_least: int, at_most: int | None
+) -> Verdict:
     """The model asked for tool `name` (with arguments matching `args_regex`, searched in their compact JSON)
     between `at_least` and `at_most` times across the recorded answers."""
     pattern = re.compile(args_regex) if args_regex is not None else None
@@ -105,10 +107,12 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
     limits = f"--at-least {at_least}" + (f", --at-most {at_most}" if at_most is not None else "")
     summary = f"{what} was called {plural(len(matched), 'time')} in {plural(len(calls), 'call')} ({limits})"
     if not calls:
-        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary)
+        return Verdict(
+            "tool-call", GateOutcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary
+        )
     if (unanswered := _unanswered(calls)) is not None:
         why = f"{unanswered}: no answer could call {name}"
-        return Verdict("tool-call", Outcome.COULD_NOT_CHECK, [why], details, summary=summary)
+        return Verdict("tool-call", GateOutcome.COULD_NOT_CHECK, [why], details, summary=summary)
     reasons = []
     if len(matched) < at_least:
         reasons.append(f"{what} was called {plural(len(matched), 'time')}, fewer than --at-least {at_least}")
@@ -117,7 +121,7 @@ def tool_call(calls: Sequence[Call], name: str, args_regex: str | None, at_least
     return _judge("tool-call", reasons, details, summary)
 
 
-def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
+def structured_output(calls: Sequence[RecordedCall], schema: Any) -> Verdict:
     """Each recorded answer with text is JSON that meets `schema` (its `$schema` draft, else 2020-12).
     Answers without text (tool calls only, failures) are skipped and counted."""
     try:
@@ -125,7 +129,7 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
         validator_class.check_schema(schema)
     except SchemaError as exc:
         why = f"the schema is not valid: {exc.message}"
-        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, [why], summary="no answer was checked")
+        return Verdict("structured-output", GateOutcome.COULD_NOT_CHECK, [why], summary="no answer was checked")
     validator = validator_class(schema)
     results: list[dict[str, Any]] = []
     reasons: list[str] = []
@@ -157,11 +161,13 @@ def structured_output(calls: Sequence[Call], schema: Any) -> Verdict:
     )
     if not results:
         nothing = ["no recorded answer has text to check"]
-        return Verdict("structured-output", Outcome.COULD_NOT_CHECK, nothing, details, summary=summary)
+        return Verdict("structured-output", GateOutcome.COULD_NOT_CHECK, nothing, details, summary=summary)
     return _judge("structured-output", reasons, details, summary)
 
 
-def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool) -> Verdict:
+def cost(
+    calls: Sequence[RecordedCall], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool
+) -> Verdict:
     """The calls' estimated cost is at most `max_usd`. `model` prices every call as that model. An unpriced
     call fails the gate (the total would understate the cost) unless `allow_unpriced`."""
     total = Decimal(0)
@@ -190,10 +196,10 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
         f" {relation} --max-usd {dollars(max_usd)}"
     )
     if not calls:
-        return Verdict("cost", Outcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary)
+        return Verdict("cost", GateOutcome.COULD_NOT_CHECK, ["no chat calls were recorded"], details, summary=summary)
     if (unanswered := _unanswered(calls)) is not None:
         why = f"{unanswered}: a cost of {dollars(total)} says nothing about the budget"
-        return Verdict("cost", Outcome.COULD_NOT_CHECK, [why], details, summary=summary)
+        return Verdict("cost", GateOutcome.COULD_NOT_CHECK, [why], details, summary=summary)
     reasons = []
     if total > max_usd:
         reasons.append(f"estimated cost {dollars(total)} is above --max-usd {dollars(max_usd)}")
@@ -205,7 +211,7 @@ def cost(calls: Sequence[Call], book: PriceBook, max_usd: Decimal, model: str | 
 _RETRYABLE = frozenset(kind for kind in FaultKind if kind.refuses and kind is not FaultKind.BUDGET)
 
 
-def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: bool) -> Verdict:
+def resilience(calls: Sequence[RecordedCall], require_retry: bool, honour_retry_after: bool) -> Verdict:
     """The client got past every fault llmproxy injected into the run: a successful answer came after each (each
     file judged on its own). `require_retry`: it retried every request refused by an error, a quota or a
     dropped connection rather than carrying on without the answer; `honour_retry_after`: no retry came sooner
@@ -231,10 +237,10 @@ def resilience(calls: Sequence[Call], require_retry: bool, honour_retry_after: b
     summary = f"{recovered} of {plural(len(found), 'injected fault')} recovered from" + (f" ({kinds})" if kinds else "")
     if not calls:
         why = ["no chat calls were recorded"]
-        return Verdict("resilience", Outcome.COULD_NOT_CHECK, why, details, summary=summary)
+        return Verdict("resilience", GateOutcome.COULD_NOT_CHECK, why, details, summary=summary)
     if not found:
         nothing = "no fault was injected into these calls: record or replay them with --chaos, --fail or --rpm"
-        return Verdict("resilience", Outcome.COULD_NOT_CHECK, [nothing], details, summary=summary)
+        return Verdict("resilience", GateOutcome.COULD_NOT_CHECK, [nothing], details, summary=summary)
     return _judge("resilience", reasons, details, summary)
 
 
@@ -282,5 +288,5 @@ def report_regression(
     )
     if current.totals.callCount == 0:
         why = ["no chat calls were recorded"]
-        return Verdict("report", Outcome.COULD_NOT_CHECK, why, details, summary=summary)
+        return Verdict("report", GateOutcome.COULD_NOT_CHECK, why, details, summary=summary)
     return _judge("report", reasons, details, summary)

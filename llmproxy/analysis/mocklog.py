@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from llmproxy.analysis.calls import Call, ToolUse, fingerprint
+from llmproxy.analysis.calls import RecordedCall, ToolUse, fingerprint
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Operation, Provider, Usage
 from llmproxy.pricing import PriceBook
@@ -30,7 +30,7 @@ def is_mock_log(path: Path) -> bool:
         return False
 
 
-def mock_log_calls(path: Path, book: PriceBook, session: str, skipped: dict[str, int]) -> Iterator[Call]:
+def mock_log_calls(path: Path, book: PriceBook, session: str, skipped: dict[str, int]) -> Iterator[RecordedCall]:
     """Raises LlmproxyError naming the line of an entry that is not JSON."""
     undated = datetime.fromtimestamp(path.stat().st_mtime, UTC)  # entries written before the log had times
     for number, line in enumerate(path.read_bytes().splitlines(), 1):
@@ -49,7 +49,7 @@ def mock_log_calls(path: Path, book: PriceBook, session: str, skipped: dict[str,
         yield _call(entry, path, book, session, undated)
 
 
-def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, undated: datetime) -> Call:
+def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, undated: datetime) -> RecordedCall:
     started = datetime.fromisoformat(entry["startedAt"]) if "startedAt" in entry else undated
     provider = Provider(entry["provider"])
     gist = entry.get("usage") or {}
@@ -70,7 +70,7 @@ def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, unda
         for n, call in enumerate(entry.get("toolCalls", []))
         if (arguments := orjson.dumps(call.get("arguments", {}), option=orjson.OPT_SORT_KEYS).decode())
     )
-    return Call(
+    return RecordedCall(
         source=str(path),
         exchange_id=entry["seq"],
         session=session,

@@ -12,14 +12,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.report import InjectedFault, Resilience
 
 if TYPE_CHECKING:  # loaded only when a call carries an injected fault
     from llmproxy.intercept.aftermath import Outcome
 
 
-def outcomes(calls: Sequence[Call]) -> "list[tuple[int, Outcome]]":
+def outcomes(calls: Sequence[RecordedCall]) -> "list[tuple[int, Outcome]]":
     """Every injected fault with what followed it, as (the 1-based index of its call, the outcome)."""
     if not any(call.injected for call in calls):  # most runs: nothing to follow, and no call to watch
         return []
@@ -38,7 +38,7 @@ def outcomes(calls: Sequence[Call]) -> "list[tuple[int, Outcome]]":
     return faulted
 
 
-def resilience(calls: Sequence[Call]) -> Resilience | None:
+def resilience(calls: Sequence[RecordedCall]) -> Resilience | None:
     """The report's section; None when nothing was injected into these calls."""
     found = outcomes(calls)
     if not found:

@@ -1,6 +1,6 @@
 """The nine optimisation signals: pure detectors over a report's calls (docs/report.md has each one's rule).
 
-Each detector returns a `Finding` or None: the calls it affects (1-based indices into the report), the
+Each detector returns a `SignalFinding` or None: the calls it affects (1-based indices into the report), the
 input tokens it estimates wasted, and the dollars a fix would save, priced on the affected calls' own
 models (`Savings`). Thresholds are constants here, as in MockServer's v1; what a provider caches is its own
 (`llmproxy.providers.prompt_caching`). A call that got no answer billed nothing and wastes nothing: no
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, Call
+from llmproxy.analysis.calls import LARGE_BLOCK_TOKENS, Block, RecordedCall
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.pricing import Priced
 from llmproxy.providers.registry import facts
@@ -47,7 +47,9 @@ ECONOMY_MODELS = {
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class SignalFinding:
+    """What a detector found; the report's `Signal` is what it becomes, with its fix and its money as text."""
+
     id: str
     severity: str
     affected: tuple[int, ...]
@@ -56,14 +58,14 @@ class Finding:
     detail: str
 
 
-type Detector = Callable[[Sequence[Call], Savings], Finding | None]
+type Detector = Callable[[Sequence[RecordedCall], Savings], SignalFinding | None]
 
 
-def detect(calls: Sequence[Call], savings: Savings) -> list[Finding]:
+def detect(calls: Sequence[RecordedCall], savings: Savings) -> list[SignalFinding]:
     return [finding for detector in DETECTORS if (finding := detector(calls, savings)) is not None]
 
 
-def _uncached_system(call: Call) -> int:
+def _uncached_system(call: RecordedCall) -> int:
     """The system prompt tokens this call sent uncached: what its cache reads did not cover."""
     read, system = call.usage.cache_read_tokens, call.tokens(call.system_tokens)
     if read >= system * CACHED_SHARE:  # sizes are estimates: reads covering 90% of the prompt cover it
@@ -71,7 +73,7 @@ def _uncached_system(call: Call) -> int:
     return max(0, min(system - read, call.usage.input_tokens - read))
 
 
-def _system_repeats(calls: Sequence[Call]) -> list[tuple[int, Call, int]]:
+def _system_repeats(calls: Sequence[RecordedCall]) -> list[tuple[int, RecordedCall, int]]:
     """(index, call, uncached system tokens) for every call that repeats an earlier call's system prompt, long
     enough for its model to cache: a shorter one cannot be cached, however often it is sent. Across sessions
     too: the provider's cache serves every request with the same prefix, whichever test or run sends it."""
@@ -86,17 +88,19 @@ def _system_repeats(calls: Sequence[Call]) -> list[tuple[int, Call, int]]:
     return repeats
 
 
-def caching_minimum(call: Call) -> int:
+def caching_minimum(call: RecordedCall) -> int:
     """The fewest prompt tokens the call's model caches on its API (docs/providers.md#prompt-caching)."""
     return facts(call.provider).prompt_caching(call.model or "").minimum
 
 
-def _cacheable(call: Call, tokens: int) -> bool:
+def _cacheable(call: RecordedCall, tokens: int) -> bool:
     """Whether a prefix of `tokens` is one the call's model caches."""
     return tokens >= caching_minimum(call)
 
 
-def _caching_saving(calls: Sequence[Call], repeats: list[tuple[int, Call, int]], savings: Savings) -> Decimal:
+def _caching_saving(
+    calls: Sequence[RecordedCall], repeats: list[tuple[int, RecordedCall, int]], savings: Savings
+) -> Decimal:
     """Reading the repeats from cache, less writing each prompt to the cache once (its first call)."""
     saved = sum((savings.caching(call, tokens) for _, call, tokens in repeats), ZERO)
     firsts = {call.system_fingerprint: call for call in reversed(calls) if call.system_fingerprint}
@@ -107,7 +111,7 @@ def _caching_saving(calls: Sequence[Call], repeats: list[tuple[int, Call, int]],
     return max(ZERO, saved - premium)
 
 
-def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def repeated_system_prompt(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
     if not repeats:
         return None
@@ -120,10 +124,12 @@ def repeated_system_prompt(calls: Sequence[Call], savings: Savings) -> Finding |
         f"({plural(prompts, 'distinct prompt')}); {wasted:,} of its tokens were not read from the cache."
     )
     saving = _caching_saving(calls, repeats, savings)
-    return Finding("REPEATED_SYSTEM_PROMPT", "HIGH" if high else "MEDIUM", _indices(repeats), wasted, saving, detail)
+    return SignalFinding(
+        "REPEATED_SYSTEM_PROMPT", "HIGH" if high else "MEDIUM", _indices(repeats), wasted, saving, detail
+    )
 
 
-def low_cache_hit_rate(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def low_cache_hit_rate(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     input_tokens = sum(call.usage.input_tokens for call in calls)
     ratio = sum(call.usage.cache_read_tokens for call in calls) / input_tokens if input_tokens else 0.0
     repeats = [repeat for repeat in _system_repeats(calls) if repeat[2] > 0]
@@ -142,12 +148,12 @@ def low_cache_hit_rate(calls: Sequence[Call], savings: Savings) -> Finding | Non
         f"system prompt long enough to cache ({minimum}) were sent uncached on {plural(len(repeats), 'call')}."
     )
     saving = _caching_saving(calls, repeats, savings)
-    return Finding(
+    return SignalFinding(
         "LOW_CACHE_HIT_RATE", "HIGH" if high else "MEDIUM", _indices(repeats), not_yet_cached, saving, detail
     )
 
 
-def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def large_static_context_resent(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """A block of 2,000+ tokens sent again: a system block on every call after the first that has it, a
     history block on every later call of its conversation that still holds it — where not read from cache."""
     carried = _carried(calls, lambda block: block.tokens, lambda call: call.large_blocks, include_new=False)
@@ -173,10 +179,10 @@ def large_static_context_resent(calls: Sequence[Call], savings: Savings) -> Find
         f"Blocks of {LARGE_BLOCK_TOKENS:,}+ tokens were re-sent on {plural(len(affected), 'call')}; "
         f"{wasted:,} of their tokens were not read from the cache."
     )
-    return Finding("LARGE_STATIC_CONTEXT_RESENT", "HIGH", tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("LARGE_STATIC_CONTEXT_RESENT", "HIGH", tuple(sorted(affected)), wasted, saving, detail)
 
 
-def deterministic_tool_call(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def deterministic_tool_call(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """The same tool call (name and arguments) asked for again within a session: two tests asking the same
     question get the same call, each once, and neither could have been spared."""
     seen: dict[tuple[str, str], int] = {}
@@ -201,17 +207,17 @@ def deterministic_tool_call(calls: Sequence[Call], savings: Savings) -> Finding 
         f"{plural(len(repeated), 'call')} asked for a tool call with the same name and arguments as another "
         f"call of {their} session ({names})."
     )
-    return Finding("DETERMINISTIC_TOOL_CALL", "MEDIUM", tuple(sorted(repeated)), None, saving, detail)
+    return SignalFinding("DETERMINISTIC_TOOL_CALL", "MEDIUM", tuple(sorted(repeated)), None, saving, detail)
 
 
-def oversized_tool_result(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def oversized_tool_result(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Tool results of 1,000+ tokens: what exceeds 1,000 tokens, on the call that brings a result back and on
     every later call of its conversation that re-sends it."""
 
     def excess(block: Block) -> int:
         return block.tokens - OVERSIZED_RESULT_TOKENS
 
-    def oversized(call: Call) -> tuple[Block, ...]:
+    def oversized(call: RecordedCall) -> tuple[Block, ...]:
         return tuple(block for block in call.tool_results if block.tokens >= OVERSIZED_RESULT_TOKENS)
 
     carried = _carried(calls, excess, oversized, include_new=True)
@@ -230,10 +236,10 @@ def oversized_tool_result(calls: Sequence[Call], savings: Savings) -> Finding | 
         f"{plural(len(affected), 'call')}; what exceeds {OVERSIZED_RESULT_TOKENS:,} tokens, each time it is sent, "
         f"is {wasted:,} tokens."
     )
-    return Finding("OVERSIZED_TOOL_RESULT", "MEDIUM", tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("OVERSIZED_TOOL_RESULT", "MEDIUM", tuple(sorted(affected)), wasted, saving, detail)
 
 
-def output_token_bloat(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def output_token_bloat(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Long answers: long outright, or against their session's median answer (a failed call answered nothing,
     and is no answer of 0 tokens to compare with)."""
     answered = [call for call in calls if not call.failed]
@@ -255,11 +261,11 @@ def output_token_bloat(calls: Sequence[Call], savings: Savings) -> Finding | Non
         f"{BLOAT_MEDIAN_FACTOR}x {'its' if len(affected) == 1 else 'their'} "
         f"session's median; {sum(affected.values()):,} tokens above the median."
     )
-    return Finding("OUTPUT_TOKEN_BLOAT", "LOW", tuple(sorted(affected)), None, saving, detail)
+    return SignalFinding("OUTPUT_TOKEN_BLOAT", "LOW", tuple(sorted(affected)), None, saving, detail)
 
 
-def duplicate_consecutive_call(calls: Sequence[Call], savings: Savings) -> Finding | None:
-    previous: dict[str, Call] = {}
+def duplicate_consecutive_call(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
+    previous: dict[str, RecordedCall] = {}
     affected: list[int] = []
     for index, call in enumerate(calls, 1):
         before = previous.get(call.session)
@@ -272,10 +278,10 @@ def duplicate_consecutive_call(calls: Sequence[Call], savings: Savings) -> Findi
     saving = sum((savings.whole(calls[i - 1]) for i in affected), ZERO)
     their = "its" if len(affected) == 1 else "their"
     detail = f"{plural(len(affected), 'request')} repeated the request just answered in {their} session, unchanged."
-    return Finding("DUPLICATE_CONSECUTIVE_CALL", "MEDIUM", tuple(affected), wasted, saving, detail)
+    return SignalFinding("DUPLICATE_CONSECUTIVE_CALL", "MEDIUM", tuple(affected), wasted, saving, detail)
 
 
-def model_overspend(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def model_overspend(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     trivial: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, call in enumerate(calls, 1):
         small = (
@@ -305,10 +311,10 @@ def model_overspend(calls: Sequence[Call], savings: Savings) -> Finding | None:
         f"{plural(len(affected), 'call')} answered in under {TRIVIAL_OUTPUT_TOKENS} tokens with no tool calls and no "
         f"reasoning on a model priced more than {OVERSPEND_FACTOR}x its vendor's small model."
     )
-    return Finding("MODEL_OVERSPEND", "LOW", tuple(sorted(affected)), None, saving, detail)
+    return SignalFinding("MODEL_OVERSPEND", "LOW", tuple(sorted(affected)), None, saving, detail)
 
 
-def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | None:
+def unused_tool_schema(calls: Sequence[RecordedCall], savings: Savings) -> SignalFinding | None:
     """Tools offered that no call of the report calls. A tool one test (or run) calls and another does not is
     one the application needs: a test that did not need it wasted nothing a team could remove."""
     used: set[str] = set()
@@ -337,13 +343,13 @@ def unused_tool_schema(calls: Sequence[Call], savings: Savings) -> Finding | Non
         f"({shown}): about {wasted:,} tokens of definitions."
     )
     severity = "MEDIUM" if wasted >= UNUSED_TOOLS_MEDIUM_TOKENS else "LOW"
-    return Finding("UNUSED_TOOL_SCHEMA", severity, tuple(sorted(affected)), wasted, saving, detail)
+    return SignalFinding("UNUSED_TOOL_SCHEMA", severity, tuple(sorted(affected)), wasted, saving, detail)
 
 
 def _carried(
-    calls: Sequence[Call],
+    calls: Sequence[RecordedCall],
     size: Callable[[Block], int],
-    blocks: Callable[[Call], tuple[Block, ...]],
+    blocks: Callable[[RecordedCall], tuple[Block, ...]],
     *,
     include_new: bool,
 ) -> dict[int, int]:
@@ -372,7 +378,7 @@ def _carried(
     return carried
 
 
-def _uncached_carried(call: Call, estimate: int) -> int:
+def _uncached_carried(call: RecordedCall, estimate: int) -> int:
     """Of the blocks a call re-sends (`estimate` tokens), those its cache reads did not cover. Providers cache
     a prompt's prefix, and re-sent blocks come before what the call sends new: reads covering 90% of the prompt
     cover them (sizes are estimates), the few tokens left uncached being the call's newest messages."""
@@ -381,18 +387,18 @@ def _uncached_carried(call: Call, estimate: int) -> int:
     return min(call.tokens(estimate), _uncached_input(call))
 
 
-def _uncached_input(call: Call) -> int:
+def _uncached_input(call: RecordedCall) -> int:
     return max(0, call.usage.input_tokens - call.usage.cache_read_tokens)
 
 
-def _by_session(calls: Sequence[Call], value: Callable[[Call], int]) -> dict[str, list[int]]:
+def _by_session(calls: Sequence[RecordedCall], value: Callable[[RecordedCall], int]) -> dict[str, list[int]]:
     grouped: dict[str, list[int]] = defaultdict(list)
     for call in calls:
         grouped[call.session].append(value(call))
     return grouped
 
 
-def _indices(repeats: list[tuple[int, Call, int]]) -> tuple[int, ...]:
+def _indices(repeats: list[tuple[int, RecordedCall, int]]) -> tuple[int, ...]:
     return tuple(index for index, _, _ in repeats)
 
 

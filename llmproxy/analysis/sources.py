@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from llmproxy.analysis.background import POLL, BackgroundRuns
-from llmproxy.analysis.calls import Call, Lineage, build_call
+from llmproxy.analysis.calls import Lineage, RecordedCall, build_call
 from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
 from llmproxy.analysis.kept import KeptRequests
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
@@ -71,7 +71,7 @@ class Recorded:
     def __init__(self, paths: Sequence[Path], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> None:
         """Raises LlmproxyError (CassetteError) for a path that is not a readable cassette."""
         self.book, self.grouping = book, grouping
-        self.calls: list[Call] = []
+        self.calls: list[RecordedCall] = []
         self.sources: list[SourceSummary] = []
         self._kept: dict[str, KeptRequests] = {}
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
@@ -88,7 +88,7 @@ class Recorded:
                 self.calls.extend(found)
                 self.sources.append(summary)
 
-    def conversation(self, call: Call) -> Conversation | None:
+    def conversation(self, call: RecordedCall) -> Conversation | None:
         """The call's request with its whole history, decoded (None if it no longer decodes, or the call came
         from a mock log, which keeps no requests)."""
         kept = self._kept.get(call.source)
@@ -97,7 +97,7 @@ class Recorded:
 
 def _calls(
     path: Path, book: PriceBook, grouping: Grouping, summary: SourceSummary, kept: KeptRequests
-) -> Iterator[Call]:
+) -> Iterator[RecordedCall]:
     source = str(path)
     conversations: dict[int, str] = {}  # exchange id → the conversation it belongs to
     lineages: dict[int, tuple[int, str]] = {}  # exchange id → what a request extending it inherits
@@ -106,7 +106,7 @@ def _calls(
     runs = BackgroundRuns()
     routes = Routes()
 
-    def call_of(exchange: Exchange, decoded: ChatExchange) -> Call:
+    def call_of(exchange: Exchange, decoded: ChatExchange) -> RecordedCall:
         parent = decoded.extends
         conversation = conversations.get(parent) if parent is not None else None
         conversation = conversation or f"{source}#{exchange.id}"

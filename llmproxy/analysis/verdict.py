@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.figures import dollars, money, percent, ratio
 from llmproxy.analysis.report import Resilience, Totals, Verdict
-from llmproxy.analysis.signals import Finding
+from llmproxy.analysis.signals import SignalFinding
 from llmproxy.words import plural
 
 _GRADES = ((90, "A"), (75, "B"), (60, "C"), (45, "D"))
@@ -31,7 +31,7 @@ class Failures:
     asked_again: int = 0
 
     @classmethod
-    def of(cls, calls: Sequence[Call]) -> "Failures":
+    def of(cls, calls: Sequence[RecordedCall]) -> "Failures":
         by_what: Counter[str] = Counter()
         asked_again = 0
         later: set[tuple[str, str]] = set()
@@ -48,7 +48,7 @@ class Failures:
 
 
 def verdict(
-    findings: Sequence[Finding],
+    findings: Sequence[SignalFinding],
     totals: Totals,
     spend: Decimal,
     failures: Failures = Failures(),
@@ -119,7 +119,7 @@ def _most_first(item: tuple[str, int]) -> tuple[int, str]:
 
 def _rationale(
     grade: str,
-    findings: Sequence[Finding],
+    findings: Sequence[SignalFinding],
     counts: dict[str, int],
     fraction: float,
     saving: Decimal,

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.intercept.decision import Refusal, Through
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.faults import Injected
@@ -26,14 +26,14 @@ from llmproxy.providers.routes import detect
 @dataclass(frozen=True, slots=True)
 class Trip:
     index: int  # 1-based among the run's calls
-    call: Call
+    call: RecordedCall
     fault: Injected
     elapsed: float  # seconds into the run
 
 
 @dataclass(slots=True)
 class WhatIf:
-    calls: Sequence[Call]
+    calls: Sequence[RecordedCall]
     instant: bool
     trips: list[Trip] = field(default_factory=list)
 
@@ -84,7 +84,9 @@ def _saved(trips: list[Trip]) -> str:
     return f"the refused call{plural} used {tokens:,} tokens, ${usd:.4f}{also} in the recording"
 
 
-def what_if(calls: Sequence[Call], chaos: ChaosFile, *, instant: bool = False, book: PriceBook | None = None) -> WhatIf:
+def what_if(
+    calls: Sequence[RecordedCall], chaos: ChaosFile, *, instant: bool = False, book: PriceBook | None = None
+) -> WhatIf:
     """The recorded `calls` (in the order they were made) under `chaos`'s quotas, budget and faults."""
     result = WhatIf(calls, instant)
     if not calls:
@@ -103,7 +105,7 @@ def what_if(calls: Sequence[Call], chaos: ChaosFile, *, instant: bool = False, b
     return result
 
 
-def _where(call: Call) -> str:
+def _where(call: RecordedCall) -> str:
     return f"exchange {call.exchange_id} in {call.source}"
 
 
@@ -118,7 +120,7 @@ class _Clock:
 class _Recorded:
     """A recorded call as the intercept reads a request."""
 
-    def __init__(self, call: Call) -> None:
+    def __init__(self, call: RecordedCall) -> None:
         self.host = call.host
         self.port = 443
         self.path = call.path

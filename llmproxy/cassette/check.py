@@ -45,7 +45,10 @@ _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class SecretFinding:
+    """A place the check flags: a secret redaction would replace, or a body stored "not decodable" (never
+    scanned). `outputs/check.py`'s `Finding` is its form in `--json`."""
+
     file: Path
     where: str  # a JSON path, or "line N"
     kind: str
@@ -65,7 +68,7 @@ class FileCheck:
     file: Path
     kind: Scanned
     exchanges: int  # the exchanges scanned (a cassette or journal); 0 for other files
-    findings: list[Finding]
+    findings: list[SecretFinding]
 
     def describe(self) -> str:
         if self.kind in ("cassette", "journal"):
@@ -91,7 +94,7 @@ def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
         return _lines(path, data, redactor, "text")
     if isinstance(document, dict) and "llmproxy_cassette" in document:
         _read_as_stored(path, journal=False)
-    found = [Finding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
+    found = [SecretFinding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
     if _is_cassette(document):
         return FileCheck(path, "cassette", len(document["exchanges"]), found)
     return FileCheck(path, "JSON document", 0, found)
@@ -117,7 +120,7 @@ def _lines(path: Path, data: bytes, redactor: Redactor, kind: Literal["journal",
         text = data.decode()
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    findings: list[Finding] = []
+    findings: list[SecretFinding] = []
     exchanges = 0
     for number, line in enumerate(text.splitlines(), start=1):
         try:
@@ -127,7 +130,7 @@ def _lines(path: Path, data: bytes, redactor: Redactor, kind: Literal["journal",
         else:
             exchanges += _is_journal_line(parsed)
             spots = _document(parsed, f"line {number}: $", redactor)
-        findings += [Finding(path, where, kind, masked) for where, kind, masked in spots]
+        findings += [SecretFinding(path, where, kind, masked) for where, kind, masked in spots]
     return FileCheck(path, kind, exchanges, findings)
 
 

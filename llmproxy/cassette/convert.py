@@ -40,6 +40,11 @@ def url(request: RawRequest, redactor: Redactor) -> str:
     return f"{request.scheme}://{authority(request.scheme, request.host, request.port)}{redactor.path(request.path)}"
 
 
+def request_line(request: RawRequest, redactor: Redactor) -> str:
+    """The request in a line for a log or a summary, its secrets redacted: "POST https://api.anthropic.com/v1/messages"."""
+    return f"{request.method} {url(request, redactor)}"
+
+
 def to_exchange(
     raw: RawExchange,
     exchange_id: int,

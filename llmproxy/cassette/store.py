@@ -35,7 +35,7 @@ import orjson
 
 from llmproxy.cassette.audit import RecordingAudit
 from llmproxy.cassette.background import BackgroundLinks
-from llmproxy.cassette.convert import to_exchange, url
+from llmproxy.cassette.convert import request_line, to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
     PENDING,
@@ -341,7 +341,7 @@ class CassetteWriter:
 
     def _not_recorded(self, raw: RawExchange, why: str) -> None:
         """A request the upstream never answered whole: counted for the summary, and said the first time."""
-        what = f"{raw.request.method} {url(raw.request, self._redactor)}: {self._redactor.text(why)}"
+        what = f"{request_line(raw.request, self._redactor)}: {self._redactor.text(why)}"
         first = what not in self._summary.unanswered
         self._summary.unanswered[what] += 1
         if first:

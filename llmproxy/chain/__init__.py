@@ -4,7 +4,7 @@ the slots."""
 
 from llmproxy.chain.chain import REQUEST_SIDE, RESPONSE_SIDE, Chain, Network, Observers
 from llmproxy.chain.incoming import Decline, Decoded, Door, Forwarding, Incoming, Upstream
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 
 __all__ = [
@@ -23,8 +23,8 @@ __all__ = [
     "Observer",
     "Observers",
     "Reply",
+    "ReplySource",
     "ResponseHead",
-    "Source",
     "Stage",
     "Summarises",
     "Tap",

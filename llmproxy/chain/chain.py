@@ -22,11 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from llmproxy.cassette.convert import url
-from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.convert import request_line
+from llmproxy.cassette.redact import REDACTOR, Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import miss_reply
-from llmproxy.chain.reply import Reply, Source, text_reply
+from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
 from llmproxy.egress import EgressPolicy, Refused
@@ -83,7 +83,6 @@ class Network:
 
 
 FORWARD: Final = Network(everything=True)
-REDACTOR: Final = Redactor()
 
 
 class Chain:
@@ -153,7 +152,7 @@ class Chain:
                 reply = self._refuse(incoming, network, kept_in)
         except Exception as exc:  # fail closed, saying why; the proxy serves on
             logger.exception("llmproxy could not answer %s", self.describe(incoming))
-            reply = text_reply(500, f"llmproxy could not answer: {exc}\n", Source.ERROR)
+            reply = text_reply(500, f"llmproxy could not answer: {exc}\n", ReplySource.ERROR)
         for tap in self._reply_taps:
             try:
                 reply = tap.reply(incoming, reply)
@@ -199,7 +198,7 @@ class Chain:
 
     def describe(self, incoming: Incoming) -> str:
         """The request in a line, redacted: "POST https://api.anthropic.com/v1/messages"."""
-        return f"{incoming.raw.method} {url(incoming.raw, self.redactor)}"
+        return request_line(incoming.raw, self.redactor)
 
     def explain(self) -> str:
         """The chain as built, slot by slot, for the debug log."""
@@ -243,7 +242,7 @@ class Chain:
             self.refusals += 1
         logger.error("refused: %s", message)
         miss = miss_reply(incoming.route, message, network.miss_status)
-        return Reply(miss.status, miss.headers, miss.body, source=Source.MISS)
+        return Reply(miss.status, miss.headers, miss.body, source=ReplySource.MISS)
 
 
 class Observers:

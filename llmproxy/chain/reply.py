@@ -17,7 +17,9 @@ type Events = tuple[tuple[float, bytes], ...]
 PLAIN_TEXT = ("content-type", "text/plain; charset=utf-8")
 
 
-class Source(StrEnum):
+class ReplySource(StrEnum):
+    """Who answered a request (a report's `Source` is something else: a cassette it read)."""
+
     MOCK = "mock"  # an expectation
     CASSETTE = "cassette"  # a recorded exchange
     FAULT = "fault"  # injected on purpose (chaos, a quota, a budget)
@@ -60,7 +62,7 @@ class Reply(NamedTuple):
     headers: Headers
     body: bytes | None = None
     events: Events | None = None
-    source: Source = Source.MOCK
+    source: ReplySource = ReplySource.MOCK
     reason: str = ""  # empty: the standard phrase for the status
     notes: tuple[str, ...] = ()  # for the log: "usage estimated"
     warnings: tuple[str, ...] = ()  # for the log and stderr: "structured output invalid: …"
@@ -91,6 +93,9 @@ class Reply(NamedTuple):
     def phrase(self) -> str:
         return self.reason or reason_phrase(self.status)
 
+    def header(self, name: str) -> str | None:
+        return header(self.headers, name)
+
     def understood(self) -> Completion | None:
         """The completion this reply carries: known, or decoded (once) from its bytes."""
         if self.completion is not None or self.meaning is None:
@@ -103,7 +108,12 @@ class Reply(NamedTuple):
         return completion.usage if completion is not None else None
 
 
-def text_reply(status: int, message: str, source: Source) -> Reply:
+def header(headers: Headers, name: str) -> str | None:
+    """The value of the header `name` (lower-case), the first when it is sent more than once; None without it."""
+    return next((value for key, value in headers if key.lower() == name), None)
+
+
+def text_reply(status: int, message: str, source: ReplySource) -> Reply:
     """A plain-text answer of llmproxy's own: a refusal or a failure, saying why."""
     return Reply(status, (PLAIN_TEXT,), message.encode(), source=source)
 

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Door, Incoming
-from llmproxy.chain.reply import Headers, Reply
+from llmproxy.chain.reply import Headers, Reply, header
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.routes import detect
 
@@ -78,7 +78,7 @@ class ResponseHead:
     def of(cls, incoming: Incoming, status: int, headers: Headers, started: float) -> "ResponseHead":
         """Streamed: an event-stream media type, or a 200 on an API that always streams (Bedrock's
         event-stream, Gemini's `alt=sse`), whatever the content type says."""
-        content_type = next((value for name, value in headers if name.lower() == "content-type"), "")
+        content_type = header(headers, "content-type") or ""
         raw = incoming.raw
         route = detect(raw.host, raw.path, incoming.headers, method=raw.method, port=raw.port)  # by URL alone
         streamed = StreamCapture.streams(content_type) or (
@@ -87,7 +87,7 @@ class ResponseHead:
         return cls(status, headers, streamed, started)
 
     def header(self, name: str) -> str | None:
-        return next((value for key, value in self.headers if key.lower() == name), None)
+        return header(self.headers, name)
 
 
 class CutStream(Exception):

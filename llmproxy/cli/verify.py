@@ -18,7 +18,7 @@ from llmproxy.options import option
 from llmproxy.words import plural
 
 if TYPE_CHECKING:
-    from llmproxy.analysis.calls import Call
+    from llmproxy.analysis.calls import RecordedCall
     from llmproxy.analysis.coverage import Coverage
     from llmproxy.analysis.drift import Send
     from llmproxy.analysis.gates import Verdict
@@ -58,15 +58,15 @@ def finish(verdict: "Verdict", as_json: bool, coverage: "Coverage | None" = None
 @contextmanager
 def judging(gate: str, as_json: bool) -> Iterator[None]:
     """An input the gate cannot read (a cassette, a baseline, a prices file): it could not check, exit 2."""
-    from llmproxy.analysis.gates import Outcome, Verdict
+    from llmproxy.analysis.gates import GateOutcome, Verdict
 
     try:
         yield
     except LlmproxyError as error:
-        finish(Verdict(gate, Outcome.COULD_NOT_CHECK, [str(error)], summary="nothing was judged"), as_json)
+        finish(Verdict(gate, GateOutcome.COULD_NOT_CHECK, [str(error)], summary="nothing was judged"), as_json)
 
 
-def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[Call], Coverage]":
+def _calls(paths: tuple[Path, ...], selection: dict[str, Any]) -> "tuple[Recorded, list[RecordedCall], Coverage]":
     """The selected calls, and what they are of the calls the gate was asked about."""
     from llmproxy.analysis.build import select
     from llmproxy.analysis.coverage import Coverage
@@ -273,11 +273,11 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
         "details": [r.as_json() for r in results],
     }
     if reasons:
-        outcome = gates.Outcome.FAIL
+        outcome = gates.GateOutcome.FAIL
     elif unchecked or not results:
-        outcome = gates.Outcome.COULD_NOT_CHECK
+        outcome = gates.GateOutcome.COULD_NOT_CHECK
     else:
-        outcome = gates.Outcome.PASS
+        outcome = gates.GateOutcome.PASS
     summary = f"{drifted} of {plural(checked, 'exchange')} re-sent drifted" + (
         f", {len(unchecked)} could not be checked" if unchecked else ""
     )

@@ -25,7 +25,9 @@ TIMEOUT = 30.0
 CLIENTS = Path(__file__).resolve().parent / "clients"
 
 
-class Outcome(StrEnum):
+class ProbeOutcome(StrEnum):
+    """What a client probe found: whether the client trusts llmproxy's CA, or why it could not tell."""
+
     TRUSTED = "trusted"
     UNTRUSTED = "untrusted"
     FAILED = "failed"  # it could not tell: the client failed for another reason
@@ -34,7 +36,7 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    outcome: Outcome
+    outcome: ProbeOutcome
     detail: str
 
 
@@ -61,8 +63,8 @@ def curl(proxy: str, url: str, environ: Mapping[str, str]) -> Result:
     if isinstance(done, Result):
         return done
     if done.returncode == 0 and TOKEN in done.stdout:
-        return Result(Outcome.TRUSTED, "")
-    outcome = Outcome.UNTRUSTED if done.returncode == 60 else Outcome.FAILED
+        return Result(ProbeOutcome.TRUSTED, "")
+    outcome = ProbeOutcome.UNTRUSTED if done.returncode == 60 else ProbeOutcome.FAILED
     said = next((line for line in done.stderr.splitlines() if line.startswith("curl:")), "")
     return Result(outcome, said or _last_line(done.stderr) or f"exit {done.returncode}")
 
@@ -76,10 +78,10 @@ def openssl(proxy: str, url: str, environ: Mapping[str, str]) -> Result:
     if isinstance(done, Result):
         return done
     if done.returncode == 0:
-        return Result(Outcome.TRUSTED, "")
+        return Result(ProbeOutcome.TRUSTED, "")
     if errors := [line.strip() for line in done.stderr.splitlines() if "verify error" in line.lower()]:
-        return Result(Outcome.UNTRUSTED, errors[0])
-    return Result(Outcome.FAILED, _last_line(done.stderr) or f"exit {done.returncode}")
+        return Result(ProbeOutcome.UNTRUSTED, errors[0])
+    return Result(ProbeOutcome.FAILED, _last_line(done.stderr) or f"exit {done.returncode}")
 
 
 def without_no_proxy(environ: Mapping[str, str]) -> dict[str, str]:
@@ -107,7 +109,7 @@ type Done = "subprocess.CompletedProcess[str] | Result"
 def _tool(name: str, arguments: list[str], environ: Mapping[str, str], stdin: str | None = None) -> Done:
     executable = shutil.which(name, path=environ.get("PATH"))
     if executable is None:
-        return Result(Outcome.SKIPPED, f"{name} is not on PATH")
+        return Result(ProbeOutcome.SKIPPED, f"{name} is not on PATH")
     return _run([executable, *arguments], environ, stdin)
 
 
@@ -117,9 +119,9 @@ def _run(command: list[str], environ: Mapping[str, str], stdin: str | None = Non
             command, env=dict(environ), input=stdin, capture_output=True, text=True, timeout=TIMEOUT, check=False
         )
     except subprocess.TimeoutExpired:
-        return Result(Outcome.FAILED, f"{Path(command[0]).name} did not finish in {TIMEOUT:.0f} s")
+        return Result(ProbeOutcome.FAILED, f"{Path(command[0]).name} did not finish in {TIMEOUT:.0f} s")
     except OSError as error:
-        return Result(Outcome.SKIPPED, f"cannot run {command[0]}: {error.strerror or error}")
+        return Result(ProbeOutcome.SKIPPED, f"cannot run {command[0]}: {error.strerror or error}")
 
 
 def _said(done: Done) -> Result:
@@ -128,9 +130,9 @@ def _said(done: Done) -> Result:
         return done
     try:
         said = json.loads(done.stdout.strip().splitlines()[-1])
-        return Result(Outcome(said["outcome"]), str(said["detail"]))
+        return Result(ProbeOutcome(said["outcome"]), str(said["detail"]))
     except (IndexError, ValueError, KeyError, TypeError):
-        return Result(Outcome.FAILED, _last_line(done.stderr or done.stdout) or f"exit {done.returncode}")
+        return Result(ProbeOutcome.FAILED, _last_line(done.stderr or done.stdout) or f"exit {done.returncode}")
 
 
 def _last_line(text: str) -> str:

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from llmproxy.doctor import probes
 from llmproxy.doctor.findings import Check, Section, Status
-from llmproxy.doctor.probes import Outcome
+from llmproxy.doctor.probes import ProbeOutcome
 from llmproxy.environment import PROXY_VARIABLES, bypassing_entry
 from llmproxy.providers.compatible import LOOPBACK_HOSTS
 
@@ -63,7 +63,7 @@ def host_checks(
         }
         for host, future in running.items():
             result = future.result()
-            if result.outcome is Outcome.TRUSTED:
+            if result.outcome is ProbeOutcome.TRUSTED:
                 found[host] = Check(Section.HOSTS, host, Status.OK, f"goes through {through} (CONNECT and TLS for it)")
             else:
                 found[host] = Check(Section.HOSTS, host, Status.FAIL, f"the proxy did not answer: {result.detail}")

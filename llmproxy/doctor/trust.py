@@ -9,9 +9,7 @@ from llmproxy.ca import CertificateAuthority
 from llmproxy.ca_install import ENV_FILE, JAVA_STORE
 from llmproxy.doctor import families, probes
 from llmproxy.doctor.findings import Check, Section, Status
-from llmproxy.doctor.probes import Outcome, Result
-
-_STATUS = {Outcome.TRUSTED: Status.OK, Outcome.UNTRUSTED: Status.FAIL, Outcome.FAILED: Status.WARN}
+from llmproxy.doctor.probes import ProbeOutcome, Result
 
 
 def checks(
@@ -45,24 +43,24 @@ def _probe(family: str, python: str, proxy: str, url: str, environ: Mapping[str,
         return probes.curl(proxy, url, environ)
     if family == "openssl":
         return probes.openssl(proxy, url, environ)
-    return Result(Outcome.SKIPPED, "read, not probed")
+    return Result(ProbeOutcome.SKIPPED, "read, not probed")
 
 
 def _read(family: str, environ: Mapping[str, str], certificate: Path) -> Result:
     variable, bundle = families.read_variable(family, environ)
     where = f"{variable}={bundle}" if variable.isupper() else f"{variable} ({bundle or 'none found'})"
     if probes.holds_certificate(bundle, certificate):
-        return Result(Outcome.TRUSTED, f"{where} holds the CA (read from the file; the client was not run)")
-    return Result(Outcome.UNTRUSTED, f"{where} does not hold the CA" if bundle else f"{variable} is not set")
+        return Result(ProbeOutcome.TRUSTED, f"{where} holds the CA (read from the file; the client was not run)")
+    return Result(ProbeOutcome.UNTRUSTED, f"{where} does not hold the CA" if bundle else f"{variable} is not set")
 
 
 def _check(family: str, result: Result, home: Path, under_llmproxy: bool) -> Check:
-    if result.outcome is Outcome.SKIPPED:
+    if result.outcome is ProbeOutcome.SKIPPED:
         return Check(Section.TRUST, family, Status.SKIPPED, result.detail)
     trusts = f"trusts {families.TRUSTS[family]}"
-    if result.outcome is Outcome.TRUSTED:
+    if result.outcome is ProbeOutcome.TRUSTED:
         return Check(Section.TRUST, family, Status.OK, f"trusted — {trusts}", evidence=result.detail)
-    if result.outcome is Outcome.UNTRUSTED:
+    if result.outcome is ProbeOutcome.UNTRUSTED:
         fix = families.fix(family, under_llmproxy, home / JAVA_STORE, home / ENV_FILE)
         return Check(Section.TRUST, family, Status.FAIL, f"not trusted — {trusts}", fix, result.detail)
     fix = "the client failed for another reason than trust: see the detail"

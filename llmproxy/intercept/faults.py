@@ -31,13 +31,6 @@ class FaultKind(StrEnum):
         return self in _REFUSING
 
     @property
-    def stands_in(self) -> bool:
-        """Whether llmproxy answered in the answer's place (an error, nothing, a wrong answer of its own): what
-        answers requests — a mock, a cassette, the upstream — never saw the request. The other faults change an
-        answer on its way (a delay, a cut or corrupt stream)."""
-        return self in _STANDING_IN
-
-    @property
     def keeps_answer(self) -> bool:
         """Whether the client still got the whole answer, only later or more slowly than it came."""
         return self in _KEEPING

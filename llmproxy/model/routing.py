@@ -56,8 +56,3 @@ class Route:
     version: str | None = None
     websocket: bool = False
     vendor: str | None = None
-
-    @property
-    def served_by(self) -> str:
-        """Who serves the request: the vendor when known, else the API's owner."""
-        return self.vendor or self.provider.value

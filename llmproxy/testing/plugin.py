@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: py
     from llmproxy.intercept.rules import ChaosFile
     from llmproxy.providers.declared import Declaration
     from llmproxy.testing.fixture import TestProxy
-    from llmproxy.testing.worker import Outcome, Settings, Turn, WorkerProxy
+    from llmproxy.testing.worker import Settings, Turn, TurnOutcome, WorkerProxy
 
 MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
@@ -47,7 +47,7 @@ REPEATABLE: Final = (  # options given as often as needed, on the command line a
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
 PASSED: Final = pytest.StashKey[bool]()
-OUTCOME: Final[pytest.StashKey["Outcome"]] = pytest.StashKey()
+OUTCOME: Final[pytest.StashKey["TurnOutcome"]] = pytest.StashKey()
 FAILURE: Final = pytest.StashKey[str]()
 REPORTED: Final = pytest.StashKey[int]()  # how many of the test's unanswered requests its call already failed for
 APPLIED: Final = pytest.StashKey[ExitStack]()  # the test's environment, put back as it was when the test ends

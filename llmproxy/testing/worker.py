@@ -66,7 +66,7 @@ class Recorded:
 
 
 @dataclass(slots=True)
-class Outcome:
+class TurnOutcome:
     """What a test's requests met, once it has ended."""
 
     calls: list[Call]
@@ -90,7 +90,7 @@ class Turn:
     recording: AnswersOnly | None
     refused_before: int  # connections the egress gate had refused before this test
     existed: bool = False  # the cassette, when the test began
-    ended: Outcome | None = field(default=None)
+    ended: TurnOutcome | None = field(default=None)
     waiting: list[str] = field(default_factory=list)  # sent upstream, still unanswered when last settled
 
     @property
@@ -132,7 +132,7 @@ class Turn:
             f"exchange {e.id}: {e.request.method} {e.request.url}" for e in self.replaying.index.unused(passes_over)
         ]
 
-    def end(self, passed: bool) -> Outcome:
+    def end(self, passed: bool) -> TurnOutcome:
         """Swap the test's settings out; close its recording, kept only when it is whole and holds an answer (a
         rewrite's, only when the test passed too): else the cassette stays as it was. Raises LlmproxyError when
         the cassette could not be written."""
@@ -146,7 +146,7 @@ class Turn:
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
         proxy.record.use(None)
-        self.ended = Outcome(self.meter.calls, misses, unused, self.unanswered())
+        self.ended = TurnOutcome(self.meter.calls, misses, unused, self.unanswered())
         if (recording := self.recording) is not None:
             whole = not self.ended.unanswered and recording.recorded > 0
             joins = whole and (self.mode is not RecordMode.REWRITE or passed)

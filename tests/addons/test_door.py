@@ -8,7 +8,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.test import taddons, tflow, tutils
 
-from llmproxy.chain import Chain, Context, CutStream, Incoming, Network, Reply, ResponseHead, Source, Stage, Tap
+from llmproxy.chain import Chain, Context, CutStream, Incoming, Network, Reply, ReplySource, ResponseHead, Stage, Tap
 from llmproxy.chain.reply import PLAIN_TEXT
 from llmproxy.model.exchange import RawExchange
 from llmproxy_addons.door import SOURCE, ProxyDoor
@@ -105,7 +105,7 @@ def test_a_shared_reply_is_built_once_and_each_flow_gets_its_own_copy(
         return built[-1]
 
     monkeypatch.setattr(http.Response, "make", counted)
-    reply = Reply(200, (PLAIN_TEXT,), b"recorded", source=Source.CASSETTE, shared=True)
+    reply = Reply(200, (PLAIN_TEXT,), b"recorded", source=ReplySource.CASSETTE, shared=True)
     door = ProxyDoor(Chain([Answering(reply)], network=Network()))
     first, second = tflow.tflow(), tflow.tflow()
     run(tctx, door, first)

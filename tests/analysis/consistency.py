@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import orjson
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.report import CallRow, Report, Signal
 from llmproxy.analysis.signals import caching_minimum
 
@@ -26,7 +26,7 @@ def number(text: str) -> int:
     return int(text.replace(",", ""))
 
 
-def assert_consistent(report: Report, calls: Sequence[Call]) -> None:
+def assert_consistent(report: Report, calls: Sequence[RecordedCall]) -> None:
     rows = report.calls
     assert [(row.source, row.exchangeId) for row in rows] == [(call.source, call.exchange_id) for call in calls]
     assert report.totals.callCount == len(rows)
@@ -60,11 +60,11 @@ def _failed(row: CallRow) -> bool:
     return row.error is not None or row.status is None or row.status >= 400
 
 
-def _nothing_more(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _nothing_more(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     pass
 
 
-def _unused_tool_schema(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _unused_tool_schema(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """A tool said never called is called by no call of the report; the calls named are exactly the answered
     calls that offered one."""
     found = UNUSED.match(signal.detail)
@@ -83,7 +83,7 @@ def _offered(report: Report, index: int) -> list[str]:
     return report.calls[index - 1].definedToolNames
 
 
-def _deterministic_tool_call(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _deterministic_tool_call(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """Each call named asks for a tool call that another call of its session asks for too, name and arguments."""
     asked: dict[tuple[str, str, str], set[int]] = defaultdict(set)
     for row in report.calls:
@@ -95,7 +95,7 @@ def _deterministic_tool_call(signal: Signal, report: Report, calls: Sequence[Cal
     assert signal.detail.endswith(f"({', '.join(sorted({name for _, name, _ in repeated}))}).")
 
 
-def _duplicate_consecutive_call(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _duplicate_consecutive_call(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """Each call named repeats, unchanged, the call its session had just had answered."""
     previous: dict[str, CallRow] = {}
     before: dict[int, CallRow] = {}
@@ -112,7 +112,7 @@ def _duplicate_consecutive_call(signal: Signal, report: Report, calls: Sequence[
         assert calls[index - 1].shape == calls[earlier.index - 1].shape
 
 
-def _repeated_system_prompt(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _repeated_system_prompt(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """Each call named re-sends a system prompt an earlier answered call sent, long enough for its model to
     cache, and the tokens said not read from the cache are tokens its calls sent uncached."""
     for index in signal.affectedCalls:
@@ -128,7 +128,7 @@ def _repeated_system_prompt(signal: Signal, report: Report, calls: Sequence[Call
     assert (signal.estimatedWastedInputTokens or 0) <= uncached
 
 
-def _low_cache_hit_rate(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _low_cache_hit_rate(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """The ratio quoted is the report's; the minimum quoted is the affected calls' models'; those calls are among
     those re-sending a system prompt."""
     assert report.totals.cacheHitRatio < 0.5
@@ -142,7 +142,7 @@ def _low_cache_hit_rate(signal: Signal, report: Report, calls: Sequence[Call]) -
     assert [number(quoted["low"]), number(quoted["high"] or quoted["low"])] == [minimums[0], minimums[-1]]
 
 
-def _large_static_context_resent(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _large_static_context_resent(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """A block re-sent uncached on a call whose prompt its model could have cached, at most its uncached input."""
     for index in signal.affectedCalls:
         call = calls[index - 1]
@@ -151,7 +151,7 @@ def _large_static_context_resent(signal: Signal, report: Report, calls: Sequence
     assert (signal.estimatedWastedInputTokens or 0) <= uncached
 
 
-def _output_token_bloat(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _output_token_bloat(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     """A long answer: long outright, or against the median of its session's answered calls (three or more)."""
     answered: dict[str, int] = defaultdict(int)
     for call in calls:
@@ -162,7 +162,7 @@ def _output_token_bloat(signal: Signal, report: Report, calls: Sequence[Call]) -
         assert call.visible_output_tokens >= 1_500 or answered[call.session] >= 3
 
 
-def _model_overspend(signal: Signal, report: Report, calls: Sequence[Call]) -> None:
+def _model_overspend(signal: Signal, report: Report, calls: Sequence[RecordedCall]) -> None:
     for index in signal.affectedCalls:
         row = report.calls[index - 1]
         assert not row.toolCalls

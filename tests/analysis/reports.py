@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 
 from llmproxy.analysis.build import Selection, build_report, select
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.sources import Grouping, Recorded
 from llmproxy.cassette.redact import Redactor
@@ -42,7 +42,7 @@ def report_of(*paths: str, grouping: Grouping = Grouping.CASSETTE, selection: Se
 
 def run_of(
     *paths: str, grouping: Grouping = Grouping.CASSETTE, selection: Selection | None = None
-) -> tuple[Report, list[Call]]:
+) -> tuple[Report, list[RecordedCall]]:
     """The report, and the calls it covers as its rows number them (row n is `calls[n - 1]`)."""
     book = PriceBook()
     selection = selection or Selection()

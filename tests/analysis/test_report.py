@@ -13,7 +13,7 @@ from llmproxy.analysis.build import Selection
 from llmproxy.analysis.render import render
 from llmproxy.analysis.render.terminal import render_terminal
 from llmproxy.analysis.report import Report
-from llmproxy.analysis.signals import Finding
+from llmproxy.analysis.signals import SignalFinding
 from llmproxy.analysis.sources import Grouping
 from llmproxy.analysis.verdict import verdict
 from tests.analysis.reports import ROOT, report_of
@@ -93,8 +93,8 @@ def test_csv_is_rfc_4180() -> None:
     assert ["verdict", "grade", "B"] in rows
 
 
-def _finding(signal: str, severity: str, affected: tuple[int, ...], saving: str, wasted: int | None) -> Finding:
-    return Finding(signal, severity, affected, wasted, Decimal(saving), "")
+def _finding(signal: str, severity: str, affected: tuple[int, ...], saving: str, wasted: int | None) -> SignalFinding:
+    return SignalFinding(signal, severity, affected, wasted, Decimal(saving), "")
 
 
 def test_verdict_counts_each_call_once_at_its_largest_share() -> None:
@@ -122,7 +122,7 @@ def test_verdict_clamps_to_spend_and_grades() -> None:
 def test_without_priced_spend_the_fraction_is_of_input_tokens() -> None:
     totals = report_of("cassettes/report/clean.json").totals
     result = verdict(
-        [Finding("UNUSED_TOOL_SCHEMA", "LOW", (1,), totals.inputTokens // 2, None, "")], totals, Decimal(0)
+        [SignalFinding("UNUSED_TOOL_SCHEMA", "LOW", (1,), totals.inputTokens // 2, None, "")], totals, Decimal(0)
     )
     assert result.savingFractionOfSpend == round((totals.inputTokens // 2) / totals.inputTokens, 4)
     assert "of input tokens" in result.rationale

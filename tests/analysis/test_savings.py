@@ -3,7 +3,7 @@
 from dataclasses import replace
 from pathlib import Path
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.savings import Savings
 from llmproxy.analysis.sources import Recorded
 from llmproxy.model import Usage
@@ -13,7 +13,7 @@ from tests.analysis.reports import ROOT
 BOOK = PriceBook()
 
 
-def sized(usage: Usage, model: str = "claude-sonnet-4-5") -> Call:
+def sized(usage: Usage, model: str = "claude-sonnet-4-5") -> RecordedCall:
     call = Recorded([ROOT / Path("cassettes/report/output-token-bloat.json")], BOOK).calls[0]
     cost = BOOK.cost(usage, model, at=call.started_at, vendor=call.vendor, url=call.url)
     return replace(call, model=model, usage=usage, cost=cost)

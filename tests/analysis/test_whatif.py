@@ -5,7 +5,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from llmproxy.analysis.calls import Call
+from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.sources import Recorded
 from llmproxy.analysis.whatif import what_if
 from llmproxy.cli import main
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOAT = ROOT / "cassettes" / "report" / "output-token-bloat.json"  # 4 calls a second apart; the 3rd costs $0.0121
 
 
-def calls() -> list[Call]:
+def calls() -> list[RecordedCall]:
     return Recorded([BLOAT], PriceBook()).calls
 
 

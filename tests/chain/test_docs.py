@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from llmproxy.chain import Chain, Context, Door, Incoming, Network, Source, Upstream
+from llmproxy.chain import Chain, Context, Door, Incoming, Network, ReplySource, Upstream
 from tests.cassette.factory import request
 from tests.samples import CHAT
 
@@ -33,7 +33,7 @@ def test_the_example_stage_answers_with_the_providers_own_529_or_passes_on() -> 
     chain = Chain([stage], network=Network(everything=True))
     reply = chain.answer(anthropic(), Context(Door.PROXY))
     assert reply is not None
-    assert (reply.status, reply.source) == (529, Source.FAULT)
+    assert (reply.status, reply.source) == (529, ReplySource.FAULT)
     assert b'"type":"overloaded_error"' in (reply.body or b"")
     assert "a 529 for 100% of requests" in chain.explain()
 

@@ -16,8 +16,8 @@ from llmproxy.chain import (
     Incoming,
     Network,
     Reply,
+    ReplySource,
     ResponseHead,
-    Source,
     Stage,
     Tap,
 )
@@ -43,7 +43,7 @@ def test_a_reply_cannot_be_changed_and_what_it_means_is_decoded_once() -> None:
         decodes.append(1)
         return completion
 
-    reply = Reply(200, (), b"{}", source=Source.CASSETTE, meaning=Meaning(decode), shared=True)
+    reply = Reply(200, (), b"{}", source=ReplySource.CASSETTE, meaning=Meaning(decode), shared=True)
     with pytest.raises(AttributeError):
         reply.status = 500  # type: ignore[misc]
     shaped = reply._replace(events=((0.0, b"{}"),), body=None, shared=False)
@@ -150,7 +150,7 @@ def test_every_step_is_closed_though_one_fails_and_the_summary_comes_after(caplo
     chain = Chain([replay, mock], [failing], Network())
     refused = chain.answer(anthropic(), PROXY)
     assert refused is not None
-    assert refused.source is Source.MISS
+    assert refused.source is ReplySource.MISS
     assert (mock.refusals, replay.refusals) == (1, 1)  # each declining stage heard its request was refused
     with caplog.at_level(logging.ERROR), pytest.raises(CassetteError, match="request log"):
         chain.close()

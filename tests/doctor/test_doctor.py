@@ -214,10 +214,10 @@ def test_system_install_puts_the_ca_in_the_bundle_openssl_and_python_read(tmp_pa
     url = f"https://api.anthropic.com{probes.PATH}"
     reading = {"PATH": os.environ["PATH"], "SSL_CERT_FILE": str(bundle)}
     with mocking(expectations, Listening(ca_directory=tmp_path / "home")) as proxy:
-        assert probes.python("python", sys.executable, proxy.url, url, reading).outcome is probes.Outcome.TRUSTED
+        assert probes.python("python", sys.executable, proxy.url, url, reading).outcome is probes.ProbeOutcome.TRUSTED
         if shutil.which("openssl"):
-            assert probes.openssl(proxy.url, url, reading).outcome is probes.Outcome.TRUSTED
+            assert probes.openssl(proxy.url, url, reading).outcome is probes.ProbeOutcome.TRUSTED
         (removed,) = apply([store], ca, remove=True, system=True)
         assert removed.did.startswith("removed")
         assert not probes.holds_certificate(bundle, ca.cert_path)
-        assert probes.python("python", sys.executable, proxy.url, url, reading).outcome is probes.Outcome.UNTRUSTED
+        assert probes.python("python", sys.executable, proxy.url, url, reading).outcome is probes.ProbeOutcome.UNTRUSTED

@@ -3,7 +3,7 @@ and served again (shared, like a recording); one that carries the moment's rate-
 time."""
 
 from llmproxy.chain import Context, Door, Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.faults import FaultKind
@@ -18,7 +18,7 @@ def answer(stage: InterceptStage, request: Request) -> Reply:
     raw = factory.request(request.body, host=request.host, path=request.path, headers=())
     reply = stage.decide(Incoming(raw, Door.RELAY), RELAY)
     assert reply is not None
-    assert reply.source is Source.FAULT
+    assert reply.source is ReplySource.FAULT
     return reply
 
 

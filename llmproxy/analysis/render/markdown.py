@@ -209,10 +209,6 @@ def _appendix(report: Report) -> str:
     return "\n".join(lines)
 
 
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def _kpi(value: int | float | str, signed: bool = False) -> str:
     """A KPI as the JSON has it (money stays an exact decimal string), counts with thousands separators."""
     if isinstance(value, str):

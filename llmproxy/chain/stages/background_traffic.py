@@ -9,12 +9,13 @@ from collections import Counter
 from llmproxy.background_traffic import Background, background
 from llmproxy.chain.chain import Network
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context, Stage
 
 
 class BackgroundStage(Stage):
     name = "background"
+    EXPLAINED = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"  # also a plan's
 
     def __init__(self, network: Network) -> None:
         self.network = network
@@ -28,10 +29,12 @@ class BackgroundStage(Stage):
         with self._lock:
             self.answered[_name(entry)] += 1
         answer = entry.answer
-        return Reply(answer.status, (("content-type", answer.content_type),), answer.body, source=Source.BACKGROUND)
+        return Reply(
+            answer.status, (("content-type", answer.content_type),), answer.body, source=ReplySource.BACKGROUND
+        )
 
     def explain(self) -> str:
-        return "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"
+        return self.EXPLAINED
 
     def summary(self) -> list[str]:
         if not self.answered:

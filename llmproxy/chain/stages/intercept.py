@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 import orjson
 
 from llmproxy.chain.incoming import Forwarding, Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.errors import ChaosError
@@ -45,6 +45,7 @@ class InterceptStage(Stage):
         self.state = State(engine)  # swapped whole while running (a pytest test's chaos); the tap shares it
         self.source = source  # what configured it, for explain()
         self._standing: Spend | None = None  # the budget's, read as its store was let go
+        self.faults = FaultReplies()
 
     @property
     def engine(self) -> Intercept:
@@ -83,11 +84,7 @@ class InterceptStage(Stage):
             return None
         mark(engine, incoming, attempt, decision.fault)
         engine.stand_in()
-        if isinstance(decision, Refusal):
-            return refusal_reply(decision, incoming, engine.clock())
-        if isinstance(decision, Dropped):
-            return Reply(0, (), source=Source.FAULT, drop=True)
-        return misbehaving_reply(decision, incoming)
+        return self.faults.reply(decision, incoming, engine.clock())
 
     def explain(self) -> str:
         engine = self.engine
@@ -107,43 +104,51 @@ class InterceptStage(Stage):
 
 
 def mark(engine: Intercept, incoming: Incoming, attempt: Attempt | None, fault: Injected) -> None:
-    """A fault went into `incoming`'s answer: for the recording, and for what the client does next."""
+    """A fault went into `incoming`'s answer: for the recording, and for what the client does next (named in
+    the summary by its method, host and path: "POST api.anthropic.com/v1/messages", never its query)."""
     incoming.injected.append(fault)
     if attempt is not None:
-        engine.aftermath.faulted(attempt, fault, describe(incoming))
+        engine.aftermath.faulted(attempt, fault, f"{incoming.method} {incoming.host}{incoming.path}")
 
 
-def describe(incoming: Incoming) -> str:
-    """The request in a few words, without its query (which may hold a key)."""
-    return f"{incoming.method} {incoming.host}{incoming.path}"
+class FaultReplies:
+    """What the intercept answers in the upstream's place: a refusal in the requesting API's shape, a dropped
+    connection, or a misbehaving model's answer. A refusal that does not depend on the moment (no rate-limit
+    state, no retry-after date) is encoded once per API and served again, like a recording (`shared`): kept
+    here, for as long as its owner (the intercept stage, or the tap) lives, `KEEP` of them at most."""
 
+    KEEP: Final = 256
 
-def refusal_reply(refusal: Refusal, incoming: Incoming, now: float) -> Reply:
-    """The refusal in the requesting API's shape. One that does not depend on the moment (no rate-limit state,
-    no retry-after date) is encoded once per API and served again, like a recording (`shared`)."""
-    route = incoming.route
-    if refusal.limits is not None or (refusal.retry is not None and refusal.retry.date is not None):
-        return _encoded(refusal, route, now)
-    key = (id(refusal), error_encoder(route) if route is not None else None)
-    kept = _KEPT.get(key)
-    if kept is None or kept[0] is not refusal:  # the id of a refusal gone since is no match
-        if len(_KEPT) >= _KEEP:
-            _KEPT.clear()
-        kept = _KEPT[key] = (refusal, _encoded(refusal, route, now)._replace(shared=True))
-    return kept[1]
+    def __init__(self) -> None:
+        self._kept: dict[tuple[Refusal, object], Reply] = {}
 
+    def reply(self, decision: Refusal | Dropped | Misbehaved, incoming: Incoming, now: float) -> Reply:
+        if isinstance(decision, Refusal):
+            return self.refusal(decision, incoming, now)
+        if isinstance(decision, Dropped):
+            return Reply(0, (), source=ReplySource.FAULT, drop=True)
+        return _misbehaving(decision, incoming)
 
-_KEEP: Final = 256
-_KEPT: dict[tuple[int, object], tuple[Refusal, Reply]] = {}
+    def refusal(self, refusal: Refusal, incoming: Incoming, now: float) -> Reply:
+        route = incoming.route
+        if refusal.limits is not None or (refusal.retry is not None and refusal.retry.date is not None):
+            return _encoded(refusal, route, now)
+        key = (refusal, error_encoder(route) if route is not None else None)  # equal refusals, equal replies
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= self.KEEP:
+                self._kept.clear()
+            kept = self._kept[key] = _encoded(refusal, route, now)._replace(shared=True)
+        return kept
 
 
 def _encoded(refusal: Refusal, route: Route | None, now: float) -> Reply:
     status, headers, body = refusal.response(route, datetime.fromtimestamp(now, UTC))
     failed = Completion(stop_reason=None, error=ProviderError(refusal.kind, refusal.message, None, status))
-    return Reply(status, headers, body, source=Source.FAULT, completion=failed)
+    return Reply(status, headers, body, source=ReplySource.FAULT, completion=failed)
 
 
-def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
+def _misbehaving(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
     """The wrong answer in the requesting API's format, streamed when the request asks for a stream."""
     codec, route = incoming.codec, incoming.route
     assert codec is not None  # the engine faults only chat requests this way
@@ -153,9 +158,9 @@ def misbehaving_reply(misbehaved: Misbehaved, incoming: Incoming) -> Reply:
     if route.streaming:
         events = codec.encode_stream(completion, request)
         headers = (("content-type", codec.stream_media_type), ("cache-control", "no-cache"))
-        return Reply(200, headers, b"".join(events), source=Source.FAULT, completion=completion)
+        return Reply(200, headers, b"".join(events), source=ReplySource.FAULT, completion=completion)
     body = codec.encode_response(completion, request)
-    return Reply(200, (("content-type", "application/json"),), body, source=Source.FAULT, completion=completion)
+    return Reply(200, (("content-type", "application/json"),), body, source=ReplySource.FAULT, completion=completion)
 
 
 def _forwarding(through: Through, strip: bool, incoming: Incoming, now: float) -> Forwarding | None:
@@ -178,6 +183,6 @@ def _bad_header(incoming: Incoming, message: str) -> Reply:
     logger.warning("%s", message)
     route = incoming.route
     if route is None:
-        return Reply(400, (("content-type", "text/plain; charset=utf-8"),), message.encode(), source=Source.ERROR)
+        return Reply(400, (("content-type", "text/plain; charset=utf-8"),), message.encode(), source=ReplySource.ERROR)
     error = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
-    return Reply(400, tuple(error.headers.items()), error.body, source=Source.ERROR)
+    return Reply(400, tuple(error.headers.items()), error.body, source=ReplySource.ERROR)

@@ -33,7 +33,7 @@ from llmproxy.cassette.recorded import Recorded, load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Meaning, Reply, Source, text_reply
+from llmproxy.chain.reply import Meaning, Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.http import HOP_BY_HOP
@@ -153,7 +153,7 @@ class ReplayStage(Stage):
         except Exception as exc:  # strict replay fails closed: never let an unexamined request through
             logger.exception("could not match %s", incoming.raw.path)
             message = f"llmproxy replay could not examine the request: {exc}"
-            return text_reply(self.error_status, message, Source.ERROR)
+            return text_reply(self.error_status, message, ReplySource.ERROR)
         if isinstance(decision, ReplayMiss):
             incoming.decline(self.name, decision.reason, functools.partial(serving.missed, decision))
             return None
@@ -169,9 +169,8 @@ class ReplayStage(Stage):
 
     def explain(self) -> str:
         serving = self.state.value
-        timing = "at once" if self.timing is None else f"recorded timing x{self.timing:g}"
         names = ", ".join(map(str, serving.sources)) or "no cassette"
-        return f"{names} ({serving.index.size} exchanges; streams at {timing})"
+        return f"{names} ({serving.index.size} exchanges; streams at {pace(self.timing)})"
 
     def summary(self) -> list[str]:
         return self.state.value.summary(self.passes_over())
@@ -187,13 +186,18 @@ class ReplayStage(Stage):
         return recorded_reply(exchange, self.timing, request_id)
 
 
+def pace(timing: float | None) -> str:
+    """How a replay paces recorded streams, for `--explain-chain` (a plan's, and the stage's once built)."""
+    return "at once" if timing is None else f"recorded timing x{timing:g}"
+
+
 def recorded_reply(exchange: Exchange, timing: float | None, request_id: object = None) -> Reply:
     """The recorded response as the client got it (hop-by-hop headers aside): events at their recorded offsets
     scaled by `timing` (None: all at once, in one body; a WebSocket's messages each at 0); `request_id` in place
     of a JSON-RPC answer's id."""
     response = exchange.response
     if response is None:  # the upstream failed when recording: the client got mitmproxy's 502
-        return text_reply(502, f"llmproxy replay: recorded upstream failure: {exchange.error}", Source.CASSETTE)
+        return text_reply(502, f"llmproxy replay: recorded upstream failure: {exchange.error}", ReplySource.CASSETTE)
     kept = tuple((name, value) for name, value in header_pairs(response.headers) if name.lower() not in HOP_BY_HOP)
 
     def decode() -> Completion | None:
@@ -207,16 +211,21 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
         body = body_bytes(response.body) if response.body is not None else b""
         if request_id is not None and isinstance(response.body, JsonBody):
             body = _with_jsonrpc_id(body, request_id)
-        return Reply(response.status, kept, body, source=Source.CASSETTE, reason=response.reason, meaning=meaning)
+        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning)
     scale = timing or 0.0
     events = [(event.t_ms / 1000 * scale, event_bytes(event)) for event in response.events]
     if request_id is not None:
         events = [(at, _event_with_jsonrpc_id(data, request_id)) for at, data in events]
     if timing is None and exchange.websocket is None:  # a WebSocket's events are messages: never joined
         body = b"".join(data for _, data in events)
-        return Reply(response.status, kept, body, source=Source.CASSETTE, reason=response.reason, meaning=meaning)
+        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning)
     return Reply(
-        response.status, kept, events=tuple(events), source=Source.CASSETTE, reason=response.reason, meaning=meaning
+        response.status,
+        kept,
+        events=tuple(events),
+        source=ReplySource.CASSETTE,
+        reason=response.reason,
+        meaning=meaning,
     )
 
 

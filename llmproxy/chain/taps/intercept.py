@@ -13,14 +13,16 @@ Every fault it puts in is counted, marked on the request for the recording, and 
 import logging
 from datetime import UTC, datetime
 
+from llmproxy.cassette.convert import request_line
 from llmproxy.cassette.decoding import decoder_for
+from llmproxy.cassette.redact import REDACTOR
 from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.chain.incoming import Door, Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import CutStream, Observer, ResponseHead, Tap
-from llmproxy.chain.stages.intercept import describe, mark, misbehaving_reply, refusal_reply
+from llmproxy.chain.stages.intercept import FaultReplies, mark
 from llmproxy.chain.state import State
-from llmproxy.intercept.decision import Dropped, Misbehaved, Pending, Refusal, Through
+from llmproxy.intercept.decision import Misbehaved, Pending, Through
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.events import EventSplitter
 from llmproxy.intercept.faults import FaultKind, Injected
@@ -30,15 +32,17 @@ from llmproxy.model.exchange import RawExchange
 
 logger = logging.getLogger(__name__)
 
-_ANSWERED = frozenset({Source.MOCK, Source.CASSETTE, Source.UPSTREAM})
+_ANSWERED = frozenset({ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.UPSTREAM})
 
 
 class InterceptTap(Tap):
     name = "intercept"
+    EXPLAINED = "stream faults, rate-limit headers, token quotas and the budget on what answers"  # also a plan's
 
     def __init__(self, engine: State[Intercept]) -> None:
         """`engine`: the intercept stage's, so that both always use the same engine."""
         self.state = engine
+        self.faults = FaultReplies()  # for a mock turn's faults
 
     @property
     def engine(self) -> Intercept:
@@ -79,7 +83,7 @@ class InterceptTap(Tap):
         return _LiveAnswer(self, incoming, pending, head)
 
     def explain(self) -> str:
-        return "stream faults, rate-limit headers, token quotas and the budget on what answers"
+        return self.EXPLAINED
 
     def _turn_chaos(self, incoming: Incoming, reply: Reply) -> Reply:
         """A mock turn's profile, decided now that the turn is known: it may replace the answer."""
@@ -100,17 +104,13 @@ class InterceptTap(Tap):
         mark(engine, incoming, attempt, decision.fault)
         if attached.take_back is not None and not isinstance(decision, Misbehaved):
             attached.take_back()  # the client did not get this turn: it gets it when it asks again
-        if isinstance(decision, Refusal):
-            return refusal_reply(decision, incoming, engine.clock())
-        if isinstance(decision, Dropped):
-            return Reply(0, (), source=Source.FAULT, drop=True)
-        return misbehaving_reply(decision, incoming)
+        return self.faults.reply(decision, incoming, engine.clock())
 
     def _shaped(
         self, incoming: Incoming, pending: Pending, reply: Reply, shaping: Shaping, rule: str
     ) -> dict[str, object]:
         """A whole reply's body or events as the shaping leaves them, with the faults that took."""
-        kind = framing(next((v for n, v in reply.headers if n.lower() == "content-type"), ""))
+        kind = framing(reply.header("content-type") or "")
         events = reply.events
         if events is None and kind is not Framing.CHUNKS and reply.body:  # a stream sent at once: its events
             events = tuple((0.0, event) for event in _split(reply.body, kind))
@@ -151,7 +151,7 @@ class InterceptTap(Tap):
             url = f"{incoming.raw.scheme}://{incoming.host}{incoming.path}"
             self.engine.settle(through, usage, incoming.model, route, url, route.vendor if route is not None else None)
         except Exception:  # observing fails open: a counter that failed never breaks the answer
-            logger.exception("could not charge the quotas or the budget for %s", describe(incoming))
+            logger.exception("could not charge the quotas or the budget for %s", request_line(incoming.raw, REDACTOR))
 
 
 class _LiveAnswer:
@@ -204,7 +204,7 @@ class _LiveAnswer:
                 completion = codec.decode_stream([data]) if self.streamed else codec.decode_response(data)
                 usage = completion.usage
             except Exception:
-                logger.debug("could not read the usage of %s", describe(self.incoming), exc_info=True)
+                logger.debug("could not read the usage of %s", request_line(self.incoming.raw, REDACTOR), exc_info=True)
         self.tap._settle(self.incoming, through, usage)
 
     def _keep(self, data: bytes) -> None:

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
 from llmproxy.meter import Answered, Call, Meter
@@ -23,17 +23,18 @@ from llmproxy.providers.registry import chat_codec
 logger = logging.getLogger(__name__)
 
 ANSWERED = {
-    Source.MOCK: Answered.MOCK,
-    Source.CASSETTE: Answered.HIT,
-    Source.FAULT: Answered.INJECTED,
-    Source.MISS: Answered.MISS,
-    Source.ERROR: Answered.ERROR,
-    Source.UPSTREAM: Answered.UPSTREAM,
+    ReplySource.MOCK: Answered.MOCK,
+    ReplySource.CASSETTE: Answered.HIT,
+    ReplySource.FAULT: Answered.INJECTED,
+    ReplySource.MISS: Answered.MISS,
+    ReplySource.ERROR: Answered.ERROR,
+    ReplySource.UPSTREAM: Answered.UPSTREAM,
 }
 
 
 class MeterTap(Tap):
     name = "meter"
+    EXPLAINED = "each answer's tokens, cost and timing"  # also a plan's, before it is built
 
     def __init__(self, meter: Meter) -> None:
         self.state = State(meter)
@@ -55,20 +56,20 @@ class MeterTap(Tap):
         return _Answer(self.state.value, incoming, head, capture)
 
     def explain(self) -> str:
-        return "each answer's tokens, cost and timing"
+        return self.EXPLAINED
 
 
 def replied(incoming: Incoming, reply: Reply) -> Call:
     """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
     completion = None
-    if reply.source in (Source.MOCK, Source.CASSETTE, Source.FAULT):
+    if reply.source in (ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.FAULT):
         try:
             completion = reply.understood()
         except Exception:  # an answer the codec cannot read: counted, without tokens
             logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
     events = reply.events
     first, last = (events[0][0] * 1000, events[-1][0] * 1000) if events else (None, None)
-    content_type = next((value for name, value in reply.headers if name.lower() == "content-type"), "")
+    content_type = reply.header("content-type") or ""
     streamed = events is not None or StreamCapture.streams(content_type)  # `--timing instant` sends it whole
     detail = "; ".join(decline.reason.splitlines()[0] for decline in incoming.declines)
     return _call(incoming, ANSWERED[reply.source], reply.status, completion, streamed, last, first, detail)

@@ -16,14 +16,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from llmproxy.cassette.convert import request_line
+from llmproxy.cassette.redact import REDACTOR
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, Source
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.model import Route
 from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
-from llmproxy.providers.routes import detect
 from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
@@ -85,18 +85,18 @@ class RecordTap(Tap):
         if head is not None and head.streamed:
             content_type = head.header("content-type") or ""
             capture = StreamCapture(content_type, head.header("content-encoding"), head.started)
-        return _Recording(sink, capture, _where(incoming), incoming.injected)
+        return _Recording(sink, capture, request_line(incoming.raw, REDACTOR), incoming.injected)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
         is recorded as the client got it, marked injected: the recording shows the run as it happened."""
         sink = self.state.value
-        if sink is not None and reply.source is Source.FAULT and self._covers(incoming):
+        if sink is not None and reply.source is ReplySource.FAULT and self._covers(incoming):
             sink.add(_fault_exchange(incoming, reply))
         return reply
 
     def _covers(self, incoming: Incoming) -> bool:
-        return self.scope.covers(incoming.raw.host) or _detected(incoming) is not None
+        return self.scope.covers(incoming.raw.host) or incoming.route is not None
 
     def explain(self) -> str:
         return f"to {self.destination}" if self.destination else "to a cassette"
@@ -165,14 +165,3 @@ def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
         total_ms=0.0,
         injected=tuple(fault.record() for fault in incoming.injected),
     )
-
-
-def _detected(incoming: Incoming) -> Route | None:
-    raw = incoming.raw
-    return detect(raw.host, raw.path, incoming.headers, method=raw.method, port=raw.port)
-
-
-def _where(incoming: Incoming) -> str:
-    """The request for a log line: without its query string, which may hold a key."""
-    raw = incoming.raw
-    return f"{raw.method} {raw.scheme}://{raw.host}{incoming.path}"
