@@ -17,7 +17,7 @@ pytest-recording keep no interaction for a request that raised.
 
 import threading
 
-from llmproxy.cassette.convert import url
+from llmproxy.cassette.convert import request_line
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.cassette.unanswered import unanswered
@@ -58,9 +58,6 @@ class AnswersOnly:
                 self.recorded += 1
                 return True
             what = "no answer" if exchange.response is None else "an answer cut short"
-            request = exchange.request
-            self.unanswered.append(
-                f"{what} from the upstream to {request.method} {url(request, self._redactor)}"
-                f" ({self._redactor.text(exchange.error or '')})"
-            )
+            request, why = request_line(exchange.request, self._redactor), self._redactor.text(exchange.error or "")
+            self.unanswered.append(f"{what} from the upstream to {request} ({why})")
             return False
