@@ -16,8 +16,9 @@ from pathlib import Path
 PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
 BUNDLE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "AWS_CA_BUNDLE")
 ADDED_CA_VARIABLES = ("NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE")
-CONTROL_URL_VARIABLE = "LLMPROXY_CONTROL_URL"  # the runtime control API (llmproxy.intercept.control)
+CONTROL_URL_VARIABLE = "LLMPROXY_CONTROL_URL"  # the runtime control API's chaos endpoint (llmproxy.control)
 CONTROL_TOKEN_VARIABLE = "LLMPROXY_CONTROL_TOKEN"  # its bearer token, random per run
+CONTROL_READ_ONLY_TOKEN_VARIABLE = "LLMPROXY_CONTROL_TOKEN_READONLY"  # a token that may only read, random per run
 
 
 def proxy_environment(proxy_url: str, ca_cert: Path, bundle: Path) -> dict[str, str]:

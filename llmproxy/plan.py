@@ -23,6 +23,7 @@ from llmproxy.chain.chain import layout
 from llmproxy.egress import EgressPolicy
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.settings import NO_INTERCEPT, InterceptPlan
+from llmproxy.journal import DEFAULT_CAPACITY
 from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from llmproxy.chain.stages.intercept import InterceptStage
     from llmproxy.chain.stages.mock import MockStage
     from llmproxy.chain.stages.replay import ReplayStage
+    from llmproxy.chain.taps.journal import JournalTap
     from llmproxy.chain.taps.meter import MeterTap
     from llmproxy.chain.taps.record import RecordTap
 
@@ -104,6 +106,8 @@ class Plan:
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
     meter: bool = False  # each answer's tokens, cost and timing (`--live`, `-v`, `--json`, the pytest plugin)
     intercept: InterceptPlan = NO_INTERCEPT
+    # the exchanges the control API's journal keeps (the oldest dropped beyond); 0, or no control API: none
+    journal: int = DEFAULT_CAPACITY
     describe: str = field(default="", compare=False)
 
     def explain(self) -> str:
@@ -111,6 +115,7 @@ class Plan:
         from llmproxy.chain.stages.background_traffic import BackgroundStage
         from llmproxy.chain.stages.replay import pace
         from llmproxy.chain.taps.intercept import InterceptTap
+        from llmproxy.chain.taps.journal import JournalTap
         from llmproxy.chain.taps.meter import MeterTap
 
         stages = {}
@@ -141,8 +146,15 @@ class Plan:
                 taps["record"] += "; requests the upstream never answered too"
         if self.meter:
             taps["meter"] = MeterTap.EXPLAINED
+        if self.journals:
+            taps["journal"] = JournalTap.explained(self.journal)
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
         return layout(stages, self.network, taps) + declared
+
+    @property
+    def journals(self) -> bool:
+        """Whether the run keeps a journal: it has a control API to read it, and room for an entry."""
+        return self.intercept.control and self.journal > 0
 
     @property
     def answers_background(self) -> bool:
@@ -347,6 +359,12 @@ def build(plan: Plan) -> Chain:
         from llmproxy.meter import Meter
 
         meter = MeterTap(Meter())
+    journal = None
+    if plan.journals:
+        from llmproxy.chain.taps.journal import JournalTap
+        from llmproxy.journal import Journal
+
+        journal = JournalTap(Journal(plan.journal), plan.redactor)
     return assemble(
         intercepting,
         plan.network,
@@ -356,6 +374,7 @@ def build(plan: Plan) -> Chain:
         background=background,
         record=record,
         meter=meter,
+        journal=journal,
     )
 
 
@@ -369,13 +388,14 @@ def assemble(
     background: "BackgroundStage | None" = None,
     record: "RecordTap | None" = None,
     meter: "MeterTap | None" = None,
+    journal: "JournalTap | None" = None,
 ) -> Chain:
     """The chain of these parts, each in its slot — the stages intercept, mock, replay, background; the taps
-    intercept (sharing the intercept stage's state), record, meter — the one order every session runs them in.
+    intercept (sharing the intercept stage's state), record, meter, journal — the one order every session runs them in.
     `build` assembles a plan's parts here, and so does the pytest plugin's proxy, which fills the slots once and
     swaps what they serve test by test."""
     from llmproxy.chain.taps.intercept import InterceptTap
 
     stages: list[Stage] = [stage for stage in (intercepting, mock, replay, background) if stage is not None]
-    taps: list[Tap] = [InterceptTap(intercepting.state), *(tap for tap in (record, meter) if tap is not None)]
+    taps: list[Tap] = [InterceptTap(intercepting.state), *(tap for tap in (record, meter, journal) if tap is not None)]
     return Chain(stages, taps, network, redactor)

@@ -28,6 +28,7 @@ from llmproxy.words import plural
 
 if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or record needs neither
     from llmproxy.chain.stages.mock import MockStage
+    from llmproxy.journal import Journal
     from llmproxy.meter import Meter
     from llmproxy.mock.log import MockLog
 
@@ -59,7 +60,8 @@ class Session:
     listeners: list[Any] = field(default_factory=list)  # the forward listener, then reverse ones
     base_url: str = ""  # `$LLMPROXY_BASE_URL`: where clients set by base URL connect, while running
     egress: Any = None  # strict replay and mock, while running: the adapters' gate on connections out
-    control_url: str = ""  # the runtime control API, while running (`llmproxy chaos …`)
+    control_url: str = ""  # the runtime control API's chaos endpoint, while running (`llmproxy chaos …`)
+    control_api_url: str = ""  # its REST API (`/llmproxy/api/v1`), while running
     summary: str = ""  # set when closed
     _closed: bool = field(default=False, repr=False)
 
@@ -101,6 +103,16 @@ class Session:
 
         tap = next((tap for tap in self.chain.taps if isinstance(tap, MeterTap)), None)
         return tap.meter if tap is not None else None
+
+    @property
+    def journal(self) -> "Journal | None":
+        """The exchanges the proxy saw, redacted, newest last, for the control API (`Plan.journal`)."""
+        if not self.plan.journals:
+            return None
+        from llmproxy.chain.taps.journal import JournalTap
+
+        tap = next((tap for tap in self.chain.taps if isinstance(tap, JournalTap)), None)
+        return tap.journal if tap is not None else None
 
     @property
     def mock_log(self) -> "MockLog | None":

@@ -92,7 +92,7 @@ def test_explain_chain_prints_each_modes_chain_in_order_and_starts_nothing(tmp_p
         request_slots = [line.split(":")[0].strip() for line in lines[sides[0] + 1 : sides[1]]]
         response_slots = [line.split(":")[0].strip() for line in lines[sides[1] + 1 :]]
         assert request_slots == ["intercept", "mock", "replay", "background", "upstream"], mode
-        assert response_slots == ["intercept", "record", "meter"], mode
+        assert response_slots == ["intercept", "record", "meter", "journal"], mode
         said = {line.split(":")[0].strip(): line.partition(":")[2] for line in lines[sides[1] + 1 :]}
         said |= {line.split(":")[0].strip(): line.partition(":")[2] for line in lines[sides[0] + 1 : sides[1]]}
         for slot, text in filled.items():

@@ -7,9 +7,17 @@ from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
 from llmproxy.ca import ensure_ca
-from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE, base_url_environment, proxy_environment
+from llmproxy.control.api import control_api
+from llmproxy.control.auth import Tokens
+from llmproxy.control.server import ControlPlane, ControlServer
+from llmproxy.environment import (
+    CONTROL_READ_ONLY_TOKEN_VARIABLE,
+    CONTROL_TOKEN_VARIABLE,
+    CONTROL_URL_VARIABLE,
+    base_url_environment,
+    proxy_environment,
+)
 from llmproxy.errors import LlmproxyError
-from llmproxy.intercept.control import ControlServer
 from llmproxy.proxy_session import Listening, Session
 from llmproxy_addons.base_url import BaseUrl
 from llmproxy_addons.door import ProxyDoor
@@ -119,14 +127,18 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
 
 
 def _control(session: Session) -> ControlServer | None:
-    """The runtime control API on 127.0.0.1, its URL and a fresh random token put in the environment the
-    command gets (`llmproxy chaos …` reads them from there)."""
+    """The runtime control API on 127.0.0.1 — the chaos endpoint and the REST API — its URL and fresh random
+    tokens (one for everything, one that only reads) put in the environment the command gets (`llmproxy chaos …`
+    reads them from there)."""
     intercept = session.intercept
     if intercept is None or not session.plan.intercept.control:
         return None
-    token = secrets.token_urlsafe(24)
-    control = ControlServer(intercept, token)
+    tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
+    control = ControlServer(ControlPlane(intercept, control_api(session)), tokens)
     session.control_url = control.url
+    session.control_api_url = control.api_url or ""
     session.environment[CONTROL_URL_VARIABLE] = control.url
-    session.environment[CONTROL_TOKEN_VARIABLE] = token
+    session.environment[CONTROL_TOKEN_VARIABLE] = tokens.full
+    if tokens.read_only is not None:
+        session.environment[CONTROL_READ_ONLY_TOKEN_VARIABLE] = tokens.read_only
     return control

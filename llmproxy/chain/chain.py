@@ -6,7 +6,7 @@ otherwise — with the reasons every stage gave. On the response side, taps see 
 whole, or the upstream's answer as it arrives.
 
     request side:  intercept → mock → replay → background → (upstream, or refused)
-    response side: intercept → record → meter
+    response side: intercept → record → meter → journal
 
 A slot with no stage in it costs nothing; `explain()` prints the chain a plan built (`--explain-chain`).
 
@@ -39,8 +39,9 @@ logger = logging.getLogger(__name__)
 REQUEST_SIDE: Final = ("intercept", "mock", "replay", "background")
 """Request-side slots, in order: faults and quotas before anything answers, expectations before recordings,
 and what the coding CLIs send beside their model calls answered last, only when nothing else does."""
-RESPONSE_SIDE: Final = ("intercept", "record", "meter")
-"""Response-side slots, in order: what a fault changes is what the client gets, so it is what is recorded."""
+RESPONSE_SIDE: Final = ("intercept", "record", "meter", "journal")
+"""Response-side slots, in order: what a fault changes is what the client gets, so it is what is recorded
+(and what the journal keeps for the control API)."""
 
 
 NO_ENTRIES: Final = EgressPolicy()

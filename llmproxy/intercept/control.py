@@ -8,16 +8,12 @@ service-scoped chaos REST API (`PUT/GET/PATCH /mockserver/serviceChaos`), at `/l
 * `GET` answers `{"services": {H: profile}, "ttlRemainingMillis": {H: ms}, "injected": {kind: n}, …}`.
 
 Only loopback clients that send the run's bearer token (`LLMPROXY_CONTROL_TOKEN`) are answered; anything
-else gets 401. `handle` is the pure part; `ControlServer` puts it on 127.0.0.1.
+else gets 401. This is the pure part; `llmproxy.control.server` puts it on 127.0.0.1, beside the REST API.
 """
 
-import hmac
-import ipaddress
 import json
 import logging
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
 
@@ -35,8 +31,11 @@ PATH: Final = "/llmproxy/chaos"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
+    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405)."""
+
     status: int
     body: dict[str, Any]
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def handle(intercept: Intercept, method: str, target: str, body: bytes) -> Answer:
@@ -141,55 +140,3 @@ def _one_line(error: Exception) -> str:
     if isinstance(error, pydantic.ValidationError):
         return "; ".join(describe(error, None))
     return " ".join(str(error).split())
-
-
-class ControlServer:
-    """`handle` on 127.0.0.1 (port 0: a free one), on a thread of its own, answering only the bearer token."""
-
-    def __init__(self, intercept: Intercept, token: str, port: int = 0) -> None:
-        self.intercept = intercept
-        self.token = token
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{PATH}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="llmproxy-control", daemon=True
-        )
-        self._thread.start()
-
-    def authorised(self, client: str, authorization: str | None) -> bool:
-        if not ipaddress.ip_address(client).is_loopback:
-            return False
-        scheme, _, given = (authorization or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-
-def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            body = self.rfile.read(length) if length else b""
-            if not control.authorised(self.client_address[0], self.headers.get("authorization")):
-                answer = Answer(401, {"error": "the control API needs the run's bearer token, from loopback"})
-            else:
-                answer = handle(control.intercept, self.command, self.path, body)
-            data = json.dumps(answer.body).encode()
-            self.send_response(answer.status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            if answer.status == 401:
-                self.send_header("www-authenticate", "Bearer")
-            self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_PUT = do_PATCH = do_DELETE = do_POST = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:  # the core never prints
-            logger.debug("control API: " + format, *args)
-
-    return Handler

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.cli import main
-from llmproxy.intercept.control import ControlServer
+from llmproxy.control.auth import Tokens
+from llmproxy.control.server import ControlPlane, ControlServer
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile, shorthand_rules
 from tests.intercept.requests import Clock
@@ -67,7 +68,8 @@ def test_the_published_schema_and_the_model_accept_every_documented_example() ->
 
 @pytest.fixture
 def running() -> Iterator[ControlServer]:
-    server = ControlServer(Intercept(ChaosFile(seed=3, rules=shorthand_rules(rpm=50)), clock=Clock()), TOKEN)
+    intercept = Intercept(ChaosFile(seed=3, rules=shorthand_rules(rpm=50)), clock=Clock())
+    server = ControlServer(ControlPlane(intercept), Tokens(TOKEN))
     yield server
     server.close()
 

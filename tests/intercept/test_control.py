@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from llmproxy.intercept.control import ControlServer
+from llmproxy.control.auth import Tokens
+from llmproxy.control.server import ControlPlane, ControlServer
 from llmproxy.intercept.decision import Refusal
 from llmproxy.intercept.engine import Intercept
 from tests.intercept.requests import Clock, openai
@@ -25,7 +26,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def control(clock: Clock) -> Iterator[ControlServer]:
-    server = ControlServer(Intercept(clock=clock), TOKEN)
+    server = ControlServer(ControlPlane(Intercept(clock=clock)), Tokens(TOKEN))
     yield server
     server.close()
 
@@ -115,8 +116,8 @@ def test_a_wrong_or_missing_token_gets_401(control: ControlServer, token: str | 
 
 def test_only_loopback_is_listened_to_and_answered(control: ControlServer) -> None:
     assert control.url.startswith("http://127.0.0.1:")
-    assert not control.authorised("192.168.1.20", f"Bearer {TOKEN}")
-    assert control.authorised("127.0.0.1", f"Bearer {TOKEN}")
+    assert control.tokens.grant("192.168.1.20", f"Bearer {TOKEN}") is None
+    assert control.tokens.grant("127.0.0.1", f"Bearer {TOKEN}") is not None
     port = int(control.url.split(":")[2].split("/")[0])
     outside = [address for address in _addresses() if not address.startswith("127.")]
     for address in outside:  # the machine's other addresses: nothing listens there

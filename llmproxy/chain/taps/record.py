@@ -92,7 +92,7 @@ class RecordTap(Tap):
         is recorded as the client got it, marked injected: the recording shows the run as it happened."""
         sink = self.state.value
         if sink is not None and reply.source is ReplySource.FAULT and self._covers(incoming):
-            sink.add(_fault_exchange(incoming, reply))
+            sink.add(reply_exchange(incoming, reply))
         return reply
 
     def _covers(self, incoming: Incoming) -> bool:
@@ -147,7 +147,7 @@ class _Recording:
             await queued
 
 
-def _fault_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
+def reply_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
     """A reply of llmproxy's own as an exchange: as sent, at once, marked with the faults it carries."""
     response = None
     if not reply.drop:

@@ -1,0 +1,101 @@
+"""The journal tap: every answer, whoever gave it, kept in the session's journal (`llmproxy.journal`) as the
+client got it — a stage's reply when it is sent, the upstream's answer once it has ended (its stream cut into
+events as it passes, nothing held back). Each is converted and redacted as the recorder converts and redacts
+what it writes (`llmproxy.cassette.convert.to_exchange`, the plan's redactor). Observation only: what fails
+here the chain logs, and the traffic carries on.
+"""
+
+import time
+from dataclasses import replace
+from typing import Final
+
+from llmproxy.cassette.convert import to_exchange
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply, ReplySource, header
+from llmproxy.chain.stage import Observer, ResponseHead, Tap
+from llmproxy.chain.taps.record import reply_exchange
+from llmproxy.journal import TEST_ID_HEADER, Journal, Source
+from llmproxy.model.exchange import RawExchange
+
+SOURCES: Final = {
+    ReplySource.MOCK: Source.MOCKED,
+    ReplySource.CASSETTE: Source.REPLAYED,
+    ReplySource.FAULT: Source.INJECTED,
+    ReplySource.MISS: Source.MISSED,
+    ReplySource.ERROR: Source.ERROR,
+    ReplySource.UPSTREAM: Source.LIVE,
+}
+
+
+class JournalTap(Tap):
+    name = "journal"
+
+    def __init__(self, journal: Journal, redactor: Redactor) -> None:
+        self.journal = journal
+        self.redactor = redactor
+
+    def reply(self, incoming: Incoming, reply: Reply) -> Reply:
+        self._keep(incoming, SOURCES[reply.source], _as_events(reply_exchange(incoming, reply)))
+        return reply
+
+    def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
+        if head is not None and head.status == 101:  # a protocol switch (WebSocket): not an HTTP exchange
+            return None
+        capture = None
+        if head is not None and head.streamed:
+            capture = StreamCapture(head.header("content-type") or "", head.header("content-encoding"), head.started)
+        return _Live(self, incoming, capture)
+
+    def explain(self) -> str:
+        return self.explained(self.journal.capacity)
+
+    @staticmethod
+    def explained(capacity: int) -> str:
+        """Its line in `--explain-chain`, also a plan's before it is built."""
+        return f"the last {capacity} exchanges, redacted, for the control API"
+
+    def _keep(self, incoming: Incoming, source: Source, raw: RawExchange) -> None:
+        if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
+            raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
+        exchange = to_exchange(raw, self.journal.last + 1, self.redactor)
+        self.journal.add(source, incoming.headers.get(TEST_ID_HEADER), exchange)
+
+
+def _as_events(exchange: RawExchange) -> RawExchange:
+    """A stream a stage sent whole (unpaced) cut into its wire events, as a recorded stream is kept."""
+    response = exchange.response
+    if response is None or response.events is not None or response.body is None:
+        return exchange
+    content_type = header(response.headers, "content-type") or ""
+    if not StreamCapture.streams(content_type):
+        return exchange
+    capture = StreamCapture(content_type, header(response.headers, "content-encoding"), 0.0)
+    capture.feed(response.body, 0.0)
+    events = capture.finish(0.0)
+    return replace(exchange, response=replace(response, body=None, events=events, undecodable=capture.undecodable))
+
+
+class _Live:
+    """The upstream's answer as it passes, its events noted for the journal."""
+
+    __slots__ = ("capture", "incoming", "tap")
+
+    def __init__(self, tap: JournalTap, incoming: Incoming, capture: StreamCapture | None) -> None:
+        self.tap = tap
+        self.incoming = incoming
+        self.capture = capture
+
+    def chunk(self, data: bytes, at: float) -> bytes:
+        if self.capture is not None:
+            self.capture.feed(data, at)
+        return data
+
+    async def end(self, exchange: RawExchange) -> None:
+        capture = self.capture
+        if capture is not None and exchange.response is not None:
+            events = capture.finish(time.time())
+            response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
+            exchange = replace(exchange, response=response)
+        self.tap._keep(self.incoming, Source.LIVE, exchange)

@@ -1,0 +1,133 @@
+"""The control API's endpoints (`/llmproxy/api/v1/…`) over a running session: its status, and the journal of
+the exchanges it saw. Each endpoint is declared once, with its models and whether it only reads; the router
+(`llmproxy.control.router`) does the rest."""
+
+from typing import Any, Final
+
+from llmproxy import __version__
+from llmproxy.control.auth import Access
+from llmproxy.control.models import (
+    Cleared,
+    EntryNumber,
+    JournalCounts,
+    JournalEntry,
+    JournalPage,
+    JournalQuery,
+    JournalSummary,
+    Listener,
+    Status,
+)
+from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.journal import Entry, Journal, Query
+from llmproxy.plan import Plan
+from llmproxy.proxy_session import Session
+
+BASE: Final = "/llmproxy/api/v1"
+
+
+def control_api(session: Session) -> Router:
+    """The endpoints over `session`, which must be running when they are called."""
+    journal = session.journal
+
+    def status(call: Call[Any, Any, Any]) -> Status:
+        return Status(
+            version=__version__,
+            mode=mode(session.plan),
+            describe=session.describe,
+            proxy_url=session.url,
+            base_url=session.base_url or None,
+            listeners=[Listener(url=listener.url, target=listener.target) for listener in session.listeners],
+            refused=session.chain.refusals,
+            journal=_counts(journal) if journal is not None else None,
+        )
+
+    def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
+        kept = _kept(journal)
+        query = call.query
+        assert query is not None  # the endpoint declares its query: the router always gives one
+        found = kept.read(
+            Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
+        )
+        return JournalPage(entries=[_summary(entry) for entry in found], counts=_counts(kept))
+
+    def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
+        kept = _kept(journal)
+        assert call.params is not None
+        entry = kept.get(call.params.seq)
+        if entry is None:
+            oldest = kept.last - kept.kept + 1
+            held = f"it holds {oldest} to {kept.last}" if kept.kept else "it is empty"
+            raise ApiError(404, f"the journal has no entry {call.params.seq}: {held}")
+        return JournalEntry(seq=entry.seq, source=entry.source, test_id=entry.test_id, exchange=entry.exchange)
+
+    def clear_journal(call: Call[Any, Any, Any]) -> Cleared:
+        return Cleared(cleared=_kept(journal).clear())
+
+    endpoints = [
+        Endpoint("GET", "/status", "The run: version, mode, listeners, counts", status, Status, Access.READ),
+        Endpoint(
+            "GET",
+            "/journal",
+            "The exchanges the proxy saw, redacted, newest last",
+            journal_entries,
+            JournalPage,
+            Access.READ,
+            query=JournalQuery,
+        ),
+        Endpoint(
+            "GET",
+            "/journal/{seq}",
+            "One exchange whole: its request, and its response or stream events, redacted",
+            journal_entry,
+            JournalEntry,
+            Access.READ,
+            params=EntryNumber,
+        ),
+        Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
+    ]
+    return Router(BASE, endpoints, "llmproxy control API", __version__)
+
+
+def mode(plan: Plan) -> str:
+    if plan.mock is not None:
+        return "mock"
+    if plan.replay is not None:
+        return "replay+record" if plan.record is not None else "replay"
+    return "record" if plan.record is not None else "proxy"
+
+
+def _kept(journal: Journal | None) -> Journal:
+    if journal is None:
+        raise ApiError(404, "this run keeps no journal")
+    return journal
+
+
+def _counts(journal: Journal) -> JournalCounts:
+    return JournalCounts(
+        kept=journal.kept,
+        capacity=journal.capacity,
+        dropped=journal.dropped,
+        last=journal.last,
+        by_source=journal.counts(),
+    )
+
+
+def _summary(entry: Entry) -> JournalSummary:
+    exchange = entry.exchange
+    response = exchange.response
+    return JournalSummary(
+        seq=entry.seq,
+        source=entry.source,
+        at=exchange.timings.started_at,
+        method=exchange.request.method,
+        url=exchange.request.url,
+        provider=exchange.provider,
+        operation=exchange.operation,
+        model=exchange.model,
+        status=response.status if response is not None else None,
+        streaming=exchange.streaming,
+        latency_ms=exchange.timings.total_ms,
+        test_id=entry.test_id,
+        error=exchange.error,
+        injected=[injection.kind for injection in exchange.injected],
+    )

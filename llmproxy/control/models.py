@@ -1,0 +1,87 @@
+"""The JSON the control API speaks, as pydantic models: the router validates what comes in with them, dumps
+what goes out with them, and makes the OpenAPI document from them (and the MCP tools their input schemas), so
+the three cannot drift apart. Field names are camelCase on the wire, as in MockServer's API and the chaos
+endpoint."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from llmproxy.cassette.model import Exchange
+from llmproxy.journal import Source
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class Listener(ApiModel):
+    url: str = Field(description="where clients connect: the forward proxy, or a reverse listener's base URL")
+    target: str | None = Field(None, description="the upstream a reverse listener forwards to")
+
+
+class JournalCounts(ApiModel):
+    kept: int = Field(description="entries the journal holds now")
+    capacity: int = Field(description="the most it holds; beyond, the oldest are dropped")
+    dropped: int = Field(description="entries pushed out because the journal was full")
+    last: int = Field(description="the sequence number of the newest entry ever kept (0: none yet)")
+    by_source: dict[Source, int] = Field(description="exchanges seen since the start, by who answered")
+
+
+class Status(ApiModel):
+    version: str
+    mode: str = Field(description="record, replay, replay+record (new_episodes) or mock")
+    describe: str = Field(description="what the run does, in words")
+    proxy_url: str = Field(description="the forward proxy (HTTPS_PROXY)")
+    base_url: str | None = Field(None, description="llmproxy's own base URL (LLMPROXY_BASE_URL), when it has one")
+    listeners: list[Listener]
+    refused: int = Field(description="requests nothing answered and the network was closed to")
+    journal: JournalCounts | None = Field(None, description="absent when the run keeps no journal")
+
+
+class JournalQuery(ApiModel):
+    provider: str | None = Field(None, description="only this API: anthropic, openai, gemini, bedrock, …")
+    model: str | None = Field(None, description="only requests for this model")
+    path: str | None = Field(None, description="only requests whose path starts with this")
+    source: Source | None = Field(None, description="only exchanges answered so")
+    test_id: str | None = Field(None, description="only requests sent with this x-llmproxy-test-id header")
+    since: int = Field(0, ge=0, description="only entries numbered after this one")
+    limit: int | None = Field(None, ge=1, description="only the newest this many of what matches")
+
+
+class JournalSummary(ApiModel):
+    seq: int = Field(description="its number in the journal, from 1, in the order exchanges ended")
+    source: Source
+    at: datetime = Field(description="when the request started")
+    method: str
+    url: str = Field(description="redacted, as a cassette stores it")
+    provider: str | None = None
+    operation: str | None = None
+    model: str | None = None
+    status: int | None = Field(None, description="absent when no answer was sent (a dropped connection)")
+    streaming: bool
+    latency_ms: float | None = None
+    test_id: str | None = None
+    error: str | None = None
+    injected: list[str] = Field(default_factory=list, description="the kinds of fault put in on purpose")
+
+
+class JournalPage(ApiModel):
+    entries: list[JournalSummary] = Field(description="what matched, newest last")
+    counts: JournalCounts
+
+
+class JournalEntry(ApiModel):
+    seq: int
+    source: Source
+    test_id: str | None = None
+    exchange: Exchange = Field(description="the whole exchange, redacted, in the cassette's shape")
+
+
+class EntryNumber(ApiModel):
+    seq: int = Field(ge=1, description="an entry's sequence number")
+
+
+class Cleared(ApiModel):
+    cleared: int = Field(description="how many were removed")

@@ -1,0 +1,119 @@
+"""The control port: a loopback HTTP listener on a thread of its own, serving the chaos endpoint
+(`llmproxy.intercept.control`, `/llmproxy/chaos`) and the REST API (`llmproxy.control.api`,
+`/llmproxy/api/v1/…`) to callers with the run's token (`llmproxy.control.auth`).
+
+What it refuses, it refuses before doing anything: a client not on loopback or without a token gets 401, a body
+over 8 MiB a 413 before it is read. Nothing a caller sends reaches the proxy's own threads except through the
+handlers, which answer every failure with one line; a failure of the listener itself is logged, never printed.
+"""
+
+import json
+import logging
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from llmproxy.control.auth import Access, Tokens, allows
+from llmproxy.control.router import MAX_BODY, Router
+from llmproxy.intercept import control as chaos
+from llmproxy.intercept.control import Answer
+from llmproxy.intercept.engine import Intercept
+
+logger = logging.getLogger(__name__)
+
+UNAUTHORISED: Final = Answer(
+    401, {"error": "the control API needs the run's bearer token, from loopback"}, (("www-authenticate", "Bearer"),)
+)
+
+
+class ControlPlane:
+    """Every control request, authenticated, routed: the chaos endpoint and, when the run has one, the API."""
+
+    def __init__(self, intercept: Intercept, api: Router | None = None) -> None:
+        self.intercept = intercept
+        self.api = api
+
+    def handle(self, method: str, target: str, body: bytes, granted: Access) -> Answer:
+        path = urlsplit(target).path
+        if path.rstrip("/") == chaos.PATH:
+            needed = Access.READ if method == "GET" else Access.MUTATE
+            if not allows(granted, needed):
+                return Answer(403, {"error": f"{method} {chaos.PATH} changes the run: the read-only token cannot"})
+            return chaos.handle(self.intercept, method, target, body)
+        if self.api is not None and self.api.serves(target):
+            return self.api.handle(method, target, body, granted)
+        listed = [f"GET|PUT|PATCH|DELETE {chaos.PATH}", *(self.api.listing() if self.api is not None else [])]
+        return Answer(404, {"error": f"no such endpoint: {path}", "endpoints": listed})
+
+
+class ControlServer:
+    """`plane` on 127.0.0.1 (port 0: a free one), answering only the run's tokens."""
+
+    def __init__(self, plane: ControlPlane, tokens: Tokens, port: int = 0) -> None:
+        self.plane = plane
+        self.tokens = tokens
+        self._server = _Server(("127.0.0.1", port), _handler(self))
+        self._server.daemon_threads = True
+        self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.url = self.origin + chaos.PATH  # `LLMPROXY_CONTROL_URL`, as `llmproxy chaos` has always read it
+        self.api_url = self.origin + plane.api.base if plane.api is not None else None
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="llmproxy-control", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def intercept(self) -> Intercept:
+        return self.plane.intercept
+
+    def answer(self, client: str, headers: Any, method: str, target: str, read: Any) -> Answer:
+        """One request: `read(n)` reads its body, only once it is known to be wanted and small enough."""
+        granted = self.tokens.grant(client, headers.get("authorization"))
+        if granted is None:
+            return UNAUTHORISED
+        try:
+            length = int(headers.get("content-length") or 0)
+        except ValueError:
+            return Answer(400, {"error": "content-length is not a number"})
+        if length > MAX_BODY:
+            return Answer(413, {"error": f"the body is {length} bytes: the control API takes {MAX_BODY} at most"})
+        body = read(length) if length > 0 else b""
+        return self.plane.handle(method, target, body, granted)
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+        """A connection that failed (the client went away mid-answer): logged, never printed on the terminal."""
+        logger.debug("the control API's connection from %s failed", client_address, exc_info=True)
+
+
+def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            answer = control.answer(self.client_address[0], self.headers, self.command, self.path, self.rfile.read)
+            if answer.status in (400, 401, 413):  # its body may be unread: the connection cannot carry another
+                self.close_connection = True
+            data = json.dumps(answer.body).encode()
+            self.send_response(answer.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in answer.headers:
+                self.send_header(name, value)
+            if self.close_connection:
+                self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_PUT = do_PATCH = do_DELETE = do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # the core never prints
+            logger.debug("control API: " + format, *args)
+
+    return Handler

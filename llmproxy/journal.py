@@ -1,0 +1,135 @@
+"""The journal: what the proxy saw while it runs, newest last, for the control API to read back.
+
+Each exchange — answered live, replayed, mocked, injected, missed or failed — is kept in the cassette's shape
+(`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording, so the
+journal shows nothing a cassette would not write. It is bounded: once `capacity` entries are kept, each new one
+pushes out the oldest and `dropped` counts them, so a long run cannot grow memory without limit. Entries are
+numbered from 1 in the order they ended (`seq`); a reader asks for what came after the last number it saw.
+"""
+
+import threading
+from collections import Counter, deque
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+from urllib.parse import urlsplit
+
+from llmproxy.cassette.model import Exchange
+
+DEFAULT_CAPACITY: Final = 1000
+TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes an exchange to one test of many sharing the proxy
+
+
+class Source(StrEnum):
+    """Who answered: the network, a recording, an expectation, a fault put in on purpose, nothing (refused),
+    or llmproxy failing."""
+
+    LIVE = "live"
+    REPLAYED = "replayed"
+    MOCKED = "mocked"
+    INJECTED = "injected"
+    MISSED = "missed"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    seq: int
+    source: Source
+    test_id: str | None
+    exchange: Exchange  # redacted, as a cassette stores it; its `id` is `seq`
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.exchange.request.url).path
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Which entries to read: every given filter must hold; `since`: only those numbered after it; `limit`: the
+    newest that many of what matches (still newest last)."""
+
+    provider: str | None = None
+    model: str | None = None
+    path: str | None = None  # a prefix of the request's path
+    source: Source | None = None
+    test_id: str | None = None
+    since: int = 0
+    limit: int | None = None
+
+    def matches(self, entry: Entry) -> bool:
+        exchange = entry.exchange
+        return (
+            entry.seq > self.since
+            and (self.provider is None or exchange.provider == self.provider)
+            and (self.model is None or exchange.model == self.model)
+            and (self.path is None or entry.path.startswith(self.path))
+            and (self.source is None or entry.source is self.source)
+            and (self.test_id is None or entry.test_id == self.test_id)
+        )
+
+
+class Journal:
+    """Safe to use from any thread: the proxy's doors add, the control API reads."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError(f"a journal keeps at least one exchange, not {capacity}")
+        self.capacity = capacity
+        self._entries: deque[Entry] = deque(maxlen=capacity)
+        self._lock = threading.Lock()
+        self._last = 0
+        self._dropped = 0
+        self._sources: Counter[Source] = Counter()
+
+    def add(self, source: Source, test_id: str | None, exchange: Exchange) -> Entry:
+        """Keep `exchange` (numbered here: its id becomes its sequence number), the oldest dropped when full."""
+        with self._lock:
+            self._last += 1
+            entry = Entry(self._last, source, test_id, exchange.model_copy(update={"id": self._last}))
+            if len(self._entries) == self.capacity:
+                self._dropped += 1
+            self._entries.append(entry)
+            self._sources[source] += 1
+        return entry
+
+    def read(self, query: Query = Query()) -> list[Entry]:
+        with self._lock:
+            entries = list(self._entries)
+        found = [entry for entry in entries if query.matches(entry)]
+        if query.limit is None:
+            return found
+        return found[-query.limit :] if query.limit > 0 else []  # found[-0:] would be everything
+
+    def get(self, seq: int) -> Entry | None:
+        """One entry by its number; None when it never was, or was dropped."""
+        with self._lock:
+            if not self._entries or not self._entries[0].seq <= seq <= self._last:
+                return None
+            return self._entries[seq - self._entries[0].seq]
+
+    def clear(self) -> int:
+        """Forget every entry (numbering goes on, so a reader's `since` stays meaningful); how many there were."""
+        with self._lock:
+            cleared = len(self._entries)
+            self._entries.clear()
+        return cleared
+
+    @property
+    def last(self) -> int:
+        """The number of the newest entry ever added (0: none yet)."""
+        return self._last
+
+    @property
+    def dropped(self) -> int:
+        """Entries pushed out because the journal was full."""
+        return self._dropped
+
+    @property
+    def kept(self) -> int:
+        return len(self._entries)
+
+    def counts(self) -> dict[Source, int]:
+        """Exchanges seen since the start, by who answered (dropped and cleared ones included)."""
+        with self._lock:
+            return dict(self._sources)
