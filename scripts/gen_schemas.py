@@ -1,6 +1,7 @@
 """Write the published JSON Schemas from the pydantic models: docs/cassette.schema.json (cassette format v1),
 docs/mock.schema.json (the `llmproxy mock` expectations file), docs/chaos.schema.json (`--chaos FILE`) and
-docs/json/*.schema.json (what each command's `--json` prints: docs/json-output.md).
+docs/json/*.schema.json (what each command's `--json` prints: docs/json-output.md); and the control API's
+OpenAPI document, docs/control.openapi.json (docs/control.md).
 
     .venv/bin/python scripts/gen_schemas.py
 
@@ -18,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.analysis.report import Report  # noqa: E402
 from llmproxy.cassette.model import Cassette  # noqa: E402
+from llmproxy.control.api import openapi  # noqa: E402
 from llmproxy.intercept.rules import ChaosFile  # noqa: E402
 from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
 from llmproxy.outputs.chaos import ChaosState, ChaosValidation  # noqa: E402
@@ -48,6 +50,8 @@ SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     },
 }
 
+OPENAPI = ROOT / "docs" / "control.openapi.json"
+
 
 def schema(model: type[BaseModel], title: str) -> bytes:
     document = {
@@ -58,8 +62,14 @@ def schema(model: type[BaseModel], title: str) -> bytes:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+def openapi_document() -> bytes:
+    return orjson.dumps(openapi(), option=orjson.OPT_INDENT_2) + b"\n"
+
+
 if __name__ == "__main__":
     for path, (model, title) in SCHEMAS.items():
         path.parent.mkdir(exist_ok=True)
         path.write_bytes(schema(model, title))
         print(f"wrote {path.relative_to(ROOT)}")
+    OPENAPI.write_bytes(openapi_document())
+    print(f"wrote {OPENAPI.relative_to(ROOT)}")

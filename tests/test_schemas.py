@@ -16,3 +16,7 @@ _spec.loader.exec_module(gen)
 @pytest.mark.parametrize("path", list(gen.SCHEMAS), ids=lambda path: path.name)
 def test_the_committed_schema_is_current(path: Path) -> None:
     assert path.read_bytes() == gen.schema(*gen.SCHEMAS[path]), "run scripts/gen_schemas.py"
+
+
+def test_the_committed_openapi_document_is_current() -> None:
+    assert gen.OPENAPI.read_bytes() == gen.openapi_document(), "run scripts/gen_schemas.py"

@@ -5,6 +5,7 @@ the exchanges it saw. Each endpoint is declared once, with its models and whethe
 from typing import Any, Final
 
 from llmproxy import __version__
+from llmproxy.chain import Chain
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
     Cleared,
@@ -86,6 +87,11 @@ def control_api(session: Session) -> Router:
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__)
+
+
+def openapi() -> dict[str, Any]:
+    """The API's OpenAPI document, without a run (docs/control.openapi.json is this, written out)."""
+    return control_api(Session(Plan(), Chain())).openapi()
 
 
 def mode(plan: Plan) -> str:

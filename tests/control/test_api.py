@@ -22,6 +22,7 @@ from llmproxy.plan import mock_plan
 from llmproxy.session import Listening, Session, running
 from tests.mock.sdk_clients import openai_client, serving
 
+PUBLISHED = Path(__file__).resolve().parents[2] / "docs" / "control.openapi.json"
 API_KEY = "sk-test"  # what openai_client sends: it must never show in the journal
 EXPECTATIONS: dict[str, Any] = {
     "expectations": [
@@ -225,6 +226,7 @@ def test_the_openapi_document_describes_every_endpoint_from_its_models(traffic: 
     }
     assert document["paths"]["/llmproxy/api/v1/journal/{seq}"]["get"]["parameters"][0]["in"] == "path"
     assert {"Status", "JournalPage", "JournalEntry", "Exchange"} <= set(document["components"]["schemas"])
+    assert document == json.loads(PUBLISHED.read_text())  # what docs/ publishes is what a run serves
 
 
 def test_clearing_the_journal_keeps_the_numbering(tmp_path: Path) -> None:
