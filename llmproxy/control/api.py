@@ -2,24 +2,34 @@
 the exchanges it saw. Each endpoint is declared once, with its models and whether it only reads; the router
 (`llmproxy.control.router`) does the rest."""
 
+from pathlib import Path
 from typing import Any, Final
 
 from llmproxy import __version__
 from llmproxy.chain import Chain
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
+    Added,
     Cleared,
     EntryNumber,
+    ExpectationNumber,
+    Expectations,
+    ExpectationStanding,
     JournalCounts,
     JournalEntry,
     JournalPage,
     JournalQuery,
     JournalSummary,
     Listener,
+    Removed,
     Status,
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.errors import MockError
 from llmproxy.journal import Entry, Journal, Query
+from llmproxy.mock import spec
+from llmproxy.mock.engine import MockEngine, Standing
+from llmproxy.mock.load import with_scripts
 from llmproxy.plan import Plan
 from llmproxy.proxy_session import Session
 
@@ -64,6 +74,33 @@ def control_api(session: Session) -> Router:
     def clear_journal(call: Call[Any, Any, Any]) -> Cleared:
         return Cleared(cleared=_kept(journal).clear())
 
+    def engine() -> MockEngine:
+        mock = session.mock
+        answering = mock.state.value[0] if mock is not None else None
+        if answering is None:
+            raise ApiError(404, "this run has no mock to hold expectations: run `llmproxy mock`")
+        return answering
+
+    def expectations(call: Call[Any, Any, Any]) -> Expectations:
+        return Expectations(expectations=[_standing(entry) for entry in engine().standing()])
+
+    def add_expectations(call: Call[Any, Any, spec.ExpectationsFile]) -> Added:
+        assert call.body is not None
+        try:
+            loaded = with_scripts(call.body, Path.cwd())
+        except MockError as error:
+            raise ApiError(400, str(error)) from None
+        return Added(added=engine().add(loaded))
+
+    def remove_expectation(call: Call[ExpectationNumber, Any, Any]) -> Removed:
+        assert call.params is not None
+        if not engine().remove(call.params.id):
+            raise ApiError(404, f"no expectation {call.params.id}: GET {BASE}/expectations lists them")
+        return Removed(removed=call.params.id)
+
+    def clear_expectations(call: Call[Any, Any, Any]) -> Cleared:
+        return Cleared(cleared=engine().clear())
+
     endpoints = [
         Endpoint("GET", "/status", "The run: version, mode, listeners, counts", status, Status, Access.READ),
         Endpoint(
@@ -85,6 +122,31 @@ def control_api(session: Session) -> Router:
             params=EntryNumber,
         ),
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
+        Endpoint(
+            "GET",
+            "/expectations",
+            "The mock's expectations in the order they are tried, with what each has served",
+            expectations,
+            Expectations,
+            Access.READ,
+        ),
+        Endpoint(
+            "POST",
+            "/expectations",
+            "Add expectations, in the expectations file's JSON",
+            add_expectations,
+            Added,
+            body=spec.ExpectationsFile,
+        ),
+        Endpoint(
+            "DELETE",
+            "/expectations/{id}",
+            "Remove one expectation",
+            remove_expectation,
+            Removed,
+            params=ExpectationNumber,
+        ),
+        Endpoint("DELETE", "/expectations", "Remove every expectation", clear_expectations, Cleared),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__)
 
@@ -136,4 +198,21 @@ def _summary(entry: Entry) -> JournalSummary:
         test_id=entry.test_id,
         error=exchange.error,
         injected=[injection.kind for injection in exchange.injected],
+    )
+
+
+def _standing(standing: Standing) -> ExpectationStanding:
+    definition = standing.definition
+    times = definition.times if isinstance(definition, spec.Expectation) else None
+    next_turn = None
+    if isinstance(definition, spec.Conversation):
+        next_turn = {key: served + 1 for key, served in standing.turns.items()}
+    return ExpectationStanding(
+        id=standing.number,
+        priority=definition.priority,
+        times=times,
+        served=standing.served,
+        remaining=max(0, times - standing.served) if times is not None else None,
+        next_turn=next_turn,
+        definition=definition,
     )

@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from llmproxy.cassette.model import Exchange
 from llmproxy.journal import Source
+from llmproxy.mock import spec
 
 
 class ApiModel(BaseModel):
@@ -85,3 +86,31 @@ class EntryNumber(ApiModel):
 
 class Cleared(ApiModel):
     cleared: int = Field(description="how many were removed")
+
+
+class ExpectationStanding(ApiModel):
+    id: int = Field(description="its number: the file's entries are 1…n, each one added later numbered after")
+    priority: int
+    times: int | None = Field(None, description="how many requests it answers in all; absent: any number")
+    served: int = Field(description="requests it has answered (a conversation: turns served, every session)")
+    remaining: int | None = Field(None, description="requests it may still answer, when it has `times`")
+    next_turn: dict[str, int] | None = Field(
+        None, description='a conversation: the turn (from 1) each session key gets next ("": no isolation key)'
+    )
+    definition: spec.Entry = Field(description="the entry as the expectations file has it")
+
+
+class Expectations(ApiModel):
+    expectations: list[ExpectationStanding] = Field(description="every entry, in the order they are tried")
+
+
+class Added(ApiModel):
+    added: list[int] = Field(description="the ids the new entries were given, in the order sent")
+
+
+class ExpectationNumber(ApiModel):
+    id: int = Field(ge=1, description="an expectation's id")
+
+
+class Removed(ApiModel):
+    removed: int

@@ -36,6 +36,17 @@ _NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request 
 _LIFECYCLE = spec.HttpReply()  # what the log says answered a background response's later requests
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """An entry as it stands: its number, its definition, how often it answered; for a conversation, the turn
+    each session is at."""
+
+    number: int
+    definition: spec.Expectation | spec.Conversation
+    served: int
+    turns: dict[str, int]
+
+
 @dataclass(slots=True)
 class MockDecision:
     answer: spec.Answer
@@ -62,8 +73,41 @@ class MockEngine:
         """`expectations` as `load_expectations` gives them: scripts loaded."""
         entries = [_Entry.of(number, entry) for number, entry in enumerate(expectations.expectations, 1)]
         self._entries = sorted(entries, key=lambda entry: -entry.priority)  # stable: file order within a priority
+        self._numbered = len(entries)  # the number the last entry was given: an added one is numbered after it
         self._lock = threading.Lock()
         self._background = BackgroundResponses()
+
+    def add(self, expectations: spec.ExpectationsFile) -> list[int]:
+        """Answer from `expectations` too, from the next request on, each numbered after every entry so far and
+        placed by its priority after the entries of the same priority (as if appended to the file); their
+        numbers."""
+        with self._lock:
+            added = [
+                _Entry.of(self._numbered + offset, entry) for offset, entry in enumerate(expectations.expectations, 1)
+            ]
+            self._numbered += len(added)
+            self._entries = sorted([*self._entries, *added], key=lambda entry: -entry.priority)
+        return [entry.number for entry in added]
+
+    def remove(self, number: int) -> bool:
+        """Stop answering from entry `number`; whether there was one."""
+        with self._lock:
+            kept = [entry for entry in self._entries if entry.number != number]
+            removed = len(kept) != len(self._entries)
+            self._entries = kept
+        return removed
+
+    def clear(self) -> int:
+        """Stop answering from every entry (numbering goes on); how many there were."""
+        with self._lock:
+            cleared = len(self._entries)
+            self._entries = []
+        return cleared
+
+    def standing(self) -> list["Standing"]:
+        """Every entry in the order it is tried, with what it has served."""
+        with self._lock:
+            return [entry.standing() for entry in self._entries]
 
     def decide(self, request: Incoming) -> MockDecision | MockMiss:
         if request.codec is not None and request.codec.asks_nothing(request.json):
@@ -130,6 +174,13 @@ class _Entry:
                 number, entry.priority, name, conversation=conversation, predicates=_predicate_count(conversation.match)
             )
         return cls(number, entry.priority, f"expectation {number}", entry, predicates=_predicate_count(entry.match))
+
+    def standing(self) -> Standing:
+        if self.expectation is not None:
+            return Standing(self.number, self.expectation, self.served, {})
+        assert self.conversation is not None
+        definition = spec.Conversation(conversation=self.conversation, priority=self.priority)
+        return Standing(self.number, definition, sum(self.turns.values()), dict(self.turns))
 
     def take(self, request: Incoming) -> MockDecision | tuple[str, ...]:
         """The decision if this entry answers the request (its state advanced), else why it does not."""

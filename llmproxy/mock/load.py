@@ -19,7 +19,13 @@ def load_expectations(path: Path) -> spec.ExpectationsFile:
         expectations = spec.ExpectationsFile.model_validate(data)
     except pydantic.ValidationError as error:
         raise MockError("\n".join(f"{path}: {problem}" for problem in describe(error, data))) from error
-    entries = tuple(_scripts_loaded(entry, path.parent) for entry in expectations.expectations)
+    return with_scripts(expectations, path.parent)
+
+
+def with_scripts(expectations: spec.ExpectationsFile, base: Path) -> spec.ExpectationsFile:
+    """The expectations with each script named by path (relative to `base`) loaded. Raises MockError for a
+    script that cannot be read."""
+    entries = tuple(_scripts_loaded(entry, base) for entry in expectations.expectations)
     return expectations.model_copy(update={"expectations": entries})
 
 
