@@ -1,14 +1,18 @@
 """The journal: what the proxy saw while it runs, newest last, for the control API to read back.
 
-Each exchange — answered live, replayed, mocked, injected, missed or failed — is kept in the cassette's shape
-(`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording, so the
-journal shows nothing a cassette would not write. It is bounded: once `capacity` entries are kept, each new one
-pushes out the oldest and `dropped` counts them, so a long run cannot grow memory without limit. Entries are
-numbered from 1 in the order they ended (`seq`); a reader asks for what came after the last number it saw.
+Each exchange — answered live, replayed, mocked, injected, missed or failed — is read back in the cassette's
+shape (`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording,
+so the journal shows nothing a cassette would not write. It is converted the first time something reads it,
+not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it.
+
+It is bounded: once `capacity` entries are kept, each new one pushes out the oldest and `dropped` counts them,
+so a long run cannot grow memory without limit. Entries are numbered from 1 in the order they ended (`seq`); a
+reader asks for what came after the last number it saw.
 """
 
 import threading
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -32,12 +36,32 @@ class Source(StrEnum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+type Convert = Callable[[int], Exchange]
+"""An exchange as it was captured, to be converted and redacted (given its id) when first read."""
+
+
 class Entry:
-    seq: int
-    source: Source
-    test_id: str | None
-    exchange: Exchange  # redacted, as a cassette stores it; its `id` is `seq`
+    __slots__ = ("_convert", "_exchange", "seq", "source", "test_id")
+
+    def __init__(self, seq: int, source: Source, test_id: str | None, convert: Convert) -> None:
+        self.seq = seq
+        self.source = source
+        self.test_id = test_id
+        self._convert: Convert | None = convert
+        self._exchange: Exchange | None = None
+
+    @property
+    def exchange(self) -> Exchange:
+        """Redacted, as a cassette stores it; its `id` is `seq`. Two readers at once may both convert it: the
+        same result, kept once."""
+        exchange = self._exchange
+        if exchange is None:
+            convert = self._convert
+            if convert is None:  # another reader finished between the two looks
+                return self.exchange
+            exchange = self._exchange = convert(self.seq)
+            self._convert = None  # the captured form, unredacted, is let go
+        return exchange
 
     @property
     def path(self) -> str:
@@ -82,11 +106,11 @@ class Journal:
         self._dropped = 0
         self._sources: Counter[Source] = Counter()
 
-    def add(self, source: Source, test_id: str | None, exchange: Exchange) -> Entry:
-        """Keep `exchange` (numbered here: its id becomes its sequence number), the oldest dropped when full."""
+    def add(self, source: Source, test_id: str | None, convert: Convert) -> Entry:
+        """Keep an exchange (numbered here: its sequence number is its id), the oldest dropped when full."""
         with self._lock:
             self._last += 1
-            entry = Entry(self._last, source, test_id, exchange.model_copy(update={"id": self._last}))
+            entry = Entry(self._last, source, test_id, convert)
             if len(self._entries) == self.capacity:
                 self._dropped += 1
             self._entries.append(entry)

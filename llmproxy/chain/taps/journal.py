@@ -1,8 +1,9 @@
 """The journal tap: every answer, whoever gave it, kept in the session's journal (`llmproxy.journal`) as the
 client got it — a stage's reply when it is sent, the upstream's answer once it has ended (its stream cut into
 events as it passes, nothing held back). Each is converted and redacted as the recorder converts and redacts
-what it writes (`llmproxy.cassette.convert.to_exchange`, the plan's redactor). Observation only: what fails
-here the chain logs, and the traffic carries on.
+what it writes (`llmproxy.cassette.convert.to_exchange`, the plan's redactor) when the control API first reads
+it, not on the proxy's event loop. Observation only: what fails here the chain logs, and the traffic carries
+on.
 """
 
 import time
@@ -37,7 +38,7 @@ class JournalTap(Tap):
         self.redactor = redactor
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        self._keep(incoming, SOURCES[reply.source], _as_events(reply_exchange(incoming, reply)))
+        self._keep(incoming, SOURCES[reply.source], reply_exchange(incoming, reply))
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -59,8 +60,10 @@ class JournalTap(Tap):
     def _keep(self, incoming: Incoming, source: Source, raw: RawExchange) -> None:
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        exchange = to_exchange(raw, self.journal.last + 1, self.redactor)
-        self.journal.add(source, incoming.headers.get(TEST_ID_HEADER), exchange)
+        redactor = self.redactor
+        self.journal.add(
+            source, incoming.headers.get(TEST_ID_HEADER), lambda seq: to_exchange(_as_events(raw), seq, redactor)
+        )
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
