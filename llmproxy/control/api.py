@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from llmproxy import __version__
+from llmproxy.cassette.decode import decode_exchange
+from llmproxy.cassette.model import Exchange
 from llmproxy.chain import Chain
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
@@ -23,14 +25,17 @@ from llmproxy.control.models import (
     Listener,
     Removed,
     Status,
+    TokenUsage,
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router
-from llmproxy.errors import MockError
-from llmproxy.journal import Entry, Journal, Query
+from llmproxy.errors import LlmproxyError, MockError
+from llmproxy.journal import Entry, Journal, Query, Source
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockEngine, Standing
 from llmproxy.mock.load import with_scripts
+from llmproxy.model import Usage
 from llmproxy.plan import Plan
+from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.proxy_session import Session
 
 BASE: Final = "/llmproxy/api/v1"
@@ -52,6 +57,8 @@ def control_api(session: Session) -> Router:
             journal=_counts(journal) if journal is not None else None,
         )
 
+    prices = _Prices()
+
     def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
         kept = _kept(journal)
         query = call.query
@@ -59,7 +66,7 @@ def control_api(session: Session) -> Router:
         found = kept.read(
             Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
         )
-        return JournalPage(entries=[_summary(entry) for entry in found], counts=_counts(kept))
+        return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=_counts(kept))
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
         kept = _kept(journal)
@@ -180,9 +187,34 @@ def _counts(journal: Journal) -> JournalCounts:
     )
 
 
-def _summary(entry: Entry) -> JournalSummary:
+class _Prices:
+    """The price data, loaded the first time a journal entry with usage is read (it takes a moment)."""
+
+    def __init__(self) -> None:
+        self._book: PriceBook | None = None
+
+    def cost(self, usage: Usage, exchange: Exchange) -> Priced | Unpriced:
+        if self._book is None:
+            self._book = PriceBook()
+        at = exchange.timings.started_at
+        return self._book.cost(usage, exchange.model, at=at, vendor=exchange.vendor, url=exchange.request.url)
+
+
+def _usage(exchange: Exchange) -> Usage | None:
+    """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
+    if exchange.response is None or exchange.provider is None:
+        return None
+    try:
+        return decode_exchange(exchange).usage
+    except (LlmproxyError, ValueError):  # not a chat API, or not what its API sends: no usage to show
+        return None
+
+
+def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
     exchange = entry.exchange
     response = exchange.response
+    usage = _usage(exchange)
+    cost = prices.cost(usage, exchange) if usage is not None and entry.source is not Source.MISSED else None
     return JournalSummary(
         seq=entry.seq,
         source=entry.source,
@@ -195,6 +227,9 @@ def _summary(entry: Entry) -> JournalSummary:
         status=response.status if response is not None else None,
         streaming=exchange.streaming,
         latency_ms=exchange.timings.total_ms,
+        usage=_token_usage(usage) if usage is not None else None,
+        cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
+        unpriced=cost.reason if isinstance(cost, Unpriced) else None,
         test_id=entry.test_id,
         error=exchange.error,
         injected=[injection.kind for injection in exchange.injected],
@@ -215,4 +250,15 @@ def _standing(standing: Standing) -> ExpectationStanding:
         remaining=max(0, times - standing.served) if times is not None else None,
         next_turn=next_turn,
         definition=definition,
+    )
+
+
+def _token_usage(usage: Usage) -> TokenUsage:
+    return TokenUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        estimated=usage.estimated,
     )

@@ -51,6 +51,18 @@ class JournalQuery(ApiModel):
     limit: int | None = Field(None, ge=1, description="only the newest this many of what matches")
 
 
+class TokenUsage(ApiModel):
+    """Token counts with one meaning across providers: `inputTokens` is the whole prompt (cache reads and writes
+    included), `outputTokens` includes reasoning."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated: bool = Field(False, description="counted by llmproxy: the provider reported none")
+
+
 class JournalSummary(ApiModel):
     seq: int = Field(description="its number in the journal, from 1, in the order exchanges ended")
     source: Source
@@ -63,6 +75,9 @@ class JournalSummary(ApiModel):
     status: int | None = Field(None, description="absent when no answer was sent (a dropped connection)")
     streaming: bool
     latency_ms: float | None = None
+    usage: TokenUsage | None = Field(None, description="absent when the answer reported none")
+    cost_usd: str | None = Field(None, description="a decimal, from the maintained price data")
+    unpriced: str | None = Field(None, description="why an answer with usage has no cost")
     test_id: str | None = None
     error: str | None = None
     injected: list[str] = Field(default_factory=list, description="the kinds of fault put in on purpose")

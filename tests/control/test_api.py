@@ -9,6 +9,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +30,7 @@ EXPECTATIONS: dict[str, Any] = {
         {"match": {"latestMessageContains": "capital"}, "respond": {"text": "Paris is the capital of France."}},
     ]
 }
+SEEN: dict[str, Any] = {}
 DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # the control port is called directly
 
 
@@ -42,7 +44,7 @@ def traffic(proxy: Session) -> Session:
     """Three requests through the proxy: one answered whole, one streamed (sent with a test id), one missed."""
     with openai_client(proxy) as client:
         ask = [{"role": "user", "content": "What is the capital of France?"}]
-        client.chat.completions.create(model="gpt-4o-mini", messages=ask)
+        SEEN["usage"] = client.chat.completions.create(model="gpt-4o-mini", messages=ask).usage
         stream = client.chat.completions.create(
             model="gpt-4o", messages=ask, stream=True, extra_headers={"x-llmproxy-test-id": "test-42"}
         )
@@ -93,6 +95,12 @@ def test_the_journal_lists_what_the_sdk_sent_newest_last(traffic: Session) -> No
     assert all(e["provider"] == "openai" and e["url"] == "https://api.openai.com/v1/chat/completions" for e in entries)
     assert [e["streaming"] for e in entries] == [False, True, False]
     assert entries[1]["testId"] == "test-42"
+    usage = SEEN["usage"]  # what the SDK was told it used
+    assert entries[0]["usage"]["inputTokens"] == usage.prompt_tokens
+    assert entries[0]["usage"]["outputTokens"] == usage.completion_tokens
+    assert Decimal(entries[0]["costUsd"]) > 0
+    assert "usage" not in entries[1]  # a stream without stream_options.include_usage reports none
+    assert "usage" not in entries[2]
     assert page["counts"] == {
         "kept": 3,
         "capacity": 1000,
