@@ -1,0 +1,122 @@
+"""A small typed client of the control API, for Python code that drives a running llmproxy without the pytest
+plugin: a test, a notebook, a CI script. It answers with the API's own models (`llmproxy.control.models`) and
+raises `ControlError` with the API's one-line error; it calls the control port directly, never through the
+proxy the process's `HTTPS_PROXY` may point at.
+
+    from llmproxy.control.client import Client
+
+    control = Client.from_environment()          # LLMPROXY_CONTROL_URL and LLMPROXY_CONTROL_TOKEN
+    control.add_expectations({"expectations": [{"respond": {"text": "Hi"}}]})
+    print([entry.model for entry in control.journal(source="mocked").entries])
+"""
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import urlencode, urlsplit
+
+from pydantic import BaseModel
+
+from llmproxy.control.models import (
+    Added,
+    Cleared,
+    Expectations,
+    JournalEntry,
+    JournalPage,
+    JournalQuery,
+    Removed,
+    Status,
+)
+from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
+from llmproxy.errors import LlmproxyError
+from llmproxy.mock.spec import ExpectationsFile
+
+API_PATH: Final = "/llmproxy/api/v1"
+_DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # not through the proxy
+
+
+class ControlError(LlmproxyError):
+    """The control API refused a call (`status`), or could not be reached (`status` 0); the message is its
+    one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Client:
+    def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
+        """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint)."""
+        parts = urlsplit(url)
+        self.api = f"{parts.scheme}://{parts.netloc}{API_PATH}"
+        self._token = token
+        self.timeout = timeout
+
+    @classmethod
+    def from_environment(cls, environment: Mapping[str, str] = os.environ) -> "Client":
+        """The run's control API, from the variables llmproxy gives the command it runs (or a session's
+        `environment`)."""
+        url, token = environment.get(CONTROL_URL_VARIABLE), environment.get(CONTROL_TOKEN_VARIABLE)
+        if not url or not token:
+            raise ControlError(0, f"no control API: {CONTROL_URL_VARIABLE} and {CONTROL_TOKEN_VARIABLE} are not set")
+        return cls(url, token)
+
+    def status(self) -> Status:
+        return Status.model_validate(self._call("GET", "/status"))
+
+    def journal(self, **filters: Any) -> JournalPage:
+        """Filters as the endpoint's query: provider, model, path, source, test_id, since, limit."""
+        query = JournalQuery.model_validate(filters).model_dump(by_alias=True, exclude_defaults=True, mode="json")
+        where = f"/journal?{urlencode(query)}" if query else "/journal"
+        return JournalPage.model_validate(self._call("GET", where))
+
+    def entry(self, seq: int) -> JournalEntry:
+        return JournalEntry.model_validate(self._call("GET", f"/journal/{seq}"))
+
+    def clear_journal(self) -> int:
+        return Cleared.model_validate(self._call("DELETE", "/journal")).cleared
+
+    def expectations(self) -> Expectations:
+        return Expectations.model_validate(self._call("GET", "/expectations"))
+
+    def add_expectations(self, expectations: ExpectationsFile | Mapping[str, Any]) -> list[int]:
+        """Entries in the expectations file's JSON (or its model); the ids they were given."""
+        body = (
+            expectations.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+            if isinstance(expectations, BaseModel)
+            else dict(expectations)
+        )
+        return Added.model_validate(self._call("POST", "/expectations", body)).added
+
+    def remove_expectation(self, expectation: int) -> None:
+        Removed.model_validate(self._call("DELETE", f"/expectations/{expectation}"))
+
+    def clear_expectations(self) -> int:
+        return Cleared.model_validate(self._call("DELETE", "/expectations")).cleared
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.api + path, data=data, method=method)
+        request.add_header("authorization", f"Bearer {self._token}")
+        if data is not None:
+            request.add_header("content-type", "application/json")
+        try:
+            with _DIRECT.open(request, timeout=self.timeout) as response:
+                return json.load(response)
+        except urllib.error.HTTPError as error:
+            with error:
+                raise ControlError(error.code, _said(error.read()) or f"{error.code} {error.reason}") from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            raise ControlError(0, f"cannot reach the control API at {self.api}: {reason}") from None
+
+
+def _said(body: bytes) -> str:
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return ""
+    return str(answer.get("error", "")) if isinstance(answer, dict) else ""
