@@ -6,7 +6,6 @@ it, not on the proxy's event loop. Observation only: what fails here the chain l
 on.
 """
 
-import time
 from dataclasses import replace
 from typing import Final
 
@@ -16,7 +15,7 @@ from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
-from llmproxy.chain.taps.record import reply_exchange
+from llmproxy.chain.taps.record import reply_exchange, with_events
 from llmproxy.journal import TEST_ID_HEADER, Journal, Source
 from llmproxy.model.exchange import RawExchange
 
@@ -76,8 +75,7 @@ def _as_events(exchange: RawExchange) -> RawExchange:
         return exchange
     capture = StreamCapture(content_type, header(response.headers, "content-encoding"), 0.0)
     capture.feed(response.body, 0.0)
-    events = capture.finish(0.0)
-    return replace(exchange, response=replace(response, body=None, events=events, undecodable=capture.undecodable))
+    return with_events(exchange, capture)
 
 
 class _Live:
@@ -96,9 +94,6 @@ class _Live:
         return data
 
     async def end(self, exchange: RawExchange) -> None:
-        capture = self.capture
-        if capture is not None and exchange.response is not None:
-            events = capture.finish(time.time())
-            response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
-            exchange = replace(exchange, response=response)
+        if self.capture is not None:
+            exchange = with_events(exchange, self.capture)
         self.tap._keep(self.incoming, Source.LIVE, exchange)

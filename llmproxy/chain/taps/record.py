@@ -134,17 +134,25 @@ class _Recording:
     async def end(self, exchange: RawExchange) -> None:
         capture = self.capture
         if capture is not None and exchange.response is not None:
-            events = capture.finish(time.time())
-            notes = (capture.warning,) if capture.warning else ()
-            for note in notes:
-                logger.warning("%s: %s", self.where, note)
-            response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
-            exchange = replace(exchange, response=response, notes=(*exchange.notes, *notes))
+            exchange = with_events(exchange, capture)
+            if capture.warning:
+                logger.warning("%s: %s", self.where, capture.warning)
         if self.injected:
             exchange = replace(exchange, injected=tuple(fault.record() for fault in self.injected))
         queued = self.sink.put(exchange)
         if queued is not None:  # the queue is full: this flow waits for room
             await queued
+
+
+def with_events(exchange: RawExchange, capture: StreamCapture) -> RawExchange:
+    """The exchange with its streamed body as the wire events `capture` cut it into, and what `capture` warns
+    of as a note (the events as they arrived, when they could not be decoded)."""
+    if exchange.response is None:
+        return exchange
+    events = capture.finish(time.time())
+    notes = (capture.warning,) if capture.warning else ()
+    response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
+    return replace(exchange, response=response, notes=(*exchange.notes, *notes))
 
 
 def reply_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
