@@ -24,6 +24,7 @@ from llmproxy.control.models import (
     JournalSummary,
     Listener,
     Removed,
+    Scope,
     Status,
     TokenUsage,
 )
@@ -88,16 +89,18 @@ def control_api(session: Session) -> Router:
             raise ApiError(404, "this run has no mock to hold expectations: run `llmproxy mock`")
         return answering
 
-    def expectations(call: Call[Any, Any, Any]) -> Expectations:
-        return Expectations(expectations=[_standing(entry) for entry in engine().standing()])
+    def expectations(call: Call[Any, Scope, Any]) -> Expectations:
+        scope = _scope(call)
+        standing = [entry for entry in engine().standing() if scope is None or entry.test_id == scope]
+        return Expectations(expectations=[_standing(entry) for entry in standing])
 
-    def add_expectations(call: Call[Any, Any, spec.ExpectationsFile]) -> Added:
+    def add_expectations(call: Call[Any, Scope, spec.ExpectationsFile]) -> Added:
         assert call.body is not None
         try:
             loaded = with_scripts(call.body, Path.cwd())
         except MockError as error:
             raise ApiError(400, str(error)) from None
-        return Added(added=engine().add(loaded))
+        return Added(added=engine().add(loaded, _scope(call)))
 
     def remove_expectation(call: Call[ExpectationNumber, Any, Any]) -> Removed:
         assert call.params is not None
@@ -105,8 +108,8 @@ def control_api(session: Session) -> Router:
             raise ApiError(404, f"no expectation {call.params.id}: GET {BASE}/expectations lists them")
         return Removed(removed=call.params.id)
 
-    def clear_expectations(call: Call[Any, Any, Any]) -> Cleared:
-        return Cleared(cleared=engine().clear())
+    def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
+        return Cleared(cleared=engine().clear(_scope(call)))
 
     endpoints = [
         Endpoint("GET", "/status", "The run: version, mode, listeners, counts", status, Status, Access.READ),
@@ -136,6 +139,7 @@ def control_api(session: Session) -> Router:
             expectations,
             Expectations,
             Access.READ,
+            query=Scope,
         ),
         Endpoint(
             "POST",
@@ -143,6 +147,7 @@ def control_api(session: Session) -> Router:
             "Add expectations, in the expectations file's JSON",
             add_expectations,
             Added,
+            query=Scope,
             body=spec.ExpectationsFile,
         ),
         Endpoint(
@@ -153,7 +158,14 @@ def control_api(session: Session) -> Router:
             Removed,
             params=ExpectationNumber,
         ),
-        Endpoint("DELETE", "/expectations", "Remove every expectation", clear_expectations, Cleared),
+        Endpoint(
+            "DELETE",
+            "/expectations",
+            "Remove every expectation, or every one of a test",
+            clear_expectations,
+            Cleared,
+            query=Scope,
+        ),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__)
 
@@ -236,6 +248,10 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
     )
 
 
+def _scope(call: Call[Any, Scope, Any]) -> str | None:
+    return call.query.test_id if call.query is not None else None
+
+
 def _standing(standing: Standing) -> ExpectationStanding:
     definition = standing.definition
     times = definition.times if isinstance(definition, spec.Expectation) else None
@@ -249,6 +265,7 @@ def _standing(standing: Standing) -> ExpectationStanding:
         served=standing.served,
         remaining=max(0, times - standing.served) if times is not None else None,
         next_turn=next_turn,
+        test_id=standing.test_id,
         definition=definition,
     )
 

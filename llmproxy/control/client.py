@@ -79,23 +79,28 @@ class Client:
     def clear_journal(self) -> int:
         return Cleared.model_validate(self._call("DELETE", "/journal")).cleared
 
-    def expectations(self) -> Expectations:
-        return Expectations.model_validate(self._call("GET", "/expectations"))
+    def expectations(self, test_id: str | None = None) -> Expectations:
+        """Every expectation, or only those added for `test_id`."""
+        return Expectations.model_validate(self._call("GET", "/expectations" + _scoped(test_id)))
 
-    def add_expectations(self, expectations: ExpectationsFile | Mapping[str, Any]) -> list[int]:
-        """Entries in the expectations file's JSON (or its model); the ids they were given."""
+    def add_expectations(
+        self, expectations: ExpectationsFile | Mapping[str, Any], test_id: str | None = None
+    ) -> list[int]:
+        """Entries in the expectations file's JSON (or its model); the ids they were given. `test_id`: they
+        answer only requests sent with it in the `x-llmproxy-test-id` header."""
         body = (
             expectations.model_dump(mode="json", by_alias=True, exclude_defaults=True)
             if isinstance(expectations, BaseModel)
             else dict(expectations)
         )
-        return Added.model_validate(self._call("POST", "/expectations", body)).added
+        return Added.model_validate(self._call("POST", "/expectations" + _scoped(test_id), body)).added
 
     def remove_expectation(self, expectation: int) -> None:
         Removed.model_validate(self._call("DELETE", f"/expectations/{expectation}"))
 
-    def clear_expectations(self) -> int:
-        return Cleared.model_validate(self._call("DELETE", "/expectations")).cleared
+    def clear_expectations(self, test_id: str | None = None) -> int:
+        """Remove every expectation, or only those added for `test_id`; how many."""
+        return Cleared.model_validate(self._call("DELETE", "/expectations" + _scoped(test_id))).cleared
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -120,3 +125,7 @@ def _said(body: bytes) -> str:
     except ValueError:
         return ""
     return str(answer.get("error", "")) if isinstance(answer, dict) else ""
+
+
+def _scoped(test_id: str | None) -> str:
+    return f"?{urlencode({'testId': test_id})}" if test_id is not None else ""

@@ -112,6 +112,7 @@ class ExpectationStanding(ApiModel):
     next_turn: dict[str, int] | None = Field(
         None, description='a conversation: the turn (from 1) each session key gets next ("": no isolation key)'
     )
+    test_id: str | None = Field(None, description="added for this test: it answers only requests that carry it")
     definition: spec.Entry = Field(description="the entry as the expectations file has it")
 
 
@@ -129,3 +130,12 @@ class ExpectationNumber(ApiModel):
 
 class Removed(ApiModel):
     removed: int
+
+
+class Scope(ApiModel):
+    test_id: str | None = Field(
+        None,
+        min_length=1,
+        description="only this test's expectations: those added with it answer only requests sent with it in "
+        "the x-llmproxy-test-id header",
+    )

@@ -22,6 +22,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.journal import TEST_ID_HEADER
 from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
@@ -45,6 +46,7 @@ class Standing:
     definition: spec.Expectation | spec.Conversation
     served: int
     turns: dict[str, int]
+    test_id: str | None  # it answers only requests that carry this test id
 
 
 @dataclass(slots=True)
@@ -77,13 +79,15 @@ class MockEngine:
         self._lock = threading.Lock()
         self._background = BackgroundResponses()
 
-    def add(self, expectations: spec.ExpectationsFile) -> list[int]:
+    def add(self, expectations: spec.ExpectationsFile, test_id: str | None = None) -> list[int]:
         """Answer from `expectations` too, from the next request on, each numbered after every entry so far and
         placed by its priority after the entries of the same priority (as if appended to the file); their
-        numbers."""
+        numbers. `test_id`: they answer only requests that carry it (`x-llmproxy-test-id`), so tests sharing one
+        mock do not answer each other's requests."""
         with self._lock:
             added = [
-                _Entry.of(self._numbered + offset, entry) for offset, entry in enumerate(expectations.expectations, 1)
+                _Entry.of(self._numbered + offset, entry, test_id)
+                for offset, entry in enumerate(expectations.expectations, 1)
             ]
             self._numbered += len(added)
             self._entries = sorted([*self._entries, *added], key=lambda entry: -entry.priority)
@@ -97,11 +101,13 @@ class MockEngine:
             self._entries = kept
         return removed
 
-    def clear(self) -> int:
-        """Stop answering from every entry (numbering goes on); how many there were."""
+    def clear(self, test_id: str | None = None) -> int:
+        """Stop answering from every entry (numbering goes on), or only from those of `test_id`; how many there
+        were."""
         with self._lock:
-            cleared = len(self._entries)
-            self._entries = []
+            kept = [entry for entry in self._entries if test_id is not None and entry.test_id != test_id]
+            cleared = len(self._entries) - len(kept)
+            self._entries = kept
         return cleared
 
     def standing(self) -> list["Standing"]:
@@ -164,28 +170,37 @@ class _Entry:
     turns: dict[str, int] = field(default_factory=dict)  # isolation key → turns served
     states: dict[object, ScriptCursor | FailoverState] = field(default_factory=dict)
     predicates: int = 0  # how many its match sets: ties between near misses go to the more specific
+    test_id: str | None = None  # added for one test (`x-llmproxy-test-id`): it answers only that test's requests
 
     @classmethod
-    def of(cls, number: int, entry: spec.Expectation | spec.Conversation) -> "_Entry":
+    def of(cls, number: int, entry: spec.Expectation | spec.Conversation, test_id: str | None = None) -> "_Entry":
         if isinstance(entry, spec.Conversation):
             conversation = entry.conversation
             name = f"conversation {number}"
-            return cls(
-                number, entry.priority, name, conversation=conversation, predicates=_predicate_count(conversation.match)
-            )
-        return cls(number, entry.priority, f"expectation {number}", entry, predicates=_predicate_count(entry.match))
+            predicates = _predicate_count(conversation.match) + (test_id is not None)  # the scope is one
+            return cls(number, entry.priority, name, conversation=conversation, predicates=predicates, test_id=test_id)
+        name = f"expectation {number}"
+        predicates = _predicate_count(entry.match) + (test_id is not None)
+        return cls(number, entry.priority, name, entry, predicates=predicates, test_id=test_id)
 
     def standing(self) -> Standing:
         if self.expectation is not None:
-            return Standing(self.number, self.expectation, self.served, {})
+            return Standing(self.number, self.expectation, self.served, {}, self.test_id)
         assert self.conversation is not None
         definition = spec.Conversation(conversation=self.conversation, priority=self.priority)
-        return Standing(self.number, definition, sum(self.turns.values()), dict(self.turns))
+        return Standing(self.number, definition, sum(self.turns.values()), dict(self.turns), self.test_id)
+
+    def _scope_mismatch(self, request: Incoming) -> list[str]:
+        """Why an entry added for one test does not answer this request: it does not carry that test's id."""
+        if self.test_id is None or (given := request.headers.get(TEST_ID_HEADER)) == self.test_id:
+            return []
+        return [f"{TEST_ID_HEADER}: expected {self.test_id!r}, got {given!r}"]
 
     def take(self, request: Incoming) -> MockDecision | tuple[str, ...]:
         """The decision if this entry answers the request (its state advanced), else why it does not."""
+        scope = self._scope_mismatch(request)
         if self.expectation is not None:
-            reasons = _mismatches(self.expectation.match, request)
+            reasons = [*scope, *_mismatches(self.expectation.match, request)]
             if not reasons and self.expectation.times is not None and self.served >= self.expectation.times:
                 reasons = [f"times: all {self.expectation.times} used"]
             if not reasons and (why := unfit(self.expectation, request)) is not None:
@@ -198,7 +213,7 @@ class _Entry:
             chaos = self.expectation.chaos
             return MockDecision(answer, source, self.number, chaos=chaos, take_back=self._unserve if chaos else None)
         assert self.conversation is not None
-        reasons = _mismatches(self.conversation.match, request) if self.conversation.match else []
+        reasons = [*scope, *(_mismatches(self.conversation.match, request) if self.conversation.match else [])]
         if reasons:
             return tuple(reasons)
         key = _isolation_key(self.conversation.isolateBy, request)

@@ -85,6 +85,26 @@ def test_one_removed_then_all_cleared(proxy: Session) -> None:
     assert [entry["source"] for entry in call(proxy, "GET", "/journal")[1]["entries"]] == ["missed", "missed"]
 
 
+def test_expectations_added_for_a_test_answer_only_that_tests_requests(proxy: Session) -> None:
+    for test, text in (("test-a", "From A."), ("test-b", "From B.")):
+        body = {"expectations": [{"match": {"latestMessageContains": "who"}, "respond": {"text": text}}]}
+        assert call(proxy, "POST", f"/expectations?testId={test}", body)[0] == 200
+    with openai_client(proxy) as client:
+        for test, text in (("test-a", "From A."), ("test-b", "From B.")):
+            asked = [{"role": "user", "content": "who?"}]
+            sent = {"x-llmproxy-test-id": test}
+            answer = client.chat.completions.create(model="gpt-4o-mini", messages=asked, extra_headers=sent)
+            assert answer.choices[0].message.content == text
+        with pytest.raises(openai.BadRequestError, match="x-llmproxy-test-id: expected 'test-a', got None"):
+            ask(client, "who?")  # no test id: neither test's expectation answers it
+    [only_a] = call(proxy, "GET", "/expectations?testId=test-a")[1]["expectations"]
+    assert (only_a["id"], only_a["testId"], only_a["served"]) == (3, "test-a", 1)
+    assert call(proxy, "DELETE", "/expectations?testId=test-a")[:2] == (200, {"cleared": 1})
+    assert [entry.get("testId") for entry in listed(proxy)] == [None, None, "test-b"]
+    journal = call(proxy, "GET", "/journal?testId=test-b")[1]["entries"]
+    assert [(entry["seq"], entry["source"]) for entry in journal] == [(2, "mocked")]
+
+
 @pytest.mark.parametrize(
     ("body", "said"),
     [
