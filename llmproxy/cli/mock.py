@@ -121,7 +121,7 @@ def run(
         intercept=options.intercept(),
     )
     if options.explain_chain:
-        return explain("mock", plan)
+        return explain("mock", options.journaled(plan))
     return serve("mock", options, Session.of(options.planned(plan)), listening, lambda run: run.strict_misses)
 
 

@@ -57,6 +57,6 @@ def record(
         record_unanswered=record_unanswered,
     )
     if options.explain_chain:
-        return explain("record", plan)
+        return explain("record", options.journaled(plan))
     session = Session.of(options.planned(plan))
     return serve("record", options, session, listening, lambda run: run.upstream_unreachable)

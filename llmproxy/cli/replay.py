@@ -128,7 +128,7 @@ def replay(
         intercept=intercept,
     )
     if options.explain_chain:
-        return explain("replay", plan)
+        return explain("replay", options.journaled(plan))
     session = Session.of(options.planned(plan))
     return serve(
         "replay",

@@ -25,6 +25,7 @@ from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import BASE_URL_VARIABLES, child_environment, export_lines
 from llmproxy.errors import UsageError
 from llmproxy.intercept.options import CHAOS_FIELDS, CHAOS_OPTIONS, intercept_plan
+from llmproxy.journal import DEFAULT_CAPACITY
 from llmproxy.options import Decorator, option
 
 _calls = logging.getLogger("llmproxy.calls")
@@ -123,6 +124,15 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
         ),
         *CHAOS_OPTIONS,
         option(
+            "--journal-size",
+            type=click.IntRange(0),
+            default=DEFAULT_CAPACITY,
+            show_default=True,
+            metavar="N",
+            help="Exchanges the control API's journal keeps, the oldest dropped beyond (0: no journal; "
+            "docs/control.md).",
+        ),
+        option(
             "--live/--no-live",
             default=None,
             help="A table of the calls as they happen, on stderr (default: on a terminal, when no CMD shares it).",
@@ -174,6 +184,7 @@ class ServeOptions:
     budget_usd: str | None = None
     seed: int | None = None
     state: str | None = None
+    journal_size: int = DEFAULT_CAPACITY
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
@@ -193,11 +204,16 @@ class ServeOptions:
         )
 
     def planned(self, plan: "Plan") -> "Plan":
-        """The plan with the meter on when something shows the calls (`--live`, `-v`, `--json`)."""
+        """The plan with the journal sized, and the meter on when something shows the calls (`--live`, `-v`,
+        `--json`)."""
         if self.as_json and self.print_env:
             raise UsageError("--json and --print-env both want stdout: choose one")
         metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
-        return dataclasses.replace(plan, meter=True) if metered else plan
+        return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
+
+    def journaled(self, plan: "Plan") -> "Plan":
+        """The plan with the journal `--journal-size` asks for (`--explain-chain` shows it too)."""
+        return dataclasses.replace(plan, journal=self.journal_size)
 
     def live_view(self, console: "Console | None") -> bool:
         """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and
