@@ -19,6 +19,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
+from llmproxy.model.exchange import RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
 TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes an exchange to one test of many sharing the proxy
@@ -41,12 +42,15 @@ type Convert = Callable[[int], Exchange]
 
 
 class Entry:
-    __slots__ = ("_convert", "_exchange", "seq", "source", "test_id")
+    __slots__ = ("_convert", "_exchange", "request", "seq", "source", "test_id")
 
-    def __init__(self, seq: int, source: Source, test_id: str | None, convert: Convert) -> None:
+    def __init__(self, seq: int, source: Source, test_id: str | None, request: RawRequest, convert: Convert) -> None:
+        """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
+        never shown (what is shown is `exchange`)."""
         self.seq = seq
         self.source = source
         self.test_id = test_id
+        self.request = request
         self._convert: Convert | None = convert
         self._exchange: Exchange | None = None
 
@@ -106,11 +110,11 @@ class Journal:
         self._dropped = 0
         self._sources: Counter[Source] = Counter()
 
-    def add(self, source: Source, test_id: str | None, convert: Convert) -> Entry:
+    def add(self, source: Source, test_id: str | None, request: RawRequest, convert: Convert) -> Entry:
         """Keep an exchange (numbered here: its sequence number is its id), the oldest dropped when full."""
         with self._lock:
             self._last += 1
-            entry = Entry(self._last, source, test_id, convert)
+            entry = Entry(self._last, source, test_id, request, convert)
             if len(self._entries) == self.capacity:
                 self._dropped += 1
             self._entries.append(entry)

@@ -4,8 +4,9 @@ the three cannot drift apart. Field names are camelCase on the wire, as in MockS
 endpoint."""
 
 from datetime import datetime
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from llmproxy.cassette.model import Exchange
@@ -138,4 +139,50 @@ class Scope(ApiModel):
         min_length=1,
         description="only this test's expectations: those added with it answer only requests sent with it in "
         "the x-llmproxy-test-id header",
+    )
+
+
+class VerifyRequests(ApiModel):
+    """How many of the journal's requests hold to `match` (the expectations file's `match`: one predicate
+    language for answering and verifying), against a count: `exactly`, or `atLeast` and/or `atMost` (none given:
+    at least one)."""
+
+    match: spec.Match = Field(default_factory=spec.Match, description="as an expectation's match; {}: any request")
+    exactly: int | None = Field(None, ge=0)
+    at_least: int | None = Field(None, ge=0)
+    at_most: int | None = Field(None, ge=0)
+    source: Source | None = Field(None, description="only exchanges answered so")
+    test_id: str | None = Field(None, description="only requests sent with this x-llmproxy-test-id header")
+
+    @model_validator(mode="after")
+    def _one_count(self) -> Self:
+        if self.exactly is not None and (self.at_least is not None or self.at_most is not None):
+            raise ValueError("give exactly, or atLeast and/or atMost, not both")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError(f"atLeast {self.at_least} is more than atMost {self.at_most}")
+        return self
+
+    def bounds(self) -> tuple[int, int | None]:
+        """The counts that pass: from, to (None: no upper bound)."""
+        if self.exactly is not None:
+            return self.exactly, self.exactly
+        if self.at_least is None and self.at_most is None:
+            return 1, None
+        return self.at_least or 0, self.at_most
+
+
+class NearMiss(ApiModel):
+    seq: int
+    url: str
+    model: str | None = None
+    failed: list[str] = Field(description="each predicate of the match this request does not hold to")
+
+
+class Verified(ApiModel):
+    ok: bool
+    count: int = Field(description="requests that hold to the match")
+    expected: str = Field(description="the count that passes, in words")
+    matched: list[int] = Field(description="their sequence numbers, oldest first")
+    closest: list[NearMiss] = Field(
+        default_factory=list, description="when it fails: the requests that came nearest, fewest failures first"
     )

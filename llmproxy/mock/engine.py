@@ -200,7 +200,7 @@ class _Entry:
         """The decision if this entry answers the request (its state advanced), else why it does not."""
         scope = self._scope_mismatch(request)
         if self.expectation is not None:
-            reasons = [*scope, *_mismatches(self.expectation.match, request)]
+            reasons = [*scope, *failed_predicates(self.expectation.match, request)]
             if not reasons and self.expectation.times is not None and self.served >= self.expectation.times:
                 reasons = [f"times: all {self.expectation.times} used"]
             if not reasons and (why := unfit(self.expectation, request)) is not None:
@@ -213,7 +213,7 @@ class _Entry:
             chaos = self.expectation.chaos
             return MockDecision(answer, source, self.number, chaos=chaos, take_back=self._unserve if chaos else None)
         assert self.conversation is not None
-        reasons = [*scope, *(_mismatches(self.conversation.match, request) if self.conversation.match else [])]
+        reasons = [*scope, *(failed_predicates(self.conversation.match, request) if self.conversation.match else [])]
         if reasons:
             return tuple(reasons)
         key = _isolation_key(self.conversation.isolateBy, request)
@@ -221,7 +221,7 @@ class _Entry:
         if position >= len(self.conversation.turns):
             return (f"all {len(self.conversation.turns)} turns served{_session(key)}",)
         turn = self.conversation.turns[position]
-        reasons = _mismatches(turn.match, request) if turn.match else []
+        reasons = failed_predicates(turn.match, request) if turn.match else []
         if not reasons and (why := unfit(turn, request)) is not None:
             reasons = [f"answer: {why}"]
         if reasons:
@@ -272,7 +272,10 @@ def _predicate_count(match: spec.Match | None) -> int:
     return 0 if match is None else sum(value is not None for name, value in match if name != "normalization")
 
 
-def _mismatches(match: spec.Match, request: Incoming) -> list[str]:
+def failed_predicates(match: spec.Match, request: Incoming) -> list[str]:
+    """Why `request` does not hold to `match`, one line per predicate that fails; none when it does. The mock
+    picks its answer with it, and the control API's verify counts the journal's requests with it: one predicate
+    language for both."""
     reasons = []
     route = request.route
     if match.provider is not None and (route is None or route.provider.value != match.provider.lower()):

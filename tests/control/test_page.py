@@ -26,7 +26,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "SSL_CERT_FILE", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     for name, language, code in BLOCK.findall(PAGE.read_text()):
-        if language == "json":
+        if language == "json" and name:  # a file the page names; the others are request bodies
             (tmp_path / name).write_text(code)
     return tmp_path
 

@@ -60,9 +60,8 @@ class JournalTap(Tap):
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
         redactor = self.redactor
-        self.journal.add(
-            source, incoming.headers.get(TEST_ID_HEADER), lambda seq: to_exchange(_as_events(raw), seq, redactor)
-        )
+        test_id = incoming.headers.get(TEST_ID_HEADER)
+        self.journal.add(source, test_id, incoming.raw, lambda seq: to_exchange(_as_events(raw), seq, redactor))
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
