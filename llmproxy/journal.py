@@ -86,14 +86,14 @@ class Query:
     limit: int | None = None
 
     def matches(self, entry: Entry) -> bool:
-        exchange = entry.exchange
+        """Whether `entry` is wanted; its exchange converted only when a filter needs it."""
         return (
             entry.seq > self.since
-            and (self.provider is None or exchange.provider == self.provider)
-            and (self.model is None or exchange.model == self.model)
-            and (self.path is None or entry.path.startswith(self.path))
             and (self.source is None or entry.source is self.source)
             and (self.test_id is None or entry.test_id == self.test_id)
+            and (self.provider is None or entry.exchange.provider == self.provider)
+            and (self.model is None or entry.exchange.model == self.model)
+            and (self.path is None or entry.path.startswith(self.path))
         )
 
 
