@@ -26,6 +26,7 @@ from llmproxy.control.models import (
     Listener,
     NearMiss,
     Removed,
+    Reset,
     Scope,
     Status,
     TokenUsage,
@@ -119,6 +120,23 @@ def control_api(session: Session) -> Router:
         assert call.body is not None
         return verified(_kept(journal), call.body)
 
+    def reset(call: Call[Any, Any, Any]) -> Reset:
+        mock = session.mock
+        answering = mock.state.value[0] if mock is not None else None
+        intercept = session.intercept
+        hosts = 0
+        counters = False
+        if intercept is not None:
+            hosts = len(intercept.hosts.snapshot())
+            intercept.hosts.clear()
+            counters = intercept.store.forget()
+        return Reset(
+            expectations=answering.clear() if answering is not None else None,
+            journal=journal.clear() if journal is not None else None,
+            chaos=hosts,
+            counters=counters,
+        )
+
     endpoints = [
         Endpoint("GET", "/status", "The run: version, mode, listeners, counts", status, Status, Access.READ),
         Endpoint(
@@ -140,6 +158,13 @@ def control_api(session: Session) -> Router:
             params=EntryNumber,
         ),
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
+        Endpoint(
+            "POST",
+            "/reset",
+            "Start afresh: no expectations, an empty journal, no chaos per host, quota and budget counters at 0",
+            reset,
+            Reset,
+        ),
         Endpoint(
             "POST",
             "/verify/requests",

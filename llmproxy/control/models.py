@@ -186,3 +186,12 @@ class Verified(ApiModel):
     closest: list[NearMiss] = Field(
         default_factory=list, description="when it fails: the requests that came nearest, fewest failures first"
     )
+
+
+class Reset(ApiModel):
+    expectations: int | None = Field(None, description="expectations removed; absent when the run has no mock")
+    journal: int | None = Field(None, description="journal entries forgotten; absent when it keeps none")
+    chaos: int = Field(description="hosts whose chaos profile was removed")
+    counters: bool = Field(
+        description="whether quota and budget counters started afresh (not when shared in Redis: --state)"
+    )

@@ -34,4 +34,9 @@ class Store(Protocol):
         """Where the counters are, for the log ("in this process", "redis://127.0.0.1:6379/0")."""
         ...
 
+    def forget(self) -> bool:
+        """Start every counter afresh (the control API's reset), when they are this proxy's alone; whether it
+        did. Counters shared with other proxies are left: they count on them."""
+        ...
+
     def close(self) -> None: ...

@@ -72,6 +72,9 @@ class RedisStore:
     def describe(self) -> str:
         return f"in Redis at {self.url}"
 
+    def forget(self) -> bool:
+        return False  # shared with the other proxies of the namespace: not this one's to reset
+
     def close(self) -> None:
         self._client.close()
 

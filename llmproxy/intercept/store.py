@@ -39,6 +39,11 @@ class MemoryStore:
     def describe(self) -> str:
         return "in this process"
 
+    def forget(self) -> bool:
+        with self._lock:
+            self._windows.clear()
+        return True
+
     def close(self) -> None:
         pass
 

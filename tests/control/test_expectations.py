@@ -3,6 +3,7 @@ entries listed with what they served, entries added in the file's own JSON (thei
 holding), one removed, all cleared; and the refusals — an invalid entry named by its JSON path, the read-only
 token, a run with no mock."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ import openai
 import pytest
 
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE
-from llmproxy.session import Listening, Session, replaying
+from llmproxy.intercept.options import intercept_plan
+from llmproxy.session import Listening, Session, mocking, replaying
 from tests.control.test_api import call
 from tests.mock.sdk_clients import openai_client, serving
 
@@ -142,3 +144,32 @@ def test_a_run_without_a_mock_says_so(tmp_path: Path) -> None:
         status, answer, _ = call(proxy, "GET", "/expectations")
         assert (status, answer["error"]) == (404, "this run has no mock to hold expectations: run `llmproxy mock`")
         assert call(proxy, "GET", "/status")[1]["mode"] == "replay"
+
+
+def test_reset_starts_the_run_afresh(proxy: Session) -> None:
+    chaos = {"host": "api.openai.com", "chaos": {"errorStatus": 503, "errorProbability": 0.0}}
+    assert call(proxy, "PUT", proxy.control_url, chaos)[0] == 200
+    with openai_client(proxy) as client:
+        assert ask(client, "weather?") == "Sunny."
+    assert call(proxy, "POST", "/reset", token="read-only")[0] == 403
+    status, answer, _ = call(proxy, "POST", "/reset")
+    assert (status, answer) == (200, {"expectations": 2, "journal": 1, "chaos": 1, "counters": True})
+    assert listed(proxy) == []
+    assert call(proxy, "GET", proxy.control_url)[1]["services"] == {}
+    assert call(proxy, "GET", "/journal")[1]["entries"] == []
+    with openai_client(proxy) as client, pytest.raises(openai.BadRequestError, match="none were given"):
+        ask(client, "weather?")
+
+
+def test_reset_starts_the_quota_counters_afresh(tmp_path: Path) -> None:
+    """A mock allowing one request a minute: the second is refused with a 429; after a reset, one more gets in."""
+    expectations = tmp_path / "expectations.json"
+    expectations.write_text(json.dumps(EXPECTATIONS))
+    listening = Listening(ca_directory=tmp_path / "ca")
+    with mocking(expectations, listening, intercept=intercept_plan(rpm=1)) as proxy, openai_client(proxy) as client:
+        assert ask(client, "weather?") == "Sunny."
+        with pytest.raises(openai.RateLimitError):
+            ask(client, "a story")
+        assert call(proxy, "POST", "/reset")[1]["counters"] is True
+        assert call(proxy, "POST", "/expectations", EXPECTATIONS)[0] == 200
+        assert ask(client, "a story") == "Once upon a time"
