@@ -27,13 +27,15 @@ TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes an exchange to one test o
 
 class Source(StrEnum):
     """Who answered: the network, a recording, an expectation, a fault put in on purpose, nothing (refused),
-    or llmproxy failing."""
+    llmproxy on a coding CLI's background traffic (telemetry, update checks: answered harmlessly), or llmproxy
+    failing."""
 
     LIVE = "live"
     REPLAYED = "replayed"
     MOCKED = "mocked"
     INJECTED = "injected"
     MISSED = "missed"
+    BACKGROUND = "background"
     ERROR = "error"
 
 

@@ -24,6 +24,7 @@ SOURCES: Final = {
     ReplySource.CASSETTE: Source.REPLAYED,
     ReplySource.FAULT: Source.INJECTED,
     ReplySource.MISS: Source.MISSED,
+    ReplySource.BACKGROUND: Source.BACKGROUND,
     ReplySource.ERROR: Source.ERROR,
     ReplySource.UPSTREAM: Source.LIVE,
 }
@@ -37,7 +38,9 @@ class JournalTap(Tap):
         self.redactor = redactor
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        self._keep(incoming, SOURCES[reply.source], reply_exchange(incoming, reply))
+        source = SOURCES.get(reply.source)
+        if source is not None:  # not a WebSocket the relay takes over: its messages are journalled one by one
+            self._keep(incoming, source, reply_exchange(incoming, reply))
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
