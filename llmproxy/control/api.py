@@ -1,6 +1,6 @@
-"""The control API's endpoints (`/llmproxy/api/v1/…`) over a running session: its status, and the journal of
-the exchanges it saw. Each endpoint is declared once, with its models and whether it only reads; the router
-(`llmproxy.control.router`) does the rest."""
+"""The control API's endpoints (`/llmproxy/api/v1/…`) over a running session: its status, the journal of the
+exchanges it saw and verifying what it holds, the mock's expectations, and a reset. Each endpoint is declared
+once, with its models and whether it only reads; the router (`llmproxy.control.router`) does the rest."""
 
 from pathlib import Path
 from typing import Any, Final
@@ -12,6 +12,7 @@ from llmproxy.chain import Chain
 from llmproxy.chain.incoming import Incoming
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
+    API_BASE,
     Added,
     Cleared,
     EntryNumber,
@@ -44,7 +45,7 @@ from llmproxy.plan import Plan
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.proxy_session import Session
 
-BASE: Final = "/llmproxy/api/v1"
+BASE: Final = API_BASE
 
 
 def control_api(session: Session) -> Router:

@@ -21,6 +21,7 @@ from urllib.parse import urlencode, urlsplit
 from pydantic import BaseModel
 
 from llmproxy.control.models import (
+    API_BASE,
     Added,
     Cleared,
     Expectations,
@@ -34,7 +35,6 @@ from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.mock.spec import ExpectationsFile
 
-API_PATH: Final = "/llmproxy/api/v1"
 _DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # not through the proxy
 
 
@@ -51,7 +51,7 @@ class Client:
     def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
         """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint)."""
         parts = urlsplit(url)
-        self.api = f"{parts.scheme}://{parts.netloc}{API_PATH}"
+        self.api = f"{parts.scheme}://{parts.netloc}{API_BASE}"
         self._token = token
         self.timeout = timeout
 

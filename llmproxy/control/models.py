@@ -4,7 +4,7 @@ the three cannot drift apart. Field names are camelCase on the wire, as in MockS
 endpoint."""
 
 from datetime import datetime
-from typing import Self
+from typing import Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -12,6 +12,8 @@ from pydantic.alias_generators import to_camel
 from llmproxy.cassette.model import Exchange
 from llmproxy.journal import Source
 from llmproxy.mock import spec
+
+API_BASE: Final = "/llmproxy/api/v1"  # where on the control port these models are spoken
 
 
 class ApiModel(BaseModel):
