@@ -6,9 +6,13 @@ from decimal import Decimal
 
 import pytest
 
+from llmproxy.chain import Incoming
+from llmproxy.chain.reply import ReplySource, text_reply
+from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.meter import Answered, Call, Meter, Tokens, totals
 from llmproxy.model import Provider, Usage
 from llmproxy.pricing import PriceBook
+from tests.cassette.factory import request
 
 USAGE = Usage(input_tokens=1_000, output_tokens=200, cache_read_tokens=400)
 
@@ -73,3 +77,15 @@ def test_calls_from_many_threads_get_distinct_numbers() -> None:
     for thread in threads:
         thread.join()
     assert sorted(c.seq for c in meter.calls) == list(range(1, 201))
+
+
+@pytest.mark.parametrize("source", [ReplySource.BACKGROUND, ReplySource.RELAYED])
+def test_what_is_no_model_call_is_not_metered(source: ReplySource) -> None:
+    """A coding CLI's telemetry answered harmlessly, a WebSocket upgrade taken over by the relay: no call to
+    count (the relay's messages are metered one by one), and no failure of the meter's tap either."""
+    meter = Meter()
+    tap = MeterTap(meter)
+    incoming = Incoming(request(host="api.statsig.com", path="/v1/rgstr", headers=()))
+    reply = text_reply(202, "", source)
+    assert tap.reply(incoming, reply) is reply
+    assert meter.calls == []

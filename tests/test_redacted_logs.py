@@ -5,6 +5,7 @@ import logging
 import pytest
 
 from llmproxy.cassette import redacted_logs
+from llmproxy.log_lines import LogLine
 from tests.secret_corpus import QUERIES, SHAPES
 
 
@@ -40,3 +41,23 @@ def test_install_is_idempotent() -> None:
     factory = logging.getLogRecordFactory()
     redacted_logs.install()
     assert logging.getLogRecordFactory() is factory
+
+
+def test_a_failure_under_the_cli_is_one_line_that_says_what(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI's log line rebuilds a record with `logging.makeLogRecord`, which makes it nameless first: the
+    redacting factory must take that, or logging reports its own error in place of the line."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(LogLine("llmproxy replay", debug=False))
+    logger = logging.getLogger("llmproxy.some.module")
+    logger.addHandler(handler)
+    try:
+        try:
+            raise ValueError(f"upstream refused key {SHAPES['google']}")
+        except ValueError:
+            logger.exception("could not answer")
+    finally:
+        logger.removeHandler(handler)
+    err = capsys.readouterr().err
+    assert "Logging error" not in err
+    assert err.startswith("llmproxy replay: could not answer: ValueError: upstream refused key <redacted:")
+    assert len(err.splitlines()) == 1

@@ -35,7 +35,8 @@ def install() -> None:
 
         def redacted(*args: Any, **kwargs: Any) -> logging.LogRecord:
             record = make(*args, **kwargs)
-            if record.name.startswith(LOGGERS):
+            # `logging.makeLogRecord` (the CLI's log line uses it) makes a record with no name, then fills it in
+            if isinstance(record.name, str) and record.name.startswith(LOGGERS):
                 _redact(record)
             return record
 

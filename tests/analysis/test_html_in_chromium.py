@@ -6,6 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import orjson
+import pytest
 from playwright.sync_api import Page
 
 from llmproxy.analysis.figures import dollars
@@ -14,6 +15,8 @@ from llmproxy.analysis.report import Report
 from tests.analysis.browser import opened
 from tests.analysis.reports import CRAFTED_RUNS, question, recorded, report_of
 from tests.cassette.factory import exchange, request, response
+
+pytestmark = pytest.mark.service
 
 
 def test_the_html_report_in_chromium(tmp_path: Path) -> None:

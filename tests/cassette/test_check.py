@@ -361,3 +361,11 @@ def test_nothing_to_check_is_not_clean(tmp_path: Path, given: str) -> None:
     code, output = check(path)
     assert code == 2
     assert output.splitlines()[0].startswith(f"{path}: cannot ")
+
+
+def test_the_committed_cassettes_hold_no_secret() -> None:
+    """The examples are recorded with key-shaped placeholders (scripts/record_examples.py): none may reach a
+    committed cassette, which is what a user's pre-commit hook would refuse."""
+    code, out = check(Path(__file__).resolve().parents[2] / "cassettes")
+    assert code == 0, out
+    assert out.endswith("no secret-looking values\n")

@@ -18,3 +18,10 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def fresh_redis(redis_url: str, request: pytest.FixtureRequest) -> str:
     """The session's Redis under a namespace of this test's own."""
     return f"{redis_url}?namespace=test-{request.node.name}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that takes the real Redis is a service test: CI runs it once, on the main Python."""
+    for item in items:
+        if "fresh_redis" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.service)

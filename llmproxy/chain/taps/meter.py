@@ -44,7 +44,8 @@ class MeterTap(Tap):
         return self.state.value
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        self.state.value.add(replied(incoming, reply))
+        if reply.source in ANSWERED:  # not a CLI's telemetry, nor a WebSocket the relay meters message by message
+            self.state.value.add(replied(incoming, reply))
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
