@@ -7,7 +7,7 @@ conversation is recognised — and its history read once — whether the cassett
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -76,17 +76,37 @@ class Recorded:
         self._kept: dict[str, KeptRequests] = {}
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
             for path in cassette_files(paths):
-                summary = SourceSummary(str(path))
                 if is_mock_log(path):
+                    summary = SourceSummary(str(path))
                     session = str(path.parent) if grouping is Grouping.FOLDER else str(path)
                     found = list(mock_log_calls(path, book, session, summary.skipped))
                     summary.exchanges = len(found) + summary.skipped.total()
+                    self._add(summary, found)
                 else:
-                    kept = self._kept[str(path)] = KeptRequests()
-                    found = list(_calls(path, book, grouping, summary, kept))
-                summary.calls = len(found)
-                self.calls.extend(found)
-                self.sources.append(summary)
+                    self.read(str(path), iter_exchanges(path))
+
+    @classmethod
+    def of_exchanges(
+        cls, named: Iterable[tuple[str, Iterable[Exchange]]], book: PriceBook, grouping: Grouping = Grouping.CASSETTE
+    ) -> "Recorded":
+        """The calls in exchanges held in memory (a running proxy's journal), each sequence read as one cassette
+        named as given: the report and the gates read them as they read files."""
+        recorded = cls((), book, grouping)
+        with gc_paused():
+            for name, exchanges in named:
+                recorded.read(name, exchanges)
+        return recorded
+
+    def read(self, name: str, exchanges: Iterable[Exchange]) -> None:
+        """Add the calls of one cassette's exchanges, in recorded order."""
+        summary = SourceSummary(name)
+        kept = self._kept[name] = KeptRequests()
+        self._add(summary, list(_calls(name, exchanges, self.book, self.grouping, summary, kept)))
+
+    def _add(self, summary: SourceSummary, found: list[RecordedCall]) -> None:
+        summary.calls = len(found)
+        self.calls.extend(found)
+        self.sources.append(summary)
 
     def conversation(self, call: RecordedCall) -> Conversation | None:
         """The call's request with its whole history, decoded (None if it no longer decodes, or the call came
@@ -96,9 +116,14 @@ class Recorded:
 
 
 def _calls(
-    path: Path, book: PriceBook, grouping: Grouping, summary: SourceSummary, kept: KeptRequests
+    source: str,
+    exchanges: Iterable[Exchange],
+    book: PriceBook,
+    grouping: Grouping,
+    summary: SourceSummary,
+    kept: KeptRequests,
 ) -> Iterator[RecordedCall]:
-    source = str(path)
+    path = Path(source)
     conversations: dict[int, str] = {}  # exchange id → the conversation it belongs to
     lineages: dict[int, tuple[int, str]] = {}  # exchange id → what a request extending it inherits
     digests = HistoryDigests()
@@ -132,7 +157,7 @@ def _calls(
         lineages[exchange.id] = (call.history_tokens, call.head_system)
         return call
 
-    for exchange in iter_exchanges(path):
+    for exchange in exchanges:
         summary.exchanges += 1
         exchange = _shared(exchange, index)
         decoded = read_chat(exchange, routes)
