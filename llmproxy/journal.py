@@ -19,6 +19,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
+from llmproxy.chain.incoming import Incoming
 from llmproxy.model.exchange import RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
@@ -44,7 +45,7 @@ type Convert = Callable[[int], Exchange]
 
 
 class Entry:
-    __slots__ = ("_convert", "_exchange", "request", "seq", "source", "test_id")
+    __slots__ = ("_convert", "_exchange", "_incoming", "request", "seq", "source", "test_id")
 
     def __init__(self, seq: int, source: Source, test_id: str | None, request: RawRequest, convert: Convert) -> None:
         """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
@@ -55,6 +56,7 @@ class Entry:
         self.request = request
         self._convert: Convert | None = convert
         self._exchange: Exchange | None = None
+        self._incoming: Incoming | None = None
 
     @property
     def exchange(self) -> Exchange:
@@ -68,6 +70,16 @@ class Entry:
             exchange = self._exchange = convert(self.seq)
             self._convert = None  # the captured form, unredacted, is let go
         return exchange
+
+    @property
+    def incoming(self) -> Incoming:
+        """The request as the chain reads it (its API, JSON, model, conversation), read the first time a verify
+        needs it and kept: verifying again, or over a long journal, reparses nothing. Two readers at once may
+        both read it: the same result."""
+        incoming = self._incoming
+        if incoming is None:
+            incoming = self._incoming = Incoming(self.request)
+        return incoming
 
     @property
     def path(self) -> str:

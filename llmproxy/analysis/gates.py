@@ -91,19 +91,29 @@ def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str)
 
 
 def tool_call(
-    calls: Sequence[RecordedCall], name: str, args_regex: str | None, at_least: int, at_most: int | None
+    calls: Sequence[RecordedCall],
+    name: str,
+    args_regex: str | None,
+    at_least: int,
+    at_most: int | None,
+    arguments: Any = None,
 ) -> Verdict:
-    """The model asked for tool `name` (with arguments matching `args_regex`, searched in their compact JSON)
-    between `at_least` and `at_most` times across the recorded answers."""
+    """The model asked for tool `name` (with arguments matching `args_regex`, searched in their compact JSON,
+    and holding `arguments`, a JSON predicate: see `holds`) between `at_least` and `at_most` times across the
+    recorded answers."""
     pattern = re.compile(args_regex) if args_regex is not None else None
     matched = [
         {"call": index, "id": use.id, "arguments": use.arguments}
         for index, call in enumerate(calls, 1)
         for use in call.tool_calls
-        if use.name == name and (pattern is None or pattern.search(use.arguments))
+        if use.name == name
+        and (pattern is None or pattern.search(use.arguments))
+        and (arguments is None or _holds_arguments(arguments, use.arguments))
     ]
     details = {"name": name, "count": len(matched), "matches": matched}
     what = f"{name}" + (f" with arguments matching /{args_regex}/" if args_regex else "")
+    if arguments is not None:
+        what += f"{' and' if args_regex else ' with arguments'} holding {orjson.dumps(arguments).decode()}"
     limits = f"--at-least {at_least}" + (f", --at-most {at_most}" if at_most is not None else "")
     summary = f"{what} was called {plural(len(matched), 'time')} in {plural(len(calls), 'call')} ({limits})"
     if not calls:
@@ -119,6 +129,23 @@ def tool_call(
     if at_most is not None and len(matched) > at_most:
         reasons.append(f"{what} was called {plural(len(matched), 'time')}, more than --at-most {at_most}")
     return _judge("tool-call", reasons, details, summary)
+
+
+def holds(expected: Any, actual: Any) -> bool:
+    """Whether JSON `actual` holds to `expected`: an object holds when each of `expected`'s members holds in it
+    (other members may be there too), anything else when it is equal."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            key in actual and holds(value, actual[key]) for key, value in expected.items()
+        )
+    return bool(expected == actual) and isinstance(expected, bool) is isinstance(actual, bool)  # 1 is not true
+
+
+def _holds_arguments(expected: Any, arguments: str) -> bool:
+    try:
+        return holds(expected, orjson.loads(arguments))
+    except orjson.JSONDecodeError:  # arguments a model sent that are not JSON hold to no predicate
+        return False
 
 
 def structured_output(calls: Sequence[RecordedCall], schema: Any) -> Verdict:

@@ -9,7 +9,6 @@ from llmproxy import __version__
 from llmproxy.cassette.decode import decode_exchange
 from llmproxy.cassette.model import Exchange
 from llmproxy.chain import Chain
-from llmproxy.chain.incoming import Incoming
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
     API_BASE,
@@ -25,20 +24,18 @@ from llmproxy.control.models import (
     JournalQuery,
     JournalSummary,
     Listener,
-    NearMiss,
     Removed,
     Reset,
     Scope,
     Status,
     TokenUsage,
-    Verified,
-    VerifyRequests,
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.journal import Entry, Journal, Query, Source
 from llmproxy.mock import spec
-from llmproxy.mock.engine import MockEngine, Standing, failed_predicates
+from llmproxy.mock.engine import MockEngine, Standing
 from llmproxy.mock.load import with_scripts
 from llmproxy.model import Usage
 from llmproxy.plan import Plan
@@ -117,10 +114,6 @@ def control_api(session: Session) -> Router:
     def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
         return Cleared(cleared=engine().clear(_scope(call)))
 
-    def verify_requests(call: Call[Any, Any, VerifyRequests]) -> Verified:
-        assert call.body is not None
-        return verified(_kept(journal), call.body)
-
     def reset(call: Call[Any, Any, Any]) -> Reset:
         mock = session.mock
         answering = mock.state.value[0] if mock is not None else None
@@ -166,15 +159,7 @@ def control_api(session: Session) -> Router:
             reset,
             Reset,
         ),
-        Endpoint(
-            "POST",
-            "/verify/requests",
-            "Whether the journal holds as many requests as expected that hold to a match; what came near if not",
-            verify_requests,
-            Verified,
-            Access.READ,
-            body=VerifyRequests,
-        ),
+        *verify_endpoints(session),
         Endpoint(
             "GET",
             "/expectations",
@@ -289,39 +274,6 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
         error=exchange.error,
         injected=[injection.kind for injection in exchange.injected],
     )
-
-
-CLOSEST: Final = 3  # near misses a failing verify shows
-
-
-def verified(journal: Journal, verify: VerifyRequests) -> Verified:
-    """The journal's requests counted against `verify`: each read with the mock's own predicates."""
-    held: list[int] = []
-    near: list[tuple[int, int, list[str]]] = []
-    for entry in journal.read(Query(source=verify.source, test_id=verify.test_id)):
-        failed = failed_predicates(verify.match, Incoming(entry.request))
-        if failed:
-            near.append((len(failed), entry.seq, failed))
-        else:
-            held.append(entry.seq)
-    low, high = verify.bounds()
-    ok = low <= len(held) and (high is None or len(held) <= high)
-    closest = []
-    if not ok:
-        for _, seq, failed in sorted(near, key=lambda item: item[0])[:CLOSEST]:
-            kept = journal.get(seq)
-            if kept is not None:
-                exchange = kept.exchange
-                closest.append(NearMiss(seq=seq, url=exchange.request.url, model=exchange.model, failed=failed))
-    return Verified(ok=ok, count=len(held), expected=_expected(low, high), matched=held, closest=closest)
-
-
-def _expected(low: int, high: int | None) -> str:
-    if low == high:
-        return f"exactly {low}"
-    if high is None:
-        return f"at least {low}"
-    return f"at most {high}" if low == 0 else f"at least {low} and at most {high}"
 
 
 def _scope(call: Call[Any, Scope, Any]) -> str | None:

@@ -15,10 +15,12 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any, Final
 from urllib.parse import urlencode, urlsplit
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+from pydantic.alias_generators import to_camel
 
 from llmproxy.control.models import (
     API_BASE,
@@ -30,10 +32,23 @@ from llmproxy.control.models import (
     JournalQuery,
     Removed,
     Status,
+    Verified,
+    VerifyRequests,
+)
+from llmproxy.control.verify_models import (
+    GateVerified,
+    SequenceVerified,
+    ToolCallVerified,
+    VerifyCost,
+    VerifySequence,
+    VerifyStructuredOutput,
+    VerifyToolCall,
 )
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
+from llmproxy.mock import spec
 from llmproxy.mock.spec import ExpectationsFile
+from llmproxy.validation_errors import describe
 
 _DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # not through the proxy
 
@@ -102,6 +117,80 @@ class Client:
         """Remove every expectation, or only those added for `test_id`; how many."""
         return Cleared.model_validate(self._call("DELETE", "/expectations" + _scoped(test_id))).cleared
 
+    def verify_requests(
+        self,
+        match: spec.Match | Mapping[str, Any] | None = None,
+        *,
+        exactly: int | None = None,
+        at_least: int | None = None,
+        at_most: int | None = None,
+        source: str | None = None,
+        test_id: str | None = None,
+    ) -> Verified:
+        """How many requests the journal holds that hold to `match` (the expectations file's), against a count
+        (none given: at least one); a failure lists the closest requests."""
+        verify = {"match": match or {}, "exactly": exactly, "at_least": at_least, "at_most": at_most}
+        body = _body(VerifyRequests, {**verify, "source": source, "test_id": test_id})
+        return Verified.model_validate(self._call("POST", "/verify/requests", body))
+
+    def verify_sequence(
+        self,
+        *sequence: spec.Match | Mapping[str, Any],
+        source: str | None = None,
+        test_id: str | None = None,
+    ) -> SequenceVerified:
+        """Requests holding to each match arrived in this order (others may come between)."""
+        body = _body(VerifySequence, {"sequence": list(sequence), "source": source, "test_id": test_id})
+        return SequenceVerified.model_validate(self._call("POST", "/verify/sequence", body))
+
+    def verify_tool_call(
+        self,
+        name: str,
+        *,
+        args_regex: str | None = None,
+        arguments: Any = None,
+        exactly: int | None = None,
+        at_least: int | None = None,
+        at_most: int | None = None,
+        allow_partial: bool = False,
+        source: str | None = None,
+        test_id: str | None = None,
+    ) -> ToolCallVerified:
+        """The model called tool `name` (its arguments containing `args_regex`, holding to the JSON predicate
+        `arguments`) as often as expected: at least once when no count is given."""
+        verify = {"name": name, "args_regex": args_regex, "arguments": arguments, "allow_partial": allow_partial}
+        counts = {"exactly": exactly, "at_least": at_least, "at_most": at_most, "source": source, "test_id": test_id}
+        body = _body(VerifyToolCall, {**verify, **counts})
+        return ToolCallVerified.model_validate(self._call("POST", "/verify/tool-call", body))
+
+    def verify_structured_output(
+        self,
+        schema: Mapping[str, Any],
+        *,
+        allow_partial: bool = False,
+        source: str | None = None,
+        test_id: str | None = None,
+    ) -> GateVerified:
+        """Every answer with text is JSON that meets the JSON Schema `schema`."""
+        verify = {"schema": dict(schema), "allow_partial": allow_partial, "source": source, "test_id": test_id}
+        body = _body(VerifyStructuredOutput, verify)
+        return GateVerified.model_validate(self._call("POST", "/verify/structured-output", body))
+
+    def verify_cost(
+        self,
+        max_usd: Decimal | str | float,
+        *,
+        price_as: str | None = None,
+        allow_unpriced: bool = False,
+        allow_partial: bool = False,
+        source: str | None = None,
+        test_id: str | None = None,
+    ) -> GateVerified:
+        """The answers' estimated cost is at most `max_usd` US dollars, priced as `llmproxy report` prices."""
+        verify = {"max_usd": max_usd, "price_as": price_as, "allow_unpriced": allow_unpriced}
+        body = _body(VerifyCost, {**verify, "allow_partial": allow_partial, "source": source, "test_id": test_id})
+        return GateVerified.model_validate(self._call("POST", "/verify/cost", body))
+
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.api + path, data=data, method=method)
@@ -125,6 +214,17 @@ def _said(body: bytes) -> str:
     except ValueError:
         return ""
     return str(answer.get("error", "")) if isinstance(answer, dict) else ""
+
+
+def _body(model: type[BaseModel], fields: Mapping[str, Any]) -> Any:
+    """`fields` (snake_case, None for what is not given) checked by the API's own `model`, as the API's JSON: a
+    refusal names the field as the API would (`$.argsRegex`)."""
+    given = {to_camel(name): value for name, value in fields.items() if value is not None}
+    try:
+        checked = model.model_validate(given)
+    except ValidationError as error:
+        raise ControlError(400, "; ".join(describe(error, given))) from None
+    return checked.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
 def _scoped(test_id: str | None) -> str:

@@ -144,17 +144,19 @@ class Scope(ApiModel):
     )
 
 
-class VerifyRequests(ApiModel):
-    """How many of the journal's requests hold to `match` (the expectations file's `match`: one predicate
-    language for answering and verifying), against a count: `exactly`, or `atLeast` and/or `atMost` (none given:
-    at least one)."""
+class JournalScope(ApiModel):
+    """Which of the journal's entries a verify reads: every one it keeps, or only some."""
 
-    match: spec.Match = Field(default_factory=spec.Match, description="as an expectation's match; {}: any request")
+    source: Source | None = Field(None, description="only exchanges answered so")
+    test_id: str | None = Field(None, description="only requests sent with this x-llmproxy-test-id header")
+
+
+class Counted(JournalScope):
+    """A count that passes: `exactly`, or `atLeast` and/or `atMost` (none given: at least one)."""
+
     exactly: int | None = Field(None, ge=0)
     at_least: int | None = Field(None, ge=0)
     at_most: int | None = Field(None, ge=0)
-    source: Source | None = Field(None, description="only exchanges answered so")
-    test_id: str | None = Field(None, description="only requests sent with this x-llmproxy-test-id header")
 
     @model_validator(mode="after")
     def _one_count(self) -> Self:
@@ -171,6 +173,14 @@ class VerifyRequests(ApiModel):
         if self.at_least is None and self.at_most is None:
             return 1, None
         return self.at_least or 0, self.at_most
+
+
+class VerifyRequests(Counted):
+    """How many of the journal's requests hold to `match` (the expectations file's `match`: one predicate
+    language for answering and verifying), against a count: `exactly`, or `atLeast` and/or `atMost` (none given:
+    at least one)."""
+
+    match: spec.Match = Field(default_factory=spec.Match, description="as an expectation's match; {}: any request")
 
 
 class NearMiss(ApiModel):

@@ -1,0 +1,49 @@
+"""The journal read as `llmproxy report`, `explain` and `verify` read cassettes: its entries' exchanges —
+redacted, in the shape a cassette stores them — given to the same builder (`llmproxy.analysis.sources.Recorded`),
+the requests of each test (`x-llmproxy-test-id`) as a cassette of their own, as one cassette per test makes the
+report's sessions per test."""
+
+from collections.abc import Sequence
+from typing import Final
+
+from llmproxy.analysis.sources import Grouping, Recorded
+from llmproxy.cassette.model import Exchange
+from llmproxy.journal import Entry, Journal, Query, Source
+from llmproxy.pricing import PriceBook
+
+JOURNAL: Final = "journal"  # the name the journal's requests sent without a test id go by, as a cassette's path
+ANSWERED: Final = frozenset({Source.LIVE, Source.REPLAYED, Source.MOCKED, Source.INJECTED})
+"""The exchanges a model (or a fault in its place) answered: a miss, llmproxy's own failure and a CLI's
+background traffic are left out of what is judged unless asked for by their source."""
+
+
+def source_name(test_id: str | None) -> str:
+    """The name a test's requests go by in a report (its `sources` and, grouped per test, its sessions)."""
+    return JOURNAL if test_id is None else f"{JOURNAL}:{test_id}"
+
+
+def answered(journal: Journal, source: Source | None, test_id: str | None) -> list[Entry]:
+    """The entries to judge, oldest first: those answered `source` (None: every answered one), of `test_id`."""
+    entries = journal.read(Query(source=source, test_id=test_id))
+    return entries if source is not None else [entry for entry in entries if entry.source in ANSWERED]
+
+
+def recorded(entries: Sequence[Entry], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> Recorded:
+    """The calls of `entries`, each test's read as one cassette; a call's `exchange_id` is its entry's `seq`."""
+    by_test: dict[str, list[Exchange]] = {}
+    for entry in entries:
+        by_test.setdefault(source_name(entry.test_id), []).append(entry.exchange)
+    return Recorded.of_exchanges(by_test.items(), book, grouping)
+
+
+class Prices:
+    """The price data, loaded the first time something is priced (it takes a moment), then kept for the run."""
+
+    def __init__(self) -> None:
+        self._book: PriceBook | None = None
+
+    @property
+    def book(self) -> PriceBook:
+        if self._book is None:
+            self._book = PriceBook()
+        return self._book

@@ -1,0 +1,241 @@
+"""The control API's verifies over the journal: how many requests held to a match, the order requests arrived
+in, and the gates `llmproxy verify` runs on cassettes — a tool called, structured output, cost within a budget
+— run on the journal's exchanges read as a cassette (`llmproxy.control.journal_calls`). A failing verify answers
+with what it found instead (the closest requests, the counts, the tools that were called), never a bare false.
+
+Requests are judged as the client sent them, with the expectations file's own predicates (one language for
+answering and verifying); each entry's request is read once and kept on it (`Entry.incoming`), so verifying
+again, or over a long journal, reparses nothing. The gates read the answers as a cassette would store them.
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Final
+
+from llmproxy.analysis import gates
+from llmproxy.analysis.build import Selection, select
+from llmproxy.analysis.calls import RecordedCall
+from llmproxy.analysis.coverage import Coverage
+from llmproxy.analysis.gates import GateOutcome, Verdict, covered
+from llmproxy.analysis.sources import Recorded
+from llmproxy.control.auth import Access
+from llmproxy.control.journal_calls import Prices, answered, recorded
+from llmproxy.control.models import JournalScope, NearMiss, Verified, VerifyRequests
+from llmproxy.control.router import ApiError, Call, Endpoint
+from llmproxy.control.verify_models import (
+    GateVerified,
+    SequenceVerified,
+    ToolCallVerified,
+    VerifyCost,
+    VerifySequence,
+    VerifyStructuredOutput,
+    VerifyToolCall,
+)
+from llmproxy.journal import Entry, Journal, Query
+from llmproxy.mock import spec
+from llmproxy.mock.engine import failed_predicates
+from llmproxy.proxy_session import Session
+
+CLOSEST: Final = 3  # near misses a failing verify shows
+
+
+def verify_endpoints(session: Session) -> list[Endpoint]:
+    """The verifies over `session`'s journal (404 when it keeps none); each only reads."""
+    prices = Prices()
+
+    def kept() -> Journal:
+        journal = session.journal
+        if journal is None:
+            raise ApiError(404, "this run keeps no journal")
+        return journal
+
+    def verify_requests(call: Call[Any, Any, VerifyRequests]) -> Verified:
+        assert call.body is not None  # the endpoint declares its body: the router always gives one
+        return verified(kept(), call.body)
+
+    def verify_sequence(call: Call[Any, Any, VerifySequence]) -> SequenceVerified:
+        assert call.body is not None
+        return sequenced(kept(), call.body)
+
+    def verify_tool_call(call: Call[Any, Any, VerifyToolCall]) -> ToolCallVerified:
+        verify = call.body
+        assert verify is not None
+        calls, coverage = _calls(kept(), verify, prices)
+        low, high = verify.bounds()
+        verdict = gates.tool_call(calls, verify.name, verify.args_regex, low, high, verify.arguments)
+        judged = _judged(verdict, calls, coverage, verify.allow_partial)
+        tools = Counter(use.name for judged_call in calls for use in judged_call.tool_calls)
+        return ToolCallVerified(**dict(judged), tools_called=dict(sorted(tools.items())))
+
+    def verify_structured_output(call: Call[Any, Any, VerifyStructuredOutput]) -> GateVerified:
+        verify = call.body
+        assert verify is not None
+        calls, coverage = _calls(kept(), verify, prices)
+        return _judged(gates.structured_output(calls, verify.json_schema), calls, coverage, verify.allow_partial)
+
+    def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
+        verify = call.body
+        assert verify is not None
+        calls, coverage = _calls(kept(), verify, prices)
+        verdict = gates.cost(calls, prices.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
+        return _judged(verdict, calls, coverage, verify.allow_partial)
+
+    return [
+        Endpoint(
+            "POST",
+            "/verify/requests",
+            "Whether the journal holds as many requests as expected that hold to a match; what came near if not",
+            verify_requests,
+            Verified,
+            Access.READ,
+            body=VerifyRequests,
+        ),
+        Endpoint(
+            "POST",
+            "/verify/sequence",
+            "Whether requests holding to each match arrived in that order; which step broke it and what came instead",
+            verify_sequence,
+            SequenceVerified,
+            Access.READ,
+            body=VerifySequence,
+        ),
+        Endpoint(
+            "POST",
+            "/verify/tool-call",
+            "Whether the model called a tool (by name, arguments) as often as expected; every tool called if not",
+            verify_tool_call,
+            ToolCallVerified,
+            Access.READ,
+            body=VerifyToolCall,
+        ),
+        Endpoint(
+            "POST",
+            "/verify/structured-output",
+            "Whether every answer with text is JSON that meets a JSON Schema; where each one does not",
+            verify_structured_output,
+            GateVerified,
+            Access.READ,
+            body=VerifyStructuredOutput,
+        ),
+        Endpoint(
+            "POST",
+            "/verify/cost",
+            "Whether the answers' estimated cost is within a budget in US dollars; the total and what is unpriced",
+            verify_cost,
+            GateVerified,
+            Access.READ,
+            body=VerifyCost,
+        ),
+    ]
+
+
+def verified(journal: Journal, verify: VerifyRequests) -> Verified:
+    """The journal's requests counted against `verify`: each read with the mock's own predicates."""
+    held: list[int] = []
+    near: list[tuple[int, int, list[str]]] = []
+    for entry in journal.read(Query(source=verify.source, test_id=verify.test_id)):
+        failed = failed_predicates(verify.match, entry.incoming)
+        if failed:
+            near.append((len(failed), entry.seq, failed))
+        else:
+            held.append(entry.seq)
+    low, high = verify.bounds()
+    ok = low <= len(held) and (high is None or len(held) <= high)
+    closest = [] if ok else _nearest(journal, near)
+    return Verified(ok=ok, count=len(held), expected=_expected(low, high), matched=held, closest=closest)
+
+
+def sequenced(journal: Journal, verify: VerifySequence) -> SequenceVerified:
+    """Whether a request held to each step of `verify`, each after the one before it; when not, the step no
+    request came for, the requests that held to it too early, and what came instead."""
+    entries = journal.read(Query(source=verify.source, test_id=verify.test_id))
+    steps = verify.sequence
+    matched: list[int] = []
+    for entry in entries:
+        if len(matched) == len(steps):
+            break
+        if not failed_predicates(steps[len(matched)], entry.incoming):
+            matched.append(entry.seq)
+    if len(matched) == len(steps):
+        return SequenceVerified(ok=True, matched=matched)
+    step = len(matched)
+    match = steps[step]
+    start = _after(entries, matched[-1]) if matched else 0
+    earlier = [entry.seq for entry in entries[:start] if not failed_predicates(match, entry.incoming)]
+    near = [
+        (len(failed), entry.seq, failed)
+        for entry in entries[start:]
+        if (failed := failed_predicates(match, entry.incoming))
+    ]
+    return SequenceVerified(
+        ok=False,
+        matched=matched,
+        broken_step=step + 1,
+        reason=_broken(step, match, matched, earlier, len(entries) - start),
+        earlier=earlier,
+        closest=_nearest(journal, near),
+    )
+
+
+def _after(entries: Sequence[Entry], seq: int) -> int:
+    """The position in `entries` just after the entry numbered `seq`."""
+    return next(index for index, entry in enumerate(entries, 1) if entry.seq == seq)
+
+
+def _broken(step: int, match: spec.Match, matched: list[int], earlier: list[int], came: int) -> str:
+    said = _said(match)
+    if not matched:
+        return f"step 1 ({said}): no request holds to it" + (f" among {came}" if came else ": the journal has none")
+    where = f"after step {step} (request {matched[-1]})"
+    if earlier:
+        numbers = ", ".join(map(str, earlier))
+        return f"step {step + 1} ({said}): no request holds to it {where}; request {numbers} did, before it"
+    return f"step {step + 1} ({said}): no request holds to it {where}, nor before it"
+
+
+def _said(match: spec.Match) -> str:
+    return match.model_dump_json(exclude_none=True) if match.model_dump(exclude_none=True) else "any request"
+
+
+def _nearest(journal: Journal, near: list[tuple[int, int, list[str]]]) -> list[NearMiss]:
+    """The requests that failed the fewest predicates (the oldest first among equals), with what each failed."""
+    closest = []
+    for _, seq, failed in sorted(near, key=lambda item: item[:2])[:CLOSEST]:
+        entry = journal.get(seq)
+        if entry is not None:
+            exchange = entry.exchange
+            closest.append(NearMiss(seq=seq, url=exchange.request.url, model=exchange.model, failed=failed))
+    return closest
+
+
+def _expected(low: int, high: int | None) -> str:
+    if low == high:
+        return f"exactly {low}"
+    if high is None:
+        return f"at least {low}"
+    return f"at most {high}" if low == 0 else f"at least {low} and at most {high}"
+
+
+def _calls(journal: Journal, scope: JournalScope, prices: Prices) -> tuple[list[RecordedCall], Coverage]:
+    """The chat calls of the entries `scope` chooses, in the order the gates of `llmproxy verify` read a
+    cassette's, and what of them could be read."""
+    read: Recorded = recorded(answered(journal, scope.source, scope.test_id), prices.book)
+    calls, _ = select(read.calls, Selection())
+    return calls, Coverage.of(len(calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
+
+
+def _judged(verdict: Verdict, calls: Sequence[RecordedCall], coverage: Coverage, allow_partial: bool) -> GateVerified:
+    judged = covered(verdict, coverage, allow_partial)
+    document = judged.as_json()
+    details = {key: value for key, value in document.items() if key not in _SAID}
+    return GateVerified(
+        ok=judged.outcome is GateOutcome.PASS,
+        outcome=document["outcome"],
+        reasons=judged.reasons,
+        summary=judged.summary,
+        calls=[call.exchange_id for call in calls],
+        details=details,
+    )
+
+
+_SAID: Final = frozenset({"gate", "outcome", "passed", "reasons", "summary"})  # a verdict's fields said apart
