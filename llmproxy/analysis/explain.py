@@ -5,11 +5,15 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from llmproxy.analysis.appendix import richest
+from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.calls import RecordedCall
+from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars
 from llmproxy.analysis.graph import call_graph
 from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import CallGraph
+from llmproxy.analysis.sources import Recorded
 from llmproxy.model import Conversation, Role
 from llmproxy.pricing import Priced
 from llmproxy.words import plural
@@ -40,6 +44,22 @@ def explain(conversation: Conversation, session: str, call: int) -> Explanation:
         latestRole=messages[-1].role.value if messages else None,
         callGraph=call_graph(conversation, session, call, Scrubber()),
     )
+
+
+def explain_selected(
+    recorded: Recorded, selection: Selection
+) -> tuple[list[RecordedCall], Coverage, Explanation | None]:
+    """The calls `selection` chooses, what they are of those asked about, and the richest conversation among
+    them explained (None when there is no chat call, or its request no longer decodes)."""
+    calls, dropped = select(recorded.calls, selection)
+    skipped = ((source.path, source.skipped) for source in recorded.sources)
+    coverage = Coverage.of(len(calls), dropped, selection.max_calls, skipped)
+    if not calls:
+        return calls, coverage, None
+    best = max(richest(calls).values(), key=lambda index: (calls[index - 1].message_count, index))
+    conversation = recorded.conversation(calls[best - 1])
+    explanation = explain(conversation, calls[best - 1].session, best) if conversation is not None else None
+    return calls, coverage, explanation
 
 
 def timeline(calls: Sequence[RecordedCall], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:

@@ -110,10 +110,23 @@ class ReplayIndex:
     ) -> ReplayHit | ReplayMiss:
         """The exchange that answers `request` (redacted like the cassette), or why there is none. `passes_over`:
         kinds of injected fault (`Injection.kind`) an exchange marked with one is not served for."""
+        return self._answer(request, provider, passes_over, serve=True)
+
+    def peek(
+        self, request: Request, provider: str | None, passes_over: frozenset[str] = frozenset()
+    ) -> ReplayHit | ReplayMiss:
+        """What `take` would answer now, nothing served: a request tried without sending it."""
+        return self._answer(request, provider, passes_over, serve=False)
+
+    def _answer(
+        self, request: Request, provider: str | None, passes_over: frozenset[str], serve: bool
+    ) -> ReplayHit | ReplayMiss:
         view = self.view(request, provider)
         key = _digest(view.key)
         with self._lock:
             queue = self._queue(key, passes_over)
+            if queue and not serve:
+                return ReplayHit(self._exchanges[queue[0]])
             if queue:
                 position = queue.pop(0)
                 self._used.add(position)

@@ -28,11 +28,7 @@ def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output:
     --json is --format json. Exits 2 when an input cannot be read, 1 when it holds no chat call to explain
     (in every format: the timeline still says what it found).
     """
-    from llmproxy.analysis.appendix import richest
-    from llmproxy.analysis.build import select
-    from llmproxy.analysis.coverage import Coverage
-    from llmproxy.analysis.explain import explain as explain_run
-    from llmproxy.analysis.explain import timeline
+    from llmproxy.analysis.explain import explain_selected, timeline
     from llmproxy.analysis.graph import mermaid
     from llmproxy.cli.report import read_selected
     from llmproxy.outputs import dumps
@@ -41,15 +37,7 @@ def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output:
     fmt = json_format(format_, as_json) or "timeline"
     with unreadable_exits():
         recorded, selected = read_selected(paths, **selection)
-    calls, dropped = select(recorded.calls, selected)
-    skipped = ((source.path, source.skipped) for source in recorded.sources)
-    coverage = Coverage.of(len(calls), dropped, selected.max_calls, skipped)
-    explanation = None
-    if calls:
-        best = max(richest(calls).values(), key=lambda index: (calls[index - 1].message_count, index))
-        conversation = recorded.conversation(calls[best - 1])
-        if conversation is not None:
-            explanation = explain_run(conversation, calls[best - 1].session, best)
+    calls, coverage, explanation = explain_selected(recorded, selected)
     if fmt == "timeline":
         write_output(timeline(calls, explanation, coverage.gaps()), output)
     elif fmt == "json":

@@ -9,6 +9,7 @@ from llmproxy import __version__
 from llmproxy.cassette.decode import decode_exchange
 from llmproxy.cassette.model import Exchange
 from llmproxy.chain import Chain
+from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
 from llmproxy.control.models import (
     API_BASE,
@@ -160,6 +161,7 @@ def control_api(session: Session) -> Router:
             Reset,
         ),
         *verify_endpoints(session),
+        *analysis_endpoints(session),
         Endpoint(
             "GET",
             "/expectations",

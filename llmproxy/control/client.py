@@ -16,12 +16,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode, urlsplit
 
 from pydantic import BaseModel, ValidationError
 from pydantic.alias_generators import to_camel
 
+from llmproxy.control.analysis_models import (
+    Debugged,
+    DebugRequest,
+    ExplainQuery,
+    Misses,
+    MissesQuery,
+    ReportQuery,
+)
 from llmproxy.control.models import (
     API_BASE,
     Added,
@@ -44,6 +52,10 @@ from llmproxy.control.verify_models import (
     VerifyStructuredOutput,
     VerifyToolCall,
 )
+
+if TYPE_CHECKING:
+    from llmproxy.outputs.explain import Explained
+
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.mock import spec
@@ -191,7 +203,40 @@ class Client:
         body = _body(VerifyCost, {**verify, "allow_partial": allow_partial, "source": source, "test_id": test_id})
         return GateVerified.model_validate(self._call("POST", "/verify/cost", body))
 
+    def misses(self, *, test_id: str | None = None, since: int = 0, limit: int | None = None) -> Misses:
+        """The requests nothing answered, each with the closest expectations and recording and what differs."""
+        query = _query(MissesQuery, {"test_id": test_id, "since": since, "limit": limit})
+        return Misses.model_validate(self._call("GET", "/misses" + query))
+
+    def debug_request(
+        self, url: str, body: Any = None, *, method: str = "POST", headers: Mapping[str, str] | None = None
+    ) -> Debugged:
+        """What would answer this request, and why each other expectation or recording would not: nothing is
+        answered or counted."""
+        request = _body(DebugRequest, {"method": method, "url": url, "headers": dict(headers or {}), "body": body})
+        return Debugged.model_validate(self._call("POST", "/misses/debug", request))
+
+    def report(self, format: str = "markdown", **selected: Any) -> str:
+        """The optimisation report over the journal as `llmproxy report --format` writes it (markdown, json, csv,
+        html); `selected` as the endpoint's query: source, test_id, session, provider, model, since, max_calls,
+        group_by."""
+        query = _query(ReportQuery, {**selected, "format": format})
+        return self._text("GET", "/report" + query)
+
+    def explain(self, **selected: Any) -> "Explained":
+        """One session's agent run explained (`llmproxy explain --json`); `selected` as `report`'s."""
+        from llmproxy.outputs.explain import Explained  # the analysis loads only when it is asked for
+
+        return Explained.model_validate_json(self._text("GET", "/explain" + _query(ExplainQuery, selected)))
+
+    def explain_text(self, format: str = "timeline", **selected: Any) -> str:
+        """The run as a timeline, or its call graph as a Mermaid chart (`format="mermaid"`)."""
+        return self._text("GET", "/explain" + _query(ExplainQuery, {**selected, "format": format}))
+
     def _call(self, method: str, path: str, body: Any = None) -> Any:
+        return json.loads(self._text(method, path, body))
+
+    def _text(self, method: str, path: str, body: Any = None) -> str:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.api + path, data=data, method=method)
         request.add_header("authorization", f"Bearer {self._token}")
@@ -199,7 +244,8 @@ class Client:
             request.add_header("content-type", "application/json")
         try:
             with _DIRECT.open(request, timeout=self.timeout) as response:
-                return json.load(response)
+                text: str = response.read().decode()
+                return text
         except urllib.error.HTTPError as error:
             with error:
                 raise ControlError(error.code, _said(error.read()) or f"{error.code} {error.reason}") from None
@@ -225,6 +271,17 @@ def _body(model: type[BaseModel], fields: Mapping[str, Any]) -> Any:
     except ValidationError as error:
         raise ControlError(400, "; ".join(describe(error, given))) from None
     return checked.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+
+
+def _query(model: type[BaseModel], fields: Mapping[str, Any]) -> str:
+    """`fields` checked by the endpoint's query `model`, as a query string ("" when nothing is given)."""
+    given = {to_camel(name): value for name, value in fields.items() if value is not None}
+    try:
+        checked = model.model_validate(given)
+    except ValidationError as error:
+        raise ControlError(400, "; ".join(describe(error, given))) from None
+    query = checked.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    return f"?{urlencode(query)}" if query else ""
 
 
 def _scoped(test_id: str | None) -> str:

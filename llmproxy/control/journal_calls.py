@@ -22,9 +22,10 @@ def source_name(test_id: str | None) -> str:
     return JOURNAL if test_id is None else f"{JOURNAL}:{test_id}"
 
 
-def answered(journal: Journal, source: Source | None, test_id: str | None) -> list[Entry]:
-    """The entries to judge, oldest first: those answered `source` (None: every answered one), of `test_id`."""
-    entries = journal.read(Query(source=source, test_id=test_id))
+def answered(journal: Journal, source: Source | None, test_id: str | None, since: int = 0) -> list[Entry]:
+    """The entries to judge, oldest first: those answered `source` (None: every answered one), of `test_id`,
+    numbered after `since`."""
+    entries = journal.read(Query(source=source, test_id=test_id, since=since))
     return entries if source is not None else [entry for entry in entries if entry.source in ANSWERED]
 
 

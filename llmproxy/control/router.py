@@ -47,7 +47,16 @@ class Call[P: pydantic.BaseModel, Q: pydantic.BaseModel, B: pydantic.BaseModel]:
     body: B | None
 
 
-type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel]
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """What a handler answers with instead of a model: a document already rendered (a report in markdown or
+    CSV, a timeline), sent as it is with its media type."""
+
+    text: str
+    media_type: str
+
+
+type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel | Rendered]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +70,7 @@ class Endpoint:
     params: type[pydantic.BaseModel] | None = None
     query: type[pydantic.BaseModel] | None = None
     body: type[pydantic.BaseModel] | None = None
+    media_types: tuple[str, ...] = ()  # what else it may answer with (`Rendered`) beside JSON, for the document
     segments: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -131,6 +141,8 @@ class Router:
         except Exception as error:  # a bug of llmproxy's: logged with its traceback, one line to the client
             logger.exception("the control API failed on %s %s", method, url.path)
             return Answer(500, {"error": f"llmproxy failed to answer {method} {url.path}: {error}"})
+        if isinstance(answer, Rendered):
+            return Answer(200, {}, text=answer.text, media_type=answer.media_type)
         return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     def listing(self) -> list[str]:
@@ -158,7 +170,10 @@ class Router:
                 "responses": {
                     "200": {
                         "description": "done",
-                        "content": {"application/json": {"schema": schemas[(endpoint.answer, "serialization")]}},
+                        "content": {
+                            "application/json": {"schema": schemas[(endpoint.answer, "serialization")]},
+                            **{media: {"schema": {"type": "string"}} for media in endpoint.media_types},
+                        },
                     },
                     "default": {"description": "an error, said in one line", "content": {"application/json": {}}},
                 },

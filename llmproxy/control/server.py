@@ -100,9 +100,9 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
             answer = control.answer(self.client_address[0], self.headers, self.command, self.path, self.rfile.read)
             if answer.status in (400, 401, 413):  # its body may be unread: the connection cannot carry another
                 self.close_connection = True
-            data = json.dumps(answer.body).encode()
+            data = json.dumps(answer.body).encode() if answer.text is None else answer.text.encode()
             self.send_response(answer.status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", _content_type(answer.media_type))
             self.send_header("content-length", str(len(data)))
             for name, value in answer.headers:
                 self.send_header(name, value)
@@ -117,3 +117,8 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
             logger.debug("control API: " + format, *args)
 
     return Handler
+
+
+def _content_type(media_type: str) -> str:
+    """The content-type header: a text document's is UTF-8, said so (JSON is UTF-8 by definition)."""
+    return f"{media_type}; charset=utf-8" if media_type.startswith("text/") else media_type

@@ -31,11 +31,14 @@ PATH: Final = "/llmproxy/chaos"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405)."""
+    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405); or,
+    for a document already rendered (a report in markdown), its `text` and `media_type` in the body's place."""
 
     status: int
     body: dict[str, Any]
     headers: tuple[tuple[str, str], ...] = ()
+    text: str | None = None
+    media_type: str = "application/json"
 
 
 def handle(intercept: Intercept, method: str, target: str, body: bytes) -> Answer:

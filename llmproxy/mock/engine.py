@@ -119,22 +119,29 @@ class MockEngine:
         if request.codec is not None and request.codec.asks_nothing(request.json):
             return MockDecision(_NOTHING, "warm-up (asks for no output)", 0)
         with self._lock:
-            near: list[tuple[int, int, str, tuple[str, ...]]] = []
+            near: list[Tried] = []
             for entry in self._entries:
                 outcome = entry.take(request)
                 if isinstance(outcome, MockDecision):
                     if outcome.take_back is not None:
                         outcome.take_back = functools.partial(self._locked, outcome.take_back)
                     return outcome
-                near.append((len(outcome), -entry.predicates, entry.name, outcome))
+                near.append(Tried(entry.number, entry.name, entry.predicates, outcome))
         counted = estimated_count(request)
         if counted is not None:
             return MockDecision(counted, token_count.SOURCE, 0)
         if not near:
             return MockMiss(None, ())
-        # closest: the fewest predicates failed, then the most held (the most specific to this request)
-        *_, name, reasons = min(near, key=lambda item: item[:2])
-        return MockMiss(name, reasons)
+        nearest = closest(near)[0]
+        return MockMiss(nearest.name, nearest.reasons)
+
+    def tried(self, request: Incoming) -> list["Tried"]:
+        """Every entry in the order it is tried, each with why it would not answer `request` now (nothing: it
+        would), its state left as it is: what a request would meet, asked without sending it."""
+        with self._lock:
+            return [
+                Tried(entry.number, entry.name, entry.predicates, entry.refusal(request)) for entry in self._entries
+            ]
 
     def _locked(self, change: Callable[[], None]) -> None:
         with self._lock:
@@ -157,6 +164,24 @@ class MockEngine:
             logger.debug("%s could not answer %s %s", decision.source, request.host, request.path, exc_info=True)
             why = str(exc) if isinstance(exc, LlmproxyError) else f"{type(exc).__name__}: {exc}"
             return MockMiss(decision.source, (f"its answer could not be given: {why}",))
+
+
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """An entry tried on a request without answering it: its number and name, how many predicates its match
+    sets, and why it would not answer (empty: it would)."""
+
+    number: int
+    name: str
+    predicates: int
+    reasons: tuple[str, ...]
+
+
+def closest(tried: list[Tried]) -> list[Tried]:
+    """The entries that would not answer, nearest first: the fewest reasons, then the most predicates held (the
+    most specific to the request), then the order they are tried — the mock's own choice for its miss."""
+    refused = [entry for entry in tried if entry.reasons]
+    return sorted(refused, key=lambda entry: (len(entry.reasons), -entry.predicates))
 
 
 @dataclass(slots=True)
@@ -196,8 +221,8 @@ class _Entry:
             return []
         return [f"{TEST_ID_HEADER}: expected {self.test_id!r}, got {given!r}"]
 
-    def take(self, request: Incoming) -> MockDecision | tuple[str, ...]:
-        """The decision if this entry answers the request (its state advanced), else why it does not."""
+    def refusal(self, request: Incoming) -> tuple[str, ...]:
+        """Why this entry would not answer the request now; nothing when it would. Changes nothing."""
         scope = self._scope_mismatch(request)
         if self.expectation is not None:
             reasons = [*scope, *failed_predicates(self.expectation.match, request)]
@@ -205,13 +230,7 @@ class _Entry:
                 reasons = [f"times: all {self.expectation.times} used"]
             if not reasons and (why := unfit(self.expectation, request)) is not None:
                 reasons = [f"answer: {why}"]
-            if reasons:
-                return tuple(reasons)
-            self.served += 1
-            answer, step = self._answer(0, self.expectation, "")
-            source = self.name if step is None else f"{self.name} {step}"
-            chaos = self.expectation.chaos
-            return MockDecision(answer, source, self.number, chaos=chaos, take_back=self._unserve if chaos else None)
+            return tuple(reasons)
         assert self.conversation is not None
         reasons = [*scope, *(failed_predicates(self.conversation.match, request) if self.conversation.match else [])]
         if reasons:
@@ -224,8 +243,23 @@ class _Entry:
         reasons = failed_predicates(turn.match, request) if turn.match else []
         if not reasons and (why := unfit(turn, request)) is not None:
             reasons = [f"answer: {why}"]
+        return tuple(f"turn {position + 1}{_session(key)}: {reason}" for reason in reasons)
+
+    def take(self, request: Incoming) -> MockDecision | tuple[str, ...]:
+        """The decision if this entry answers the request (its state advanced), else why it does not."""
+        reasons = self.refusal(request)
         if reasons:
-            return tuple(f"turn {position + 1}{_session(key)}: {reason}" for reason in reasons)
+            return reasons
+        if self.expectation is not None:
+            self.served += 1
+            answer, step = self._answer(0, self.expectation, "")
+            source = self.name if step is None else f"{self.name} {step}"
+            chaos = self.expectation.chaos
+            return MockDecision(answer, source, self.number, chaos=chaos, take_back=self._unserve if chaos else None)
+        assert self.conversation is not None
+        key = _isolation_key(self.conversation.isolateBy, request)
+        position = self.turns.get(key, 0)
+        turn = self.conversation.turns[position]
         self.turns[key] = position + 1
         answer, step = self._answer(position, turn, key)
         source = f"{self.name}{_session(key)} turn {position + 1}" + (f" {step}" if step else "")
