@@ -36,7 +36,7 @@ from llmproxy.control.analysis_models import (
     Selected,
 )
 from llmproxy.control.auth import Access
-from llmproxy.control.journal_calls import Prices, answered, recorded
+from llmproxy.control.journal_calls import Reader
 from llmproxy.control.router import ApiError, Call, Endpoint, Rendered
 from llmproxy.journal import Journal, Query, Source
 from llmproxy.mock.engine import Tried, closest
@@ -59,7 +59,7 @@ GROUPS: Final = {"test": Grouping.CASSETTE, "conversation": Grouping.CONVERSATIO
 
 def analysis_endpoints(session: Session) -> list[Endpoint]:
     """Misses, a request debugged, the report and explain over `session`; each only reads."""
-    prices = Prices()
+    reader = Reader()
 
     def kept() -> Journal:
         journal = session.journal
@@ -100,7 +100,7 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     def report(call: Call[Any, ReportQuery, Any]) -> Rendered:
         query = call.query
         assert query is not None
-        read = _read(kept(), query, prices)
+        read = _read(kept(), query, reader)
         built = build_report(
             read.calls,
             read.sources,
@@ -114,7 +114,7 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     def explain(call: Call[Any, ExplainQuery, Any]) -> Rendered:
         query = call.query
         assert query is not None
-        calls, coverage, explanation = explain_selected(_read(kept(), query, prices), _selection(query))
+        calls, coverage, explanation = explain_selected(_read(kept(), query, reader), _selection(query))
         if query.format == "json":
             document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation)
             return Rendered(dumps(document) + "\n", MEDIA["json"])
@@ -167,9 +167,8 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     ]
 
 
-def _read(journal: Journal, query: Selected, prices: Prices) -> Recorded:
-    entries = answered(journal, query.source, query.test_id, query.since)
-    return recorded(entries, prices.book, GROUPS[query.group_by])
+def _read(journal: Journal, query: Selected, reader: Reader) -> Recorded:
+    return reader.read(journal, query.source, query.test_id, query.since, GROUPS[query.group_by])
 
 
 def _selection(query: Selected) -> Selection:

@@ -3,6 +3,7 @@ redacted, in the shape a cassette stores them — given to the same builder (`ll
 the requests of each test (`x-llmproxy-test-id`) as a cassette of their own, as one cassette per test makes the
 report's sessions per test."""
 
+import threading
 from collections.abc import Sequence
 from typing import Final
 
@@ -37,14 +38,38 @@ def recorded(entries: Sequence[Entry], book: PriceBook, grouping: Grouping = Gro
     return Recorded.of_exchanges(by_test.items(), book, grouping)
 
 
-class Prices:
-    """The price data, loaded the first time something is priced (it takes a moment), then kept for the run."""
+class Reader:
+    """The price data, loaded the first time something is priced (it takes a moment), and the calls last read
+    from the journal: a verify of the same entries as the one before it (a test's gates one after another,
+    nothing new in the journal) reads none of them again. One read is kept, so memory holds at most one."""
 
     def __init__(self) -> None:
         self._book: PriceBook | None = None
+        self._last: tuple[tuple[object, ...], Recorded] | None = None
+        self._lock = threading.Lock()
 
     @property
     def book(self) -> PriceBook:
         if self._book is None:
             self._book = PriceBook()
         return self._book
+
+    def read(
+        self,
+        journal: Journal,
+        source: Source | None,
+        test_id: str | None,
+        since: int = 0,
+        grouping: Grouping = Grouping.CASSETTE,
+    ) -> Recorded:
+        """The calls of the entries `answered` chooses. The journal holds a run of entries ending at its `last`,
+        `kept` long, so the two name what it holds; taken before the entries are, they can only be older than
+        what is read, and the next read then reads afresh."""
+        key = (source, test_id, since, grouping, journal.last, journal.kept)
+        with self._lock:
+            if self._last is not None and self._last[0] == key:
+                return self._last[1]
+        read = recorded(answered(journal, source, test_id, since), self.book, grouping)
+        with self._lock:
+            self._last = (key, read)
+        return read

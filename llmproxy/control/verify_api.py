@@ -17,9 +17,8 @@ from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.gates import GateOutcome, Verdict, covered
-from llmproxy.analysis.sources import Recorded
 from llmproxy.control.auth import Access
-from llmproxy.control.journal_calls import Prices, answered, recorded
+from llmproxy.control.journal_calls import Reader
 from llmproxy.control.models import JournalScope, NearMiss, Verified, VerifyRequests
 from llmproxy.control.router import ApiError, Call, Endpoint
 from llmproxy.control.verify_models import (
@@ -41,7 +40,7 @@ CLOSEST: Final = 3  # near misses a failing verify shows
 
 def verify_endpoints(session: Session) -> list[Endpoint]:
     """The verifies over `session`'s journal (404 when it keeps none); each only reads."""
-    prices = Prices()
+    reader = Reader()
 
     def kept() -> Journal:
         journal = session.journal
@@ -60,7 +59,7 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_tool_call(call: Call[Any, Any, VerifyToolCall]) -> ToolCallVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, prices)
+        calls, coverage = _calls(kept(), verify, reader)
         low, high = verify.bounds()
         verdict = gates.tool_call(calls, verify.name, verify.args_regex, low, high, verify.arguments)
         judged = _judged(verdict, calls, coverage, verify.allow_partial)
@@ -70,14 +69,14 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_structured_output(call: Call[Any, Any, VerifyStructuredOutput]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, prices)
+        calls, coverage = _calls(kept(), verify, reader)
         return _judged(gates.structured_output(calls, verify.json_schema), calls, coverage, verify.allow_partial)
 
     def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, prices)
-        verdict = gates.cost(calls, prices.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
+        calls, coverage = _calls(kept(), verify, reader)
+        verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
     return [
@@ -216,10 +215,10 @@ def _expected(low: int, high: int | None) -> str:
     return f"at most {high}" if low == 0 else f"at least {low} and at most {high}"
 
 
-def _calls(journal: Journal, scope: JournalScope, prices: Prices) -> tuple[list[RecordedCall], Coverage]:
+def _calls(journal: Journal, scope: JournalScope, reader: Reader) -> tuple[list[RecordedCall], Coverage]:
     """The chat calls of the entries `scope` chooses, in the order the gates of `llmproxy verify` read a
     cassette's, and what of them could be read."""
-    read: Recorded = recorded(answered(journal, scope.source, scope.test_id), prices.book)
+    read = reader.read(journal, scope.source, scope.test_id)
     calls, _ = select(read.calls, Selection())
     return calls, Coverage.of(len(calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
 
