@@ -33,6 +33,7 @@ from llmproxy.control.models import (
 )
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.control import Answer
 from llmproxy.mock.spec import ExpectationsFile
 
 _DIRECT: Final = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # not through the proxy
@@ -51,7 +52,8 @@ class Client:
     def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
         """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint)."""
         parts = urlsplit(url)
-        self.api = f"{parts.scheme}://{parts.netloc}{API_BASE}"
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.api = self.origin + API_BASE
         self._token = token
         self.timeout = timeout
 
@@ -102,29 +104,40 @@ class Client:
         """Remove every expectation, or only those added for `test_id`; how many."""
         return Cleared.model_validate(self._call("DELETE", "/expectations" + _scoped(test_id))).cleared
 
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.api + path, data=data, method=method)
+    def send(self, method: str, target: str, body: bytes = b"") -> Answer:
+        """One request as it is (`target`: a path on the control port, with its query; `body`: JSON), and the
+        answer whatever its status — what the MCP server relays. Raises ControlError (status 0) only when the
+        port cannot be reached."""
+        request = urllib.request.Request(self.origin + target, data=body or None, method=method)
         request.add_header("authorization", f"Bearer {self._token}")
-        if data is not None:
+        if body:
             request.add_header("content-type", "application/json")
         try:
             with _DIRECT.open(request, timeout=self.timeout) as response:
-                return json.load(response)
+                return _answer(response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:
             with error:
-                raise ControlError(error.code, _said(error.read()) or f"{error.code} {error.reason}") from None
+                return _answer(error.code, error.headers, error.read())
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise ControlError(0, f"cannot reach the control API at {self.api}: {reason}") from None
 
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        answer = self.send(method, API_BASE + path, json.dumps(body).encode() if body is not None else b"")
+        if not 200 <= answer.status < 300:
+            said = answer.body.get("error", "") if isinstance(answer.body, dict) else ""
+            raise ControlError(answer.status, str(said) or f"{answer.status} from {method} {self.api}{path}")
+        return answer.body
 
-def _said(body: bytes) -> str:
+
+def _answer(status: int, headers: Any, data: bytes) -> Answer:
+    """The answer as the control plane gave it: its JSON object, or its bytes when it is not one."""
+    kept = tuple((name.lower(), value) for name, value in headers.items() if name.lower() in ("content-type", "allow"))
     try:
-        answer = json.loads(body)
+        document = json.loads(data)
     except ValueError:
-        return ""
-    return str(answer.get("error", "")) if isinstance(answer, dict) else ""
+        return Answer(status, data, kept)
+    return Answer(status, document, kept) if isinstance(document, dict) else Answer(status, data, kept)
 
 
 def _scoped(test_id: str | None) -> str:

@@ -31,10 +31,11 @@ PATH: Final = "/llmproxy/chaos"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405)."""
+    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405). A
+    body of bytes (the MCP endpoint's) is sent as it is, with the content type its headers give."""
 
     status: int
-    body: dict[str, Any]
+    body: dict[str, Any] | bytes
     headers: tuple[tuple[str, str], ...] = ()
 
 
