@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import configure_logging
 from llmproxy.environment import CONTROL_READ_ONLY_TOKEN_VARIABLE, CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import UsageError
@@ -18,6 +19,7 @@ from llmproxy.options import option
 
 if TYPE_CHECKING:  # imported when the command runs, not when the CLI starts
     from llmproxy.control.client import Client
+    from llmproxy.session import Session
 
 _TOKENS = frozenset({CONTROL_TOKEN_VARIABLE, CONTROL_READ_ONLY_TOKEN_VARIABLE})
 
@@ -69,6 +71,7 @@ _TOKENS = frozenset({CONTROL_TOKEN_VARIABLE, CONTROL_READ_ONLY_TOKEN_VARIABLE})
     help="Exchanges the journal keeps, the oldest dropped beyond (0: none).",
 )
 @option("-v", "--verbose", count=True, help="Each request as it is answered, on stderr (-vv: debug log).")
+@reported("mcp")
 def mcp(
     expectations: Path | None,
     cassettes: tuple[Path, ...],
@@ -80,7 +83,7 @@ def mcp(
     base_url_port: int,
     journal_size: int,
     verbose: int,
-) -> None:
+) -> int:
     """The control plane as an MCP server over stdio: `claude mcp add llmproxy -- llmproxy mcp --attach`.
 
     It starts a proxy of its own (`--mock FILE`, `--replay CASSETTE`, `--record CASSETTE`; none of them: an
@@ -96,18 +99,26 @@ def mcp(
     if attach:
         if expectations is not None or cassettes or record is not None:
             raise UsageError("--attach drives a running llmproxy: it takes no --mock, --replay or --record")
-        connect: AbstractContextManager[Client] = _attached(control_url, control_token)
+        connect: AbstractContextManager[Client] = _attached(_client(control_url, control_token))
     else:
         if control_url is not None or control_token is not None:
             raise UsageError("--control-url and --control-token go with --attach")
         if record is not None and (expectations is not None or cassettes):
             raise UsageError("--record records the network: it takes no --mock or --replay")
-        connect = _started(expectations, cassettes, record, port, base_url_port, journal_size)
-    anyio.run(serve_stdio, lambda: connect)
+        connect = _started(_session(expectations, cassettes, record, base_url_port, journal_size), port, base_url_port)
+    try:
+        anyio.run(serve_stdio, lambda: connect)
+    except BaseExceptionGroup as group:  # what stopped the server, said as any command's error is
+        raise _first(group) from None
+    return 0
 
 
-@contextmanager
-def _attached(url: str | None, token: str | None) -> Iterator["Client"]:
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    inner = group.exceptions[0]
+    return _first(inner) if isinstance(inner, BaseExceptionGroup) else inner
+
+
+def _client(url: str | None, token: str | None) -> "Client":
     from llmproxy.control.client import Client
 
     url = url or os.environ.get(CONTROL_URL_VARIABLE)
@@ -117,26 +128,18 @@ def _attached(url: str | None, token: str | None) -> Iterator["Client"]:
             f"--attach needs the running llmproxy's control URL and token: --control-url and --control-token, or "
             f"${CONTROL_URL_VARIABLE} and ${CONTROL_TOKEN_VARIABLE} (llmproxy gives them to the command it runs)"
         )
-    yield Client(url, token)
+    return Client(url, token)
 
 
-@contextmanager
-def _started(
-    expectations: Path | None,
-    cassettes: tuple[Path, ...],
-    record: Path | None,
-    port: int,
-    base_url_port: int,
-    journal_size: int,
-) -> Iterator["Client"]:
-    """A proxy of this process's, running while the MCP server serves; its summary on stderr at the end."""
+def _session(
+    expectations: Path | None, cassettes: tuple[Path, ...], record: Path | None, base_url_port: int, journal_size: int
+) -> "Session":
+    """The session to start, its files loaded (raises LlmproxyError before anything starts)."""
     import dataclasses
 
-    from llmproxy.control.client import Client
-    from llmproxy.environment import export_lines
     from llmproxy.intercept.options import intercept_plan
     from llmproxy.plan import mock_plan, record_plan, replay_plan
-    from llmproxy.session import Listening, Session, running
+    from llmproxy.session import Session
 
     intercept = intercept_plan()
     if record is not None:
@@ -145,10 +148,23 @@ def _started(
         plan = replay_plan(cassettes, intercept=intercept)
     else:
         plan = mock_plan(expectations, cassettes=cassettes, base_url_port=base_url_port, intercept=intercept)
-    session = Session.of(dataclasses.replace(plan, journal=journal_size))
-    listening = Listening(port=port, base_url_port=base_url_port)
+    return Session.of(dataclasses.replace(plan, journal=journal_size))
+
+
+@contextmanager
+def _attached(client: "Client") -> Iterator["Client"]:
+    yield client
+
+
+@contextmanager
+def _started(session: "Session", port: int, base_url_port: int) -> Iterator["Client"]:
+    """`session` running while the MCP server serves; its summary on stderr at the end."""
+    from llmproxy.control.client import Client
+    from llmproxy.environment import export_lines
+    from llmproxy.session import Listening, running
+
     try:
-        with running(session, listening) as proxy:
+        with running(session, Listening(port=port, base_url_port=base_url_port)) as proxy:
             click.echo(f"llmproxy mcp: proxy on {proxy.url}; {session.describe}", err=True)
             # what a client of the proxy needs; not the control tokens: stderr may be an MCP client's log file
             shown = {name: value for name, value in proxy.environment.items() if name not in _TOKENS}
