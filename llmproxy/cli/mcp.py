@@ -91,7 +91,7 @@ def mcp(
     run with `llmproxy mock|replay|record -- CMD` gives CMD the variables it reads). The tools are the control
     API's (docs/control.md#mcp); it serves until its client closes stdin.
     """
-    import anyio
+    import asyncio
 
     from llmproxy.control.mcp.stdio import serve_stdio
 
@@ -107,7 +107,7 @@ def mcp(
             raise UsageError("--record records the network: it takes no --mock or --replay")
         connect = _started(_session(expectations, cassettes, record, base_url_port, journal_size), port, base_url_port)
     try:
-        anyio.run(serve_stdio, lambda: connect)
+        asyncio.run(serve_stdio(lambda: connect))
     except BaseExceptionGroup as group:  # what stopped the server, said as any command's error is
         raise _first(group) from None
     return 0

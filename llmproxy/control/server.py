@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from llmproxy.control.auth import Access, Tokens, allows
+from llmproxy.control.models import MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept import control as chaos
 from llmproxy.intercept.control import Answer
@@ -27,7 +28,6 @@ if TYPE_CHECKING:  # the MCP SDK is imported on the first MCP request, not by ev
 
 logger = logging.getLogger(__name__)
 
-MCP_PATH: Final = "/llmproxy/mcp"  # llmproxy.control.mcp.http.PATH, known here without importing the SDK
 
 UNAUTHORISED: Final = Answer(
     401, {"error": "the control API needs the run's bearer token, from loopback"}, (("www-authenticate", "Bearer"),)

@@ -8,15 +8,15 @@ tool, a 404, a 500) is a tool error saying so, with its status; arguments the AP
 JSON-RPC invalid-params error naming each one, as is a tool that does not exist.
 """
 
+import asyncio
 import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-import anyio.to_thread
-import mcp_types as types
+from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp.types import INVALID_PARAMS
 
 from llmproxy import __version__
 from llmproxy.control.mcp.tools import ControlRequest, InvalidArguments, Tool
@@ -33,7 +33,8 @@ type Send = Callable[[ControlRequest, ServerRequestContext[Any, Any]], Answer]
 
 
 def mcp_server(tools: Sequence[Tool], send: Send) -> Server[Any]:
-    """An MCP server offering `tools`, each call answered by `send` (run on a worker thread: it blocks)."""
+    """An MCP server offering `tools`, each call answered by `send` (on a worker thread: it blocks). The
+    server runs on asyncio, as both transports here do."""
     by_name = {tool.name: tool for tool in tools}
     listed = [
         types.Tool(
@@ -62,7 +63,7 @@ def mcp_server(tools: Sequence[Tool], send: Send) -> Server[Any]:
             request = tool.request(params.arguments or {})
         except InvalidArguments as error:
             raise MCPError(INVALID_PARAMS, str(error)) from None
-        answer = await anyio.to_thread.run_sync(send, request, ctx)
+        answer = await asyncio.to_thread(send, request, ctx)
         return result(tool, answer)
 
     def input_schema(name: str) -> dict[str, Any] | None:
