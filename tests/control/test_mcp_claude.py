@@ -1,8 +1,9 @@
-"""Claude Code as the MCP client of llmproxy: configured as docs/control.md shows (`claude mcp add … -- llmproxy
-mcp --attach`), run by `llmproxy mock` whose script's first turn calls `mcp__llmproxy__get_status`. Claude Code
-starts `llmproxy mcp --attach` (the mock's control URL and token reach it through Claude Code's environment),
-the tool runs against the mock, and its result — the mock's status — is what the second model turn receives:
-read back from the journal, after Claude Code ends, by the command the mock ran."""
+"""Claude Code as the MCP client of llmproxy: configured as docs/control.md shows — `claude mcp add … -- llmproxy
+mcp --attach` over stdio, or `claude mcp add --transport http …` to the control port — and run by `llmproxy mock`
+whose script's first turn calls `mcp__llmproxy__get_status`. Claude Code starts `llmproxy mcp --attach` (the
+mock's control URL and token reach it through Claude Code's environment) or calls /llmproxy/mcp, the tool runs
+against the mock, and its result — the mock's status — is what the second model turn receives: read back from
+the journal, after Claude Code ends, by the command the mock ran."""
 
 import json
 import re
@@ -35,12 +36,15 @@ EXPECTATIONS = {
         },
     ]
 }
-# What `llmproxy mock` runs: Claude Code, then (still inside the run) the journal's chat requests, whole.
+# What `llmproxy mock` runs: the page's `claude mcp add` line, Claude Code, then (still inside the run) the
+# journal's chat requests, whole.
 DRIVER = """
 import json, subprocess, sys
 from llmproxy.control.client import Client
 
-done = subprocess.run(sys.argv[2:], capture_output=True, text=True, timeout=240)
+added = subprocess.run(["bash", "-c", sys.argv[2]], capture_output=True, text=True, timeout=60)
+assert added.returncode == 0, added.stdout + added.stderr
+done = subprocess.run(sys.argv[3:], capture_output=True, text=True, timeout=240)
 sys.stderr.write(done.stderr)
 control = Client.from_environment()
 mocked = control.journal(source="mocked").entries
@@ -51,7 +55,8 @@ with open(sys.argv[1], "w") as out:
 
 
 @pytest.mark.e2e
-def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_path: Path, transport: str) -> None:
     if CLAUDE.binary is None:
         pytest.skip("claude is not installed: scripts/setup.sh installs it from package.json (needs npm)")
     env = claude_env(tmp_path, "sk-ant-api03-" + secrets.token_urlsafe(60))
@@ -62,18 +67,10 @@ def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_pa
     (shims / "llmproxy").chmod(0o755)
     env["PATH"] = f"{shims}:{env['PATH']}"
 
-    page = (ROOT / "docs" / "control.md").read_text().split("\n### Claude Code\n", 1)[1]
-    add = next(line for line in re.findall(r"```sh\n(.*?)```", page, re.S)[0].splitlines() if "mcp add" in line)
-    added = subprocess.run(
-        ["bash", "-c", add.replace("claude ", f"{CLAUDE.binary} ", 1)],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert added.returncode == 0, added.stdout + added.stderr
-    assert json.loads((work / ".mcp.json").read_text())["mcpServers"]["llmproxy"]["args"] == ["mcp", "--attach"]
+    page = (ROOT / "docs" / "control.md").read_text().split("\n### Claude Code\n", 1)[1].split("\n### ", 1)[0]
+    stdio, http = re.findall(r"```sh\n(.*?)```", page, re.S)
+    add = next(line for line in stdio.splitlines() if "mcp add" in line) if transport == "stdio" else http
+    add = add.replace("claude mcp add", f"{CLAUDE.binary} mcp add", 1)
 
     (tmp_path / "expectations.json").write_text(json.dumps(EXPECTATIONS))
     (tmp_path / "driver.py").write_text(DRIVER)
@@ -81,8 +78,10 @@ def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_pa
     prompt = "Check llmproxy's status with its get_status tool, then say what you found."
     claude = [CLAUDE.binary, "-p", prompt, "--allowedTools", TOOL]
     mock = [sys.executable, "-m", "llmproxy", "mock", "--expectations", str(tmp_path / "expectations.json")]
+    if transport == "http":  # as the page says: the control port directly, not through the proxy
+        env["NO_PROXY"] = "127.0.0.1"
     run = subprocess.run(
-        [*mock, "--", sys.executable, str(tmp_path / "driver.py"), str(found), *claude],
+        [*mock, "--", sys.executable, str(tmp_path / "driver.py"), str(found), add, *claude],
         cwd=work,
         env=env,
         capture_output=True,
@@ -90,6 +89,12 @@ def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_pa
         timeout=300,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+    configured = json.loads((work / ".mcp.json").read_text())["mcpServers"]["llmproxy"]
+    if transport == "stdio":
+        assert (configured["command"], configured["args"]) == ("llmproxy", ["mcp", "--attach"])
+    else:
+        assert (configured["type"], configured["url"].rsplit("/", 2)[1:]) == ("http", ["llmproxy", "mcp"])
+        assert configured["headers"] == {"Authorization": "Bearer ${LLMPROXY_CONTROL_TOKEN}"}  # no token on disk
     result = json.loads(found.read_text())
     assert result["status"] == 0, run.stderr[-3000:]
     assert FINAL_TEXT in result["stdout"]
