@@ -24,6 +24,7 @@ from tests.control.mcp_calls import exercise
 from tests.mock.sdk_clients import serving
 
 CLIENT = {"name": "a test", "version": "1"}
+ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = {"expectations": [{"match": {"latestMessageContains": "capital"}, "respond": {"text": "Paris."}}]}
 
 
@@ -75,6 +76,17 @@ def test_without_a_file_it_starts_an_empty_mock_the_tools_fill(tmp_path: Path) -
     added, status = served([], environment(tmp_path), use, tmp_path / "stderr")
     assert added == {"added": [1]}
     assert (status["mode"], status["describe"]) == ("mock", "mocking with no expectations")
+
+
+def test_replay_twice_serves_both_cassettes(tmp_path: Path) -> None:
+    cassettes = [ROOT / "cassettes" / "quickstart.json", ROOT / "cassettes" / "chaos" / "recovered.json"]
+    arguments = [word for cassette in cassettes for word in ("--replay", str(cassette))]
+
+    async def use(client: Client) -> Any:
+        return (await client.call_tool("get_status", {})).structured_content
+
+    status = served(arguments, environment(tmp_path), use, tmp_path / "stderr")
+    assert (status["mode"], status["describe"]) == ("replay", f"none mode, replaying {cassettes[0]}, {cassettes[1]}")
 
 
 def test_attached_it_drives_the_running_llmproxy(running: Session, tmp_path: Path) -> None:
