@@ -37,7 +37,7 @@ from tests.replay.test_cli_output import OTHER
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-SERVED = ("record", "replay", "mock", "doctor")  # run as processes: a proxy, or clients probed for real
+SERVED = ("record", "replay", "mock", "doctor", "mcp")  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
 
 
@@ -146,6 +146,11 @@ CASES: dict[str, dict[str, Case]] = {
         "passing": Case(("--expectations", "{expectations}", "--", PYTHON, "{client}"), 0),
         "failing": Case(("--expectations", "{unmatched}", "--", PYTHON, "{client}"), 1),
         "unusable": Case(("--expectations", "{invalid_expectations}", "--", PYTHON, "{client}"), 1),
+    },
+    "mcp": {  # stdin is empty: the server ends at once
+        "passing": Case(("--mock", "{expectations}"), 0),
+        "failing": Case(("--mock", "{invalid_expectations}"), 1),
+        "unusable": Case(("--attach",), 2),
     },
     "mock validate": {
         "passing": Case(("{expectations}",), 0),
@@ -262,6 +267,7 @@ def run(
             [PYTHON, "-m", "llmproxy", *arguments],
             env={"PATH": os.environ["PATH"], **home, **environment},
             cwd=inputs["home"],
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=180,

@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Explain a recorded agent run: its calls in order and its richest conversation (the request with the "
         "most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.",
     ),
+    "mcp": (
+        "llmproxy.cli.mcp",
+        "mcp",
+        "The control plane as an MCP server over stdio: `claude mcp add llmproxy -- llmproxy mcp --attach`.",
+    ),
     "mock": (
         "llmproxy.cli.mock",
         "mock",

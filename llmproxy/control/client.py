@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
+from llmproxy.intercept.control import Answer
 from llmproxy.mock import spec
 from llmproxy.mock.spec import ExpectationsFile
 from llmproxy.validation_errors import describe
@@ -78,7 +79,8 @@ class Client:
     def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
         """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint)."""
         parts = urlsplit(url)
-        self.api = f"{parts.scheme}://{parts.netloc}{API_BASE}"
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.api = self.origin + API_BASE
         self._token = token
         self.timeout = timeout
 
@@ -233,33 +235,53 @@ class Client:
         """The run as a timeline, or its call graph as a Mermaid chart (`format="mermaid"`)."""
         return self._text("GET", "/explain" + _query(ExplainQuery, {**selected, "format": format}))
 
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        return json.loads(self._text(method, path, body))
-
-    def _text(self, method: str, path: str, body: Any = None) -> str:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.api + path, data=data, method=method)
+    def send(self, method: str, target: str, body: bytes = b"") -> Answer:
+        """One request as it is (`target`: a path on the control port, with its query; `body`: JSON), and the
+        answer whatever its status — what the MCP server relays. Raises ControlError (status 0) only when the
+        port cannot be reached."""
+        request = urllib.request.Request(self.origin + target, data=body or None, method=method)
         request.add_header("authorization", f"Bearer {self._token}")
-        if data is not None:
+        if body:
             request.add_header("content-type", "application/json")
         try:
             with _DIRECT.open(request, timeout=self.timeout) as response:
-                text: str = response.read().decode()
-                return text
+                return _answer(response.status, response.headers, response.read())
         except urllib.error.HTTPError as error:
             with error:
-                raise ControlError(error.code, _said(error.read()) or f"{error.code} {error.reason}") from None
+                return _answer(error.code, error.headers, error.read())
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise ControlError(0, f"cannot reach the control API at {self.api}: {reason}") from None
 
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        return self._checked(method, path, body).body
 
-def _said(body: bytes) -> str:
-    try:
-        answer = json.loads(body)
-    except ValueError:
-        return ""
-    return str(answer.get("error", "")) if isinstance(answer, dict) else ""
+    def _checked(self, method: str, path: str, body: Any = None) -> Answer:
+        """The API's answer to one call; ControlError with the API's one line when it refused."""
+        answer = self.send(method, API_BASE + path, json.dumps(body).encode() if body is not None else b"")
+        if not 200 <= answer.status < 300:
+            said = answer.body.get("error", "") if isinstance(answer.body, dict) else ""
+            raise ControlError(answer.status, str(said) or f"{answer.status} from {method} {self.api}{path}")
+        return answer
+
+    def _text(self, method: str, path: str) -> str:
+        """A rendered document's text (a report in markdown), or the JSON answer as its text."""
+        answer = self._checked(method, path)
+        return answer.body.decode() if isinstance(answer.body, bytes) else json.dumps(answer.body)
+
+
+def _answer(status: int, headers: Any, data: bytes) -> Answer:
+    """The answer as the control plane gave it: its JSON object, or its bytes as its content type says."""
+    media_type = headers.get("content-type", "application/json")
+    kept = tuple((name.lower(), value) for name, value in headers.items() if name.lower() == "allow")
+    if media_type.startswith("application/json"):
+        try:
+            document = json.loads(data)
+        except ValueError:
+            document = None
+        if isinstance(document, dict):
+            return Answer(status, document, kept, media_type)
+    return Answer(status, data, kept, media_type)
 
 
 def _body(model: type[BaseModel], fields: Mapping[str, Any]) -> Any:

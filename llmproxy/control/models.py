@@ -14,6 +14,7 @@ from llmproxy.journal import Source
 from llmproxy.mock import spec
 
 API_BASE: Final = "/llmproxy/api/v1"  # where on the control port these models are spoken
+MCP_PATH: Final = "/llmproxy/mcp"  # where on the control port the same API is an MCP server
 
 
 class ApiModel(BaseModel):

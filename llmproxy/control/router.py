@@ -142,7 +142,7 @@ class Router:
             logger.exception("the control API failed on %s %s", method, url.path)
             return Answer(500, {"error": f"llmproxy failed to answer {method} {url.path}: {error}"})
         if isinstance(answer, Rendered):
-            return Answer(200, {}, text=answer.text, media_type=answer.media_type)
+            return Answer(200, answer.text.encode(), media_type=answer.media_type)
         return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True))
 
     def listing(self) -> list[str]:

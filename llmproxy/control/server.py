@@ -1,6 +1,7 @@
 """The control port: a loopback HTTP listener on a thread of its own, serving the chaos endpoint
-(`llmproxy.intercept.control`, `/llmproxy/chaos`) and the REST API (`llmproxy.control.api`,
-`/llmproxy/api/v1/…`) to callers with the run's token (`llmproxy.control.auth`).
+(`llmproxy.intercept.control`, `/llmproxy/chaos`), the REST API (`llmproxy.control.api`,
+`/llmproxy/api/v1/…`) and the MCP server over Streamable HTTP (`llmproxy.control.mcp.http`, `/llmproxy/mcp`)
+to callers with the run's token (`llmproxy.control.auth`).
 
 What it refuses, it refuses before doing anything: a client not on loopback or without a token gets 401, a body
 over 8 MiB a 413 before it is read. Nothing a caller sends reaches the proxy's own threads except through the
@@ -12,16 +13,21 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from llmproxy.control.auth import Access, Tokens, allows
+from llmproxy.control.models import MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept import control as chaos
 from llmproxy.intercept.control import Answer
 from llmproxy.intercept.engine import Intercept
 
+if TYPE_CHECKING:  # the MCP SDK is imported on the first MCP request, not by every run
+    from llmproxy.control.mcp.http import McpEndpoint
+
 logger = logging.getLogger(__name__)
+
 
 UNAUTHORISED: Final = Answer(
     401, {"error": "the control API needs the run's bearer token, from loopback"}, (("www-authenticate", "Bearer"),)
@@ -44,7 +50,9 @@ class ControlPlane:
             return chaos.handle(self.intercept, method, target, body)
         if self.api is not None and self.api.serves(target):
             return self.api.handle(method, target, body, granted)
-        listed = [f"GET|PUT|PATCH|DELETE {chaos.PATH}", *(self.api.listing() if self.api is not None else [])]
+        listed = [f"GET|PUT|PATCH|DELETE {chaos.PATH}"]
+        if self.api is not None:
+            listed += [*self.api.listing(), f"POST {MCP_PATH}"]
         return Answer(404, {"error": f"no such endpoint: {path}", "endpoints": listed})
 
 
@@ -59,6 +67,8 @@ class ControlServer:
         self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
         self.url = self.origin + chaos.PATH  # `LLMPROXY_CONTROL_URL`, as `llmproxy chaos` has always read it
         self.api_url = self.origin + plane.api.base if plane.api is not None else None
+        self._mcp: McpEndpoint | None = None
+        self._mcp_lock = threading.Lock()
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="llmproxy-control", daemon=True
         )
@@ -80,12 +90,26 @@ class ControlServer:
         if length > MAX_BODY:
             return Answer(413, {"error": f"the body is {length} bytes: the control API takes {MAX_BODY} at most"})
         body = read(length) if length > 0 else b""
+        if urlsplit(target).path.rstrip("/") == MCP_PATH and self.plane.api is not None:
+            return self.mcp(self.plane.api).answer(method, target, headers, body, granted, client)
         return self.plane.handle(method, target, body, granted)
+
+    def mcp(self, api: Router) -> "McpEndpoint":
+        """The MCP endpoint, started on its first request."""
+        with self._mcp_lock:
+            if self._mcp is None:
+                from llmproxy.control.mcp.http import McpEndpoint
+
+                self._mcp = McpEndpoint(api, self.plane.handle)
+            return self._mcp
 
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+        with self._mcp_lock:
+            if self._mcp is not None:
+                self._mcp.close()
 
 
 class _Server(ThreadingHTTPServer):
@@ -100,7 +124,7 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
             answer = control.answer(self.client_address[0], self.headers, self.command, self.path, self.rfile.read)
             if answer.status in (400, 401, 413):  # its body may be unread: the connection cannot carry another
                 self.close_connection = True
-            data = json.dumps(answer.body).encode() if answer.text is None else answer.text.encode()
+            data = answer.body if isinstance(answer.body, bytes) else json.dumps(answer.body).encode()
             self.send_response(answer.status)
             self.send_header("content-type", _content_type(answer.media_type))
             self.send_header("content-length", str(len(data)))

@@ -31,13 +31,12 @@ PATH: Final = "/llmproxy/chaos"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405); or,
-    for a document already rendered (a report in markdown), its `text` and `media_type` in the body's place."""
+    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405); or a
+    body already rendered (a report in markdown, the MCP endpoint's JSON-RPC), sent as it is as `media_type`."""
 
     status: int
-    body: dict[str, Any]
+    body: dict[str, Any] | bytes
     headers: tuple[tuple[str, str], ...] = ()
-    text: str | None = None
     media_type: str = "application/json"
 
 

@@ -41,7 +41,8 @@ def test_the_python_example_runs_and_prints_what_it_says(folder: Path) -> None:
 
 
 def test_the_curl_example_reads_the_journal_of_a_running_mock(folder: Path) -> None:
-    [command] = SHELL.findall(PAGE.read_text())
+    section = PAGE.read_text().split("\n## With curl\n", 1)[1].split("\n## ", 1)[0]
+    [command] = SHELL.findall(section)
     llmproxy = [sys.executable, "-m", "llmproxy"]
     run = [*llmproxy, "mock", "--expectations", "expectations.json", "--", "sh", "-c", command]
     result = subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)

@@ -1,0 +1,123 @@
+"""Every MCP tool called once, in an order that gives each something to work on, by the official `mcp` SDK's
+client — over stdio or Streamable HTTP, the same calls: expectations added with each tool that adds them, a
+request sent through the mock by the official OpenAI SDK (at the base URL `get_status` names), the journal read,
+verified and cleared, chaos set and removed, the run reset. Each answer is checked for what it says, not only
+for not failing; the test asserts every tool listed was called."""
+
+import json
+from typing import Any
+
+import openai
+from mcp import Client
+from mcp_types import CallToolResult
+
+from llmproxy.control.mcp.tools import ChaosSet
+
+
+async def call(client: Client, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool's answer, which must not be a tool error: its structured content, equal to its text's JSON."""
+    result: CallToolResult = await client.call_tool(name, arguments or {})
+    assert not result.is_error, f"{name}: {result.content}"
+    (content,) = result.content
+    assert content.type == "text"
+    answer = json.loads(content.text)
+    assert result.structured_content == answer
+    assert isinstance(answer, dict)
+    return answer
+
+
+async def text(client: Client, name: str, arguments: dict[str, Any] | None = None) -> str:
+    """A tool's answer that is a rendered document (a report, a timeline), which must not be a tool error."""
+    result: CallToolResult = await client.call_tool(name, arguments or {})
+    assert not result.is_error, f"{name}: {result.content}"
+    (content,) = result.content
+    assert content.type == "text"
+    return content.text
+
+
+async def exercise(client: Client) -> list[str]:
+    """Call every tool once, checking each answer; the names called, in order."""
+    called: list[str] = []
+
+    async def use(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        called.append(name)
+        return await call(client, name, arguments)
+
+    async def read(name: str, arguments: dict[str, Any] | None = None) -> str:
+        called.append(name)
+        return await text(client, name, arguments)
+
+    status = await use("get_status")
+    assert status["mode"] == "mock"
+    base_url = status["baseUrl"]
+
+    weather = await use(
+        "mock_llm_completion", {"match": {"latestMessageContains": "weather"}, "respond": {"text": "Sunny."}}
+    )
+    conversation = await use(
+        "create_llm_conversation",
+        {"match": {"model": "gpt-chat"}, "turns": [{"respond": {"text": "one"}}, {"respond": {"text": "two"}}]},
+    )
+    hostile = await use(
+        "mock_adversarial_llm_response", {"match": {"model": "gpt-hostile"}, "payload": "empty_response"}
+    )
+    scoped = await use(
+        "create_expectation",
+        {"expectations": [{"match": {"model": "gpt-scoped"}, "respond": {"text": "scoped"}}], "testId": "test-7"},
+    )
+    added = [*weather["added"], *conversation["added"], *hostile["added"], *scoped["added"]]
+    assert len(set(added)) == 4
+    listed = await use("retrieve_active_expectations")
+    assert added == [entry["id"] for entry in listed["expectations"]][-4:]
+    assert listed["expectations"][-1]["testId"] == "test-7"
+
+    with openai.OpenAI(base_url=f"{base_url}/v1", api_key="sk-test", max_retries=0) as sdk:
+        ask = [{"role": "user", "content": "How is the weather?"}]
+        answer = sdk.chat.completions.create(model="gpt-4o-mini", messages=ask)  # type: ignore[arg-type]
+        assert answer.choices[0].message.content == "Sunny."
+        second = sdk.chat.completions.create(model="gpt-chat", messages=[{"role": "user", "content": "hi"}])
+        assert second.choices[0].message.content == "one"
+
+    journal = await use("retrieve_recorded_requests", {"source": "mocked", "limit": 10})
+    assert [entry["model"] for entry in journal["entries"]] == ["gpt-4o-mini", "gpt-chat"]
+    first = journal["entries"][0]["seq"]
+    whole = await use("retrieve_request_responses", {"seq": first})
+    assert "How is the weather?" in json.dumps(whole["exchange"]["request"])
+    verified = await use("verify_request", {"match": {"latestMessageContains": "weather"}, "exactly": 1})
+    assert (verified["ok"], verified["matched"]) == (True, [first])
+    ordered = await use(
+        "verify_request_sequence", {"sequence": [{"latestMessageContains": "weather"}, {"model": "gpt-chat"}]}
+    )
+    assert ordered["ok"]
+    tool = await use("verify_tool_call", {"name": "get_weather"})
+    assert (tool["ok"], tool["toolsCalled"]) == (False, {})  # the answers were text: no tool was called
+    shaped = await use("verify_structured_output", {"schema": {"type": "object"}})
+    assert not shaped["ok"]  # "Sunny." is not JSON
+    budget = await use("verify_cost_budget", {"maxUsd": "1", "allowUnpriced": True})
+    assert budget["ok"], budget
+    assert (await use("explain_unmatched_requests"))["misses"] == []
+    chat = {"model": "gpt-chat", "messages": [{"role": "user", "content": "hi"}]}
+    debugged = await use("debug_request_mismatch", {"url": f"{base_url}/v1/chat/completions", "body": chat})
+    assert debugged["answeredBy"] is not None
+    report = json.loads(await read("export_optimisation_report", {"format": "json"}))
+    assert isinstance(report, dict)
+    timeline = await read("explain_agent_run", {"format": "timeline"})
+    assert "gpt-4o-mini" in timeline
+
+    assert (await use("remove_expectation", {"id": weather["added"][0]}))["removed"] == weather["added"][0]
+    assert (await use("clear_expectations", {"testId": "test-7"}))["cleared"] == 1
+
+    host = "api.example.com"
+    profile = ChaosSet.model_validate({"host": host, "chaos": {"errorStatus": 503}})
+    assert (await use("set_chaos", profile.model_dump(exclude_unset=True)))["status"] == "registered"
+    patched = await use("patch_chaos", {"host": host, "chaos": {"errorStatus": 529}})
+    assert patched["chaos"]["errorStatus"] == 529
+    assert (await use("get_chaos"))["services"] == {host: {"errorStatus": 529}}
+    assert (await use("remove_chaos", {"host": host}))["status"] == "removed"
+    assert (await use("clear_chaos"))["status"] == "cleared"
+
+    assert (await use("clear_journal"))["cleared"] == 2
+    reset = await use("reset")
+    assert reset["expectations"] >= 2  # the file's, and what is left of those added above
+    assert (await use("retrieve_active_expectations"))["expectations"] == []
+    return called
