@@ -29,8 +29,10 @@ from llmproxy.control.models import (
     JournalPage,
     JournalQuery,
     Removed,
+    Reset,
     Status,
 )
+from llmproxy.control.run_models import Load, Loaded, Save, Saved, Stopping
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.mock.spec import ExpectationsFile
@@ -101,6 +103,38 @@ class Client:
     def clear_expectations(self, test_id: str | None = None) -> int:
         """Remove every expectation, or only those added for `test_id`; how many."""
         return Cleared.model_validate(self._call("DELETE", "/expectations" + _scoped(test_id))).cleared
+
+    def reset(self) -> Reset:
+        """No expectations, an empty journal, no chaos per host, quota and budget counters at 0."""
+        return Reset.model_validate(self._call("POST", "/reset"))
+
+    def load(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        inline: ExpectationsFile | Mapping[str, Any] | None = None,
+        kind: str | None = None,
+        test_id: str | None = None,
+    ) -> Loaded:
+        """An expectations file, a cassette or a folder of them (`path`, on the proxy's machine), or expectations
+        given `inline`, loaded into the run."""
+        if isinstance(inline, BaseModel):
+            inline = inline.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        given = {"path": os.fspath(path) if path is not None else None, "inline": inline, "kind": kind}
+        body = Load.model_validate(given | {"test_id": test_id}).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return Loaded.model_validate(self._call("POST", "/load", body))
+
+    def save(self, path: str | os.PathLike[str], **options: Any) -> Saved:
+        """What the proxy saw, written to a cassette at `path`; options as the endpoint's body: sources, test_id,
+        provider, model, since, overwrite."""
+        body = Save.model_validate({"path": os.fspath(path), **options})
+        return Saved.model_validate(self._call("POST", "/save", body.model_dump(mode="json", by_alias=True)))
+
+    def stop(self) -> Stopping:
+        """End the run as Ctrl-C would; it ends once this returns."""
+        return Stopping.model_validate(self._call("POST", "/stop"))
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None

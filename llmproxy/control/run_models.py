@@ -22,7 +22,9 @@ class Load(ApiModel):
         "(what `llmproxy mock --expectations` reads), or a cassette or a folder of them (what `replay --cassette` "
         "reads)",
     )
-    inline: spec.ExpectationsFile | None = Field(default=None, description="expectations, in the expectations file's JSON")
+    inline: spec.ExpectationsFile | None = Field(
+        default=None, description="expectations, in the expectations file's JSON"
+    )
     kind: Literal["expectations", "cassette"] | None = Field(
         None, description="what `path` is; default: a folder, or JSON without `expectations`, is a cassette"
     )
@@ -44,7 +46,9 @@ class Loaded(ApiModel):
     files: list[str] = Field(description="the files read")
     added: list[int] | None = Field(default=None, description="expectations: the ids the new entries were given")
     exchanges: int | None = Field(default=None, description="cassettes: the recorded exchanges they added")
-    cassettes: list[ServedCassette] | None = Field(default=None, description="cassettes: every one the replay serves now")
+    cassettes: list[ServedCassette] | None = Field(
+        default=None, description="cassettes: every one the replay serves now"
+    )
 
 
 class Save(ApiModel):
