@@ -3,7 +3,8 @@
 Each exchange — answered live, replayed, mocked, injected, missed or failed — is read back in the cassette's
 shape (`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording,
 so the journal shows nothing a cassette would not write. It is converted the first time something reads it,
-not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it.
+not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it. The captured form
+is kept beside it, never shown: saving the journal to a cassette hands it to the recorder's own writer.
 
 It is bounded: once `capacity` entries are kept, each new one pushes out the oldest and `dropped` counts them,
 so a long run cannot grow memory without limit. Entries are numbered from 1 in the order they ended (`seq`); a
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
 from llmproxy.chain.incoming import Incoming
-from llmproxy.model.exchange import RawRequest
+from llmproxy.model.exchange import RawExchange, RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
 TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes an exchange to one test of many sharing the proxy
@@ -42,18 +43,25 @@ class Source(StrEnum):
 
 type Convert = Callable[[int], Exchange]
 """An exchange as it was captured, to be converted and redacted (given its id) when first read."""
+type Captured = Callable[[], RawExchange]
+"""An exchange as it was captured, in the shape the recorder takes it, unredacted: what saving the journal to a
+cassette hands to the recorder's own writer, which redacts it as it redacts a recording."""
 
 
 class Entry:
-    __slots__ = ("_convert", "_exchange", "_incoming", "request", "seq", "source", "test_id")
+    __slots__ = ("_convert", "_exchange", "_incoming", "captured", "request", "seq", "source", "test_id")
 
-    def __init__(self, seq: int, source: Source, test_id: str | None, request: RawRequest, convert: Convert) -> None:
+    def __init__(
+        self, seq: int, source: Source, test_id: str | None, request: RawRequest, convert: Convert, captured: Captured
+    ) -> None:
         """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange`)."""
+        never shown (what is shown is `exchange`). `captured`: never shown either, only written through the
+        recorder's writer."""
         self.seq = seq
         self.source = source
         self.test_id = test_id
         self.request = request
+        self.captured = captured
         self._convert: Convert | None = convert
         self._exchange: Exchange | None = None
         self._incoming: Incoming | None = None
@@ -68,7 +76,7 @@ class Entry:
             if convert is None:  # another reader finished between the two looks
                 return self.exchange
             exchange = self._exchange = convert(self.seq)
-            self._convert = None  # the captured form, unredacted, is let go
+            self._convert = None
         return exchange
 
     @property
@@ -124,11 +132,13 @@ class Journal:
         self._dropped = 0
         self._sources: Counter[Source] = Counter()
 
-    def add(self, source: Source, test_id: str | None, request: RawRequest, convert: Convert) -> Entry:
+    def add(
+        self, source: Source, test_id: str | None, request: RawRequest, convert: Convert, captured: Captured
+    ) -> Entry:
         """Keep an exchange (numbered here: its sequence number is its id), the oldest dropped when full."""
         with self._lock:
             self._last += 1
-            entry = Entry(self._last, source, test_id, request, convert)
+            entry = Entry(self._last, source, test_id, request, convert, captured)
             if len(self._entries) == self.capacity:
                 self._dropped += 1
             self._entries.append(entry)

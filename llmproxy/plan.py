@@ -7,6 +7,10 @@ turns it into a running chain (loading cassettes and expectations, starting the 
 * replay (`none`): the replay stage, the network closed (or open to `--allow-host`);
 * replay `new_episodes`: the replay stage, the network open, the record tap keeping what went out;
 * mock: the mock stage, then the replay stage when cassettes are given, the network closed.
+
+With the control API on, record and replay carry a mock stage too, with no expectations: it passes every request
+on untouched until expectations are added while the run goes on, which then answer before a cassette or the
+network (as MockServer's expectations answer before it proxies).
 """
 
 from collections.abc import Sequence
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REDACTOR: Final = Redactor()
 DEFAULT_MATCH: Final = MatchOptions()
+EMPTY_MOCK: Final = "no expectations until the control API adds some"
 CLOSED: Final = Network()  # nothing reaches the network; what nothing answers is refused
 LLM_APIS: Final = RecordScope()  # LLM APIs on any host, and known LLM hosts
 
@@ -133,6 +138,8 @@ class Plan:
             log = f", request log to {self.mock.log}" if self.mock.log is not None else ""
             given = self.mock.expectations
             stages["mock"] = (f"expectations {given}" if given is not None else "no expectations") + log
+        elif self.intercept.control:
+            stages["mock"] = EMPTY_MOCK
         if self.replay is not None:
             stages["replay"] = f"{', '.join(map(str, self.replay.cassettes))} (streams at {pace(self.replay.timing)})"
         if self.answers_background:
@@ -344,6 +351,11 @@ def build(plan: Plan) -> Chain:
 
         log = MockLog(plan.redactor, plan.mock.log)
         mock = MockStage(engine, log, str(plan.mock.expectations or ""), intercepting.state)
+    elif plan.intercept.control:  # expectations added over the control API answer first in record and replay too
+        from llmproxy.chain.stages.mock import MockStage
+        from llmproxy.mock.log import MockLog
+
+        mock = MockStage(None, MockLog(plan.redactor), chaos=intercepting.state)
     replay = None
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either

@@ -6,7 +6,9 @@ environment; at the end its summary. Its stages are reachable while it runs and 
 It sits below both: the entry points start the adapters, which fill in a running session here.
 """
 
-from collections.abc import Iterator, Mapping
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,8 @@ from llmproxy.intercept.engine import Intercept
 from llmproxy.plan import Plan, build
 from llmproxy.upstream_proxy import UpstreamProxy
 from llmproxy.words import plural
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or record needs neither
     from llmproxy.chain.stages.mock import MockStage
@@ -63,7 +67,13 @@ class Session:
     control_url: str = ""  # the runtime control API's chaos endpoint, while running (`llmproxy chaos …`)
     control_api_url: str = ""  # its REST API (`/llmproxy/api/v1`), while running
     summary: str = ""  # set when closed
+    # how the run ends when asked to (`stop`), set by whoever runs it: the CLI stops as Ctrl-C would, a session
+    # run in-process (`llmproxy.session`) is closed where it stands
+    stopper: Callable[[], None] | None = field(default=None, repr=False)
+    ended: threading.Event = field(default_factory=threading.Event, repr=False)  # set once closed
     _closed: bool = field(default=False, repr=False)
+    _closing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _unreported: LlmproxyError | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, plan: Plan) -> "Session":
@@ -172,13 +182,45 @@ class Session:
             raise ValueError(f"this session does not replay ({self.describe})")
         return self.replay.use([Path(cassette) for cassette in cassettes], match)
 
+    @property
+    def stoppable(self) -> bool:
+        """Whether `stop` can end the run: it runs, and whoever runs it said how to stop it."""
+        return self.stopper is not None and not self.ended.is_set()
+
+    def stop(self) -> None:
+        """End the run as Ctrl-C would (the control API's stop), by the means whoever runs it gave (`stopper`):
+        it returns at once, the run ends on its own threads. Nothing happens when it is not `stoppable`."""
+        stopper = self.stopper
+        if stopper is not None and not self.ended.is_set():
+            stopper()
+
+    def close_now(self) -> None:
+        """Close from another thread than the one that runs the session (a stop): a failure to close is logged
+        here and raised again by the runner's own `close`."""
+        try:
+            self.close()
+        except LlmproxyError as error:
+            logger.error("%s", error)
+            self._unreported = error
+
     def close(self) -> str:
         """End the run: every stage's summary in the chain's order, then the connections refused (kept in
         `summary`). Raises the first LlmproxyError a part raised in closing (a cassette that could not be
-        written) once every part is closed and the summary set."""
-        if self._closed:
-            return self.summary
-        self._closed = True
+        written) once every part is closed and the summary set; closing again returns the summary (and raises
+        a failure `close_now` could only log)."""
+        with self._closing:
+            if self._closed:
+                failure, self._unreported = self._unreported, None
+                if failure is not None:
+                    raise failure
+                return self.summary
+            self._closed = True
+            try:
+                return self._close()
+            finally:
+                self.ended.set()
+
+    def _close(self) -> str:
         failure: LlmproxyError | None = None
         try:
             self.chain.close()

@@ -2,6 +2,7 @@
 session needs lives here, with the adapters; the core only says what the chain is (`llmproxy.plan`)."""
 
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
@@ -116,6 +117,8 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         listed = [listener.url for listener in reverse]
         session.environment |= base_url_environment(session.base_url, listed, listening.base_url_env)
         control = _control(session)
+        if session.stopper is None:  # in-process: a stop ends this session where it stands, nothing else
+            session.stopper = lambda: _stop(session, proxy, control)
         if start:
             session.start()
         yield session
@@ -124,6 +127,20 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
             control.close()
         proxy.stop()
         session.close()
+
+
+def _stop(session: Session, proxy: ProxyThread, control: ControlServer | None) -> None:
+    """End a session run in-process (the control API's stop) as leaving its block would: the control port
+    closed, the proxy stopped, the session closed (its cassette finished, its summary set) — on a thread of its
+    own, so that the caller's answer is not held up; the block that runs it then finds it ended."""
+
+    def stop() -> None:
+        if control is not None:
+            control.close()
+        proxy.stop()
+        session.close_now()
+
+    threading.Thread(target=stop, name="llmproxy-stop", daemon=True).start()
 
 
 def _control(session: Session) -> ControlServer | None:

@@ -10,6 +10,7 @@ unused. A request that came over a WebSocket is matched read whole
 """
 
 import hashlib
+import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from llmproxy.cassette import jsonpath
 from llmproxy.cassette.matching import Difference, RequestView, closest, differences
 from llmproxy.cassette.model import Exchange, Request, header_pairs
 from llmproxy.cassette.presets import PRESETS, Preset, preset_for
-from llmproxy.cassette.recorded import recorded_of
+from llmproxy.cassette.recorded import Recorded, recorded_of
 from llmproxy.cassette.store import gc_paused
 from llmproxy.cassette.websocket import matched_requests
 
@@ -102,6 +103,11 @@ class ReplayIndex:
     def size(self) -> int:
         return len(self._exchanges)
 
+    @property
+    def recorded(self) -> Recorded:
+        """Its exchanges, in recorded order."""
+        return self._exchanges
+
     def view(self, request: Request, provider: str | None) -> RequestView:
         return RequestView.of(request, provider, self._preset(request), self.options.ignore)
 
@@ -182,6 +188,20 @@ class ReplayIndex:
                     for position, request in enumerate(self._requests)
                 ]
         return self._views
+
+    def extended(self, more: Sequence[Exchange]) -> "ReplayIndex":
+        """This index with `more` recorded exchanges after its own (a cassette loaded into a running replay): what
+        it has served stays served, so identical requests go on through the recordings in order."""
+        with self._lock:
+            grown = ReplayIndex(Recorded.joined([self._exchanges, recorded_of(more)]), self.options)
+            indexed = len(self._requests)
+            grown._requests = list(self._requests)
+            grown._reading = itertools.islice(grown._reading, indexed, None)  # those are indexed already
+            grown._queues = {key: list(queue) for key, queue in self._queues.items()}
+            grown._last = dict(self._last)
+            grown._used = set(self._used)
+            grown._passed = set(self._passed)
+        return grown
 
     def unused(self, passes_over: frozenset[str] = frozenset()) -> list[Exchange]:
         """The exchanges never served, but those marked with a fault `passes_over` names: they are not served."""

@@ -116,6 +116,12 @@ class Chain:
         records and one that replays); the network it replaces."""
         return self._network.swap(network)
 
+    def add(self, stage: Stage) -> None:
+        """Put `stage` in its slot while running (the control API loads a cassette into a run that had no replay
+        stage): the requests that come next meet it. Raises ValueError when its slot is taken."""
+        with self._lock:
+            self.stages = _ordered([*self.stages, stage], REQUEST_SIDE, "stage")  # swapped whole: readers see one
+
     @property
     def answers(self) -> bool:
         """Whether anything but the upstream can answer (a chain that only records does not)."""

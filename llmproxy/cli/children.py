@@ -1,7 +1,9 @@
 """The command `record`, `replay` and `mock` run around (`-- CMD ARGS…`), and how llmproxy waits and stops:
 the command is looked up before anything starts, Ctrl-C reaches the child from the terminal, SIGTERM is passed
-on, and the child's exit status becomes llmproxy's (the README's table of exit statuses)."""
+on, and the child's exit status becomes llmproxy's (the README's table of exit statuses). The control API's stop
+is a Ctrl-C without a terminal (`Interrupt`)."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -10,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from types import FrameType
 from typing import IO
 
@@ -36,6 +39,77 @@ def check_runnable(command: Sequence[str], environ: Mapping[str, str]) -> None:
         raise CommandError(f"cannot run {program!r}: Permission denied", 126)
 
 
+class Interrupt:
+    """Ctrl-C without a terminal — the control API's stop: the command, when one runs, gets the SIGINT a
+    terminal would send it (it and every process it started in llmproxy's process group, the foreground group
+    a terminal signals; llmproxy itself and whatever ran llmproxy get nothing), and llmproxy ends once it has
+    ended, with its exit status; without a command, `wait_for_stop` returns as if Ctrl-C had been pressed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self.requested = threading.Event()
+
+    def __call__(self) -> None:
+        with self._lock:
+            self.requested.set()
+            child = self._child
+        if child is not None:
+            interrupt_tree(child.pid)
+
+    def running(self, child: subprocess.Popen[bytes] | None) -> None:
+        """`child` runs from now (None: it has ended); interrupted at once when a stop came before it started."""
+        with self._lock:
+            self._child = child
+            due = child is not None and self.requested.is_set()
+        if due and child is not None:
+            interrupt_tree(child.pid)
+
+
+def interrupt_tree(pid: int) -> None:
+    """SIGINT to `pid` and to each process under it that is in this process's group, as a terminal's Ctrl-C
+    reaches them; never to this process, nor to any process above it."""
+    group = os.getpgrp()
+    for each in [pid, *_descendants(pid, group)]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGINT)
+
+
+def _descendants(pid: int, group: int) -> list[int]:
+    """The processes under `pid` in process group `group`, from /proc (Linux) or `ps` (elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for each, parent, pgid in _processes():
+        if pgid == group:
+            parents.setdefault(parent, []).append(each)
+    found: list[int] = []
+    waiting = [pid]
+    while waiting:
+        children = parents.get(waiting.pop(), [])
+        found += children
+        waiting += children
+    return found
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    """Every process as (pid, parent pid, process group)."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        found = []
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = (entry / "stat").read_text()
+                    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+                    found.append((int(entry.name), int(fields[1]), int(fields[2])))
+        return found
+    listed = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,pgid="], capture_output=True, text=True, check=False)
+    return [
+        (int(fields[0]), int(fields[1]), int(fields[2]))
+        for line in listed.stdout.splitlines()
+        if len(fields := line.split()) == 3 and all(field.isdigit() for field in fields)
+    ]
+
+
 def run_child(
     command: Sequence[str],
     env: dict[str, str],
@@ -43,11 +117,12 @@ def run_child(
     *,
     output: Output | None = None,
     stdout_to_stderr: bool = False,
+    interrupt: Interrupt | None = None,
 ) -> int:
     """Run the command to its end and return its exit status; `started` once it runs. `output`: each line the
     command prints (both streams) goes there instead of the terminal (the live view prints it above its
     table). `stdout_to_stderr`: its standard output goes to llmproxy's stderr (`--json` keeps stdout for the
-    document)."""
+    document). `interrupt`: the control API's stop, which interrupts the command as Ctrl-C would."""
     stdout: int | None = None
     if output is not None:
         stdout = subprocess.PIPE
@@ -83,6 +158,8 @@ def run_child(
         children.append(child)
         for signum in pending:
             child.send_signal(signum)
+        if interrupt is not None:
+            interrupt.running(child)
         started()
         reader = None
         if output is not None and child.stdout is not None:
@@ -90,6 +167,8 @@ def run_child(
             reader = threading.Thread(target=lambda: _pass_on(pipe, output), name="llmproxy-child-output", daemon=True)
             reader.start()
         status = child.wait()
+        if interrupt is not None:
+            interrupt.running(None)
         if reader is not None:
             reader.join()
     finally:
@@ -120,9 +199,9 @@ def stopped_by_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def wait_for_stop() -> int:
-    """Wait for Ctrl-C or SIGTERM; the signal's number."""
-    stop = threading.Event()
+def wait_for_stop(interrupt: Interrupt | None = None) -> int:
+    """Wait for Ctrl-C or SIGTERM, or the control API's stop (`interrupt`: as Ctrl-C); the signal's number."""
+    stop = interrupt.requested if interrupt is not None else threading.Event()
     received: list[int] = []
 
     def request_stop(signum: int, _frame: FrameType | None) -> None:
@@ -136,4 +215,4 @@ def wait_for_stop() -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return received[0]
+    return received[0] if received else signal.SIGINT

@@ -19,7 +19,7 @@ import click
 from llmproxy import log_lines
 from llmproxy.cassette import redacted_logs
 from llmproxy.cassette.presets import PRESETS
-from llmproxy.cli.children import check_runnable, run_child, stopped_by_sigterm, wait_for_stop
+from llmproxy.cli.children import Interrupt, check_runnable, run_child, stopped_by_sigterm, wait_for_stop
 from llmproxy.cli.output import emit
 from llmproxy.destinations import check_reverse, parse_map
 from llmproxy.environment import BASE_URL_VARIABLES, child_environment, export_lines
@@ -329,6 +329,8 @@ def _serve(
     from llmproxy.session import running
 
     say = view.say if view is not None else partial(click.echo, err=True)
+    interrupt = Interrupt()
+    session.stopper = interrupt  # the control API's stop: Ctrl-C, without a terminal
     with stopped_by_sigterm(), running(session, listening, start=False) as proxy:
         # What is loaded by now (mitmproxy, a cassette, the expectations) lives as long as the process: keep
         # the collector from walking it again and again while requests come in.
@@ -347,12 +349,19 @@ def _serve(
         if options.command:
             env = child_environment(os.environ, proxy.environment)
             output = view.say if view is not None else None
-            status = run_child(options.command, env, session.start, output=output, stdout_to_stderr=options.as_json)
+            status = run_child(
+                options.command,
+                env,
+                session.start,
+                output=output,
+                stdout_to_stderr=options.as_json,
+                interrupt=interrupt,
+            )
             child.append(status)
         else:
             _announce(proxy.url, proxy.environment, proxy.ca_cert, options.print_env, to_stderr=options.as_json)
             session.start()
-            status = 128 + wait_for_stop()
+            status = 128 + wait_for_stop(interrupt)
     return status
 
 

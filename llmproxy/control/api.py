@@ -19,19 +19,16 @@ from llmproxy.control.models import (
     ExpectationNumber,
     Expectations,
     ExpectationStanding,
-    JournalCounts,
     JournalEntry,
     JournalPage,
     JournalQuery,
     JournalSummary,
-    Listener,
     Removed,
-    Reset,
     Scope,
-    Status,
     TokenUsage,
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.control.run_api import journal_counts, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.journal import Entry, Journal, Query, Source
@@ -50,18 +47,6 @@ def control_api(session: Session) -> Router:
     """The endpoints over `session`, which must be running when they are called."""
     journal = session.journal
 
-    def status(call: Call[Any, Any, Any]) -> Status:
-        return Status(
-            version=__version__,
-            mode=mode(session.plan),
-            describe=session.describe,
-            proxy_url=session.url,
-            base_url=session.base_url or None,
-            listeners=[Listener(url=listener.url, target=listener.target) for listener in session.listeners],
-            refused=session.chain.refusals,
-            journal=_counts(journal) if journal is not None else None,
-        )
-
     prices = _Prices()
 
     def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
@@ -71,7 +56,7 @@ def control_api(session: Session) -> Router:
         found = kept.read(
             Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
         )
-        return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=_counts(kept))
+        return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=journal_counts(kept))
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
         kept = _kept(journal)
@@ -88,10 +73,9 @@ def control_api(session: Session) -> Router:
 
     def engine() -> MockEngine:
         mock = session.mock
-        answering = mock.state.value[0] if mock is not None else None
-        if answering is None:
-            raise ApiError(404, "this run has no mock to hold expectations: run `llmproxy mock`")
-        return answering
+        if mock is None:
+            raise ApiError(404, "this run has no mock stage to hold expectations (its control API is off)")
+        return mock.expecting()  # a record or replay run's mock stage has none until some are added
 
     def expectations(call: Call[Any, Scope, Any]) -> Expectations:
         scope = _scope(call)
@@ -115,25 +99,8 @@ def control_api(session: Session) -> Router:
     def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
         return Cleared(cleared=engine().clear(_scope(call)))
 
-    def reset(call: Call[Any, Any, Any]) -> Reset:
-        mock = session.mock
-        answering = mock.state.value[0] if mock is not None else None
-        intercept = session.intercept
-        hosts = 0
-        counters = False
-        if intercept is not None:
-            hosts = len(intercept.hosts.snapshot())
-            intercept.hosts.clear()
-            counters = intercept.store.forget()
-        return Reset(
-            expectations=answering.clear() if answering is not None else None,
-            journal=journal.clear() if journal is not None else None,
-            chaos=hosts,
-            counters=counters,
-        )
-
     endpoints = [
-        Endpoint("GET", "/status", "The run: version, mode, listeners, counts", status, Status, Access.READ),
+        *run_endpoints(session),
         Endpoint(
             "GET",
             "/journal",
@@ -153,13 +120,6 @@ def control_api(session: Session) -> Router:
             params=EntryNumber,
         ),
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
-        Endpoint(
-            "POST",
-            "/reset",
-            "Start afresh: no expectations, an empty journal, no chaos per host, quota and budget counters at 0",
-            reset,
-            Reset,
-        ),
         *verify_endpoints(session),
         *analysis_endpoints(session),
         Endpoint(
@@ -205,28 +165,10 @@ def openapi() -> dict[str, Any]:
     return control_api(Session(Plan(), Chain())).openapi()
 
 
-def mode(plan: Plan) -> str:
-    if plan.mock is not None:
-        return "mock"
-    if plan.replay is not None:
-        return "replay+record" if plan.record is not None else "replay"
-    return "record" if plan.record is not None else "proxy"
-
-
 def _kept(journal: Journal | None) -> Journal:
     if journal is None:
         raise ApiError(404, "this run keeps no journal")
     return journal
-
-
-def _counts(journal: Journal) -> JournalCounts:
-    return JournalCounts(
-        kept=journal.kept,
-        capacity=journal.capacity,
-        dropped=journal.dropped,
-        last=journal.last,
-        by_source=journal.counts(),
-    )
 
 
 class _Prices:
@@ -288,6 +230,8 @@ def _standing(standing: Standing) -> ExpectationStanding:
     next_turn = None
     if isinstance(definition, spec.Conversation):
         next_turn = {key: served + 1 for key, served in standing.turns.items()}
+    elif standing.script_turns is not None:  # a script has one cursor, whichever session asks
+        next_turn = {"": standing.script_turns + 1}
     return ExpectationStanding(
         id=standing.number,
         priority=definition.priority,

@@ -39,6 +39,7 @@ from llmproxy.control.models import (
     JournalPage,
     JournalQuery,
     Removed,
+    Reset,
     Status,
     Verified,
     VerifyRequests,
@@ -56,6 +57,7 @@ from llmproxy.control.verify_models import (
 if TYPE_CHECKING:
     from llmproxy.outputs.explain import Explained
 
+from llmproxy.control.run_models import Load, Loaded, Save, Saved, Stopping
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.control import Answer
@@ -234,6 +236,38 @@ class Client:
     def explain_text(self, format: str = "timeline", **selected: Any) -> str:
         """The run as a timeline, or its call graph as a Mermaid chart (`format="mermaid"`)."""
         return self._text("GET", "/explain" + _query(ExplainQuery, {**selected, "format": format}))
+
+    def reset(self) -> Reset:
+        """No expectations, an empty journal, no chaos per host, quota and budget counters at 0."""
+        return Reset.model_validate(self._call("POST", "/reset"))
+
+    def load(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        inline: ExpectationsFile | Mapping[str, Any] | None = None,
+        kind: str | None = None,
+        test_id: str | None = None,
+    ) -> Loaded:
+        """An expectations file, a cassette or a folder of them (`path`, on the proxy's machine), or expectations
+        given `inline`, loaded into the run."""
+        if isinstance(inline, BaseModel):
+            inline = inline.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        given = {"path": os.fspath(path) if path is not None else None, "inline": inline, "kind": kind}
+        body = Load.model_validate(given | {"test_id": test_id}).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return Loaded.model_validate(self._call("POST", "/load", body))
+
+    def save(self, path: str | os.PathLike[str], **options: Any) -> Saved:
+        """What the proxy saw, written to a cassette at `path`; options as the endpoint's body: sources, test_id,
+        provider, model, since, overwrite."""
+        body = Save.model_validate({"path": os.fspath(path), **options})
+        return Saved.model_validate(self._call("POST", "/save", body.model_dump(mode="json", by_alias=True)))
+
+    def stop(self) -> Stopping:
+        """End the run as Ctrl-C would; it ends once this returns."""
+        return Stopping.model_validate(self._call("POST", "/stop"))
 
     def send(self, method: str, target: str, body: bytes = b"") -> Answer:
         """One request as it is (`target`: a path on the control port, with its query; `body`: JSON), and the

@@ -4,9 +4,17 @@ the three cannot drift apart. Field names are camelCase on the wire, as in MockS
 endpoint."""
 
 from datetime import datetime
-from typing import Final, Self
+from typing import Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from llmproxy.cassette.model import Exchange
@@ -34,6 +42,11 @@ class JournalCounts(ApiModel):
     by_source: dict[Source, int] = Field(description="exchanges seen since the start, by who answered")
 
 
+class ServedCassette(ApiModel):
+    path: str
+    exchanges: int = Field(description="the recorded exchanges it holds")
+
+
 class Status(ApiModel):
     version: str
     mode: str = Field(description="record, replay, replay+record (new_episodes) or mock")
@@ -42,6 +55,14 @@ class Status(ApiModel):
     base_url: str | None = Field(None, description="llmproxy's own base URL (LLMPROXY_BASE_URL), when it has one")
     listeners: list[Listener]
     refused: int = Field(description="requests nothing answered and the network was closed to")
+    expectations: int | None = Field(
+        None, description="expectations standing, the file's and those added since; absent when nothing holds any"
+    )
+    cassettes: list[ServedCassette] = Field(
+        default_factory=list, description="the cassettes the replay serves, in the order they are tried"
+    )
+    replayed: int | None = Field(None, description="requests a cassette answered; absent when nothing replays")
+    recording: str | None = Field(None, description="the cassette the run records to, when it records")
     journal: JournalCounts | None = Field(None, description="absent when the run keeps no journal")
 
 
@@ -114,10 +135,22 @@ class ExpectationStanding(ApiModel):
     served: int = Field(description="requests it has answered (a conversation: turns served, every session)")
     remaining: int | None = Field(None, description="requests it may still answer, when it has `times`")
     next_turn: dict[str, int] | None = Field(
-        None, description='a conversation: the turn (from 1) each session key gets next ("": no isolation key)'
+        None,
+        description='a conversation: the turn (from 1) each session key gets next ("": no isolation key); an '
+        'expectation with a script: the script\'s turn it serves next, under ""',
     )
     test_id: str | None = Field(None, description="added for this test: it answers only requests that carry it")
-    definition: spec.Entry = Field(description="the entry as the expectations file has it")
+    definition: spec.Entry = Field(
+        description="the entry as it was given (only the fields it set; a script named by path is shown loaded), "
+        "so a listing can be sent back as it is"
+    )
+
+    @field_serializer("definition", mode="wrap")
+    def _as_given(self, definition: spec.Entry, dump: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """Only what the entry set: pydantic would fill every default in."""
+        if info.mode_is_json():
+            return definition.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return dump(definition)
 
 
 class Expectations(ApiModel):

@@ -40,11 +40,12 @@ class ApiError(Exception):
 @dataclass(frozen=True, slots=True)
 class Call[P: pydantic.BaseModel, Q: pydantic.BaseModel, B: pydantic.BaseModel]:
     """What a handler is given: its path parameters, query and body, each validated by its endpoint's model
-    (None when the endpoint declares none)."""
+    (None when the endpoint declares none); `after`: where it puts what must wait until its answer is sent."""
 
     params: P | None
     query: Q | None
     body: B | None
+    after: list[Callable[[], None]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +143,8 @@ class Router:
             logger.exception("the control API failed on %s %s", method, url.path)
             return Answer(500, {"error": f"llmproxy failed to answer {method} {url.path}: {error}"})
         if isinstance(answer, Rendered):
-            return Answer(200, answer.text.encode(), media_type=answer.media_type)
-        return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True))
+            return Answer(200, answer.text.encode(), media_type=answer.media_type, after=tuple(call.after))
+        return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True), after=tuple(call.after))
 
     def listing(self) -> list[str]:
         listed = [f"{endpoint.method} {self.base}{endpoint.path}" for endpoint in self.endpoints]

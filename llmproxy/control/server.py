@@ -110,6 +110,7 @@ class ControlServer:
         with self._mcp_lock:
             if self._mcp is not None:
                 self._mcp.close()
+                self._mcp = None
 
 
 class _Server(ThreadingHTTPServer):
@@ -134,6 +135,12 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("connection", "close")
             self.end_headers()
             self.wfile.write(data)
+            self.wfile.flush()
+            for action in answer.after:  # the caller has its answer: now what it asked for may end the run
+                try:
+                    action()
+                except Exception:
+                    logger.exception("the control API failed after answering %s %s", self.command, self.path)
 
         do_GET = do_PUT = do_PATCH = do_DELETE = do_POST = _serve
 

@@ -13,6 +13,7 @@ else gets 401. This is the pure part; `llmproxy.control.server` puts it on 127.0
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
@@ -31,13 +32,15 @@ PATH: Final = "/llmproxy/chaos"
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405); or a
-    body already rendered (a report in markdown, the MCP endpoint's JSON-RPC), sent as it is as `media_type`."""
+    """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405), or a
+    body already rendered (a report in markdown, the MCP endpoint's JSON-RPC), sent as it is as `media_type`;
+    `after`: what to do once the answer is sent (a stop: the caller hears that the run stops before it does)."""
 
     status: int
     body: dict[str, Any] | bytes
     headers: tuple[tuple[str, str], ...] = ()
     media_type: str = "application/json"
+    after: tuple[Callable[[], None], ...] = ()
 
 
 def handle(intercept: Intercept, method: str, target: str, body: bytes) -> Answer:

@@ -39,14 +39,15 @@ _LIFECYCLE = spec.HttpReply()  # what the log says answered a background respons
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """An entry as it stands: its number, its definition, how often it answered; for a conversation, the turn
-    each session is at."""
+    """An entry as it stands: its number, its definition as given, how often it answered; for a conversation,
+    the turn each session is at; for an expectation's script, the turns it served."""
 
     number: int
     definition: spec.Expectation | spec.Conversation
     served: int
     turns: dict[str, int]
     test_id: str | None  # it answers only requests that carry this test id
+    script_turns: int | None = None  # an expectation's script: the turns it has served (None: it has none)
 
 
 @dataclass(slots=True)
@@ -189,6 +190,7 @@ class _Entry:
     number: int
     priority: int
     name: str
+    definition: spec.Expectation | spec.Conversation  # as given, for listing
     expectation: spec.Expectation | None = None
     conversation: spec.ConversationSpec | None = None
     served: int = 0
@@ -203,17 +205,21 @@ class _Entry:
             conversation = entry.conversation
             name = f"conversation {number}"
             predicates = _predicate_count(conversation.match) + (test_id is not None)  # the scope is one
-            return cls(number, entry.priority, name, conversation=conversation, predicates=predicates, test_id=test_id)
+            return cls(
+                number, entry.priority, name, entry, conversation=conversation, predicates=predicates, test_id=test_id
+            )
         name = f"expectation {number}"
         predicates = _predicate_count(entry.match) + (test_id is not None)
-        return cls(number, entry.priority, name, entry, predicates=predicates, test_id=test_id)
+        return cls(number, entry.priority, name, entry, entry, predicates=predicates, test_id=test_id)
 
     def standing(self) -> Standing:
         if self.expectation is not None:
-            return Standing(self.number, self.expectation, self.served, {}, self.test_id)
-        assert self.conversation is not None
-        definition = spec.Conversation(conversation=self.conversation, priority=self.priority)
-        return Standing(self.number, definition, sum(self.turns.values()), dict(self.turns), self.test_id)
+            script = None
+            if self.expectation.script is not None:
+                cursor = self.states.get((0, ""))
+                script = cursor.served if isinstance(cursor, ScriptCursor) else 0
+            return Standing(self.number, self.definition, self.served, {}, self.test_id, script)
+        return Standing(self.number, self.definition, sum(self.turns.values()), dict(self.turns), self.test_id)
 
     def _scope_mismatch(self, request: Incoming) -> list[str]:
         """Why an entry added for one test does not answer this request: it does not carry that test's id."""

@@ -71,6 +71,11 @@ class ScriptCursor:
         self._next = 0
         self._lock = threading.Lock()
 
+    @property
+    def served(self) -> int:
+        """The turns served so far (past the last: its requests after it ended)."""
+        return self._next
+
     def next(self) -> tuple[int | None, ScriptAnswer]:
         """The turn served (0-based; None once an `error` script is exhausted) and its answer."""
         with self._lock:

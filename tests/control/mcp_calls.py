@@ -5,6 +5,8 @@ verified and cleared, chaos set and removed, the run reset. Each answer is check
 for not failing; the test asserts every tool listed was called."""
 
 import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -65,11 +67,16 @@ async def exercise(client: Client) -> list[str]:
         "create_expectation",
         {"expectations": [{"match": {"model": "gpt-scoped"}, "respond": {"text": "scoped"}}], "testId": "test-7"},
     )
-    added = [*weather["added"], *conversation["added"], *hostile["added"], *scoped["added"]]
-    assert len(set(added)) == 4
+    loaded = await use(
+        "load_expectations_from_file",
+        {"inline": {"expectations": [{"match": {"model": "gpt-loaded"}, "respond": {"text": "loaded"}}]}},
+    )
+    assert loaded["kind"] == "expectations"
+    added = [*weather["added"], *conversation["added"], *hostile["added"], *scoped["added"], *loaded["added"]]
+    assert len(set(added)) == 5
     listed = await use("retrieve_active_expectations")
-    assert added == [entry["id"] for entry in listed["expectations"]][-4:]
-    assert listed["expectations"][-1]["testId"] == "test-7"
+    assert added == [entry["id"] for entry in listed["expectations"]][-5:]
+    assert listed["expectations"][-2]["testId"] == "test-7"
 
     with openai.OpenAI(base_url=f"{base_url}/v1", api_key="sk-test", max_retries=0) as sdk:
         ask = [{"role": "user", "content": "How is the weather?"}]
@@ -116,8 +123,14 @@ async def exercise(client: Client) -> list[str]:
     assert (await use("remove_chaos", {"host": host}))["status"] == "removed"
     assert (await use("clear_chaos"))["status"] == "cleared"
 
+    with tempfile.TemporaryDirectory() as folder:
+        saved = await use("record_llm_fixtures", {"path": str(Path(folder) / "saved.json")})
+        assert saved["exchanges"] == 2
+        assert "How is the weather?" in (Path(folder) / "saved.json").read_text()
+
     assert (await use("clear_journal"))["cleared"] == 2
     reset = await use("reset")
     assert reset["expectations"] >= 2  # the file's, and what is left of those added above
     assert (await use("retrieve_active_expectations"))["expectations"] == []
+    assert (await use("stop_server"))["stopping"]  # last: the run ends once this is answered
     return called

@@ -137,12 +137,12 @@ def test_the_read_only_token_cannot_add_remove_or_clear(proxy: Session) -> None:
     assert len(listed(proxy)) == 2
 
 
-def test_a_run_without_a_mock_says_so(tmp_path: Path) -> None:
+def test_a_replay_holds_expectations_too(tmp_path: Path) -> None:
+    """Its mock stage starts with none (tests/control/test_run_modes.py has them answer)."""
     listening = Listening(ca_directory=tmp_path / "ca")
     with replaying(ROOT / "cassettes" / "quickstart.json", listening=listening) as proxy:
         assert proxy.environment[CONTROL_TOKEN_VARIABLE]
-        status, answer, _ = call(proxy, "GET", "/expectations")
-        assert (status, answer["error"]) == (404, "this run has no mock to hold expectations: run `llmproxy mock`")
+        assert call(proxy, "GET", "/expectations")[:2] == (200, {"expectations": []})
         assert call(proxy, "GET", "/status")[1]["mode"] == "replay"
 
 

@@ -17,6 +17,12 @@ from tests.test_session_page import BLOCK, PRINTED, said
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "control.md"
 SHELL = re.compile(r"```sh\n(.*?)```", re.S)
+RUN_SECTION = "\n## Load, save and stop\n"  # its example runs in test_run_page.py
+
+
+def page() -> str:
+    """The page up to the run's own section."""
+    return PAGE.read_text().split(RUN_SECTION)[0]
 
 
 @pytest.fixture
@@ -32,7 +38,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_python_example_runs_and_prints_what_it_says(folder: Path) -> None:
-    [code] = [code for _, language, code in BLOCK.findall(PAGE.read_text()) if language == "python"]
+    [code] = [code for _, language, code in BLOCK.findall(page()) if language == "python"]
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         exec(compile(code, f"{PAGE}, the Python example", "exec"), {"__name__": "__main__"})

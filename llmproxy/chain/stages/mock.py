@@ -4,6 +4,7 @@ to (a chat answer to `GET /v1/models`) — is passed on with the engine's reason
 refused."""
 
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 from llmproxy.chain.incoming import AttachedChaos, Incoming
@@ -12,6 +13,7 @@ from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
 from llmproxy.mock.engine import MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
+from llmproxy.mock.spec import ExpectationsFile
 
 if TYPE_CHECKING:
     from llmproxy.intercept.engine import Intercept
@@ -30,6 +32,7 @@ class MockStage(Stage):
         self.state: State[tuple[MockEngine | None, MockLog]] = State((engine, log))  # swapped whole while running
         self.source = source  # where the expectations came from, for explain()
         self.chaos = chaos
+        self._lock = threading.Lock()
 
     @property
     def log(self) -> MockLog:
@@ -41,6 +44,16 @@ class MockStage(Stage):
         expectations); the log it replaces."""
         self.source = source
         return self.state.swap((engine, log))[1]
+
+    def expecting(self) -> MockEngine:
+        """The engine in use; an empty one put in place first when there is none, so that expectations can be
+        added to a run that started with none (the control API, in record and replay too)."""
+        with self._lock:
+            engine, log = self.state.value
+            if engine is None:
+                engine = MockEngine(ExpectationsFile(expectations=()))
+                self.state.swap((engine, log))
+            return engine
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
         engine, log = self.state.value

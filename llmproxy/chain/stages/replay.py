@@ -122,6 +122,7 @@ class ReplayStage(Stage):
         """`timing`: a scale of the recorded stream offsets, or None for everything at once; `error_status`:
         for a request that cannot be examined; `chaos`: the intercept stage's state (whether chaos is on)."""
         self.state = State(replaying)
+        self._adding = threading.Lock()  # two cassettes loaded at once both stay
         self.redactor = redactor
         self.timing = timing
         self.error_status = error_status
@@ -166,6 +167,24 @@ class ReplayStage(Stage):
         CassetteError and the old ones serve on). Returns what was served until now, with its report."""
         replaying = Replaying.load(cassettes, match or self.state.value.index.options)
         return self.state.swap(replaying)
+
+    def add(self, cassettes: Sequence[Path]) -> Replaying:
+        """Serve `cassettes` too, after those served now, from the next request on (loaded first: a bad file
+        raises CassetteError and nothing changes); what was served so far stays served, with its hits and misses.
+        Returns what is served now."""
+        added = Replaying.load(cassettes)
+        with self._adding:
+            serving = self.state.value
+            with serving.lock:
+                replaying = Replaying(
+                    serving.index.extended(added.index.recorded),
+                    (*serving.sources, *added.sources),
+                    (*serving.sizes, *added.sizes),
+                    serving.hits,
+                    list(serving.misses),
+                )
+            self.state.swap(replaying)
+        return replaying
 
     def explain(self) -> str:
         serving = self.state.value

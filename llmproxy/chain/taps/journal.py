@@ -64,7 +64,11 @@ class JournalTap(Tap):
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
         redactor = self.redactor
         test_id = incoming.headers.get(TEST_ID_HEADER)
-        self.journal.add(source, test_id, incoming.raw, lambda seq: to_exchange(_as_events(raw), seq, redactor))
+
+        def captured() -> RawExchange:
+            return _as_events(raw)
+
+        self.journal.add(source, test_id, incoming.raw, lambda seq: to_exchange(captured(), seq, redactor), captured)
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:

@@ -31,6 +31,7 @@ from llmproxy.intercept.control import Answer
 logger = logging.getLogger(__name__)
 
 ACCESS: Final = "llmproxy.access"  # the ASGI scope's key for what the caller's token may do
+AFTER: Final = "llmproxy.after"  # the ASGI scope's key for what to do once the answer is sent
 TIMEOUT: Final = 300.0  # seconds one MCP request may take before the caller is told it did not finish
 
 
@@ -44,7 +45,9 @@ class McpEndpoint:
         def send(request: ControlRequest, ctx: ServerRequestContext[Any, Any]) -> Answer:
             scope = ctx.request.scope if ctx.request is not None else {}
             granted = scope.get(ACCESS, Access.READ)  # none said: the least
-            return handle(request.method, request.target, request.body, granted)
+            answer = handle(request.method, request.target, request.body, granted)
+            scope.get(AFTER, []).extend(answer.after)  # run once the MCP answer is sent (a stop)
+            return answer
 
         server = mcp_server(tools(api), send)
         self._manager = StreamableHTTPSessionManager(
@@ -83,6 +86,7 @@ class McpEndpoint:
             "server": ("127.0.0.1", 0),
             "state": {},
             ACCESS: granted,
+            AFTER: [],
         }
         future = asyncio.run_coroutine_threadsafe(_exchange(self._manager, scope, body), self._loop)
         try:
@@ -96,10 +100,11 @@ class McpEndpoint:
         typed = [value for name, value in response_headers if name.lower() == "content-type"]
         kept = tuple((name, value) for name, value in response_headers if name.lower() != "content-type")
         media_type = typed[0] if typed else "application/json"
-        return Answer(status, data, kept, media_type)
+        return Answer(status, data, kept, media_type, after=tuple(scope[AFTER]))
 
     def close(self) -> None:
-        if self._stop is not None:
+        """Stop its event loop; again, once stopped, is nothing (a run stopped over the API closes once more)."""
+        if self._stop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=5)
 

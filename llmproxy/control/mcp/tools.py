@@ -58,6 +58,9 @@ class Tool:
 NAMES: Final[Mapping[tuple[str, str], str]] = {
     ("GET", "/status"): "get_status",
     ("POST", "/reset"): "reset",
+    ("POST", "/stop"): "stop_server",
+    ("POST", "/load"): "load_expectations_from_file",
+    ("POST", "/save"): "record_llm_fixtures",
     ("GET", "/journal"): "retrieve_recorded_requests",
     ("GET", "/journal/{seq}"): "retrieve_request_responses",
     ("POST", "/verify/requests"): "verify_request",
