@@ -71,6 +71,7 @@ class McpEndpoint:
                 (("allow", "POST"),),
             )
         url = urlsplit(target)
+        after: list[Callable[[], None]] = []
         scope = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -86,7 +87,7 @@ class McpEndpoint:
             "server": ("127.0.0.1", 0),
             "state": {},
             ACCESS: granted,
-            AFTER: [],
+            AFTER: after,
         }
         future = asyncio.run_coroutine_threadsafe(_exchange(self._manager, scope, body), self._loop)
         try:
@@ -100,7 +101,7 @@ class McpEndpoint:
         typed = [value for name, value in response_headers if name.lower() == "content-type"]
         kept = tuple((name, value) for name, value in response_headers if name.lower() != "content-type")
         media_type = typed[0] if typed else "application/json"
-        return Answer(status, data, kept, media_type, after=tuple(scope[AFTER]))
+        return Answer(status, data, kept, media_type, after=tuple(after))
 
     def close(self) -> None:
         """Stop its event loop; again, once stopped, is nothing (a run stopped over the API closes once more)."""
