@@ -1,3 +1,4 @@
+import signal
 import socket
 from collections.abc import Iterator
 
@@ -11,6 +12,14 @@ pytest_plugins = ["pytester"]  # the pytest plugin's tests (tests/testing) run p
 # No per-example deadline: a slow CI machine must not turn a property test into a timing test.
 settings.register_profile("llmproxy", deadline=None)
 settings.load_profile("llmproxy")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as in a terminal, even when these tests were started in the background (a shell's `cmd &` starts
+    them with SIGINT ignored, and every process they start would inherit that): the tests that stop llmproxy,
+    a test or a command with Ctrl-C then see what a user sees."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
@@ -41,3 +50,12 @@ def busy_port() -> Iterator[int]:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         yield taken.getsockname()[1]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `-n … --dist loadgroup`, the tests that start a coding CLI, a browser or Redis run one at a time on
+    one worker: each starts several processes of its own, and two at once on a small machine only race for it."""
+    for item in items:
+        if item.get_closest_marker("e2e") or item.get_closest_marker("service"):
+            item.add_marker(pytest.mark.xdist_group("one-at-a-time"))
