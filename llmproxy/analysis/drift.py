@@ -7,9 +7,11 @@ transport is injected, so the comparison is tested without a network.
 """
 
 import os
-from collections.abc import Callable, Iterable
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -19,6 +21,10 @@ from llmproxy.cassette.model import Exchange, header_pairs
 from llmproxy.cassette.secrets import PLACEHOLDER
 from llmproxy.errors import ParseError
 from llmproxy.framing.sse import decode_all
+from llmproxy.words import plural
+
+if TYPE_CHECKING:
+    from llmproxy.analysis.gates import Verdict
 
 type Shape = dict[str, str]  # JSON path → type name
 type Send = Callable[[str, str, list[tuple[str, str]], bytes], tuple[int, bytes]]
@@ -154,3 +160,58 @@ def _credentials(
 
 def _body(body: Any) -> bytes:
     return body_bytes(body) if body is not None else b""
+
+
+def verdict(results: Sequence[Drift]) -> "Verdict":
+    """The drift gate's verdict: a drifted answer fails; one it could not check, or none at all, is could not
+    check — never a pass."""
+    from llmproxy.analysis.gates import GateOutcome, Verdict
+
+    def paths(result: Drift) -> str:
+        said = (("added", result.added), ("removed", result.removed), ("retyped", result.type_changed))
+        return "; ".join(f"{what} {', '.join(found)}" for what, found in said if found)
+
+    reasons = [f"exchange {result.exchange}: {paths(result)}" for result in results if result.status == "drift"]
+    unchecked = [
+        f"exchange {result.exchange}: could not check: {result.note}"
+        for result in results
+        if result.status == "could_not_check"
+    ]
+    checked = sum(result.status != "could_not_check" for result in results)
+    drifted = sum(result.status == "drift" for result in results)
+    details = {
+        "exchanges": len(results),
+        "drifted": drifted,
+        "checked": checked,
+        "couldNotCheck": len(unchecked),
+        "details": [result.as_json() for result in results],
+    }
+    if reasons:
+        outcome = GateOutcome.FAIL
+    elif unchecked or not results:
+        outcome = GateOutcome.COULD_NOT_CHECK
+    else:
+        outcome = GateOutcome.PASS
+    summary = f"{drifted} of {plural(checked, 'exchange')} re-sent drifted" + (
+        f", {len(unchecked)} could not be checked" if unchecked else ""
+    )
+    said = reasons + unchecked or (["no chat exchange to check"] if not results else [])
+    return Verdict("drift", outcome, said, details, summary=summary)
+
+
+def sender(timeout: float) -> Send:
+    """A transport over the standard library (through the proxy the environment names, as any client's):
+    (method, url, headers, body) → (status, body)."""
+
+    def send(method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> tuple[int, bytes]:
+        request = urllib.request.Request(url, data=body or None, method=method, headers=dict(headers))
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, answer.read()
+        except urllib.error.HTTPError as exc:
+            with exc:
+                return exc.code, exc.read()
+        except urllib.error.URLError as exc:
+            raise OSError(str(exc.reason)) from None
+
+    return send

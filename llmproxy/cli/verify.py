@@ -15,12 +15,10 @@ from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.report import build_from_cli, load_baseline, read_selected, selection_options
 from llmproxy.errors import LlmproxyError
 from llmproxy.options import option
-from llmproxy.words import plural
 
 if TYPE_CHECKING:
     from llmproxy.analysis.calls import RecordedCall
     from llmproxy.analysis.coverage import Coverage
-    from llmproxy.analysis.drift import Send
     from llmproxy.analysis.gates import Verdict
     from llmproxy.analysis.sources import Recorded
 
@@ -242,8 +240,7 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
     (fields added, removed, retyped). Keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY,
     GEMINI_API_KEY). Fail-closed: an exchange it cannot re-send is "could not check" (exit 2), never "no drift".
     """
-    from llmproxy.analysis import gates
-    from llmproxy.analysis.drift import check
+    from llmproxy.analysis.drift import check, sender, verdict
     from llmproxy.cassette.store import load_cassette
 
     if not live:
@@ -251,53 +248,4 @@ def drift(path: Path, live: bool, timeout: float, as_json: bool) -> None:
         raise SystemExit(2)
     with judging("drift", as_json):
         exchanges = load_cassette(path).exchanges
-    results = check(exchanges, _sender(timeout))
-    reasons = [
-        f"exchange {r.exchange}: "
-        + "; ".join(
-            f"{what} {', '.join(paths)}"
-            for what, paths in (("added", r.added), ("removed", r.removed), ("retyped", r.type_changed))
-            if paths
-        )
-        for r in results
-        if r.status == "drift"
-    ]
-    unchecked = [f"exchange {r.exchange}: could not check: {r.note}" for r in results if r.status == "could_not_check"]
-    checked = sum(r.status != "could_not_check" for r in results)
-    drifted = sum(r.status == "drift" for r in results)
-    details = {
-        "exchanges": len(results),
-        "drifted": drifted,
-        "checked": checked,
-        "couldNotCheck": len(unchecked),
-        "details": [r.as_json() for r in results],
-    }
-    if reasons:
-        outcome = gates.GateOutcome.FAIL
-    elif unchecked or not results:
-        outcome = gates.GateOutcome.COULD_NOT_CHECK
-    else:
-        outcome = gates.GateOutcome.PASS
-    summary = f"{drifted} of {plural(checked, 'exchange')} re-sent drifted" + (
-        f", {len(unchecked)} could not be checked" if unchecked else ""
-    )
-    said = reasons + unchecked or (["no chat exchange to check"] if not results else [])
-    finish(gates.Verdict("drift", outcome, said, details, summary=summary), as_json)
-
-
-def _sender(timeout: float) -> "Send":
-    """A transport over the standard library: (method, url, headers, body) → (status, body)."""
-    import urllib.error
-    import urllib.request
-
-    def send(method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> tuple[int, bytes]:
-        request = urllib.request.Request(url, data=body or None, method=method, headers=dict(headers))
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                return answer.status, answer.read()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read()
-        except urllib.error.URLError as exc:
-            raise OSError(str(exc.reason)) from None
-
-    return send
+    finish(verdict(check(exchanges, sender(timeout))), as_json)

@@ -45,10 +45,12 @@ from llmproxy.control.models import (
     VerifyRequests,
 )
 from llmproxy.control.verify_models import (
+    DriftVerified,
     GateVerified,
     SequenceVerified,
     ToolCallVerified,
     VerifyCost,
+    VerifyDrift,
     VerifySequence,
     VerifyStructuredOutput,
     VerifyToolCall,
@@ -206,6 +208,12 @@ class Client:
         verify = {"max_usd": max_usd, "price_as": price_as, "allow_unpriced": allow_unpriced}
         body = _body(VerifyCost, {**verify, "allow_partial": allow_partial, "source": source, "test_id": test_id})
         return GateVerified.model_validate(self._call("POST", "/verify/cost", body))
+
+    def verify_drift(self, cassette: str | os.PathLike[str], *, timeout: float = 60.0) -> DriftVerified:
+        """Re-send the cassette's requests to the live provider (it costs what they cost) and compare the answers'
+        shapes with the recorded ones, as `llmproxy verify drift --live` does."""
+        body = _body(VerifyDrift, {"cassette": os.fspath(cassette), "live": True, "timeout": timeout})
+        return DriftVerified.model_validate(self._call("POST", "/verify/drift", body))
 
     def misses(self, *, test_id: str | None = None, since: int = 0, limit: int | None = None) -> Misses:
         """The requests nothing answered, each with the closest expectations and recording and what differs."""

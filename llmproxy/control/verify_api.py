@@ -10,6 +10,7 @@ again, or over a long journal, reparses nothing. The gates read the answers as a
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Final
 
 from llmproxy.analysis import gates
@@ -22,14 +23,17 @@ from llmproxy.control.journal_calls import Reader
 from llmproxy.control.models import JournalScope, NearMiss, Verified, VerifyRequests
 from llmproxy.control.router import ApiError, Call, Endpoint
 from llmproxy.control.verify_models import (
+    DriftVerified,
     GateVerified,
     SequenceVerified,
     ToolCallVerified,
     VerifyCost,
+    VerifyDrift,
     VerifySequence,
     VerifyStructuredOutput,
     VerifyToolCall,
 )
+from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Entry, Journal, Query
 from llmproxy.mock import spec
 from llmproxy.mock.engine import failed_predicates
@@ -79,6 +83,11 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
         verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
+    def verify_drift(call: Call[Any, Any, VerifyDrift]) -> DriftVerified:
+        verify = call.body
+        assert verify is not None
+        return drifted(verify)
+
     return [
         Endpoint(
             "POST",
@@ -125,7 +134,35 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
             Access.READ,
             body=VerifyCost,
         ),
+        Endpoint(
+            "POST",
+            "/verify/drift",
+            "Re-send a cassette's requests to the live provider: whether the answers still have the recorded shape",
+            verify_drift,
+            DriftVerified,  # it spends the user's keys: not for the read-only token
+            body=VerifyDrift,
+        ),
     ]
+
+
+def drifted(verify: VerifyDrift) -> DriftVerified:
+    """`llmproxy verify drift --live` on `verify.cassette`, judged by the same gate."""
+    from llmproxy.analysis.drift import check, sender, verdict
+    from llmproxy.cassette.store import load_cassette
+
+    try:
+        exchanges = load_cassette(Path(verify.cassette)).exchanges
+    except LlmproxyError as error:
+        raise ApiError(400, str(error)) from None
+    judged = verdict(check(exchanges, sender(verify.timeout)))
+    document = judged.as_json()
+    return DriftVerified(
+        ok=judged.outcome is GateOutcome.PASS,
+        outcome=document["outcome"],
+        reasons=judged.reasons,
+        summary=judged.summary,
+        details={key: value for key, value in document.items() if key not in _SAID},
+    )
 
 
 def verified(journal: Journal, verify: VerifyRequests) -> Verified:

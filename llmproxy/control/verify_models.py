@@ -97,3 +97,30 @@ class ToolCallVerified(GateVerified):
     tools_called: dict[str, int] = Field(
         description="every tool the model called in these answers, with how often: what came instead on a failure"
     )
+
+
+class VerifyDrift(ApiModel):
+    """Re-send a cassette's requests to the live provider and compare the answers' shapes with the recorded
+    ones (`llmproxy verify drift --live`): fields added, removed or retyped, never wording."""
+
+    cassette: str = Field(min_length=1, description="the cassette to re-send (relative: to where llmproxy runs)")
+    live: Literal[True] = Field(
+        description="must be true: the requests really are sent to the provider, with the keys in llmproxy's "
+        "environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY), and cost what they cost"
+    )
+    timeout: float = Field(default=60.0, ge=1, description="seconds per request")
+
+
+class DriftVerified(ApiModel):
+    """The drift gate's verdict, in the shape `llmproxy verify drift --json` prints it."""
+
+    ok: bool = Field(description="every answer had the recorded shape")
+    outcome: Literal["pass", "fail", "could_not_check"] = Field(
+        description="could_not_check: an exchange could not be re-sent (no key, the network, a non-2xx answer)"
+    )
+    reasons: list[str] = Field(description="each exchange that drifted, with its paths, or could not be checked")
+    summary: str
+    details: dict[str, Any] = Field(
+        description="exchanges, drifted, checked, couldNotCheck, and per exchange addedPaths, removedPaths, "
+        "typeChangedPaths"
+    )

@@ -102,6 +102,11 @@ async def exercise(client: Client) -> list[str]:
     assert not shaped["ok"]  # "Sunny." is not JSON
     budget = await use("verify_cost_budget", {"maxUsd": "1", "allowUnpriced": True})
     assert budget["ok"], budget
+    with tempfile.TemporaryDirectory() as folder:
+        empty = Path(folder) / "empty.json"
+        empty.write_text('{"llmproxy_cassette": 1, "exchanges": []}')
+        drift = await use("detect_llm_drift", {"cassette": str(empty), "live": True})
+        assert (drift["outcome"], drift["reasons"]) == ("could_not_check", ["no chat exchange to check"])
     assert (await use("explain_unmatched_requests"))["misses"] == []
     chat = {"model": "gpt-chat", "messages": [{"role": "user", "content": "hi"}]}
     debugged = await use("debug_request_mismatch", {"url": f"{base_url}/v1/chat/completions", "body": chat})

@@ -68,6 +68,7 @@ NAMES: Final[Mapping[tuple[str, str], str]] = {
     ("POST", "/verify/tool-call"): "verify_tool_call",
     ("POST", "/verify/structured-output"): "verify_structured_output",
     ("POST", "/verify/cost"): "verify_cost_budget",
+    ("POST", "/verify/drift"): "detect_llm_drift",
     ("GET", "/misses"): "explain_unmatched_requests",
     ("POST", "/misses/debug"): "debug_request_mismatch",
     ("GET", "/report"): "export_optimisation_report",
