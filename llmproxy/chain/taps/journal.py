@@ -16,7 +16,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import reply_exchange, with_events
-from llmproxy.journal import TEST_ID_HEADER, Journal, Source
+from llmproxy.journal import Journal, Source
 from llmproxy.model.exchange import RawExchange
 
 SOURCES: Final = {
@@ -63,8 +63,7 @@ class JournalTap(Tap):
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
         redactor = self.redactor
-        test_id = incoming.headers.get(TEST_ID_HEADER)
-        self.journal.add(source, test_id, incoming.raw, lambda seq: to_exchange(_as_events(raw), seq, redactor))
+        self.journal.add(source, incoming.test_id, incoming.raw, lambda seq: to_exchange(_as_events(raw), seq, redactor))
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
