@@ -4,6 +4,7 @@ REST, reads back its own journal and verifies it — alone and under pytest-xdis
 control port of its own. A test's chaos stays its marker's: the chaos endpoint only shows it."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,22 @@ def test_records(llmproxy):
     module(tester, upstream, "test_marked", body)
     tester.runpytest("--llmproxy-mode", "once").assert_outcomes(passed=1)
     assert (tester.path / "cassettes" / "test_marked" / "test_records.json").is_file()
+
+
+def test_the_pytest_pages_example_passes_on_a_developer_machine_and_in_ci(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/pytest.md's `llmproxy_control` example as written: first with a key and no cassette (`once`), then
+    as CI runs it (`none`, no key, no network); everything it sends is mocked, so no cassette is written."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "pytest.md").read_text()
+    section = page.split("## Driving the proxy from a test: `llmproxy_control`", 1)[1].split("\n## ", 1)[0]
+    [example] = re.findall(r"```python\n(.*?)```", section, re.S)
+    tester.makepyfile(test_support_bot=example)
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    before = upstream.count
+    tester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    monkeypatch.setenv("CI", "1")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    tester.runpytest("-p", "no:cacheprovider", "--llmproxy-block-network").assert_outcomes(passed=1)
+    assert upstream.count == before
+    assert not list(tester.path.glob("cassettes/**/*.json"))
