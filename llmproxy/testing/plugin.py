@@ -134,7 +134,7 @@ def llmproxy_control(request: pytest.FixtureRequest) -> "Client":
 
 
 def _turn(request: pytest.FixtureRequest, fixture: str) -> "Turn":
-    turn = request.node.stash.get(TURN, None)
+    turn: Turn | None = request.node.stash.get(TURN, None)
     if turn is None:  # the test's settings could not be served; or not a test's own set-up
         failure = request.node.stash.get(FAILURE, None)
         message = failure or f"the {fixture} fixture is function-scoped: use it in a test or a function fixture"

@@ -266,7 +266,7 @@ class WorkerProxy:
         if settings.expectations is not None:
             engine = MockEngine(load_expectations(settings.expectations))
         elif settings.controlled:
-            engine = MockEngine(ExpectationsFile(expectations=[]))
+            engine = MockEngine(ExpectationsFile(expectations=()))
         serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode.replays and exists) else []
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
         recording = None

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.testing.conftest import llmproxy_home, tester, upstream  # noqa: F401  (the plugin tests' fixtures)
+from tests.testing import conftest as plugin_tests
 from tests.testing.upstream import Upstream
+
+# the plugin's own tests' fixtures: a stand-in upstream, one CA, a pytester with no outer proxy or CI variable
+llmproxy_home, tester, upstream = plugin_tests.llmproxy_home, plugin_tests.tester, plugin_tests.upstream
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
 
@@ -122,7 +125,8 @@ def test_a_recording_test_mocks_some_requests_and_records_the_rest(tester: pytes
     is, and neither fails the test as a miss."""
     body = """
 def test_records(llmproxy, llmproxy_control, request):
-    llmproxy_control.add_expectations({"expectations": [{"match": {"latestMessageContains": "mock"}, "respond": {"text": "mocked"}}]})
+    mocked = {"match": {"latestMessageContains": "mock"}, "respond": {"text": "mocked"}}
+    llmproxy_control.add_expectations({"expectations": [mocked]})
     assert ask("mock this") == "mocked"
     assert ask("record this").startswith("answer ")
     sources = [entry.source for entry in llmproxy_control.journal().entries]
