@@ -203,9 +203,12 @@ def _bodies(entries: list[Any]) -> int:
         kept[id(entry.request.body)] = sys.getsizeof(entry.request.body)
         for cell in entry._convert.__closure__ or ():  # what the tap captured, until first read
             captured = cell.cell_contents
-            answer = getattr(captured, "response", captured)  # an exchange's response, or a stage's reply
-            body = getattr(answer, "body", None)
-            if isinstance(body, bytes):
+            if isinstance(captured, tuple):  # a stage's reply, in parts: its body is the one bytes object
+                bodies = [part for part in captured if isinstance(part, bytes)]
+            else:  # an upstream's exchange
+                response = getattr(captured, "response", None)
+                bodies = [response.body] if response is not None and response.body is not None else []
+            for body in bodies:
                 kept[id(body)] = sys.getsizeof(body)
     return sum(kept.values())
 
