@@ -34,7 +34,7 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 import payloads  # noqa: E402
-from chaos import instructions  # noqa: E402 (scripts/bench/chaos.py)
+from chaos import _exchange, instructions  # noqa: E402 (scripts/bench/chaos.py: one request, its answer read)
 from load import cpu_ms  # noqa: E402
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
 from proxy import BIN, Target, free_port, start, stop  # noqa: E402
@@ -74,19 +74,6 @@ def _request(target: Target, upstream_port: int) -> bytes:
         f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{upstream_port}\r\ncontent-type: application/json\r\n"
         f"authorization: Bearer {payloads.API_KEY}\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode() + body
-
-
-def _exchange(connection: socket.socket, request: bytes) -> None:
-    connection.sendall(request)
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += connection.recv(65536)
-    head, _, rest = data.partition(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 200"):
-        sys.exit(f"the mock answered {head.decode(errors='replace')}")
-    length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-    while len(rest) < length:
-        rest += connection.recv(65536)
 
 
 def cpu_per_request(target: Target, upstream_port: int, requests: int) -> float:
