@@ -19,6 +19,7 @@ ADDED_CA_VARIABLES = ("NODE_EXTRA_CA_CERTS", "CODEX_CA_CERTIFICATE")
 CONTROL_URL_VARIABLE = "LLMPROXY_CONTROL_URL"  # the runtime control API's chaos endpoint (llmproxy.control)
 CONTROL_TOKEN_VARIABLE = "LLMPROXY_CONTROL_TOKEN"  # its bearer token, random per run
 CONTROL_READ_ONLY_TOKEN_VARIABLE = "LLMPROXY_CONTROL_TOKEN_READONLY"  # a token that may only read, random per run
+TEST_ID_VARIABLE = "LLMPROXY_TEST_ID"  # the running test's id (the pytest plugin's: its node id), for the API's testId
 
 
 def proxy_environment(proxy_url: str, ca_cert: Path, bundle: Path) -> dict[str, str]:

@@ -8,6 +8,7 @@ from contextlib import contextmanager, suppress
 from urllib.parse import urlsplit
 
 from llmproxy.ca import ensure_ca
+from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.control.api import control_api
 from llmproxy.control.auth import Tokens
 from llmproxy.control.server import ControlPlane, ControlServer
@@ -147,11 +148,12 @@ def _control(session: Session) -> ControlServer | None:
     """The runtime control API on 127.0.0.1 — the chaos endpoint and the REST API — its URL and fresh random
     tokens (one for everything, one that only reads) put in the environment the command gets (`llmproxy chaos …`
     reads them from there)."""
-    intercept = session.intercept
-    if intercept is None or not session.plan.intercept.control:
+    stage = next((stage for stage in session.chain.stages if isinstance(stage, InterceptStage)), None)
+    if stage is None or not session.plan.intercept.control:
         return None
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
-    control = ControlServer(ControlPlane(intercept, control_api(session)), tokens)
+    plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed)
+    control = ControlServer(plane, tokens)
     session.control_url = control.url
     session.control_api_url = control.api_url or ""
     session.environment[CONTROL_URL_VARIABLE] = control.url

@@ -97,6 +97,7 @@ class Chain:
         self.stages = _ordered(stages, REQUEST_SIDE, "stage")
         self.taps = _ordered(taps, RESPONSE_SIDE, "tap")
         self._network = State(network)
+        self._test_id: State[str | None] = State(None)
         self.redactor = redactor
         self.refusals = 0  # requests refused: nothing answered and the network was closed to them
         self._lock = threading.Lock()
@@ -122,6 +123,12 @@ class Chain:
         with self._lock:
             self.stages = _ordered([*self.stages, stage], REQUEST_SIDE, "stage")  # swapped whole: readers see one
 
+    def use_test_id(self, test_id: str | None) -> str | None:
+        """Take the requests that carry no `x-llmproxy-test-id` of their own for `test_id`'s from the next request
+        on (the pytest plugin, as each test begins and ends), so that its expectations answer them and the
+        journal files them under it; the id it replaces."""
+        return self._test_id.swap(test_id)
+
     @property
     def answers(self) -> bool:
         """Whether anything but the upstream can answer (a chain that only records does not)."""
@@ -144,6 +151,8 @@ class Chain:
     def answer(self, incoming: Incoming, context: Context) -> Reply | None:
         """The reply to `incoming`, or None: send it upstream (and `observe` the answer)."""
         network = self.network
+        if incoming.test_id is None:
+            incoming.test_id = self._test_id.value
         try:
             for stage in self.stages:
                 reply = stage.decide(incoming, context)

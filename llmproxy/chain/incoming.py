@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from llmproxy.journal import TEST_ID_HEADER
 from llmproxy.model import Conversation, Route
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.base import ChatCodec
@@ -128,7 +129,10 @@ class Incoming:
     What stages and taps leave on it for each other: `declines` (for the chain, when nothing answers),
     `forwarding` (for the door, when it goes upstream), `intercepted` (the intercept stage's decision, which its
     tap carries out on the answer), `chaos` (a chaos profile the answering stage attached, e.g. a mock turn's)
-    and `injected` (the faults put into its answer: the recording marks the exchange with them)."""
+    and `injected` (the faults put into its answer: the recording marks the exchange with them).
+
+    `test_id` is the test it belongs to, for tests sharing one proxy: its `x-llmproxy-test-id` header, else the
+    test the chain says is running (`Chain.use_test_id`, the pytest plugin's), else None."""
 
     __slots__ = (
         "_codec",
@@ -148,6 +152,7 @@ class Incoming:
         "injected",
         "intercepted",
         "raw",
+        "test_id",
         "upstream",
     )
 
@@ -165,6 +170,7 @@ class Incoming:
         # each field in a slot of its own, in `Decoded`'s order: every stage reads them, at a slot's cost
         self._path, self._query, self._headers, self._route, self._json, self._codec, self._turn, self._model = decoded
         self._conversation: Any = _NOT_YET
+        self.test_id: str | None = self._headers.get(TEST_ID_HEADER)
 
     @property
     def method(self) -> str:

@@ -8,6 +8,9 @@ proxy the process's `HTTPS_PROXY` may point at.
     control = Client.from_environment()          # LLMPROXY_CONTROL_URL and LLMPROXY_CONTROL_TOKEN
     control.add_expectations({"expectations": [{"respond": {"text": "Hi"}}]})
     print([entry.model for entry in control.journal(source="mocked").entries])
+
+A client made for one test (`test_id`; the pytest plugin's `llmproxy_control` fixture is one) adds, lists and
+clears that test's expectations, and reads and verifies that test's requests, unless a call names another.
 """
 
 import json
@@ -60,7 +63,7 @@ if TYPE_CHECKING:
     from llmproxy.outputs.explain import Explained
 
 from llmproxy.control.run_models import Load, Loaded, Save, Saved, Stopping
-from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE
+from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE, TEST_ID_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.control import Answer
 from llmproxy.mock import spec
@@ -80,28 +83,32 @@ class ControlError(LlmproxyError):
 
 
 class Client:
-    def __init__(self, url: str, token: str, timeout: float = 10.0) -> None:
-        """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint)."""
+    def __init__(self, url: str, token: str, timeout: float = 10.0, test_id: str | None = None) -> None:
+        """`url`: the control port's origin, or any URL on it (`LLMPROXY_CONTROL_URL` is its chaos endpoint).
+        `test_id`: the test each call is scoped to when it names none (None: every test)."""
         parts = urlsplit(url)
         self.origin = f"{parts.scheme}://{parts.netloc}"
         self.api = self.origin + API_BASE
         self._token = token
         self.timeout = timeout
+        self.test_id = test_id
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, str] = os.environ) -> "Client":
         """The run's control API, from the variables llmproxy gives the command it runs (or a session's
-        `environment`)."""
+        `environment`), scoped to the test `LLMPROXY_TEST_ID` names when it is set (a pytest plugin test's)."""
         url, token = environment.get(CONTROL_URL_VARIABLE), environment.get(CONTROL_TOKEN_VARIABLE)
         if not url or not token:
             raise ControlError(0, f"no control API: {CONTROL_URL_VARIABLE} and {CONTROL_TOKEN_VARIABLE} are not set")
-        return cls(url, token)
+        return cls(url, token, test_id=environment.get(TEST_ID_VARIABLE) or None)
 
     def status(self) -> Status:
         return Status.model_validate(self._call("GET", "/status"))
 
     def journal(self, **filters: Any) -> JournalPage:
-        """Filters as the endpoint's query: provider, model, path, source, test_id, since, limit."""
+        """Filters as the endpoint's query: provider, model, path, source, test_id, since, limit (`test_id`:
+        the client's unless given; None reads every test's)."""
+        filters.setdefault("test_id", self.test_id)
         query = JournalQuery.model_validate(filters).model_dump(by_alias=True, exclude_defaults=True, mode="json")
         where = f"/journal?{urlencode(query)}" if query else "/journal"
         return JournalPage.model_validate(self._call("GET", where))
@@ -113,27 +120,27 @@ class Client:
         return Cleared.model_validate(self._call("DELETE", "/journal")).cleared
 
     def expectations(self, test_id: str | None = None) -> Expectations:
-        """Every expectation, or only those added for `test_id`."""
-        return Expectations.model_validate(self._call("GET", "/expectations" + _scoped(test_id)))
+        """Every expectation, or only those added for `test_id` (the client's, unless given)."""
+        return Expectations.model_validate(self._call("GET", "/expectations" + self._scoped(test_id)))
 
     def add_expectations(
         self, expectations: ExpectationsFile | Mapping[str, Any], test_id: str | None = None
     ) -> list[int]:
-        """Entries in the expectations file's JSON (or its model); the ids they were given. `test_id`: they
-        answer only requests sent with it in the `x-llmproxy-test-id` header."""
-        body = (
-            expectations.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-            if isinstance(expectations, BaseModel)
-            else dict(expectations)
-        )
-        return Added.model_validate(self._call("POST", "/expectations" + _scoped(test_id), body)).added
+        """Entries in the expectations file's JSON (or its model); the ids they were given. `test_id` (the
+        client's, unless given): they answer only requests sent with it in the `x-llmproxy-test-id` header."""
+        body = _dumped(expectations) if isinstance(expectations, BaseModel) else dict(expectations)
+        return Added.model_validate(self._call("POST", "/expectations" + self._scoped(test_id), body)).added
 
     def remove_expectation(self, expectation: int) -> None:
         Removed.model_validate(self._call("DELETE", f"/expectations/{expectation}"))
 
     def clear_expectations(self, test_id: str | None = None) -> int:
-        """Remove every expectation, or only those added for `test_id`; how many."""
-        return Cleared.model_validate(self._call("DELETE", "/expectations" + _scoped(test_id))).cleared
+        """Remove every expectation, or only those added for `test_id` (the client's, unless given); how many."""
+        return Cleared.model_validate(self._call("DELETE", "/expectations" + self._scoped(test_id))).cleared
+
+    def _scoped(self, test_id: str | None) -> str:
+        scope = test_id or self.test_id
+        return f"?{urlencode({'testId': scope})}" if scope is not None else ""
 
     def verify_requests(
         self,
@@ -148,7 +155,7 @@ class Client:
         """How many requests the journal holds that hold to `match` (the expectations file's), against a count
         (none given: at least one); a failure lists the closest requests."""
         verify = {"match": match or {}, "exactly": exactly, "at_least": at_least, "at_most": at_most}
-        body = _body(VerifyRequests, {**verify, "source": source, "test_id": test_id})
+        body = _body(VerifyRequests, {**verify, "source": source, "test_id": test_id or self.test_id})
         return Verified.model_validate(self._call("POST", "/verify/requests", body))
 
     def verify_sequence(
@@ -158,7 +165,7 @@ class Client:
         test_id: str | None = None,
     ) -> SequenceVerified:
         """Requests holding to each match arrived in this order (others may come between)."""
-        body = _body(VerifySequence, {"sequence": list(sequence), "source": source, "test_id": test_id})
+        body = _body(VerifySequence, {"sequence": list(sequence), "source": source, "test_id": test_id or self.test_id})
         return SequenceVerified.model_validate(self._call("POST", "/verify/sequence", body))
 
     def verify_tool_call(
@@ -177,7 +184,13 @@ class Client:
         """The model called tool `name` (its arguments containing `args_regex`, holding to the JSON predicate
         `arguments`) as often as expected: at least once when no count is given."""
         verify = {"name": name, "args_regex": args_regex, "arguments": arguments, "allow_partial": allow_partial}
-        counts = {"exactly": exactly, "at_least": at_least, "at_most": at_most, "source": source, "test_id": test_id}
+        counts = {
+            "exactly": exactly,
+            "at_least": at_least,
+            "at_most": at_most,
+            "source": source,
+            "test_id": test_id or self.test_id,
+        }
         body = _body(VerifyToolCall, {**verify, **counts})
         return ToolCallVerified.model_validate(self._call("POST", "/verify/tool-call", body))
 
@@ -190,7 +203,12 @@ class Client:
         test_id: str | None = None,
     ) -> GateVerified:
         """Every answer with text is JSON that meets the JSON Schema `schema`."""
-        verify = {"schema": dict(schema), "allow_partial": allow_partial, "source": source, "test_id": test_id}
+        verify = {
+            "schema": dict(schema),
+            "allow_partial": allow_partial,
+            "source": source,
+            "test_id": test_id or self.test_id,
+        }
         body = _body(VerifyStructuredOutput, verify)
         return GateVerified.model_validate(self._call("POST", "/verify/structured-output", body))
 
@@ -206,7 +224,9 @@ class Client:
     ) -> GateVerified:
         """The answers' estimated cost is at most `max_usd` US dollars, priced as `llmproxy report` prices."""
         verify = {"max_usd": max_usd, "price_as": price_as, "allow_unpriced": allow_unpriced}
-        body = _body(VerifyCost, {**verify, "allow_partial": allow_partial, "source": source, "test_id": test_id})
+        body = _body(
+            VerifyCost, {**verify, "allow_partial": allow_partial, "source": source, "test_id": test_id or self.test_id}
+        )
         return GateVerified.model_validate(self._call("POST", "/verify/cost", body))
 
     def verify_drift(self, cassette: str | os.PathLike[str], *, timeout: float = 60.0) -> DriftVerified:
@@ -217,7 +237,7 @@ class Client:
 
     def misses(self, *, test_id: str | None = None, since: int = 0, limit: int | None = None) -> Misses:
         """The requests nothing answered, each with the closest expectations and recording and what differs."""
-        query = _query(MissesQuery, {"test_id": test_id, "since": since, "limit": limit})
+        query = _query(MissesQuery, {"test_id": test_id or self.test_id, "since": since, "limit": limit})
         return Misses.model_validate(self._call("GET", "/misses" + query))
 
     def debug_request(
@@ -262,7 +282,7 @@ class Client:
         if isinstance(inline, BaseModel):
             inline = inline.model_dump(mode="json", by_alias=True, exclude_unset=True)
         given = {"path": os.fspath(path) if path is not None else None, "inline": inline, "kind": kind}
-        body = Load.model_validate(given | {"test_id": test_id}).model_dump(
+        body = Load.model_validate(given | {"test_id": test_id or self.test_id}).model_dump(
             mode="json", by_alias=True, exclude_unset=True
         )
         return Loaded.model_validate(self._call("POST", "/load", body))
@@ -348,5 +368,5 @@ def _query(model: type[BaseModel], fields: Mapping[str, Any]) -> str:
     return f"?{urlencode(query)}" if query else ""
 
 
-def _scoped(test_id: str | None) -> str:
-    return f"?{urlencode({'testId': test_id})}" if test_id is not None else ""
+def _dumped(model: BaseModel) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_defaults=True)

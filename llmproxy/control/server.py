@@ -12,6 +12,7 @@ import json
 import logging
 import socket
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -35,11 +36,22 @@ UNAUTHORISED: Final = Answer(
 
 
 class ControlPlane:
-    """Every control request, authenticated, routed: the chaos endpoint and, when the run has one, the API."""
+    """Every control request, authenticated, routed: the chaos endpoint and, when the run has one, the API.
 
-    def __init__(self, intercept: Intercept, api: Router | None = None) -> None:
-        self.intercept = intercept
+    `intercept`: the run's, or how to find the one in use (the pytest plugin swaps in each test's). `fixed`: why
+    the chaos endpoint may only show it (409 to anything else); "" lets it change the chaos."""
+
+    def __init__(
+        self, intercept: Intercept | Callable[[], Intercept], api: Router | None = None, fixed: str = ""
+    ) -> None:
+        self._intercept = intercept
         self.api = api
+        self.fixed = fixed
+
+    @property
+    def intercept(self) -> Intercept:
+        intercept = self._intercept
+        return intercept if isinstance(intercept, Intercept) else intercept()
 
     def handle(self, method: str, target: str, body: bytes, granted: Access) -> Answer:
         path = urlsplit(target).path
@@ -47,6 +59,8 @@ class ControlPlane:
             needed = Access.READ if method == "GET" else Access.MUTATE
             if not allows(granted, needed):
                 return Answer(403, {"error": f"{method} {chaos.PATH} changes the run: the read-only token cannot"})
+            if self.fixed and needed is Access.MUTATE:
+                return Answer(409, {"error": f"{method} {chaos.PATH}: {self.fixed}"})
             return chaos.handle(self.intercept, method, target, body)
         if self.api is not None and self.api.serves(target):
             return self.api.handle(method, target, body, granted)

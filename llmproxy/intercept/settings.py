@@ -12,12 +12,14 @@ from llmproxy.intercept.rules import ChaosFile
 class InterceptPlan:
     """Chaos, quotas and a budget (`--chaos`, `--fail`, `--rpm`, `--budget-usd`…), their counters' store
     (`--state`: None keeps them in this process), and the runtime control API. Always in the chain: with
-    nothing configured it costs a look at each request's headers, and the control API can add chaos later."""
+    nothing configured it costs a look at each request's headers, and the control API can add chaos later —
+    unless the chaos is `fixed` (the pytest plugin's: each test's is its marker's)."""
 
     chaos: ChaosFile = field(default_factory=ChaosFile)
     state: str | None = None
     control: bool = True
     source: str = ""  # where the chaos came from, for --explain-chain
+    fixed: str = ""  # why the control API may show the chaos but not change it ("": it may change it)
 
     @property
     def configured(self) -> bool:

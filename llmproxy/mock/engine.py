@@ -223,7 +223,7 @@ class _Entry:
 
     def _scope_mismatch(self, request: Incoming) -> list[str]:
         """Why an entry added for one test does not answer this request: it does not carry that test's id."""
-        if self.test_id is None or (given := request.headers.get(TEST_ID_HEADER)) == self.test_id:
+        if self.test_id is None or (given := request.test_id) == self.test_id:
             return []
         return [f"{TEST_ID_HEADER}: expected {self.test_id!r}, got {given!r}"]
 

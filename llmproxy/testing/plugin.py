@@ -2,10 +2,11 @@
 expectations served by one proxy per process, a test's misses failing that test. docs/pytest.md is the manual.
 
     @pytest.mark.llmproxy(cassette=None, mode=None, preset=None, match=None, expectations=None, chaos=None)
-    def test_agent(llmproxy): ...
+    def test_agent(llmproxy, llmproxy_control): ...
 
-A test takes part when it has the marker or asks for the `llmproxy` fixture; the others never start a proxy.
-While it runs (its fixtures' set-up and tear-down included) `os.environ` holds the proxy and CA variables.
+A test takes part when it has the marker or asks for the `llmproxy` or `llmproxy_control` fixture; the others
+never start a proxy. While it runs (its fixtures' set-up and tear-down included) `os.environ` holds the proxy and
+CA variables, the control API's, and the test's id.
 """
 
 import difflib
@@ -21,7 +22,7 @@ import pytest
 
 from llmproxy.destinations import parse_map
 from llmproxy.egress import EgressPolicy
-from llmproxy.environment import applied
+from llmproxy.environment import TEST_ID_VARIABLE, applied
 from llmproxy.errors import LlmproxyError
 from llmproxy.testing.blocking import Blocker
 from llmproxy.testing.keys import placeholder_keys
@@ -31,6 +32,7 @@ from llmproxy.words import plural
 
 if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: pytest starts as fast without
     from llmproxy.cassette.replay_index import MatchOptions
+    from llmproxy.control.client import Client
     from llmproxy.intercept.rules import ChaosFile
     from llmproxy.providers.declared import Declaration
     from llmproxy.testing.fixture import TestProxy
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # the proxy's parts load at the first test that uses them: py
 
 MODES: Final = ("none", "once", "new_episodes", "all", "rewrite")  # llmproxy.plan.RecordMode's values
 MARKER: Final = "llmproxy"
+CONTROL_FIXTURE: Final = "llmproxy_control"
 MARKER_ARGUMENTS: Final = ("cassette", "mode", "preset", "match", "expectations", "chaos")
 REPEATABLE: Final = (  # options given as often as needed, on the command line and as ini keys (one a line)
     ("map", "HOST=URL", "send HOST's traffic to URL while clients still talk to HOST (a gateway, a local stand-in)"),
@@ -87,6 +90,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--llmproxy-check-orphans", action="store_true", help="list cassettes in the cassette folders no test uses"
     )
+    group.addoption(
+        "--llmproxy-journal-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exchanges the control API's journal keeps, every test's (default: 1000; 0: none)",
+    )
     for name, metavar, help in REPEATABLE:
         group.addoption(f"--llmproxy-{name}", action="append", default=[], metavar=metavar, help=f"{help}; repeatable")
         parser.addini(f"llmproxy_{name.replace('-', '_')}", f"{help}: one a line", type="linelist", default=[])
@@ -106,18 +116,35 @@ def pytest_configure(config: pytest.Config) -> None:
 def llmproxy(request: pytest.FixtureRequest) -> "TestProxy":
     """The running proxy as this test sees it: url, environment, calls, misses, unused, tokens, cost_usd,
     tool_calls, injected (`llmproxy.testing.fixture.TestProxy`)."""
-    turn = request.node.stash.get(TURN, None)
-    if turn is None:  # the test's settings could not be served; or not a test's own set-up
-        failure = request.node.stash.get(FAILURE, None)
-        message = failure or "the llmproxy fixture is function-scoped: use it in a test or a function fixture"
-        pytest.fail(message, pytrace=False)
     from llmproxy.testing.fixture import TestProxy
 
-    return TestProxy(turn)
+    return TestProxy(_turn(request, MARKER))
+
+
+@pytest.fixture
+def llmproxy_control(request: pytest.FixtureRequest) -> "Client":
+    """The control API of the proxy this test runs on (`llmproxy.control.client.Client`), scoped to the test:
+    the expectations it adds answer its requests only, and the journal it reads and verifies holds its requests
+    only (each filed under its node id, as if sent with `x-llmproxy-test-id`). The test has a mock of its own,
+    empty until it adds expectations."""
+    from llmproxy.control.client import Client
+
+    turn = _turn(request, CONTROL_FIXTURE)
+    return Client.from_environment(turn.proxy.environment | {TEST_ID_VARIABLE: request.node.nodeid})
+
+
+def _turn(request: pytest.FixtureRequest, fixture: str) -> "Turn":
+    turn: Turn | None = request.node.stash.get(TURN, None)
+    if turn is None:  # the test's settings could not be served; or not a test's own set-up
+        failure = request.node.stash.get(FAILURE, None)
+        message = failure or f"the {fixture} fixture is function-scoped: use it in a test or a function fixture"
+        pytest.fail(message, pytrace=False)
+    return turn
 
 
 def uses_llmproxy(item: pytest.Item) -> bool:
-    return item.get_closest_marker(MARKER) is not None or MARKER in getattr(item, "fixturenames", ())
+    fixtures = getattr(item, "fixturenames", ())
+    return item.get_closest_marker(MARKER) is not None or MARKER in fixtures or CONTROL_FIXTURE in fixtures
 
 
 class Runner:
@@ -135,6 +162,9 @@ class Runner:
             self._check_root(directory)
         self.strict_unused: bool = option("llmproxy_strict_unused")
         self.check_orphans: bool = option("llmproxy_check_orphans")
+        self.journal_size: int | None = option("llmproxy_journal_size")
+        if self.journal_size is not None and self.journal_size < 0:
+            raise pytest.UsageError(f"--llmproxy-journal-size {self.journal_size}: expected 0 or more")
         self.reach = _reach(config)
         self.blocker = Blocker(self.reach.egress)
         if option("llmproxy_block_network"):
@@ -204,7 +234,7 @@ class Runner:
         if turn is not None:
             item.stash[TURN] = turn
             item.stash[APPLIED] = environment = ExitStack()
-            environment.enter_context(applied(turn.proxy.environment))
+            environment.enter_context(applied(turn.proxy.environment | {TEST_ID_VARIABLE: item.nodeid}))
             if turn.recording is None:  # replaying: the SDKs want a key to start, and it is never sent on
                 environment.enter_context(applied(placeholder_keys(os.environ)))
         recording = turn is not None and turn.recording is not None
@@ -305,6 +335,7 @@ class Runner:
         settings cannot be served."""
         from llmproxy.cassette.leftovers import gathered
         from llmproxy.cassette.redact import Redactor
+        from llmproxy.journal import DEFAULT_CAPACITY
         from llmproxy.testing.worker import WorkerProxy
 
         if self.failed_start is not None:
@@ -312,7 +343,8 @@ class Runner:
         settings = self.settings(item)
         if self.proxy is None:
             try:
-                self.proxy = WorkerProxy(Redactor(), self.reach)
+                journal = DEFAULT_CAPACITY if self.journal_size is None else self.journal_size
+                self.proxy = WorkerProxy(Redactor(), self.reach, journal=journal)
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
@@ -349,6 +381,8 @@ class Runner:
             expectations,
             chaos,
             source,
+            controlled=CONTROL_FIXTURE in getattr(item, "fixturenames", ()),
+            test_id=item.nodeid,
         )
 
     def _problems(self, item: pytest.Item, turn: "Turn | None", told: str = "") -> list[str]:

@@ -1,11 +1,16 @@
 """One proxy per pytest process (each xdist worker has its own), started once, at the first test that uses it;
 each test then swaps what the chain serves in place — its chaos, its cassette, its expectations, whether the
-network is open, a meter of its own — through the chain's runtime control surface (`llmproxy.chain.state`), and swaps
-it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a mix.
+network is open, a meter of its own, its id — through the chain's runtime control surface (`llmproxy.chain.state`),
+and swaps it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a
+mix.
 
 The chain (`plan.assemble`): intercept → mock → replay → (upstream when the test records, else refused) ;
-intercept → record → meter. A slot a test does not use is inert: the intercept with no chaos, the mock with no
-expectations and the replay with no cassette pass requests on silently.
+intercept → record → meter → journal. A slot a test does not use is inert: the intercept with no chaos, the mock
+with no expectations and the replay with no cassette pass requests on silently.
+
+The proxy has a control port (`llmproxy.control`): its journal files each request under the test that sent it
+(its node id, `x-llmproxy-test-id`), and a test's expectations — its marker's file, and what it adds over the
+API — live and end with it. Its chaos is its marker's: the chaos endpoint shows it and changes nothing.
 
 A test records the upstream's whole answers only (`recording.AnswersOnly`), pending until the test is over:
 its recording joins the cassette only when it is whole — every request it sent upstream answered — so a test
@@ -25,12 +30,14 @@ from llmproxy.chain import Network
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
+from llmproxy.chain.taps.journal import JournalTap
 from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.chain.taps.record import RecordTap
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.engine import Intercept
 from llmproxy.intercept.rules import ChaosFile
 from llmproxy.intercept.settings import InterceptPlan
+from llmproxy.journal import DEFAULT_CAPACITY, Journal
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
 from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, Plan, RecordMode, assemble
@@ -41,6 +48,7 @@ from llmproxy.upstream_proxy import UpstreamProxy
 
 OPEN = Network(everything=True)
 SETTLE_SECONDS = 5.0  # how long a test's end waits for the answers to what it sent upstream
+MARKER_CHAOS = "a test's chaos is its marker's: @pytest.mark.llmproxy(chaos=...) (docs/pytest.md)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,8 @@ class Settings:
     expectations: Path | None = None
     chaos: ChaosFile | None = None
     chaos_source: str = ""  # where the chaos came from: the file, or "the marker"
+    controlled: bool = False  # it adds expectations over the control API (`llmproxy_control`): it has a mock
+    test_id: str | None = None  # its node id: the requests it sends are filed under it
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +112,7 @@ class Turn:
         differing JSON paths), else the mock's (closest expectation), and connections out the gate refused."""
         missed = [call for call in self.meter.calls if call.answered is Answered.MISS]
         lines = [miss.explain() for miss in self.replaying.misses if isinstance(miss, ReplayMiss)]
-        if not lines and self.log is not None:
+        if not lines and missed and self.log is not None:  # else what the mock passed on, something answered
             lines = [
                 f"{entry['method']} https://{entry['host']}{entry['path']}: {entry['miss']}"
                 for entry in self.log.misses
@@ -146,6 +156,7 @@ class Turn:
         proxy.replay.use([])
         proxy.mock.use(None, proxy.idle_log)
         proxy.record.use(None)
+        proxy.chain.use_test_id(None)
         self.ended = TurnOutcome(self.meter.calls, misses, unused, self.unanswered())
         if (recording := self.recording) is not None:
             whole = not self.ended.unanswered and recording.recorded > 0
@@ -181,7 +192,14 @@ class _TheTestsSayIt(logging.Filter):
 class WorkerProxy:
     """The process's proxy: a session whose chain has every slot a test may fill, listening on 127.0.0.1."""
 
-    def __init__(self, redactor: Redactor, reach: Reach = DEFAULT_REACH, ca_directory: Path | None = None) -> None:
+    def __init__(
+        self,
+        redactor: Redactor,
+        reach: Reach = DEFAULT_REACH,
+        ca_directory: Path | None = None,
+        journal: int = DEFAULT_CAPACITY,
+    ) -> None:
+        """`journal`: the exchanges the control API's journal keeps, every test's (0: none)."""
         self.redactor = redactor
         self.replay_network = Network(egress=reach.egress)  # what a test that replays lets out
         self.idle_log = MockLog(redactor)
@@ -191,6 +209,7 @@ class WorkerProxy:
         self.idle_intercept = Intercept()
         self.intercepting = InterceptStage(self.idle_intercept)
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
+        self.journal = JournalTap(Journal(journal), redactor) if journal > 0 else None
         self.chain = assemble(
             self.intercepting,
             self.replay_network,
@@ -199,13 +218,15 @@ class WorkerProxy:
             replay=self.replay,
             record=self.record,
             meter=self.meter,
+            journal=self.journal,
         )
         plan = Plan(
             network=self.replay_network,
             redactor=redactor,
             routes=reach.routes,
             meter=True,
-            intercept=InterceptPlan(control=False),  # a test's chaos comes from its marker
+            intercept=InterceptPlan(fixed=MARKER_CHAOS),
+            journal=journal,
             describe="the llmproxy pytest plugin",
         )
         self.session = Session(plan, self.chain)
@@ -231,13 +252,21 @@ class WorkerProxy:
         mode needs that does not exist, one another recording holds) with nothing changed."""
         from llmproxy.mock.engine import MockEngine
         from llmproxy.mock.load import load_expectations
+        from llmproxy.mock.spec import ExpectationsFile
 
         cassette = settings.cassette
         exists = cassette_exists(cassette)
         mode = settings.mode.resolved(cassette)
-        if mode is RecordMode.NONE and not exists and settings.expectations is None:
-            raise LlmproxyError(f"no cassette {cassette}: record it with --llmproxy-mode once (the default outside CI)")
-        engine = MockEngine(load_expectations(settings.expectations)) if settings.expectations else None
+        if mode is RecordMode.NONE and not exists and settings.expectations is None and not settings.controlled:
+            raise LlmproxyError(
+                f"no cassette {cassette}: record it with --llmproxy-mode once (the default outside CI), or mock"
+                " its requests (the marker's expectations=, or the llmproxy_control fixture)"
+            )
+        engine = None
+        if settings.expectations is not None:
+            engine = MockEngine(load_expectations(settings.expectations))
+        elif settings.controlled:
+            engine = MockEngine(ExpectationsFile(expectations=()))
         serving = [cassette] if mode is RecordMode.NEW_EPISODES or (mode.replays and exists) else []
         replaying = Replaying.load(serving, settings.match)  # before anything changes: a bad file raises here
         recording = None
@@ -254,6 +283,7 @@ class WorkerProxy:
         self.mock.use(engine, log or self.idle_log, str(settings.expectations or ""))
         self.record.use(recording)
         self.chain.use_network(OPEN if recording is not None else self.replay_network)
+        self.chain.use_test_id(settings.test_id)
         return Turn(settings, mode, self, meter, intercept, log, recording, len(self.session.refused), exists)
 
     def close(self) -> None:

@@ -4,20 +4,32 @@ events as it passes, nothing held back). Each is converted and redacted as the r
 what it writes (`llmproxy.cassette.convert.to_exchange`, the plan's redactor) when the control API first reads
 it, not on the proxy's event loop. Observation only: what fails here the chain logs, and the traffic carries
 on.
+
+It is on every request's path, so it keeps a stage's reply as little as it can, in one tuple: the request, the
+reply's own parts (not the completion and the notes it carries for the other taps), the time as a number and
+the faults put in; the exchange is built from them when first read. A body llmproxy encoded for this one
+request is copied to its own size: an encoder's bytes (orjson's) may hold a buffer several times longer, which
+the entry would keep as long as it lives.
 """
 
+import time
 from dataclasses import replace
-from typing import Final
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Final
 
 from llmproxy.cassette.convert import to_exchange
+from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.reply import Reply, ReplySource, header
+from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
-from llmproxy.chain.taps.record import reply_exchange, with_events
-from llmproxy.journal import TEST_ID_HEADER, Journal, Source
-from llmproxy.model.exchange import RawExchange
+from llmproxy.chain.taps.record import replied, with_events
+from llmproxy.journal import Journal, Source
+from llmproxy.model.exchange import RawExchange, RawRequest
+
+if TYPE_CHECKING:
+    from llmproxy.intercept.faults import Injected
 
 SOURCES: Final = {
     ReplySource.MOCK: Source.MOCKED,
@@ -39,8 +51,18 @@ class JournalTap(Tap):
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         source = SOURCES.get(reply.source)
-        if source is not None:  # not a WebSocket the relay takes over: its messages are journalled one by one
-            self._keep(incoming, source, reply_exchange(incoming, reply))
+        if source is None:  # a WebSocket the relay takes over: its messages are journalled one by one
+            return reply
+        body = reply.body
+        if body is not None and not reply.shared:
+            body = bytes(memoryview(body))
+        injected = tuple(incoming.injected) if incoming.injected else ()
+        raw = incoming.raw
+        kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
+        redactor = self.redactor
+        captured = lambda: _replied(kept)  # noqa: E731 (one cell each: the least a request pays)
+        convert = lambda seq: to_exchange(_replied(kept), seq, redactor)  # noqa: E731
+        self.journal.add(source, incoming.test_id, raw, convert, captured)
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -59,16 +81,30 @@ class JournalTap(Tap):
         """Its line in `--explain-chain`, also a plan's before it is built."""
         return f"the last {capacity} exchanges, redacted, for the control API"
 
-    def _keep(self, incoming: Incoming, source: Source, raw: RawExchange) -> None:
+    def _keep(self, incoming: Incoming, raw: RawExchange) -> None:
+        """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
         redactor = self.redactor
-        test_id = incoming.headers.get(TEST_ID_HEADER)
 
         def captured() -> RawExchange:
             return _as_events(raw)
 
-        self.journal.add(source, test_id, incoming.raw, lambda seq: to_exchange(captured(), seq, redactor), captured)
+        def convert(seq: int) -> Exchange:
+            return to_exchange(captured(), seq, redactor)
+
+        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, convert, captured)
+
+
+type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]
+"""A stage's reply as the tap keeps it: the request; the reply's status, headers, body, events, reason and
+whether the connection was dropped; when (`time.time()`); the faults put in."""
+
+
+def _replied(kept: _Kept) -> RawExchange:
+    request, status, headers, body, events, reason, drop, at, injected = kept
+    reply = Reply(status, headers, body, events, reason=reason, drop=drop)
+    return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
@@ -102,4 +138,4 @@ class _Live:
     async def end(self, exchange: RawExchange) -> None:
         if self.capture is not None:
             exchange = with_events(exchange, self.capture)
-        self.tap._keep(self.incoming, Source.LIVE, exchange)
+        self.tap._keep(self.incoming, exchange)

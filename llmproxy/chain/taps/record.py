@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -23,7 +23,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.record_scope import RecordScope
 
 if TYPE_CHECKING:
@@ -157,6 +157,11 @@ def with_events(exchange: RawExchange, capture: StreamCapture) -> RawExchange:
 
 def reply_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
     """A reply of llmproxy's own as an exchange: as sent, at once, marked with the faults it carries."""
+    return replied(incoming.raw, reply, datetime.now(UTC), incoming.injected)
+
+
+def replied(request: RawRequest, reply: Reply, at: datetime, injected: "Iterable[Injected]") -> RawExchange:
+    """`reply_exchange` of a request answered at `at` with these faults, for a tap that builds it later."""
     response = None
     if not reply.drop:
         events = tuple(RawEvent(at * 1000, data) for at, data in reply.events) if reply.events is not None else None
@@ -165,11 +170,11 @@ def reply_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
         response = RawResponse(reply.status, reply.phrase, "HTTP/1.1", headers, body, events, None)
     error = "connection closed without an answer (injected)" if reply.drop else None
     return RawExchange(
-        incoming.raw,
+        request,
         response,
         error,
-        datetime.now(UTC),
+        at,
         ttfb_ms=0.0,
         total_ms=0.0,
-        injected=tuple(fault.record() for fault in incoming.injected),
+        injected=tuple(fault.record() for fault in injected),
     )
