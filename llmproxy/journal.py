@@ -24,7 +24,6 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.model.exchange import RawExchange, RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
-TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes an exchange to one test of many sharing the proxy
 
 
 class Source(StrEnum):

@@ -13,7 +13,6 @@ from urllib.parse import parse_qsl
 
 import orjson
 
-from llmproxy.journal import TEST_ID_HEADER
 from llmproxy.model import Conversation, Route
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.base import ChatCodec
@@ -21,6 +20,8 @@ from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import detect, with_body
 from llmproxy.providers.token_counts import TokenCounter, token_counter
+
+TEST_ID_HEADER: Final = "x-llmproxy-test-id"  # scopes a request to one test of many sharing the proxy
 
 if TYPE_CHECKING:  # the intercept's notes, read by its stage and tap: nothing of it is loaded for a request
     from llmproxy.intercept.decision import Pending

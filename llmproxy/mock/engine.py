@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from urllib.parse import unquote
 
-from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.incoming import TEST_ID_HEADER, Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.intercept.profile import ChaosProfile
-from llmproxy.journal import TEST_ID_HEADER
 from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
