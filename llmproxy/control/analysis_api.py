@@ -36,7 +36,7 @@ from llmproxy.control.analysis_models import (
     Selected,
 )
 from llmproxy.control.auth import Access
-from llmproxy.control.journal_calls import Reader
+from llmproxy.control.journal_calls import Reader, kept_journal
 from llmproxy.control.router import ApiError, Call, Endpoint, Rendered
 from llmproxy.journal import Journal, Query, Source
 from llmproxy.mock.engine import Tried, closest
@@ -61,16 +61,12 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     """Misses, a request debugged, the report and explain over `session`; each only reads."""
     reader = Reader()
 
-    def kept() -> Journal:
-        journal = session.journal
-        if journal is None:
-            raise ApiError(404, "this run keeps no journal")
-        return journal
-
     def misses(call: Call[Any, MissesQuery, Any]) -> Misses:
         query = call.query
         assert query is not None  # the endpoint declares its query: the router always gives one
-        found = kept().read(Query(source=Source.MISSED, test_id=query.test_id, since=query.since, limit=query.limit))
+        found = kept_journal(session.journal).read(
+            Query(source=Source.MISSED, test_id=query.test_id, since=query.since, limit=query.limit)
+        )
         explained = []
         for entry in found:
             exchange = entry.exchange
@@ -100,7 +96,7 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     def report(call: Call[Any, ReportQuery, Any]) -> Rendered:
         query = call.query
         assert query is not None
-        read = _read(kept(), query, reader)
+        read = _read(kept_journal(session.journal), query, reader)
         built = build_report(
             read.calls,
             read.sources,
@@ -114,7 +110,9 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
     def explain(call: Call[Any, ExplainQuery, Any]) -> Rendered:
         query = call.query
         assert query is not None
-        calls, coverage, explanation = explain_selected(_read(kept(), query, reader), _selection(query))
+        calls, coverage, explanation = explain_selected(
+            _read(kept_journal(session.journal), query, reader), _selection(query)
+        )
         if query.format == "json":
             document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation)
             return Rendered(dumps(document) + "\n", MEDIA["json"])

@@ -11,6 +11,7 @@ from llmproxy.cassette.model import Exchange
 from llmproxy.chain import Chain
 from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
+from llmproxy.control.journal_calls import kept_journal
 from llmproxy.control.models import (
     API_BASE,
     Added,
@@ -31,7 +32,7 @@ from llmproxy.control.router import ApiError, Call, Endpoint, Router
 from llmproxy.control.run_api import journal_counts, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import LlmproxyError, MockError
-from llmproxy.journal import Entry, Journal, Query, Source
+from llmproxy.journal import Entry, Query, Source
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockEngine, Standing
 from llmproxy.mock.load import with_scripts
@@ -50,7 +51,7 @@ def control_api(session: Session) -> Router:
     prices = _Prices()
 
     def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
-        kept = _kept(journal)
+        kept = kept_journal(journal)
         query = call.query
         assert query is not None  # the endpoint declares its query: the router always gives one
         found = kept.read(
@@ -59,7 +60,7 @@ def control_api(session: Session) -> Router:
         return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=journal_counts(kept))
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
-        kept = _kept(journal)
+        kept = kept_journal(journal)
         assert call.params is not None
         entry = kept.get(call.params.seq)
         if entry is None:
@@ -69,7 +70,7 @@ def control_api(session: Session) -> Router:
         return JournalEntry(seq=entry.seq, source=entry.source, test_id=entry.test_id, exchange=entry.exchange)
 
     def clear_journal(call: Call[Any, Any, Any]) -> Cleared:
-        return Cleared(cleared=_kept(journal).clear())
+        return Cleared(cleared=kept_journal(journal).clear())
 
     def engine() -> MockEngine:
         mock = session.mock
@@ -163,12 +164,6 @@ def control_api(session: Session) -> Router:
 def openapi() -> dict[str, Any]:
     """The API's OpenAPI document, without a run (docs/control.openapi.json is this, written out)."""
     return control_api(Session(Plan(), Chain())).openapi()
-
-
-def _kept(journal: Journal | None) -> Journal:
-    if journal is None:
-        raise ApiError(404, "this run keeps no journal")
-    return journal
 
 
 class _Prices:

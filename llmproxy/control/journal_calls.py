@@ -9,6 +9,7 @@ from typing import Final
 
 from llmproxy.analysis.sources import Grouping, Recorded
 from llmproxy.cassette.model import Exchange
+from llmproxy.control.router import ApiError
 from llmproxy.journal import Entry, Journal, Query, Source
 from llmproxy.pricing import PriceBook
 
@@ -16,6 +17,13 @@ JOURNAL: Final = "journal"  # the name the journal's requests sent without a tes
 ANSWERED: Final = frozenset({Source.LIVE, Source.REPLAYED, Source.MOCKED, Source.INJECTED})
 """The exchanges a model (or a fault in its place) answered: a miss, llmproxy's own failure and a CLI's
 background traffic are left out of what is judged unless asked for by their source."""
+
+
+def kept_journal(journal: Journal | None) -> Journal:
+    """The run's journal, for an endpoint that reads it: 404 when the run keeps none (`--journal-size 0`)."""
+    if journal is None:
+        raise ApiError(404, "this run keeps no journal")
+    return journal
 
 
 def source_name(test_id: str | None) -> str:

@@ -19,7 +19,7 @@ from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.gates import GateOutcome, Verdict, covered
 from llmproxy.control.auth import Access
-from llmproxy.control.journal_calls import Reader
+from llmproxy.control.journal_calls import Reader, kept_journal
 from llmproxy.control.models import JournalScope, NearMiss, Verified, VerifyRequests
 from llmproxy.control.router import ApiError, Call, Endpoint
 from llmproxy.control.verify_models import (
@@ -46,24 +46,18 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     """The verifies over `session`'s journal (404 when it keeps none); each only reads."""
     reader = Reader()
 
-    def kept() -> Journal:
-        journal = session.journal
-        if journal is None:
-            raise ApiError(404, "this run keeps no journal")
-        return journal
-
     def verify_requests(call: Call[Any, Any, VerifyRequests]) -> Verified:
         assert call.body is not None  # the endpoint declares its body: the router always gives one
-        return verified(kept(), call.body)
+        return verified(kept_journal(session.journal), call.body)
 
     def verify_sequence(call: Call[Any, Any, VerifySequence]) -> SequenceVerified:
         assert call.body is not None
-        return sequenced(kept(), call.body)
+        return sequenced(kept_journal(session.journal), call.body)
 
     def verify_tool_call(call: Call[Any, Any, VerifyToolCall]) -> ToolCallVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, reader)
+        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
         low, high = verify.bounds()
         verdict = gates.tool_call(calls, verify.name, verify.args_regex, low, high, verify.arguments)
         judged = _judged(verdict, calls, coverage, verify.allow_partial)
@@ -73,13 +67,13 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_structured_output(call: Call[Any, Any, VerifyStructuredOutput]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, reader)
+        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
         return _judged(gates.structured_output(calls, verify.json_schema), calls, coverage, verify.allow_partial)
 
     def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept(), verify, reader)
+        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
         verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
