@@ -2,9 +2,16 @@
 
 Each exchange — answered live, replayed, mocked, injected, missed or failed — is read back in the cassette's
 shape (`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording,
-so the journal shows nothing a cassette would not write. It is converted the first time something reads it,
-not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it. The captured form
-is kept beside it, never shown: saving the journal to a cassette hands it to the recorder's own writer.
+so the journal shows nothing a cassette would not write. It is converted the first time something reads it
+whole, not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it. A listing
+reads only its `Glance` (the redacted URL and model, the status, the usage), which costs a small part of a
+conversion. The captured form is kept beside it, never shown: saving the journal to a cassette hands it to the
+recorder's own writer.
+
+On the request's path the journal only appends the capture, one tuple, to a bounded deque under a lock held
+for that append; the `Entry` a reader sees is made from it the first time something reads it, and kept while
+the capture is. Counts by source are taken when they are asked for, of what is kept and of what was dropped
+or cleared (counted as it went).
 
 It is bounded: once `capacity` entries are kept, each new one pushes out the oldest and `dropped` counts them,
 so a long run cannot grow memory without limit. Entries are numbered from 1 in the order they ended (`seq`); a
@@ -13,14 +20,17 @@ reader asks for what came after the last number it saw.
 
 import threading
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from itertools import islice
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
 from llmproxy.chain.incoming import Incoming
+from llmproxy.model import Usage
 from llmproxy.model.exchange import RawExchange, RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
@@ -40,30 +50,63 @@ class Source(StrEnum):
     ERROR = "error"
 
 
-type Convert = Callable[[int], Exchange]
-"""An exchange as it was captured, to be converted and redacted (given its id) when first read."""
-type Captured = Callable[[], RawExchange]
-"""An exchange as it was captured, in the shape the recorder takes it, unredacted: what saving the journal to a
-cassette hands to the recorder's own writer, which redacts it as it redacts a recording."""
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """What a listing shows of an exchange, read from its capture without converting it whole. Every text in it
+    is what the whole conversion shows: the URL and the model redacted by the same redactor; the rest are
+    numbers, names of APIs and the faults' kinds."""
+
+    at: datetime
+    method: str
+    url: str
+    provider: str | None
+    operation: str | None
+    vendor: str | None
+    model: str | None
+    status: int | None
+    streaming: bool
+    latency_ms: float | None
+    usage: Usage | None  # what the answer says it used; None when it is not a chat API's, or says nothing
+    error: str | None
+    injected: tuple[str, ...]
+
+
+class Reader(Protocol):
+    """How a tap reads back what it kept of an exchange (`kept`, opaque to the journal)."""
+
+    def captured(self, kept: Any) -> RawExchange:
+        """As captured, in the shape the recorder takes it, unredacted: what saving the journal to a cassette
+        hands to the recorder's own writer, which redacts it as it redacts a recording."""
+        ...
+
+    def exchange(self, kept: Any, seq: int) -> Exchange:
+        """Converted and redacted, as a cassette stores it, with `seq` as its id."""
+        ...
+
+    def glance(self, kept: Any) -> Glance: ...
+
+
+type Capture = tuple[Source, str | None, RawRequest, Reader, Any]
+"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`."""
 
 
 class Entry:
-    __slots__ = ("_convert", "_exchange", "_incoming", "captured", "request", "seq", "source", "test_id")
+    """One exchange of the journal, made from its capture the first time something reads it."""
 
-    def __init__(
-        self, seq: int, source: Source, test_id: str | None, request: RawRequest, convert: Convert, captured: Captured
-    ) -> None:
+    __slots__ = ("_exchange", "_glance", "_incoming", "_kept", "_reader", "request", "seq", "source", "test_id")
+
+    def __init__(self, seq: int, capture: Capture) -> None:
         """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange`). `captured`: never shown either, only written through the
-        recorder's writer."""
+        never shown (what is shown is `exchange` and `glance`)."""
         self.seq = seq
-        self.source = source
-        self.test_id = test_id
-        self.request = request
-        self.captured = captured
-        self._convert: Convert | None = convert
+        self.source, self.test_id, self.request, self._reader, self._kept = capture
         self._exchange: Exchange | None = None
+        self._glance: Glance | None = None
         self._incoming: Incoming | None = None
+
+    def captured(self) -> RawExchange:
+        """Never shown: only written through the recorder's writer."""
+        return self._reader.captured(self._kept)
 
     @property
     def exchange(self) -> Exchange:
@@ -71,12 +114,16 @@ class Entry:
         same result, kept once."""
         exchange = self._exchange
         if exchange is None:
-            convert = self._convert
-            if convert is None:  # another reader finished between the two looks
-                return self.exchange
-            exchange = self._exchange = convert(self.seq)
-            self._convert = None
+            exchange = self._exchange = self._reader.exchange(self._kept, self.seq)
         return exchange
+
+    @property
+    def glance(self) -> Glance:
+        """What a listing shows, kept once read. Two readers at once may both read it: the same result."""
+        glance = self._glance
+        if glance is None:
+            glance = self._glance = self._reader.glance(self._kept)
+        return glance
 
     @property
     def incoming(self) -> Incoming:
@@ -90,7 +137,8 @@ class Entry:
 
     @property
     def path(self) -> str:
-        return urlsplit(self.exchange.request.url).path
+        """The request's path, redacted as the URL shown."""
+        return urlsplit(self.glance.url).path
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,63 +155,78 @@ class Query:
     limit: int | None = None
 
     def matches(self, entry: Entry) -> bool:
-        """Whether `entry` is wanted; its exchange converted only when a filter needs it."""
+        """Whether `entry` is wanted; its glance read only when a filter needs it."""
         return (
             entry.seq > self.since
             and (self.source is None or entry.source is self.source)
             and (self.test_id is None or entry.test_id == self.test_id)
-            and (self.provider is None or entry.exchange.provider == self.provider)
-            and (self.model is None or entry.exchange.model == self.model)
+            and (self.provider is None or entry.glance.provider == self.provider)
+            and (self.model is None or entry.glance.model == self.model)
             and (self.path is None or entry.path.startswith(self.path))
         )
 
 
 class Journal:
-    """Safe to use from any thread: the proxy's doors add, the control API reads."""
+    """Safe to use from any thread: the proxy's doors add, the control API reads. Adding takes a lock only for
+    its append; readers take one of their own while they make entries, so a long read never holds up a
+    request."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
             raise ValueError(f"a journal keeps at least one exchange, not {capacity}")
         self.capacity = capacity
-        self._entries: deque[Entry] = deque(maxlen=capacity)
-        self._lock = threading.Lock()
+        self._captures: deque[Capture] = deque(maxlen=capacity)
+        self._lock = threading.Lock()  # adding, and any look at the captures and the numbers
         self._last = 0
-        self._dropped = 0
-        self._sources: Counter[Source] = Counter()
+        self._cleared = 0
+        self._gone: Counter[Source] = Counter()  # dropped or cleared, by who answered
+        self._reading = threading.Lock()  # making entries, and forgetting those of dropped captures
+        self._entries: dict[int, Entry] = {}  # made, by number
+        self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
-    def add(
-        self, source: Source, test_id: str | None, request: RawRequest, convert: Convert, captured: Captured
-    ) -> Entry:
-        """Keep an exchange (numbered here: its sequence number is its id), the oldest dropped when full."""
+    def add(self, source: Source, test_id: str | None, request: RawRequest, reader: Reader, kept: Any) -> None:
+        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
+        captures = self._captures
         with self._lock:
             self._last += 1
-            entry = Entry(self._last, source, test_id, request, convert, captured)
-            if len(self._entries) == self.capacity:
-                self._dropped += 1
-            self._entries.append(entry)
-            self._sources[source] += 1
-        return entry
+            if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
+                self._gone[captures[0][0]] += 1
+            captures.append((source, test_id, request, reader, kept))
 
     def read(self, query: Query = Query()) -> list[Entry]:
         with self._lock:
-            entries = list(self._entries)
-        found = [entry for entry in entries if query.matches(entry)]
-        if query.limit is None:
-            return found
-        return found[-query.limit :] if query.limit > 0 else []  # found[-0:] would be everything
+            captures = list(self._captures)
+            first = self._last - len(captures) + 1
+        start = max(0, query.since - first + 1)
+        with self._reading:
+            self._forget(first)
+            if query.limit is None:
+                return [entry for entry in self._made(captures, first, start) if query.matches(entry)]
+            if query.limit <= 0:
+                return []
+            newest = (entry for entry in self._made(captures, first, start, newest=True) if query.matches(entry))
+            return list(islice(newest, query.limit))[::-1]
 
     def get(self, seq: int) -> Entry | None:
         """One entry by its number; None when it never was, or was dropped."""
         with self._lock:
-            if not self._entries or not self._entries[0].seq <= seq <= self._last:
+            first = self._last - len(self._captures) + 1
+            if not first <= seq <= self._last:
                 return None
-            return self._entries[seq - self._entries[0].seq]
+            capture = self._captures[seq - first]
+        with self._reading:
+            self._forget(first)
+            return self._entry(seq, capture)
 
     def clear(self) -> int:
         """Forget every entry (numbering goes on, so a reader's `since` stays meaningful); how many there were."""
-        with self._lock:
-            cleared = len(self._entries)
+        with self._reading, self._lock:
+            cleared = len(self._captures)
+            self._gone.update(capture[0] for capture in self._captures)
+            self._captures.clear()
+            self._cleared += cleared
             self._entries.clear()
+            self._forgotten = self._last
         return cleared
 
     @property
@@ -174,13 +237,41 @@ class Journal:
     @property
     def dropped(self) -> int:
         """Entries pushed out because the journal was full."""
-        return self._dropped
+        with self._lock:
+            return self._last - self._cleared - len(self._captures)
 
     @property
     def kept(self) -> int:
-        return len(self._entries)
+        return len(self._captures)
 
     def counts(self) -> dict[Source, int]:
         """Exchanges seen since the start, by who answered (dropped and cleared ones included)."""
         with self._lock:
-            return dict(self._sources)
+            counts = self._gone.copy()
+            counts.update(capture[0] for capture in self._captures)
+        return {source: count for source, count in counts.items() if count}
+
+    def _made(self, captures: list[Capture], first: int, start: int, newest: bool = False) -> Iterator[Entry]:
+        """The entries of `captures` (numbered from `first`) from position `start` on, oldest first, or newest
+        first down to `start`."""
+        positions = range(len(captures) - 1, start - 1, -1) if newest else range(start, len(captures))
+        for position in positions:
+            yield self._entry(first + position, captures[position])
+
+    def _entry(self, seq: int, capture: Capture) -> Entry:
+        entry = self._entries.get(seq)
+        if entry is None:
+            entry = self._entries[seq] = Entry(seq, capture)
+        return entry
+
+    def _forget(self, first: int) -> None:
+        """Let go of the entries made for captures the journal has since dropped (those numbered before
+        `first`)."""
+        if first - 1 <= self._forgotten:
+            return
+        if first - 1 - self._forgotten > len(self._entries):
+            self._entries = {seq: entry for seq, entry in self._entries.items() if seq >= first}
+        else:
+            for seq in range(self._forgotten + 1, first):
+                self._entries.pop(seq, None)
+        self._forgotten = first - 1

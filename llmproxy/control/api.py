@@ -6,8 +6,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from llmproxy import __version__
-from llmproxy.cassette.decode import decode_exchange
-from llmproxy.cassette.model import Exchange
 from llmproxy.chain import Chain
 from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
@@ -31,8 +29,8 @@ from llmproxy.control.models import (
 from llmproxy.control.router import ApiError, Call, Endpoint, Router
 from llmproxy.control.run_api import journal_counts, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
-from llmproxy.errors import LlmproxyError, MockError
-from llmproxy.journal import Entry, Query, Source
+from llmproxy.errors import MockError
+from llmproxy.journal import Entry, Glance, Query, Source
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockEngine, Standing
 from llmproxy.mock.load import with_scripts
@@ -172,46 +170,35 @@ class _Prices:
     def __init__(self) -> None:
         self._book: PriceBook | None = None
 
-    def cost(self, usage: Usage, exchange: Exchange) -> Priced | Unpriced:
+    def cost(self, usage: Usage, glance: Glance) -> Priced | Unpriced:
         if self._book is None:
             self._book = PriceBook()
-        at = exchange.timings.started_at
-        return self._book.cost(usage, exchange.model, at=at, vendor=exchange.vendor, url=exchange.request.url)
-
-
-def _usage(exchange: Exchange) -> Usage | None:
-    """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
-    if exchange.response is None or exchange.provider is None:
-        return None
-    try:
-        return decode_exchange(exchange).usage
-    except (LlmproxyError, ValueError):  # not a chat API, or not what its API sends: no usage to show
-        return None
+        return self._book.cost(usage, glance.model, at=glance.at, vendor=glance.vendor, url=glance.url)
 
 
 def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
-    exchange = entry.exchange
-    response = exchange.response
-    usage = _usage(exchange)
-    cost = prices.cost(usage, exchange) if usage is not None and entry.source is not Source.MISSED else None
+    """The entry as a listing shows it: read from its glance, never converting the exchange whole."""
+    glance = entry.glance
+    usage = glance.usage
+    cost = prices.cost(usage, glance) if usage is not None and entry.source is not Source.MISSED else None
     return JournalSummary(
         seq=entry.seq,
         source=entry.source,
-        at=exchange.timings.started_at,
-        method=exchange.request.method,
-        url=exchange.request.url,
-        provider=exchange.provider,
-        operation=exchange.operation,
-        model=exchange.model,
-        status=response.status if response is not None else None,
-        streaming=exchange.streaming,
-        latency_ms=exchange.timings.total_ms,
+        at=glance.at,
+        method=glance.method,
+        url=glance.url,
+        provider=glance.provider,
+        operation=glance.operation,
+        model=glance.model,
+        status=glance.status,
+        streaming=glance.streaming,
+        latency_ms=glance.latency_ms,
         usage=_token_usage(usage) if usage is not None else None,
         cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
         unpriced=cost.reason if isinstance(cost, Unpriced) else None,
         test_id=entry.test_id,
-        error=exchange.error,
-        injected=[injection.kind for injection in exchange.injected],
+        error=glance.error,
+        injected=list(glance.injected),
     )
 
 

@@ -233,8 +233,8 @@ def _nearest(journal: Journal, near: list[tuple[int, int, list[str]]]) -> list[N
     for _, seq, failed in sorted(near, key=lambda item: item[:2])[:CLOSEST]:
         entry = journal.get(seq)
         if entry is not None:
-            exchange = entry.exchange
-            closest.append(NearMiss(seq=seq, url=exchange.request.url, model=exchange.model, failed=failed))
+            glance = entry.glance
+            closest.append(NearMiss(seq=seq, url=glance.url, model=glance.model, failed=failed))
     return closest
 
 

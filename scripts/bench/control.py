@@ -163,7 +163,7 @@ def measure_memory(requests: int) -> list[str]:
         off, _ = held(0)
         on, chain = held(requests)
         journal = next(tap.journal for tap in chain.taps if tap.name == "journal")
-        bodies = _bodies(journal.read()) / requests
+        bodies = _bodies(journal._captures) / requests  # before any read: no entry made yet
         unread = on - off - bodies
         gc.collect()
         tracemalloc.start()
@@ -182,21 +182,19 @@ def measure_memory(requests: int) -> list[str]:
     ]
 
 
-def _bodies(entries: list[Any]) -> int:
-    """The bytes objects of the request and answer bodies the entries keep, each counted once (an answer the
-    mock built once and sends again is shared)."""
+def _bodies(captures: Any) -> int:
+    """The bytes objects of the request and answer bodies the journal's captures keep, each counted once (an
+    answer the mock built once and sends again is shared)."""
     kept: dict[int, int] = {}
-    for entry in entries:
-        kept[id(entry.request.body)] = sys.getsizeof(entry.request.body)
-        for cell in entry._convert.__closure__ or ():  # what the tap captured, until first read
-            captured = cell.cell_contents
-            if isinstance(captured, tuple):  # a stage's reply, in parts: its body is the one bytes object
-                bodies = [part for part in captured if isinstance(part, bytes)]
-            else:  # an upstream's exchange
-                response = getattr(captured, "response", None)
-                bodies = [response.body] if response is not None and response.body is not None else []
-            for body in bodies:
-                kept[id(body)] = sys.getsizeof(body)
+    for _, _, request, _, captured in captures:
+        kept[id(request.body)] = sys.getsizeof(request.body)
+        if isinstance(captured, tuple):  # a stage's reply, in parts: its body is the one bytes object
+            bodies = [part for part in captured if isinstance(part, bytes)]
+        else:  # an upstream's exchange
+            response = getattr(captured, "response", None)
+            bodies = [response.body] if response is not None and response.body is not None else []
+        for body in bodies:
+            kept[id(body)] = sys.getsizeof(body)
     return sum(kept.values())
 
 

@@ -29,11 +29,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from llmproxy.cassette.convert import to_exchange  # noqa: E402
+from llmproxy.chain.incoming import Door, Incoming  # noqa: E402
+from llmproxy.chain.reply import Reply  # noqa: E402
+from llmproxy.chain.taps.journal import JournalTap  # noqa: E402
 from llmproxy.control.api import BASE, control_api  # noqa: E402
 from llmproxy.control.auth import Access  # noqa: E402
 from llmproxy.control.router import Router  # noqa: E402
-from llmproxy.journal import Source  # noqa: E402
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 from llmproxy.plan import mock_plan  # noqa: E402
 from llmproxy.proxy_session import Session  # noqa: E402
@@ -57,8 +58,8 @@ CALLS: dict[str, tuple[str, str, dict[str, Any] | None]] = {
 }
 
 
-def exchange(number: int) -> tuple[str, RawExchange]:
-    """The `number`th request and its answer, and the test it was sent by."""
+def exchange(number: int) -> RawExchange:
+    """The `number`th request, sent by one of ten tests, and its answer."""
     test = f"test-{number % 10}"
     body = {
         "model": "gpt-4o-mini" if number % 2 else "gpt-4o",
@@ -100,18 +101,22 @@ def exchange(number: int) -> tuple[str, RawExchange]:
     }
     response = RawResponse(200, "OK", "HTTP/1.1", (("content-type", "application/json"),),
                            json.dumps(answer).encode(), None, None)  # fmt: skip
-    return test, RawExchange(request, response, None, datetime.now(UTC), 5.0, 6.0)
+    return RawExchange(request, response, None, datetime.now(UTC), 5.0, 6.0)
 
 
 def filled(entries: int) -> Session:
-    """A mock session whose journal holds `entries` exchanges, added as the journal tap adds them."""
+    """A mock session whose journal holds `entries` exchanges, each kept by the session's own journal tap as the
+    mock's reply to it."""
     session = Session.of(dataclasses.replace(mock_plan(None), journal=entries))
-    journal = session.journal
-    assert journal is not None
-    redactor = session.plan.redactor
+    tap = next(tap for tap in session.chain.taps if isinstance(tap, JournalTap))
     for number in range(1, entries + 1):
-        test, raw = exchange(number)
-        journal.add(Source.MOCKED, test, raw.request, lambda seq, raw=raw: to_exchange(raw, seq, redactor))
+        raw = exchange(number)
+        response = raw.response
+        assert response is not None
+        assert response.body is not None
+        tap.reply(Incoming(raw.request, Door.RELAY), Reply(response.status, response.headers, response.body))
+    assert session.journal is not None
+    assert session.journal.kept == entries
     return session
 
 

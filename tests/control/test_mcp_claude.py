@@ -66,6 +66,9 @@ def test_claude_code_calls_an_llmproxy_tool_and_the_model_gets_its_result(tmp_pa
     (shims / "llmproxy").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m llmproxy "$@"\n')
     (shims / "llmproxy").chmod(0o755)
     env["PATH"] = f"{shims}:{env['PATH']}"
+    # Claude Code gives an MCP server a few seconds to start before the first turn goes without its tools; on a
+    # loaded machine starting `llmproxy mcp` (Python, the SDK) can take longer than that
+    env["MCP_TIMEOUT"] = "120000"
 
     page = (ROOT / "docs" / "control.md").read_text().split("\n### Claude Code\n", 1)[1].split("\n### ", 1)[0]
     stdio, http = re.findall(r"```sh\n(.*?)```", page, re.S)

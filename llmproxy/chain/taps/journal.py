@@ -13,20 +13,28 @@ the entry would keep as long as it lives.
 """
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from llmproxy.cassette.convert import to_exchange
-from llmproxy.cassette.model import Exchange
+import orjson
+
+from llmproxy.cassette.convert import to_exchange, url
+from llmproxy.cassette.decode import decode_answer
+from llmproxy.cassette.model import Exchange, Injection
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import replied, with_events
-from llmproxy.journal import Journal, Source
-from llmproxy.model.exchange import RawExchange, RawRequest
+from llmproxy.errors import LlmproxyError
+from llmproxy.journal import Glance, Journal, Source
+from llmproxy.model import Route, Usage
+from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.routes import detect, with_body
 
 if TYPE_CHECKING:
     from llmproxy.intercept.faults import Injected
@@ -48,6 +56,8 @@ class JournalTap(Tap):
     def __init__(self, journal: Journal, redactor: Redactor) -> None:
         self.journal = journal
         self.redactor = redactor
+        self._replied = _Reader(_replied, redactor)
+        self._upstream = _Reader(_as_events, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         source = SOURCES.get(reply.source)
@@ -59,10 +69,7 @@ class JournalTap(Tap):
         injected = tuple(incoming.injected) if incoming.injected else ()
         raw = incoming.raw
         kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
-        redactor = self.redactor
-        captured = lambda: _replied(kept)  # noqa: E731 (one cell each: the least a request pays)
-        convert = lambda seq: to_exchange(_replied(kept), seq, redactor)  # noqa: E731
-        self.journal.add(source, incoming.test_id, raw, convert, captured)
+        self.journal.add(source, incoming.test_id, raw, self._replied, kept)
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -85,15 +92,7 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        redactor = self.redactor
-
-        def captured() -> RawExchange:
-            return _as_events(raw)
-
-        def convert(seq: int) -> Exchange:
-            return to_exchange(captured(), seq, redactor)
-
-        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, convert, captured)
+        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw)
 
 
 type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]
@@ -101,10 +100,78 @@ type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, b
 whether the connection was dropped; when (`time.time()`); the faults put in."""
 
 
+class _Reader:
+    """Reads back what the tap kept of an exchange, rebuilt as captured by `rebuild`: one for every entry of a
+    kind, so a request makes no closure."""
+
+    __slots__ = ("rebuild", "redactor")
+
+    def __init__(self, rebuild: Callable[[Any], RawExchange], redactor: Redactor) -> None:
+        self.rebuild = rebuild
+        self.redactor = redactor
+
+    def captured(self, kept: Any) -> RawExchange:
+        return self.rebuild(kept)
+
+    def exchange(self, kept: Any, seq: int) -> Exchange:
+        return to_exchange(self.rebuild(kept), seq, self.redactor)
+
+    def glance(self, kept: Any) -> Glance:
+        return glance(self.rebuild(kept), self.redactor)
+
+
 def _replied(kept: _Kept) -> RawExchange:
     request, status, headers, body, events, reason, drop, at, injected = kept
     reply = Reply(status, headers, body, events, reason=reason, drop=drop)
     return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
+
+
+def glance(raw: RawExchange, redactor: Redactor) -> Glance:
+    """What a listing shows of `raw`, as `to_exchange` would show it: the API detected as it detects it, the
+    URL and the model redacted by the same redactor (the model as a JSON field of the body, by the same rules
+    as the body's), and the usage the answer reports, read from its bytes."""
+    request = raw.request
+    headers = {name.lower(): value for name, value in request.headers}
+    route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme, port=request.port)
+    parsed = None
+    if route is not None:
+        try:
+            parsed = orjson.loads(request.body) if request.body and not request.undecodable else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    model = route.model if route is not None and route.model else None
+    if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
+        model = parsed["model"]
+    response = raw.response
+    streaming = route.streaming if route is not None else None
+    return Glance(
+        at=raw.started_at,
+        method=request.method,
+        url=url(request, redactor),
+        provider=route.provider.value if route is not None else None,
+        operation=route.operation.value if route is not None else None,
+        vendor=route.vendor if route is not None else None,
+        model=redactor.json({"model": model})["model"] if model is not None else None,
+        status=response.status if response is not None else None,
+        streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
+        latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
+        usage=_usage(route, response),
+        error=raw.error,
+        injected=tuple(Injection.model_validate(record).kind for record in raw.injected),
+    )
+
+
+def _usage(route: Route | None, response: RawResponse | None) -> Usage | None:
+    """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
+    codec = chat_codec(route) if route is not None else None
+    if codec is None or response is None or response.undecodable:
+        return None
+    events = [event.data for event in response.events] if response.events is not None else None
+    try:
+        return decode_answer(codec, response.status, response.body or b"", events).usage
+    except (LlmproxyError, ValueError):  # not what its API sends: no usage to show
+        return None
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
