@@ -9,6 +9,8 @@ from llmproxy import __version__
 from llmproxy.chain import Chain
 from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
+from llmproxy.control.event_models import Counters, StreamEvent
+from llmproxy.control.events import EventHub
 from llmproxy.control.journal_calls import kept_journal
 from llmproxy.control.models import (
     API_BASE,
@@ -26,10 +28,11 @@ from llmproxy.control.models import (
     Scope,
     TokenUsage,
 )
-from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
 from llmproxy.control.run_api import journal_counts, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import MockError
+from llmproxy.intercept import control as chaos
 from llmproxy.journal import Entry, Glance, Query, Source
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockEngine, Standing
@@ -98,6 +101,21 @@ def control_api(session: Session) -> Router:
     def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
         return Cleared(cleared=engine().clear(_scope(call)))
 
+    def counters() -> Counters:
+        intercept = session.intercept
+        mock = session.mock
+        held = mock.state.value[0] if mock is not None else None  # none yet: none put in just to be read
+        return Counters(
+            chaos=chaos.snapshot(intercept) if intercept is not None else None,
+            expectations=[_standing(entry) for entry in held.standing()] if held is not None else None,
+            counts=journal_counts(journal) if journal is not None else None,
+        )
+
+    hub = EventHub(journal, lambda entry: _summary(entry, prices), counters)
+
+    def events(call: Call[Any, Any, Any]) -> Streamed:
+        return Streamed(hub.stream(), "text/event-stream")
+
     endpoints = [
         *run_endpoints(session),
         Endpoint(
@@ -119,6 +137,16 @@ def control_api(session: Session) -> Router:
             params=EntryNumber,
         ),
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
+        Endpoint(
+            "GET",
+            "/events",
+            "What is new, pushed as server-sent events: each journal entry as it is added, the counters as they change",
+            events,
+            StreamEvent,
+            Access.READ,
+            media_types=("text/event-stream",),
+            streamed=True,
+        ),
         *verify_endpoints(session),
         *analysis_endpoints(session),
         Endpoint(
@@ -156,7 +184,7 @@ def control_api(session: Session) -> Router:
             query=Scope,
         ),
     ]
-    return Router(BASE, endpoints, "llmproxy control API", __version__)
+    return Router(BASE, endpoints, "llmproxy control API", __version__, closing=[hub.close])
 
 
 def openapi() -> dict[str, Any]:
@@ -193,6 +221,7 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
         status=glance.status,
         streaming=glance.streaming,
         latency_ms=glance.latency_ms,
+        ttfb_ms=glance.ttfb_ms,
         usage=_token_usage(usage) if usage is not None else None,
         cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
         unpriced=cost.reason if isinstance(cost, Unpriced) else None,

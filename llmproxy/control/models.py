@@ -100,6 +100,7 @@ class JournalSummary(ApiModel):
     status: int | None = Field(None, description="absent when no answer was sent (a dropped connection)")
     streaming: bool
     latency_ms: float | None = None
+    ttfb_ms: float | None = Field(None, description="time to the answer's first byte (a stream's first event)")
     usage: TokenUsage | None = Field(None, description="absent when the answer reported none")
     cost_usd: str | None = Field(None, description="a decimal, from the maintained price data")
     unpriced: str | None = Field(None, description="why an answer with usage has no cost")

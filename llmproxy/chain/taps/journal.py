@@ -156,6 +156,7 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
         status=response.status if response is not None else None,
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
         latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
+        ttfb_ms=round(raw.ttfb_ms, 3) if raw.ttfb_ms is not None else None,
         usage=_usage(route, response),
         error=raw.error,
         injected=tuple(Injection.model_validate(record).kind for record in raw.injected),
