@@ -24,6 +24,9 @@ warnings.simplefilter("ignore", DeprecationWarning)  # mitmproxy's dependencies,
 import importlib.util
 import llmproxy, llmproxy_addons
 assert importlib.util.find_spec("addons") is None, "a generic top-level `addons` package was installed"
+page = Path(llmproxy.__file__).parent / "ui"  # the dashboard's files ship in the wheel (docs/ui.md)
+for name in ("index.html", "app.js", "style.css", "views/traffic.js"):
+    assert (page / name).is_file(), f"the wheel lacks the dashboard's {name}"
 for package in (llmproxy, llmproxy_addons):
     assert not Path(package.__file__).is_relative_to(sys.argv[1]), f"imported from the checkout: {package.__file__}"
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
