@@ -90,7 +90,7 @@ def ui_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def announce_ui(name: str, url: str, no_open: bool, say: Callable[[str], None]) -> None:
     """The dashboard's URL said, and opened in the browser when stdout is a terminal and not `--no-open`."""
     say(f"llmproxy {name}: dashboard {url}")
-    if not no_open and sys.stdout.isatty():
+    if not no_open and sys.__stdout__ is not None and sys.__stdout__.isatty():
         import webbrowser
 
         webbrowser.open(url)
