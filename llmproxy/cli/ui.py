@@ -37,7 +37,8 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
     from llmproxy.cli.children import wait_for_stop
     from llmproxy.control.api import control_api
     from llmproxy.control.at_rest import session_at_rest
-    from llmproxy.control.auth import Tokens
+    from llmproxy.control.auth import Access, Tokens
+    from llmproxy.control.models import API_BASE
     from llmproxy.control.server import ControlPlane, ControlServer
     from llmproxy.errors import UsageError
     from llmproxy.intercept.engine import Intercept
@@ -54,6 +55,8 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
     except OSError as error:
         raise UsageError(f"--port {port}: {error.strerror}") from None
     try:
+        # every entry read and summarised before the URL is given: the page's first listing only sends them
+        server.plane.handle("GET", f"{API_BASE}/journal", b"", Access.READ)
         kept = session.journal.kept if session.journal is not None else 0
         click.echo(f"llmproxy ui: {plural(kept, 'exchange')} from {plural(len(cassettes), 'cassette')}", err=True)
         announce_ui("ui", server.ui_url(read_only=True), no_open, lambda line: click.echo(line, err=True))

@@ -49,7 +49,7 @@ def control_api(session: Session) -> Router:
     """The endpoints over `session`, which must be running when they are called."""
     journal = session.journal
 
-    prices = _Prices()
+    summaries = _Summaries(_Prices(), journal.capacity if journal is not None else 0)
 
     def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
         kept = kept_journal(journal)
@@ -58,7 +58,7 @@ def control_api(session: Session) -> Router:
         found = kept.read(
             Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
         )
-        return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=journal_counts(kept))
+        return JournalPage(entries=[summaries.of(entry) for entry in found], counts=journal_counts(kept))
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
         kept = kept_journal(journal)
@@ -111,7 +111,7 @@ def control_api(session: Session) -> Router:
             counts=journal_counts(journal) if journal is not None else None,
         )
 
-    hub = EventHub(journal, lambda entry: _summary(entry, prices), counters)
+    hub = EventHub(journal, summaries.of, counters)
 
     def events(call: Call[Any, Any, Any]) -> Streamed:
         return Streamed(hub.stream(), "text/event-stream")
@@ -202,6 +202,25 @@ class _Prices:
         if self._book is None:
             self._book = PriceBook()
         return self._book.cost(usage, glance.model, at=glance.at, vendor=glance.vendor, url=glance.url)
+
+
+class _Summaries:
+    """Each entry's summary, made once: the event stream sends it as the entry comes and a listing reads it
+    again; kept for about as many entries as the journal keeps (those it dropped go with the next ones)."""
+
+    def __init__(self, prices: _Prices, capacity: int) -> None:
+        self.prices = prices
+        self.capacity = capacity
+        self._made: dict[int, JournalSummary] = {}
+
+    def of(self, entry: Entry) -> JournalSummary:
+        made = self._made.get(entry.seq)
+        if made is None:
+            made = self._made[entry.seq] = _summary(entry, self.prices)
+            if len(self._made) > 2 * self.capacity:  # now and then, not on every entry
+                oldest = entry.seq - self.capacity
+                self._made = {seq: kept for seq, kept in list(self._made.items()) if seq > oldest}
+        return made
 
 
 def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
