@@ -37,6 +37,16 @@ def get(
     return response
 
 
+def read_json(url: str, path: str, token: str) -> Any:
+    """`path` on the origin of `url`, called with `token`, its JSON answer."""
+    origin = urlsplit(url)
+    connection = http.client.HTTPConnection(origin.hostname or "", origin.port, timeout=30)
+    connection.request("GET", path, headers={"authorization": f"Bearer {token}"})
+    response = connection.getresponse()
+    assert response.status == 200, response.status
+    return json.loads(response.read())
+
+
 def cookie_of(session: Session, token: str | None = None) -> str:
     """The cookie the page gets when opened with its URL (or with `token` in place of its own)."""
     parts = urlsplit(session.ui_url)

@@ -59,11 +59,12 @@ class Running:
         http = openai.DefaultHttpxClient(proxy=self.exported["HTTPS_PROXY"], verify=trust)
         return openai.OpenAI(api_key="sk-test", http_client=http, max_retries=0)
 
-    def control(self, method: str, path: str, body: Any) -> dict[str, Any]:
+    def control(self, method: str, path: str, body: Any) -> None:
+        """A call to the control API (`path` under its base, or the chaos endpoint) that must succeed."""
         headers = {"authorization": f"Bearer {self.exported['LLMPROXY_CONTROL_TOKEN']}"}
-        answer = get(self.url, f"/llmproxy/api/v1{path}", headers, method, json.dumps(body).encode())
+        where = path if path.startswith("/llmproxy/") else f"/llmproxy/api/v1{path}"
+        answer = get(self.url, where, headers, method, json.dumps(body).encode())
         assert answer.status == 200, answer.status
-        return {}
 
 
 def _line(stream: IO[str], pattern: str) -> re.Match[str]:

@@ -7,7 +7,7 @@ import { h } from "../dom.js";
 export function render(root, _params, store) {
   const state = h("pre", { class: "state", "data-testid": "chaos-state" }, "Loading…");
   const injected = h("div", { class: "counters", "data-testid": "chaos-injected" });
-  const message = h("p", { class: "message", "data-testid": "chaos-message" });
+  const message = h("p", { class: "notice", "data-testid": "chaos-message" });
   const host = h("input", { name: "host", placeholder: "api.openai.com", "data-testid": "chaos-host" });
   const profile = h("textarea", { name: "chaos", rows: 6, "data-testid": "chaos-profile", placeholder: '{"errorStatus": 529}' });
   const ttl = h("input", { name: "ttl", type: "number", min: 1, placeholder: "seconds (empty: until removed)", "data-testid": "chaos-ttl" });
