@@ -88,20 +88,33 @@ class Reader(Protocol):
     def glance(self, kept: Any) -> Glance: ...
 
 
-type Capture = tuple[Source, str | None, RawRequest, Reader, Any]
-"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`."""
+type Capture = tuple[Source, str | None, RawRequest, Reader, Any, str | None]
+"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`, the
+door it came through."""
 
 
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
-    __slots__ = ("_exchange", "_glance", "_incoming", "_kept", "_reader", "request", "seq", "source", "test_id")
+    __slots__ = (
+        "_exchange",
+        "_glance",
+        "_incoming",
+        "_kept",
+        "_reader",
+        "door",
+        "request",
+        "seq",
+        "source",
+        "test_id",
+    )
 
     def __init__(self, seq: int, capture: Capture) -> None:
         """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange` and `glance`)."""
+        never shown (what is shown is `exchange` and `glance`). `door`: how the request reached llmproxy (`proxy`,
+        `relay`, `websocket`; None for a cassette at rest)."""
         self.seq = seq
-        self.source, self.test_id, self.request, self._reader, self._kept = capture
+        self.source, self.test_id, self.request, self._reader, self._kept, self.door = capture
         self._exchange: Exchange | None = None
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
@@ -188,14 +201,23 @@ class Journal:
         self._entries: dict[int, Entry] = {}  # made, by number
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
-    def add(self, source: Source, test_id: str | None, request: RawRequest, reader: Reader, kept: Any) -> None:
-        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
+    def add(
+        self,
+        source: Source,
+        test_id: str | None,
+        request: RawRequest,
+        reader: Reader,
+        kept: Any,
+        door: str | None = None,
+    ) -> None:
+        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full;
+        `door`: how its request reached llmproxy."""
         captures = self._captures
         with self._lock:
             self._last += 1
             if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
                 self._gone[captures[0][0]] += 1
-            captures.append((source, test_id, request, reader, kept))
+            captures.append((source, test_id, request, reader, kept, door))
             if self._watchers:
                 self._added.notify_all()
 

@@ -231,6 +231,7 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
     return JournalSummary(
         seq=entry.seq,
         source=entry.source,
+        door=entry.door,
         at=glance.at,
         method=glance.method,
         url=glance.url,

@@ -91,6 +91,9 @@ class TokenUsage(ApiModel):
 class JournalSummary(ApiModel):
     seq: int = Field(description="its number in the journal, from 1, in the order exchanges ended")
     source: Source
+    door: str | None = Field(
+        None, description="how the request reached llmproxy: proxy (HTTPS_PROXY), relay (a base URL), websocket"
+    )
     at: datetime = Field(description="when the request started")
     method: str
     url: str = Field(description="redacted, as a cassette stores it")

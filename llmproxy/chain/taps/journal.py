@@ -69,7 +69,7 @@ class JournalTap(Tap):
         injected = tuple(incoming.injected) if incoming.injected else ()
         raw = incoming.raw
         kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
-        self.journal.add(source, incoming.test_id, raw, self._replied, kept)
+        self.journal.add(source, incoming.test_id, raw, self._replied, kept, incoming.door)
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -92,7 +92,7 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw)
+        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw, incoming.door)
 
 
 type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]

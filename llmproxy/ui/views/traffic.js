@@ -9,6 +9,7 @@ const SPARE = 10; // rows drawn above and below what shows
 const COLUMNS = [
   ["seq", "#"],
   ["at", "time"],
+  ["door", "door"],
   ["source", "source"],
   ["provider", "provider"],
   ["model", "model"],
@@ -28,6 +29,7 @@ function cells(entry) {
   return {
     seq: String(entry.seq),
     at: new Date(entry.at).toLocaleTimeString(),
+    door: entry.door ?? "",
     source: entry.source + (entry.injected?.length ? ` (${entry.injected.join(", ")})` : ""),
     provider: entry.provider ?? "",
     model: line(entry.model ?? "", 40),
