@@ -37,7 +37,7 @@ from tests.replay.test_cli_output import OTHER
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-SERVED = ("record", "replay", "mock", "doctor", "mcp")  # run as processes: a proxy, or clients probed for real
+SERVED = ("record", "replay", "mock", "doctor", "mcp", "ui")  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
 
 
@@ -168,6 +168,8 @@ CASES: dict[str, dict[str, Case]] = {
         "unusable": Case(("--cassette", "{corrupt}", "--", PYTHON, "{quickstart}"), 1),
     },
     "report": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
+    # serves until stopped (130 or 143, as a run without a command): only what stops it at once is a case
+    "ui": {"failing": Case(("{missing}",), 1), "unusable": Case(("{corrupt}",), 1)},
     "verify cost": {
         "passing": Case(("{good}", "--max-usd", "1"), 0),
         "failing": Case(("{good}", "--max-usd", "0.00001"), 1),

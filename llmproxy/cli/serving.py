@@ -87,15 +87,6 @@ def ui_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return ui(no_open_option(command))
 
 
-def announce_ui(name: str, url: str, no_open: bool, say: Callable[[str], None]) -> None:
-    """The dashboard's URL said, and opened in the browser when stdout is a terminal and not `--no-open`."""
-    say(f"llmproxy {name}: dashboard {url}")
-    if not no_open and sys.__stdout__ is not None and sys.__stdout__.isatty():
-        import webbrowser
-
-        webbrowser.open(url)
-
-
 def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The listener options and the trailing `-- CMD ARGS…` of every command that runs the proxy."""
     decorators: list[Decorator] = [
@@ -377,7 +368,9 @@ def _serve(
         if options.ui:
             if not session.ui_url:
                 raise UsageError("--ui: this run has no control port to serve the dashboard on")
-            announce_ui(name, session.ui_url, options.no_open, say)
+            from llmproxy.control.ui import announce
+
+            announce(name, session.ui_url, options.no_open, say)
         if options.command:
             env = child_environment(os.environ, proxy.environment)
             output = view.say if view is not None else None

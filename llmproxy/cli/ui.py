@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import announce_ui, no_open_option
+from llmproxy.cli.serving import no_open_option
 from llmproxy.options import option
 
 
@@ -40,13 +40,14 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
     from llmproxy.control.auth import Access, Tokens
     from llmproxy.control.models import API_BASE
     from llmproxy.control.server import ControlPlane, ControlServer
-    from llmproxy.errors import UsageError
+    from llmproxy.control.ui import announce
+    from llmproxy.errors import LlmproxyError, UsageError
     from llmproxy.intercept.engine import Intercept
     from llmproxy.words import plural
 
     cassettes = [path for path in cassette_files(paths) if path.suffix == ".json"]
     if not cassettes:
-        raise UsageError(f"no cassette in {', '.join(map(str, paths))}")
+        raise LlmproxyError(f"no cassette in {', '.join(map(str, paths))}")
     session = session_at_rest(cassettes)
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
     # at rest nothing can be changed: the page is entered with the token that only reads
@@ -59,7 +60,7 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
         server.plane.handle("GET", f"{API_BASE}/journal", b"", Access.READ)
         kept = session.journal.kept if session.journal is not None else 0
         click.echo(f"llmproxy ui: {plural(kept, 'exchange')} from {plural(len(cassettes), 'cassette')}", err=True)
-        announce_ui("ui", server.ui_url(read_only=True), no_open, lambda line: click.echo(line, err=True))
+        announce("ui", server.ui_url(read_only=True), no_open, lambda line: click.echo(line, err=True))
         click.echo("Stop with Ctrl-C.", err=True)
         return 128 + wait_for_stop()
     finally:

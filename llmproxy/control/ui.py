@@ -8,6 +8,8 @@ page shows it reads from the control API with that cookie; the page itself holds
 """
 
 import mimetypes
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 from urllib.parse import parse_qsl, urlsplit
@@ -41,6 +43,16 @@ def serves(target: str) -> bool:
 def url(origin: str, token: str) -> str:
     """The URL to open: the page, with the token it is entered with."""
     return f"{origin}{PATH}/?token={token}"
+
+
+def announce(name: str, url: str, no_open: bool, say: Callable[[str], None]) -> None:
+    """The dashboard's URL said (`llmproxy NAME: dashboard URL`), and opened in the browser when the process's
+    stdout is a terminal and not `no_open` (`--no-open`)."""
+    say(f"llmproxy {name}: dashboard {url}")
+    if not no_open and sys.__stdout__ is not None and sys.__stdout__.isatty():
+        import webbrowser
+
+        webbrowser.open(url)
 
 
 def entering(target: str, client: str, tokens: Tokens, cookie: str) -> Answer | None:

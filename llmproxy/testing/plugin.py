@@ -367,7 +367,7 @@ class Runner:
     def _announce_ui(self, url: str) -> None:
         """`--llmproxy-ui`: the dashboard's URL, on the terminal whatever pytest captures (an xdist worker's
         too); opened in the browser when pytest's own stdout is a terminal."""
-        from llmproxy.cli.serving import announce_ui
+        from llmproxy.control.ui import announce
 
         def say(line: str) -> None:
             stream = sys.__stderr__
@@ -375,7 +375,7 @@ class Runner:
                 stream.write(f"{line}\n")
                 stream.flush()
 
-        announce_ui("pytest", url, no_open=not _terminal(), say=say)
+        announce("pytest", url, no_open=not _terminal(), say=say)
 
     def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises

@@ -62,7 +62,7 @@ function route() {
   }
 }
 
-let listed = false;
+let listed = null; // the first listing, asked for at once: it need not wait for the stream to open
 
 async function listJournal(since = 0) {
   try {
@@ -81,16 +81,13 @@ function showState(state) {
   );
 }
 
+listed = listJournal();
 subscribe(
   async (name, data) => {
     if (name === "hello") {
       store.counts = data.counts ?? null;
-      if (!listed) {
-        listed = true; // entries pushed while the listing loads are added as they come: `add` keeps order
-        await listJournal();
-      } else {
-        await listJournal(store.entries.at(-1)?.seq ?? 0); // reconnected: what came meanwhile
-      }
+      await listed; // entries pushed while it loads are added as they come: `add` keeps order, once each
+      await listJournal(store.entries.at(-1)?.seq ?? 0); // what came before the stream opened, or while it was away
     } else if (name === "entry") {
       store.add([data]);
     } else if (name === "counters") {

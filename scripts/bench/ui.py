@@ -1,6 +1,6 @@
 """What the dashboard costs the proxy, and how fast it shows a long run (docs/ui.md#speed).
 
-    .venv/bin/python scripts/bench/ui.py [--requests N] [--rounds R] [--no-browser]
+    .venv/bin/python scripts/bench/ui.py [--requests N] [--rounds R] [--no-browser] [--callgrind]
 
 * **CPU per request**, in the same run: three `llmproxy mock` processes answering the same requests on their
   base URL (the cheaper door: there anything the dashboard adds is the larger share) — without `--ui`, with
@@ -8,6 +8,8 @@
   every entry summarised and sent) — N requests (10,000) each, one after another on one keep-alive
   connection; the process's CPU time over them, per request. Rounds rotate the order; the table gives the
   median over rounds of each ratio to "without" (goals: ≤ 1.02 with no browser, ≤ 1.10 with one watching).
+  `--callgrind` counts instructions per request instead, every thread of the process (the event stream's
+  publisher too), switched on only around the N requests: the machine's load does not move it.
 * **A long run in the browser**: the run's N exchanges saved to a cassette (`POST /save`), `llmproxy ui` on
   it, opened in headless Chromium (Debian's `chromium`, as the browser tests): the time from opening the URL
   until the Traffic view shows its newest rows (goal ≤ 1.5 s), then the time to scroll to the middle of the
@@ -31,7 +33,8 @@ ROOT = BENCH.parents[1]
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
-from control import cpu_per_request  # noqa: E402 (scripts/bench/control.py)
+from chaos import instructions  # noqa: E402 (scripts/bench/chaos.py)
+from control import _under_callgrind, cpu_per_request  # noqa: E402 (scripts/bench/control.py)
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
 from proxy import BIN, Target, free_port, start, stop  # noqa: E402
 
@@ -64,13 +67,16 @@ def _read_events(control_url: str, token: str, stop_reading: threading.Event, co
     connection.close()
 
 
-def start_mocks(workdir: Path, started: list[subprocess.Popen[bytes]], size: int) -> dict[str, tuple[Target, Path]]:
+def start_mocks(
+    workdir: Path, started: list[subprocess.Popen[bytes]], size: int, callgrind: bool
+) -> dict[str, tuple[Target, Path]]:
     answers = workdir / "expectations.json"
     expectations(answers, {})
+    under = _under_callgrind(workdir) if callgrind else []
     found = {}
     for mode in MODES:
         relay = free_port()
-        argv = [str(BIN / "llmproxy"), "mock", "--expectations", str(answers), "--port", "{port}"]
+        argv = [*under, str(BIN / "llmproxy"), "mock", "--expectations", str(answers), "--port", "{port}"]
         argv += ["--base-url-port", str(relay), "--journal-size", str(size)]
         if mode != "without --ui":
             argv += ["--ui", "--no-open"]
@@ -88,7 +94,7 @@ def measure(args: argparse.Namespace) -> list[str]:
     with tempfile.TemporaryDirectory() as scratch:
         workdir = Path(scratch)
         try:
-            mocks = start_mocks(workdir, started, args.requests * args.rounds + 200)
+            mocks = start_mocks(workdir, started, args.requests * args.rounds + 200, args.callgrind)
             reader = mocks["--ui, one reader"][1]
             stop_reading = threading.Event()
             counted = [0]
@@ -106,10 +112,16 @@ def measure(args: argparse.Namespace) -> list[str]:
             for round_ in range(args.rounds):
                 order = MODES[round_ % 3 :] + MODES[: round_ % 3]
                 for mode in order:
-                    costs[mode].append(cpu_per_request(mocks[mode][0], upstream_port, args.requests))
+                    target = mocks[mode][0]
+                    if args.callgrind:
+                        cost = instructions(target, upstream_port, "openai", args.requests, workdir)
+                    else:
+                        cost = cpu_per_request(target, upstream_port, args.requests)
+                    costs[mode].append(cost)
                 print(f"round {round_ + 1}: " + ", ".join(f"{m} {costs[m][-1]:.4f}" for m in MODES), file=sys.stderr)
             stop_reading.set()
-            lines.append("| mode | CPU ms/request | ÷ without (per round) | goal |")
+            unit = "instructions/request" if args.callgrind else "CPU ms/request"
+            lines.append(f"| mode | {unit} | ÷ without (per round) | goal |")
             lines.append("|---|---|---|---|")
             for mode in MODES:
                 ratios = [value / base for value, base in zip(costs[mode], costs["without --ui"], strict=True)]
@@ -118,17 +130,18 @@ def measure(args: argparse.Namespace) -> list[str]:
                 verdict = "" if goal is None else f"≤ {goal}: {'met' if ratio <= goal else 'NOT MET'}"
                 per_round = ", ".join(f"{r:.3f}" for r in ratios)
                 cpu = statistics.median(costs[mode])
-                lines.append(f"| {mode} | {cpu:.4f} | {ratio:.3f} ({per_round}) | {verdict} |")
+                figure = f"{cpu:,.0f}" if args.callgrind else f"{cpu:.4f}"
+                lines.append(f"| {mode} | {figure} | {ratio:.3f} ({per_round}) | {verdict} |")
             lines.append(f"\nthe reader received {counted[0]:,} entry events")
             if args.browser:
-                lines += browse(workdir, mocks["without --ui"][1])
+                lines += browse(workdir, mocks["without --ui"][1], args.requests)
         finally:
             stop(started)
     return lines
 
 
-def browse(workdir: Path, log: Path) -> list[str]:
-    """The run's exchanges saved to a cassette, shown by `llmproxy ui` in Chromium."""
+def browse(workdir: Path, log: Path, requests: int) -> list[str]:
+    """The run's last `requests` exchanges saved to a cassette, shown by `llmproxy ui` in Chromium."""
     from tests.analysis.browser import browsing
 
     control = _exported(log, "LLMPROXY_CONTROL_URL").removesuffix("/llmproxy/chaos")
@@ -136,8 +149,11 @@ def browse(workdir: Path, log: Path) -> list[str]:
     cassette = workdir / "long-run.json"
     host, port = control.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=600)
-    body = json.dumps({"path": str(cassette)})
-    connection.request("POST", "/llmproxy/api/v1/save", body, {"authorization": f"Bearer {token}"})
+    authorised = {"authorization": f"Bearer {token}"}
+    connection.request("GET", "/llmproxy/api/v1/journal?limit=1", headers=authorised)
+    last = json.loads(connection.getresponse().read())["counts"]["last"]
+    body = json.dumps({"path": str(cassette), "since": max(0, last - requests)})
+    connection.request("POST", "/llmproxy/api/v1/save", body, authorised)
     saved = json.loads(connection.getresponse().read())
     exchanges = saved["exchanges"]
     process = subprocess.Popen(
@@ -175,6 +191,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-browser", dest="browser", action="store_false")
+    parser.add_argument("--callgrind", action="store_true", help="count instructions per request (valgrind)")
     args = parser.parse_args()
     print("\n".join(measure(args)))
     return 0

@@ -54,7 +54,9 @@ def test_llmproxy_ui_serves_the_cassettes_until_stopped() -> None:
         said = [process.stderr.readline() for _ in range(2)]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 128 + signal.SIGINT
-    cassettes = len([path for path in (ROOT / "cassettes").rglob("*.json") if b"llmproxy_cassette" in path.read_bytes()])
+    cassettes = len(
+        [path for path in (ROOT / "cassettes").rglob("*.json") if b"llmproxy_cassette" in path.read_bytes()]
+    )
     assert re.fullmatch(rf"llmproxy ui: \d+ exchanges from {cassettes} cassettes\n", said[0])
     assert re.fullmatch(r"llmproxy ui: dashboard http://127\.0\.0\.1:\d+/llmproxy/ui/\?token=\S+\n", said[1])
 
@@ -64,7 +66,16 @@ def test_the_curl_example_reads_the_event_stream(folder: Path) -> None:
     section = text.split("\n### The event stream\n", 1)[1].split("\n### ", 1)[0]
     [command] = SHELL.findall(section)
     # the stream stays open: curl is stopped after a second, as a reader that went away
-    run = [*LLMPROXY, "mock", "--expectations", "expectations.json", "--", "sh", "-c", f"timeout 1 {command.strip()}; true"]
+    run = [
+        *LLMPROXY,
+        "mock",
+        "--expectations",
+        "expectations.json",
+        "--",
+        "sh",
+        "-c",
+        f"timeout 1 {command.strip()}; true",
+    ]
     result = subprocess.run(run, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     events = re.findall(r"^event: (\w+)\ndata: (.*)$", result.stdout, re.M)
