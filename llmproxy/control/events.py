@@ -13,6 +13,7 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Final
 
@@ -104,12 +105,7 @@ class EventHub:
                 self._thread = threading.Thread(target=self._publish, name="llmproxy-events", daemon=True)
                 self._thread.start()
         try:
-            counts = None
-            if self.journal is not None:
-                from llmproxy.control.run_api import journal_counts
-
-                counts = journal_counts(self.journal)
-            yield encode("hello", Hello(counts=counts, queue=self.capacity))
+            yield encode("hello", Hello(counts=self.counters().counts, queue=self.capacity))
             told = 0
             while True:
                 try:
@@ -155,7 +151,7 @@ class EventHub:
                                 reader.offer(event)
                         seen = last
                 else:
-                    threading.Event().wait(COUNTERS_EVERY)
+                    time.sleep(COUNTERS_EVERY)
                 counters = self.counters()
                 if counters != sent:
                     sent = counters
@@ -164,4 +160,4 @@ class EventHub:
                         reader.offer(event)
             except Exception:  # a bug of llmproxy's: logged, and the stream carries on with what comes next
                 logger.exception("the control API's event stream failed to publish")
-                threading.Event().wait(COUNTERS_EVERY)
+                time.sleep(COUNTERS_EVERY)

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.control import test_page
+
+folder = test_page.folder  # control.md's folder, which `page_folder` extends
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "ui.md"
 SHELL = re.compile(r"```sh\n(.*?)```", re.S)
@@ -23,21 +27,19 @@ print(answer.choices[0].message.content)
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("LLMPROXY_HOME", str(tmp_path / "home"))
-    for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "SSL_CERT_FILE", "OPENAI_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "Hello."}}]}))
-    (tmp_path / "agent.py").write_text(AGENT)
-    return tmp_path
+def page_folder(folder: Path) -> Path:
+    """control.md's folder (no proxy in the environment, a home of its own), with an expectations file and
+    the `agent.py` the page runs."""
+    (folder / "expectations.json").write_text(json.dumps({"expectations": [{"respond": {"text": "Hello."}}]}))
+    (folder / "agent.py").write_text(AGENT)
+    return folder
 
 
 def commands() -> list[str]:
     return [line.split("#")[0].strip() for block in SHELL.findall(PAGE.read_text()) for line in block.splitlines()]
 
 
-def test_the_mock_with_ui_prints_the_dashboard_and_serves_the_command(folder: Path) -> None:
+def test_the_mock_with_ui_prints_the_dashboard_and_serves_the_command(page_folder: Path) -> None:
     [command] = [line for line in commands() if line.startswith("llmproxy mock")]
     argv = [*LLMPROXY, *command.removeprefix("llmproxy ").replace("python", sys.executable).split()]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
@@ -61,7 +63,7 @@ def test_llmproxy_ui_serves_the_cassettes_until_stopped() -> None:
     assert re.fullmatch(r"llmproxy ui: dashboard http://127\.0\.0\.1:\d+/llmproxy/ui/\?token=\S+\n", said[1])
 
 
-def test_the_curl_example_reads_the_event_stream(folder: Path) -> None:
+def test_the_curl_example_reads_the_event_stream(page_folder: Path) -> None:
     text = (ROOT / "docs" / "control.md").read_text()
     section = text.split("\n### The event stream\n", 1)[1].split("\n### ", 1)[0]
     [command] = SHELL.findall(section)
