@@ -65,7 +65,7 @@ def entering(target: str, client: str, tokens: Tokens, cookie: str) -> Answer | 
     if tokens.grant(client, f"Bearer {given}") is None:
         return None
     others = "&".join(f"{name}={value}" for name, value in parse_qsl(parts.query) if name != "token")
-    location = parts.path + (f"?{others}" if others else "")
+    location = _folder(parts.path) + (f"?{others}" if others else "")
     cookie_value = f"{cookie}={given}; Path={COOKIE_PATH}; HttpOnly; SameSite=Strict"
     return Answer(
         303,
@@ -79,7 +79,10 @@ def asset(method: str, target: str, granted: Access) -> Answer:
     """A file of the page; the page itself (`index.html`) says whether its token may change the run."""
     if method not in ("GET", "HEAD"):
         return Answer(405, {"error": f"{method} is not supported on {PATH}: use GET"}, (("allow", "GET"),))
-    relative = urlsplit(target).path.removeprefix(PATH).lstrip("/") or "index.html"
+    path = urlsplit(target).path
+    if path == PATH:  # the page's files are named relative to the folder: it must be asked for as one
+        return Answer(303, b"", (("location", _folder(path)), *SECURITY_HEADERS), media_type="text/plain")
+    relative = path.removeprefix(PATH).lstrip("/") or "index.html"
     found = (ASSETS / relative).resolve()
     if not found.is_relative_to(ASSETS) or not found.is_file() or found.name.startswith("."):
         return Answer(404, {"error": f"the dashboard has no file {relative}"}, SECURITY_HEADERS)
@@ -88,3 +91,8 @@ def asset(method: str, target: str, granted: Access) -> Answer:
         data = data.replace(_ACCESS_MARK, granted.value.encode())
     media = _TYPES.get(found.suffix) or mimetypes.guess_type(found.name)[0] or "application/octet-stream"
     return Answer(200, data, SECURITY_HEADERS, media_type=media)
+
+
+def _folder(path: str) -> str:
+    """The page's own URL ends in a slash, so that the files it names relative to it are found."""
+    return PATH + "/" if path == PATH else path

@@ -65,6 +65,17 @@ def test_without_the_token_the_page_and_the_api_are_401(proxy: Session, path: st
     assert get(proxy.ui_url, path, {"cookie": other_port}).status == 401
 
 
+def test_the_page_without_its_slash_is_sent_to_it(proxy: Session) -> None:
+    """`/llmproxy/ui` names its files relative to `/llmproxy/`: the page is always its folder."""
+    token = proxy.environment[CONTROL_TOKEN_VARIABLE]
+    entered = get(proxy.ui_url, f"/llmproxy/ui?token={token}")
+    assert entered.status == 303
+    assert entered.getheader("location") == "/llmproxy/ui/"
+    again = get(proxy.ui_url, "/llmproxy/ui", {"cookie": cookie_of(proxy)})
+    assert again.status == 303
+    assert again.getheader("location") == "/llmproxy/ui/"
+
+
 def test_a_wrong_token_in_the_url_sets_no_cookie(proxy: Session) -> None:
     answer = get(proxy.ui_url, "/llmproxy/ui/?token=guessed")
     assert answer.status == 401
