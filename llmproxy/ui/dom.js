@@ -8,8 +8,8 @@ export function h(tag, attrs = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith("on") && typeof value === "function") {
-      element.addEventListener(name.slice(2), value);
+    if (name.startsWith("on")) {
+      if (typeof value === "function") element.addEventListener(name.slice(2), value); // never a handler as text
     } else if (name === "class") {
       element.className = value;
     } else if (name === "dataset") {
