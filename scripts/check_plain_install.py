@@ -53,6 +53,20 @@ where = subprocess.run([str(script), "addon-path"], capture_output=True, text=Tr
 assert Path(where).is_file() and Path(where).is_relative_to(sys.prefix), f"addon-path outside the install: {where}"
 names = ", ".join(" ".join(path) or "llmproxy" for path in commands)
 print(f"imported every module; --help of {len(commands)} commands: {names}")
+
+import re, urllib.request  # the installed dashboard serves its files: `llmproxy ui` on a committed cassette
+cassette = Path(sys.argv[1]) / "cassettes" / "quickstart.json"
+with subprocess.Popen([str(script), "ui", str(cassette), "--no-open"], stderr=subprocess.PIPE, text=True) as ui:
+    try:
+        url = next(found.group(1) for line in ui.stderr if (found := re.search(r"dashboard (\S+)", line)))
+        origin, token = url.split("/llmproxy/")[0], url.split("token=")[1]
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        asked = urllib.request.Request(f"{origin}/llmproxy/ui/app.js", headers={"authorization": f"Bearer {token}"})
+        with direct.open(asked, timeout=30) as served:
+            assert served.status == 200 and b"subscribe" in served.read(), "the dashboard's app.js is not served"
+    finally:
+        ui.terminate()
+print("the installed dashboard serves its page")
 """
 
 
