@@ -309,6 +309,13 @@ class ExpectationsFile(_Spec):
         default=(), description="mock MCP servers, over Streamable HTTP on the mock and over stdio (docs/mcp.md)"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _something_to_serve(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "expectations" not in data and "mcpServers" not in data:
+            raise ValueError("an expectations file has expectations, mcpServers, or both")
+        return data
+
     @field_validator("mcpServers")
     @classmethod
     def _servers_apart(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:

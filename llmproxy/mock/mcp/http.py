@@ -165,18 +165,8 @@ def _post(endpoint: _Endpoint, incoming: Incoming) -> Served:
         messages = message
     else:
         messages = [message]
-    answers: list[Answered] = []
-    invalid = False
-    for each in messages:
-        try:
-            read = jsonrpc.read(each)
-        except jsonrpc.Invalid as problem:
-            answers.append(Answered(problem.answer, said=f"invalid message: {problem}"))
-            invalid = True
-            continue
-        if isinstance(read, jsonrpc.Request):
-            answers.append(endpoint.server.answer(read, session))
-    said = "; ".join(answer.said for answer in answers) or "a response"
+    answers = [endpoint.server.answer_message(each, session) for each in messages]
+    said = "; ".join(answer.said for answer in answers)
     by = "; ".join(answer.by for answer in answers if answer.by)
     missed = next((answer.missed for answer in answers if answer.missed), None)
     responses = [answer.response for answer in answers if answer.response is not None]
@@ -186,7 +176,7 @@ def _post(endpoint: _Endpoint, incoming: Incoming) -> Served:
             endpoint.sessions[session.id] = session
     if not responses:
         return Served(Reply(202, headers), name, said, by, missed)
-    status = 400 if invalid and len(messages) == 1 else 200
+    status = 400 if len(answers) == 1 and answers[0].invalid else 200
     notifying = any(answer.before for answer in answers)
     if stream_ok and (not json_ok or notifying or endpoint.definition.response == "sse"):
         return Served(Reply(status, (*_STREAM, *headers), events=_events(answers)), name, said, by, missed)

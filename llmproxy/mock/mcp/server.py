@@ -50,6 +50,7 @@ class Answered:
     said: str = ""
     by: str = ""
     missed: str | None = None
+    invalid: bool = False  # the message was not JSON-RPC: its response is the error saying so
 
 
 class McpServerMock:
@@ -103,6 +104,17 @@ class McpServerMock:
             "completion/complete": self._complete,
             "logging/setLevel": _set_level,
         }
+
+    def answer_message(self, message: Any, session: McpSession) -> Answered:
+        """Any JSON value received: a request answered, a notification or a response taken, anything else the
+        JSON-RPC error saying what it is not."""
+        try:
+            read = jsonrpc.read(message)
+        except jsonrpc.Invalid as problem:
+            return Answered(problem.answer, said=f"invalid message: {problem}", invalid=True)
+        if isinstance(read, jsonrpc.Response):
+            return Answered(None, said="a response")
+        return self.answer(read, session)
 
     def answer(self, request: jsonrpc.Request, session: McpSession) -> Answered:
         method = request.method
