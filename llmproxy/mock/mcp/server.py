@@ -387,7 +387,18 @@ def _contents(uri: str, mime: str | None, text: str | None, blob: str | None, va
 
 
 def _message(message: spec.PromptMessage, values: dict[str, str]) -> JsonObject:
-    content = message.content.model_dump(exclude_none=True)
-    if isinstance(message.content, spec.TextContent):
-        content["text"] = _filled(message.content.text, values)
-    return {"role": message.role, "content": content}
+    return {"role": message.role, "content": _filled_block(message.content.model_dump(exclude_none=True), values)}
+
+
+def _filled_block(block: JsonObject, values: dict[str, str]) -> JsonObject:
+    """A content block with the arguments filled into its text and URIs (an embedded resource's too); base64
+    data is left as it is."""
+    filled: JsonObject = {}
+    for key, value in block.items():
+        if isinstance(value, dict):
+            filled[key] = _filled_block(value, values)
+        elif isinstance(value, str) and key in ("text", "uri", "name", "title"):
+            filled[key] = _filled(value, values)
+        else:
+            filled[key] = value
+    return filled
