@@ -96,8 +96,8 @@ class MockEngine:
         """Answer from `expectations` too, from the next request on, each numbered after every entry so far and
         placed by its priority after the entries of the same priority (as if appended to the file); their
         numbers. `test_id`: they answer only requests that carry it (`x-llmproxy-test-id`), so tests sharing one
-        mock do not answer each other's requests. Their MCP servers are served too; MockError when one would
-        share a name, path or URL with a server already served."""
+        mock do not answer each other's requests. Their MCP servers are served too, one named as a server
+        already served in its place; MockError when one would share a path or URL with another."""
         if expectations.mcpServers:
             try:
                 if self._mcp is None:

@@ -74,23 +74,33 @@ class McpEndpoints:
 
     def __init__(self, servers: tuple[spec.McpServer, ...], new_id: Callable[[], str] | None = None) -> None:
         self._new_id = new_id or (lambda: secrets.token_hex(16))
+        self._by_name: dict[str, _Endpoint] = {}
         self._by_path: dict[str, _Endpoint] = {}
         self._by_url: dict[tuple[str, str], _Endpoint] = {}
         self.add(servers)
 
     @property
     def servers(self) -> list[spec.McpServer]:
-        return [endpoint.definition for endpoint in self._by_path.values()]
+        return [endpoint.definition for endpoint in self._by_name.values()]
 
     def add(self, servers: tuple[spec.McpServer, ...]) -> None:
-        """Serve these too. Raises ValueError when one would share a name, path or URL with another."""
-        spec.check_servers((*self.servers, *servers))
+        """Serve these too; one named as a server already served replaces it, its sessions kept (a test that
+        changes a tool's results while its agent runs). Raises ValueError when one would share a path or URL
+        with another."""
+        named = {server.name for server in servers}
+        spec.check_servers((*(kept for kept in self.servers if kept.name not in named), *servers))
         for server in servers:
             endpoint = _Endpoint(server, self._new_id)
-            self._by_path[server.served_path] = endpoint
-            if server.url is not None:
-                url = urlsplit(server.url)
-                self._by_url[(url.hostname or "", url.path or "/")] = endpoint
+            replaced = self._by_name.get(server.name)
+            if replaced is not None:
+                endpoint.sessions = replaced.sessions
+            self._by_name[server.name] = endpoint
+        self._by_path = {endpoint.definition.served_path: endpoint for endpoint in self._by_name.values()}
+        self._by_url = {
+            _url_key(endpoint.definition.url): endpoint
+            for endpoint in self._by_name.values()
+            if endpoint.definition.url
+        }
 
     def answer(self, incoming: Incoming) -> Served | None:
         """The answer when `incoming` is for one of the servers; None when it is for none of them."""
@@ -111,6 +121,11 @@ class McpEndpoints:
         reply = _refusal(405, INVALID_REQUEST, why)
         said = f"{incoming.method} (refused: 405)"
         return Served(reply._replace(headers=(*reply.headers, ("allow", allowed))), name, said)
+
+
+def _url_key(url: str | None) -> tuple[str, str]:
+    parts = urlsplit(url or "")
+    return (parts.hostname or "", parts.path or "/")
 
 
 def _foreign(endpoint: _Endpoint, host: str, origin: str | None) -> str | None:

@@ -168,13 +168,8 @@ class McpServerMock:
         return Answered(jsonrpc.result(request.id, result), said="initialize")
 
     def _call_tool(self, request: jsonrpc.Request, session: McpSession) -> Answered:
-        name = request.params.get("name")
-        if not isinstance(name, str):
-            raise _InvalidParams("tools/call: name is a string, and it is missing")
-        said = f"tools/call {name}"
-        tool = self._tools.get(name)
-        if tool is None:
-            raise _InvalidParams(f"unknown tool {name!r}: tools/list lists the {len(self._tools)} there are", said)
+        tool, said = _named(request, self._tools, "tool")
+        name = tool.name
         arguments = request.params.get("arguments")
         if arguments is None:
             arguments = {}
@@ -220,9 +215,7 @@ class McpServerMock:
         return Answered(response, tuple(before), answer.intervalMs / 1000, said, by)
 
     def _read_resource(self, request: jsonrpc.Request, session: McpSession) -> Answered:
-        uri = request.params.get("uri")
-        if not isinstance(uri, str):
-            raise _InvalidParams("resources/read: uri is a string, and it is missing")
+        uri = _uri(request)
         said = f"resources/read {uri}"
         assert request.id is not None
         resource = self._resources.get(uri)
@@ -239,15 +232,8 @@ class McpServerMock:
         return Answered(jsonrpc.error(request.id, RESOURCE_NOT_FOUND, why, {"uri": uri}), said=said)
 
     def _get_prompt(self, request: jsonrpc.Request, session: McpSession) -> Answered:
-        name = request.params.get("name")
-        if not isinstance(name, str):
-            raise _InvalidParams("prompts/get: name is a string, and it is missing")
-        said = f"prompts/get {name}"
-        prompt = self._prompts.get(name)
-        if prompt is None:
-            raise _InvalidParams(
-                f"unknown prompt {name!r}: prompts/list lists the {len(self._prompts)} there are", said
-            )
+        prompt, said = _named(request, self._prompts, "prompt")
+        name = prompt.name
         given = request.params.get("arguments") or {}
         if not isinstance(given, dict) or not all(isinstance(value, str) for value in given.values()):
             raise _InvalidParams(f"prompts/get {name}: arguments is an object of strings", said)
@@ -342,6 +328,19 @@ def _set_level(request: jsonrpc.Request, session: McpSession) -> Answered:
         raise _InvalidParams(f"logging/setLevel: level is one of {', '.join(protocol.LOG_LEVELS)}, not {level!r}")
     session.level = level
     return _empty(request, session)
+
+
+def _named[T](request: jsonrpc.Request, table: dict[str, T], kind: str) -> tuple[T, str]:
+    """The tool or prompt the request names, and what it asked, for the log; invalid params when there is none."""
+    name = request.params.get("name")
+    if not isinstance(name, str):
+        raise _InvalidParams(f"{request.method}: name is a string, and it is missing")
+    said = f"{request.method} {name}"
+    found = table.get(name)
+    if found is None:
+        listing = request.method.replace("/get", "/list").replace("/call", "/list")
+        raise _InvalidParams(f"unknown {kind} {name!r}: {listing} lists the {len(table)} there are", said)
+    return found, said
 
 
 def _uri(request: jsonrpc.Request) -> str:

@@ -236,8 +236,9 @@ class Tool(_Spec):
         return self
 
 
-class Resource(_Spec):
-    uri: str = Field(min_length=1)
+class _Contents(_Spec):
+    """What a resource and a resource template share: how they are listed, and their contents."""
+
     name: str = Field(min_length=1)
     title: str | None = None
     description: str | None = None
@@ -253,23 +254,20 @@ class Resource(_Spec):
         return self
 
 
-class ResourceTemplate(_Spec):
+class Resource(_Contents):
+    uri: str = Field(min_length=1)
+
+
+class ResourceTemplate(_Contents):
+    """Its text's `{variable}`s are replaced by the URI's values."""
+
     uriTemplate: str = Field(min_length=1, description="an RFC 6570 template of simple `{variables}`")
-    name: str = Field(min_length=1)
-    title: str | None = None
-    description: str | None = None
-    mimeType: str | None = None
-    annotations: JsonObject | None = None
-    text: str | None = Field(default=None, description="the contents; `{variable}` replaced by the URI's value")
-    blob: Base64 | None = None
     completions: dict[str, tuple[str, ...]] = Field(
         default_factory=dict, description="variable → values completion/complete offers (those starting as typed)"
     )
 
     @model_validator(mode="after")
     def _variables(self) -> Self:
-        if self.text is not None and self.blob is not None:
-            raise ValueError("give text or blob, not both")
         names = variables(self.uriTemplate)
         if not names:
             raise ValueError(f"the uriTemplate {self.uriTemplate!r} has no {{variable}}: make it a resource")

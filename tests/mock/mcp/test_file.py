@@ -96,7 +96,7 @@ def tool(**fields: Any) -> dict[str, Any]:
             "e.json: $.mcpServers[0].resourceTemplates[0]: the uriTemplate 'x://y' has no {variable}:"
             " make it a resource",
         ),
-        ({}, "e.json: $: an expectations file has expectations, mcpServers, or both"),
+        ({}, "e.json: $.expectations: Field required"),
     ],
 )
 def test_what_is_wrong_is_one_line_with_its_json_path(tmp_path: Path, document: Any, said: str) -> None:

@@ -20,6 +20,7 @@ from mcp_types import LoggingMessageNotificationParams
 
 from llmproxy.intercept.options import intercept_plan
 from llmproxy.session import Listening, Session, mocking
+from tests.control.test_api import call
 from tests.mock.mcp.raw import INITIALIZE, post
 from tests.mock.mcp.worked import WORKED, check_worked, text, write_worked
 
@@ -116,3 +117,18 @@ def test_chaos_meets_mcp_requests_as_it_meets_llm_calls(tmp_path: Path) -> None:
     assert status == 200
     assert body["result"]["serverInfo"]["name"] == "weather"
     assert headers["mcp-session-id"]
+
+
+def test_a_server_added_over_the_control_api_serves_at_once(mock: Session) -> None:
+    def server(answer: str) -> dict[str, Any]:
+        return {"mcpServers": [{"name": "late", "tools": [{"name": "ping_back", "results": [{"text": answer}]}]}]}
+
+    async def use(client: Client) -> tuple[str, str]:
+        first = text(await client.call_tool("ping_back", {}))
+        status, _, _ = call(mock, "POST", "/expectations", server("pong again"))  # the same name: replaced
+        assert status == 200
+        return first, text(await client.call_tool("ping_back", {}))  # in the same session
+
+    status, _, _ = call(mock, "POST", "/expectations", server("pong"))
+    assert status == 200
+    assert connected(f"{mock.base_url}/mcp/late", use) == ("pong", "pong again")
