@@ -88,7 +88,11 @@ class McpEndpoints:
         changes a tool's results while its agent runs). Raises ValueError when one would share a path or URL
         with another."""
         named = {server.name for server in servers}
-        spec.check_servers((*(kept for kept in self.servers if kept.name not in named), *servers))
+        kept = [server for server in self.servers if server.name not in named]
+        spec.check_servers(servers)
+        for server in servers:
+            for other in kept:
+                _apart(server, other)
         for server in servers:
             endpoint = _Endpoint(server, self._new_id)
             replaced = self._by_name.get(server.name)
@@ -121,6 +125,20 @@ class McpEndpoints:
         reply = _refusal(405, INVALID_REQUEST, why)
         said = f"{incoming.method} (refused: 405)"
         return Served(reply._replace(headers=(*reply.headers, ("allow", allowed))), name, said)
+
+
+def _apart(server: spec.McpServer, served: spec.McpServer) -> None:
+    """ValueError naming the clash when `server` would be served where `served` is."""
+    if server.served_path == served.served_path:
+        where, value = "path", server.served_path
+    elif server.url is not None and server.url == served.url:
+        where, value = "url", server.url
+    else:
+        return
+    raise ValueError(
+        f"{server.name}: its {where} {value} is MCP server {served.name}'s already "
+        f"(give it another {where}, or the name {served.name} to replace that server)"
+    )
 
 
 def _url_key(url: str | None) -> tuple[str, str]:
