@@ -10,6 +10,7 @@ from llmproxy.chain import Chain
 from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
 from llmproxy.control.journal_calls import kept_journal
+from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
     API_BASE,
     Added,
@@ -149,6 +150,7 @@ def control_api(session: Session) -> Router:
             Cleared,
             query=Scope,
         ),
+        *mock_mcp_endpoints(session),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__)
 

@@ -27,8 +27,7 @@ from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
 from llmproxy.mock.failover import FailoverState
-from llmproxy.mock.mcp.http import McpEndpoints
-from llmproxy.mock.mcp.spec import McpServer
+from llmproxy.mock.mcp.http import McpEndpoints, ServerStanding
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
 from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
@@ -86,10 +85,9 @@ class MockEngine:
         self._background = BackgroundResponses()
         self._mcp = McpEndpoints(expectations.mcpServers) if expectations.mcpServers else None
 
-    @property
-    def mcp_servers(self) -> list[McpServer]:
-        """The MCP servers it serves (docs/mcp.md)."""
-        return self._mcp.servers if self._mcp is not None else []
+    def mcp_standing(self) -> list[ServerStanding]:
+        """The MCP servers it serves (docs/mcp.md), each with what it has served."""
+        return self._mcp.standing() if self._mcp is not None else []
 
     def add(self, expectations: spec.ExpectationsFile, test_id: str | None = None) -> list[int]:
         """Answer from `expectations` too, from the next request on, each numbered after every entry so far and

@@ -17,7 +17,7 @@ server.
 
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -29,7 +29,7 @@ from llmproxy.chain.reply import Headers, Reply
 from llmproxy.mcp import jsonrpc, protocol
 from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
 from llmproxy.mock.mcp import spec
-from llmproxy.mock.mcp.server import Answered, McpServerMock, McpSession
+from llmproxy.mock.mcp.server import Answered, McpServerMock, McpSession, ToolStanding
 
 _LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _JSON: Final = ("content-type", "application/json")
@@ -57,6 +57,17 @@ class Served:
         return {"mcp": {"server": self.server, "asked": self.said}}
 
 
+@dataclass(frozen=True, slots=True)
+class ServerStanding:
+    """One server as the control API lists it: its definition, what its list methods answer (`listed`, by
+    method), its tools with the calls they have had, and its open sessions (None: it keeps none)."""
+
+    definition: spec.McpServer
+    listed: Mapping[str, JsonObject]
+    tools: list[ToolStanding]
+    sessions: int | None
+
+
 class _Endpoint:
     """One server's sessions beside its answers."""
 
@@ -82,6 +93,16 @@ class McpEndpoints:
     @property
     def servers(self) -> list[spec.McpServer]:
         return [endpoint.definition for endpoint in self._by_name.values()]
+
+    def standing(self) -> list[ServerStanding]:
+        """Every server in the order it was first added, with what it has served."""
+        standing = []
+        for endpoint in list(self._by_name.values()):
+            with endpoint.lock:
+                sessions = len(endpoint.sessions) if endpoint.definition.sessions else None
+            server = endpoint.server
+            standing.append(ServerStanding(endpoint.definition, server.listed, server.tools_standing(), sessions))
+        return standing
 
     def add(self, servers: tuple[spec.McpServer, ...]) -> None:
         """Serve these too; one named as a server already served replaces it, its sessions kept (a test that

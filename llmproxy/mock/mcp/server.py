@@ -11,6 +11,9 @@ message and the session's state; nothing here knows HTTP or pipes.
 """
 
 import re
+import threading
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,12 +56,24 @@ class Answered:
     invalid: bool = False  # the message was not JSON-RPC: its response is the error saying so
 
 
+@dataclass(frozen=True, slots=True)
+class ToolStanding:
+    """One tool as `tools/list` lists it, with the calls it has had: every `tools/call` naming it (`calls`,
+    whatever it got), and how many each of its results answered (`served`, in the file's order)."""
+
+    listed: JsonObject
+    calls: int
+    served: tuple[int, ...]
+
+
 class McpServerMock:
     """One server of the file, its answers made once: listings, tools' validators, templates' patterns."""
 
     def __init__(self, definition: spec.McpServer) -> None:
         self.definition = definition
         self.name = definition.name
+        self._calls: Counter[str] = Counter()
+        self._calls_lock = threading.Lock()
         self._tools = {tool.name: tool for tool in definition.tools}
         self._validators = {
             tool.name: jsonschema.validators.validator_for(tool.inputSchema)(tool.inputSchema)
@@ -104,6 +119,19 @@ class McpServerMock:
             "completion/complete": self._complete,
             "logging/setLevel": _set_level,
         }
+
+    @property
+    def listed(self) -> Mapping[str, JsonObject]:
+        """What `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list` answer, by method."""
+        return self._listed
+
+    def tools_standing(self) -> list[ToolStanding]:
+        with self._calls_lock:
+            calls = dict(self._calls)
+        return [
+            ToolStanding(listed, calls.get(listed["name"], 0), self._results[listed["name"]].served())
+            for listed in self._listed["tools/list"]["tools"]
+        ]
 
     def answer_message(self, message: Any, session: McpSession) -> Answered:
         """Any JSON value received: a request answered, a notification or a response taken, anything else the
@@ -170,6 +198,8 @@ class McpServerMock:
     def _call_tool(self, request: jsonrpc.Request, session: McpSession) -> Answered:
         tool, said = _named(request, self._tools, "tool")
         name = tool.name
+        with self._calls_lock:
+            self._calls[name] += 1
         arguments = request.params.get("arguments")
         if arguments is None:
             arguments = {}

@@ -72,6 +72,11 @@ class ToolResults:
             results.append(_Result(result, paths))
         return cls(results)
 
+    def served(self) -> tuple[int, ...]:
+        """How many calls each result has answered, in order."""
+        with self.lock:
+            return tuple(result.served for result in self.results)
+
     def pick(self, arguments: dict[str, Any]) -> Picked | Unmatched:
         refused: list[tuple[int, tuple[str, ...]]] = []
         with self.lock:
