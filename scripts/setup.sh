@@ -6,7 +6,7 @@
 #   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
 #   LLMPROXY_SKIP_NPM=1 scripts/setup.sh               to skip the coding CLIs the end-to-end tests drive
 #
-# Each step says what it does before it starts and how long it took; `npm ci` (about 50 s) is skipped when
+# Each step says what it does before it starts and how long it took; `npm ci` (about a minute) is skipped when
 # node_modules was installed from the package-lock.json there is now.
 set -euo pipefail
 
@@ -76,7 +76,7 @@ if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
       echo "setup: the coding CLIs in node_modules match package-lock.json: npm ci skipped" >&2
     else
-      step "installing the coding CLIs the end-to-end tests drive (npm ci, about 50 s)"
+      step "installing the coding CLIs the end-to-end tests drive, the MCP conformance suite and Node 22 (npm ci, about a minute)"
       (cd "$root" && npm ci --silent --no-audit --no-fund) >&2
       echo "$digest" >"$stamp"
       done_step
