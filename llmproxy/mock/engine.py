@@ -121,12 +121,15 @@ class MockEngine:
         return removed
 
     def clear(self, test_id: str | None = None) -> int:
-        """Stop answering from every entry (numbering goes on), or only from those of `test_id`; how many there
-        were."""
+        """Stop answering from every entry (numbering goes on) and serving every MCP server, or only from the
+        entries of `test_id` (MCP servers are served to every test); how many entries and servers there were."""
         with self._lock:
             kept = [entry for entry in self._entries if test_id is not None and entry.test_id != test_id]
             cleared = len(self._entries) - len(kept)
             self._entries = kept
+            if test_id is None and self._mcp is not None:
+                cleared += len(self._mcp.servers)
+                self._mcp = None
         return cleared
 
     def standing(self) -> list["Standing"]:

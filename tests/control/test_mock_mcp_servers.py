@@ -187,3 +187,20 @@ def test_the_pages_example_is_listed_as_the_page_shows(tmp_path_factory: pytest.
         (server,) = answer["servers"]
         assert server["mockUrl"] == f"{plain.base_url}/mcp/weather"
         assert answer == shown | {"servers": [shown["servers"][0] | {"mockUrl": server["mockUrl"]}]}
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/reset"), ("DELETE", "/expectations")])
+def test_starting_afresh_removes_the_mcp_servers_with_every_other_expectation(
+    proxy: Session, method: str, path: str
+) -> None:
+    status, answer, _ = call(proxy, method, path)
+    assert status == 200, answer
+    assert call(proxy, "GET", "/mcp-servers")[1]["servers"] == []
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    with httpx2.Client(trust_env=False) as http:
+        answer = http.post(f"{proxy.base_url}/mcp/weather", json=initialize)
+    assert answer.status_code == 404, answer.text  # a miss: nothing serves the path any more
+    status, answer, _ = call(proxy, "POST", "/expectations", {"mcpServers": [WEATHER]})
+    assert status == 200, answer
+    assert forecast(proxy, "Paris") == ["Sunny."]  # its path is free again, its counts afresh
+    assert call(proxy, "GET", "/mcp-servers")[1]["servers"][0]["tools"][0]["calls"] == 1
