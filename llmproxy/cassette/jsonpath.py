@@ -1,7 +1,8 @@
 """The small JSONPath subset replay speaks: ``$.a.b[0].c``, ``[*]`` for every item, ``.*`` for every key.
 
-Used to name fields to ignore (`--ignore`, presets, built-in volatile fields) and to say where two
-requests differ (``$.messages[3].content[0].text``).
+Used to name fields to ignore (`--ignore`, presets, built-in volatile fields), to say where two
+requests differ (``$.messages[3].content[0].text``), and to pick the arguments of a mocked MCP tool call a
+result matches (``$.city``).
 """
 
 import re
@@ -72,3 +73,17 @@ def drop(value: Any, path: Path) -> Any:
             copy_list[i] = drop(copy_list[i], rest)
         return copy_list
     return value
+
+
+def values(value: Any, path: Path) -> list[Any]:
+    """What `path` names in `value`: none when it names nothing there, several through a `*`."""
+    if not path:
+        return [value]
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and isinstance(head, str):
+        keys = list(value) if head == "*" else [head] if head in value else []
+        return [found for key in keys for found in values(value[key], rest)]
+    if isinstance(value, list) and (head == "*" or isinstance(head, int)):
+        items = value if head == "*" else value[head : head + 1] if isinstance(head, int) else []
+        return [found for item in items for found in values(item, rest)]
+    return []

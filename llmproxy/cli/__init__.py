@@ -40,6 +40,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "mcp",
         "The control plane as an MCP server over stdio: `claude mcp add llmproxy -- llmproxy mcp --attach`.",
     ),
+    "mcp-serve": (
+        "llmproxy.cli.mcp_serve",
+        "mcp_serve",
+        "Serve a mock MCP server of an expectations file over stdio: `llmproxy mcp-serve e.json --server NAME`.",
+    ),
     "mock": (
         "llmproxy.cli.mock",
         "mock",

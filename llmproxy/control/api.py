@@ -12,6 +12,7 @@ from llmproxy.control.auth import Access
 from llmproxy.control.event_models import Counters, StreamEvent
 from llmproxy.control.events import EventHub
 from llmproxy.control.journal_calls import kept_journal
+from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
     API_BASE,
     Added,
@@ -29,13 +30,13 @@ from llmproxy.control.models import (
     TokenUsage,
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
-from llmproxy.control.run_api import journal_counts, run_endpoints
+from llmproxy.control.run_api import add_to_mock, journal_counts, mock_engine, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import MockError
 from llmproxy.intercept import control as chaos
 from llmproxy.journal import Entry, Glance, Query, Source
 from llmproxy.mock import spec
-from llmproxy.mock.engine import MockEngine, Standing
+from llmproxy.mock.engine import Standing
 from llmproxy.mock.load import with_scripts
 from llmproxy.model import Usage
 from llmproxy.plan import Plan
@@ -73,15 +74,9 @@ def control_api(session: Session) -> Router:
     def clear_journal(call: Call[Any, Any, Any]) -> Cleared:
         return Cleared(cleared=kept_journal(journal).clear())
 
-    def engine() -> MockEngine:
-        mock = session.mock
-        if mock is None:
-            raise ApiError(404, "this run has no mock stage to hold expectations (its control API is off)")
-        return mock.expecting()  # a record or replay run's mock stage has none until some are added
-
     def expectations(call: Call[Any, Scope, Any]) -> Expectations:
         scope = _scope(call)
-        standing = [entry for entry in engine().standing() if scope is None or entry.test_id == scope]
+        standing = [entry for entry in mock_engine(session).standing() if scope is None or entry.test_id == scope]
         return Expectations(expectations=[_standing(entry) for entry in standing])
 
     def add_expectations(call: Call[Any, Scope, spec.ExpectationsFile]) -> Added:
@@ -90,16 +85,16 @@ def control_api(session: Session) -> Router:
             loaded = with_scripts(call.body, Path.cwd())
         except MockError as error:
             raise ApiError(400, str(error)) from None
-        return Added(added=engine().add(loaded, _scope(call)))
+        return Added(added=add_to_mock(session, loaded, _scope(call)))
 
     def remove_expectation(call: Call[ExpectationNumber, Any, Any]) -> Removed:
         assert call.params is not None
-        if not engine().remove(call.params.id):
+        if not mock_engine(session).remove(call.params.id):
             raise ApiError(404, f"no expectation {call.params.id}: GET {BASE}/expectations lists them")
         return Removed(removed=call.params.id)
 
     def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
-        return Cleared(cleared=engine().clear(_scope(call)))
+        return Cleared(cleared=mock_engine(session).clear(_scope(call)))
 
     def counters() -> Counters:
         intercept = session.intercept
@@ -183,6 +178,7 @@ def control_api(session: Session) -> Router:
             Cleared,
             query=Scope,
         ),
+        *mock_mcp_endpoints(session),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__, closing=[hub.close])
 

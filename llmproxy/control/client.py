@@ -33,6 +33,7 @@ from llmproxy.control.analysis_models import (
     MissesQuery,
     ReportQuery,
 )
+from llmproxy.control.mock_mcp_models import MockMcpServers
 from llmproxy.control.models import (
     API_BASE,
     Added,
@@ -137,6 +138,11 @@ class Client:
     def clear_expectations(self, test_id: str | None = None) -> int:
         """Remove every expectation, or only those added for `test_id` (the client's, unless given); how many."""
         return Cleared.model_validate(self._call("DELETE", "/expectations" + self._scoped(test_id))).cleared
+
+    def mcp_servers(self) -> MockMcpServers:
+        """The mock MCP servers: where each is served, its tools with the calls they have had, resources,
+        prompts (MockServer's `list_mock_tools`)."""
+        return MockMcpServers.model_validate(self._call("GET", "/mcp-servers"))
 
     def _scoped(self, test_id: str | None) -> str:
         scope = test_id or self.test_id

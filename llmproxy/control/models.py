@@ -239,7 +239,9 @@ class Verified(ApiModel):
 
 
 class Reset(ApiModel):
-    expectations: int | None = Field(None, description="expectations removed; absent when the run has no mock")
+    expectations: int | None = Field(
+        None, description="expectations and mock MCP servers removed; absent when the run has no mock"
+    )
     journal: int | None = Field(None, description="journal entries forgotten; absent when it keeps none")
     chaos: int = Field(description="hosts whose chaos profile was removed")
     counters: bool = Field(

@@ -22,6 +22,7 @@ from llmproxy.errors import CassetteError, LlmproxyError, MockError
 from llmproxy.inputs import expand_paths
 from llmproxy.journal import Journal, Query
 from llmproxy.mock.engine import MockEngine
+from llmproxy.mock.spec import ExpectationsFile
 from llmproxy.plan import Plan
 from llmproxy.proxy_session import Session
 
@@ -152,7 +153,7 @@ def loaded(session: Session, load: Load) -> Loaded:
             expectations = with_scripts(load.inline, Path.cwd())
         except MockError as error:
             raise ApiError(400, _one_line(error)) from None
-        return Loaded(kind="expectations", files=[], added=_engine(session).add(expectations, load.test_id))
+        return Loaded(kind="expectations", files=[], added=add_to_mock(session, expectations, load.test_id))
     assert load.path is not None
     path = Path(load.path)
     if not path.exists():
@@ -165,7 +166,7 @@ def loaded(session: Session, load: Load) -> Loaded:
             expectations = load_expectations(path)
         except MockError as error:
             raise ApiError(400, _one_line(error)) from None
-        added = _engine(session).add(expectations, load.test_id)
+        added = add_to_mock(session, expectations, load.test_id)
         return Loaded(kind="expectations", files=[str(path)], added=added)
     if load.test_id is not None:
         raise ApiError(400, "testId scopes expectations: a cassette answers every test")
@@ -210,7 +211,7 @@ def saved(journal: Journal, plan: Plan, save: Save) -> Saved:
 
 def _kind(path: Path) -> str:
     """What a path holds: a folder is cassettes; a file is an expectations file when its JSON has
-    `expectations` at the top (else a cassette, which its own reading then checks)."""
+    `expectations` or `mcpServers` at the top (else a cassette, which its own reading then checks)."""
     if path.is_dir():
         return "cassette"
     from llmproxy.json_files import read_json
@@ -219,11 +220,23 @@ def _kind(path: Path) -> str:
         document = read_json(path, "file", LlmproxyError)
     except LlmproxyError as error:
         raise ApiError(400, _one_line(error)) from None
-    return "expectations" if isinstance(document, dict) and "expectations" in document else "cassette"
+    expecting = isinstance(document, dict) and bool({"expectations", "mcpServers"} & document.keys())
+    return "expectations" if expecting else "cassette"
 
 
-def _engine(session: Session) -> MockEngine:
-    """The run's mock engine, an empty one put in place if it had none (a record or replay run)."""
+def add_to_mock(session: Session, expectations: ExpectationsFile, test_id: str | None) -> list[int]:
+    """The ids `expectations` were given in the run's mock engine (its MCP servers served too); raises ApiError
+    (400) saying in one line why the engine refused them (an MCP server in the place of another), having added
+    nothing."""
+    try:
+        return mock_engine(session).add(expectations, test_id)
+    except MockError as error:
+        raise ApiError(400, _one_line(error)) from None
+
+
+def mock_engine(session: Session) -> MockEngine:
+    """The run's mock engine, an empty one put in place if it had none (a record or replay run: its mock stage
+    has none until some are added); ApiError (404) when the run has no mock stage."""
     mock = session.mock
     if mock is None:
         raise ApiError(404, "this run has no mock stage to hold expectations (its control API is off)")

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
+from typing import Any
 from urllib.parse import unquote
 
 from llmproxy.chain.incoming import TEST_ID_HEADER, Incoming
@@ -26,6 +27,7 @@ from llmproxy.mock import spec, token_count
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
 from llmproxy.mock.failover import FailoverState
+from llmproxy.mock.mcp.http import McpEndpoints, ServerStanding
 from llmproxy.mock.predicates import has_conversation_predicates, mismatches
 from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
@@ -34,6 +36,7 @@ from llmproxy.mock.token_count import estimated_count
 logger = logging.getLogger(__name__)
 _NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request that asks for no output
 _LIFECYCLE = spec.HttpReply()  # what the log says answered a background response's later requests
+_MCP = spec.HttpReply()  # and what answered a request to a mock MCP server (its gist says more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ class MockDecision:
     turn: int | None = None  # the conversation or script turn (1-based) served
     chaos: ChaosProfile | None = None  # the expectation's or turn's own faults
     take_back: Callable[[], None] | None = None  # un-serve it (a fault kept the answer from the client)
+    gist: dict[str, Any] | None = None  # what the answer said, for the log, when it is not one of the file's answers
+    missed: str | None = None  # answered, but nothing in the file was scripted for it (an MCP tool call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +83,26 @@ class MockEngine:
         self._numbered = len(entries)  # the number the last entry was given: an added one is numbered after it
         self._lock = threading.Lock()
         self._background = BackgroundResponses()
+        self._mcp = McpEndpoints(expectations.mcpServers) if expectations.mcpServers else None
+
+    def mcp_standing(self) -> list[ServerStanding]:
+        """The MCP servers it serves (docs/mcp.md), each with what it has served."""
+        return self._mcp.standing() if self._mcp is not None else []
 
     def add(self, expectations: spec.ExpectationsFile, test_id: str | None = None) -> list[int]:
         """Answer from `expectations` too, from the next request on, each numbered after every entry so far and
         placed by its priority after the entries of the same priority (as if appended to the file); their
         numbers. `test_id`: they answer only requests that carry it (`x-llmproxy-test-id`), so tests sharing one
-        mock do not answer each other's requests."""
+        mock do not answer each other's requests. Their MCP servers are served too, one named as a server
+        already served in its place; MockError when one would share a path or URL with another."""
+        if expectations.mcpServers:
+            try:
+                if self._mcp is None:
+                    self._mcp = McpEndpoints(expectations.mcpServers)
+                else:
+                    self._mcp.add(expectations.mcpServers)
+            except ValueError as error:
+                raise MockError(f"mcpServers: {error}") from None
         with self._lock:
             added = [
                 _Entry.of(self._numbered + offset, entry, test_id)
@@ -102,12 +121,15 @@ class MockEngine:
         return removed
 
     def clear(self, test_id: str | None = None) -> int:
-        """Stop answering from every entry (numbering goes on), or only from those of `test_id`; how many there
-        were."""
+        """Stop answering from every entry (numbering goes on) and serving every MCP server, or only from the
+        entries of `test_id` (MCP servers are served to every test); how many entries and servers there were."""
         with self._lock:
             kept = [entry for entry in self._entries if test_id is not None and entry.test_id != test_id]
             cleared = len(self._entries) - len(kept)
             self._entries = kept
+            if test_id is None and self._mcp is not None:
+                cleared += len(self._mcp.servers)
+                self._mcp = None
         return cleared
 
     def standing(self) -> list["Standing"]:
@@ -149,7 +171,12 @@ class MockEngine:
 
     def answer(self, request: Incoming) -> tuple[MockDecision, Reply] | MockMiss:
         """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
-        its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own."""
+        its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own. A
+        request to one of the file's MCP servers is answered by that server first."""
+        if self._mcp is not None:
+            served = self._mcp.answer(request)
+            if served is not None:
+                return MockDecision(_MCP, served.source, 0, gist=served.gist, missed=served.missed), served.reply
         lifecycle = self._background.answer(request)
         if lifecycle is not None:
             word, reply = lifecycle

@@ -62,7 +62,9 @@ class MockLog:
 
     def answered(self, request: Incoming, decision: MockDecision, reply: Reply) -> None:
         outcome: dict[str, Any] = {"answeredBy": decision.source, "status": reply.status}
-        outcome.update(_answer_gist(decision.answer))
+        outcome.update(decision.gist if decision.gist is not None else _answer_gist(decision.answer))
+        if decision.missed is not None:  # answered as the protocol says, but nothing was scripted for it
+            outcome["miss"] = decision.missed
         if reply.notes or reply.warnings:
             outcome["notes"] = [*reply.notes, *reply.warnings]
         if reply.usage is not None:
@@ -95,10 +97,13 @@ class MockLog:
         for logged in self._logged[-SHOWN:]:
             head, outcome = logged.head, logged.outcome
             what = f"{head.get('provider') or head['host']} {head.get('model') or ''}".rstrip()
-            if "miss" in outcome:  # what came in, exactly, and why nothing answered it
+            turn = f" (turn index {head.get('turnIndex', '-')})"
+            if "mcp" in outcome:  # a request to a mock MCP server: it says what it asked
+                what, turn = f"{head['method']} {head['host']}{head['path']}", ""
+            elif "miss" in outcome:  # what came in, exactly, and why nothing answered it
                 what = f"{head['method']} {head['host']}{head['path']}"
-            answered = outcome.get("answeredBy") or f"missed: {outcome['miss']}"
-            lines.append(f"  {head['seq']}. {what} (turn index {head.get('turnIndex', '-')}): {answered}")
+            answered = f"missed: {outcome['miss']}" if "miss" in outcome else outcome["answeredBy"]
+            lines.append(f"  {head['seq']}. {what}{turn}: {answered}")
         return "\n".join(lines)
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
 """The expectations file (`llmproxy mock --expectations FILE`), as pydantic models: what `mock validate`
-checks, what docs/mock.schema.json is generated from (scripts/gen_mock_schema.py), and the vocabulary the
+checks, what docs/mock.schema.json is generated from (scripts/gen_schemas.py), and the vocabulary the
 mock speaks at run time — an answer is a `Respond`, an `ErrorReply`, an `Embedding`, a `Rerank` or an
-`HttpReply`.
+`HttpReply`. Its `mcpServers` are described in `llmproxy.mock.mcp.spec`.
 
 Field names are the file's (camelCase, as in MockServer); llmsim scripts keep llmsim's own snake_case, so a
 script file from llmsim loads unchanged.
@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.mock.mcp.spec import McpServer, check_servers
 from llmproxy.mock.structured import checked_schema
 from llmproxy.model import Role, StopReason
 
@@ -302,5 +303,30 @@ type Entry = Annotated[
 ]
 
 
+def _expectations_or_servers(schema: dict[str, Any]) -> None:
+    """The published schema says what the model's validator does: a file of MCP servers alone needs no
+    `expectations`."""
+    schema.pop("required", None)
+    schema["anyOf"] = [{"required": ["expectations"]}, {"required": ["mcpServers"]}]
+
+
 class ExpectationsFile(_Spec):
-    expectations: tuple[Entry, ...]
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_expectations_or_servers)
+
+    expectations: tuple[Entry, ...] = Field(description="may be left out when the file has mcpServers")
+    mcpServers: tuple[McpServer, ...] = Field(
+        default=(), description="mock MCP servers, over Streamable HTTP on the mock and over stdio (docs/mcp.md)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mcp_servers_alone(cls, data: Any) -> Any:
+        """A file of MCP servers only needs no empty `expectations`; any other file does not go without it."""
+        if isinstance(data, dict) and "mcpServers" in data and "expectations" not in data:
+            return {**data, "expectations": []}
+        return data
+
+    @field_validator("mcpServers")
+    @classmethod
+    def _servers_apart(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
+        return check_servers(servers)

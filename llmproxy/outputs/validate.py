@@ -17,17 +17,38 @@ class Entry(Part):
     )
 
 
+class McpServerEntry(Part):
+    name: str
+    path: str = Field(description="where it is served on the mock's base URL")
+    url: str | None = Field(description="the real server's URL it is also served under, through the proxy")
+    tools: list[str]
+    resources: int = Field(description="static resources and resource templates")
+    prompts: list[str]
+
+
 class MockValidation(Document):
     command: Literal["mock validate"] = "mock validate"
     file: str
     valid: bool = Field(description="the file can be served as it is (exit status 0)")
     errors: list[str] = Field(description="each problem, with the file and the JSON path of the field")
     entries: list[Entry] = Field(description="the file's entries in order; empty when it is not valid")
+    mcpServers: list[McpServerEntry] = Field(default=[], description="the file's mock MCP servers (docs/mcp.md)")
 
 
 def validation(file: str, loaded: spec.ExpectationsFile) -> MockValidation:
     entries = [_entry(entry) for entry in loaded.expectations]
-    return MockValidation(file=file, valid=True, errors=[], entries=entries)
+    servers = [
+        McpServerEntry(
+            name=server.name,
+            path=server.served_path,
+            url=server.url,
+            tools=[tool.name for tool in server.tools],
+            resources=len(server.resources) + len(server.resourceTemplates),
+            prompts=[prompt.name for prompt in server.prompts],
+        )
+        for server in loaded.mcpServers
+    ]
+    return MockValidation(file=file, valid=True, errors=[], entries=entries, mcpServers=servers)
 
 
 def invalid(file: str, message: str) -> MockValidation:
@@ -41,6 +62,13 @@ def describe(document: MockValidation) -> str:
     if conversations:
         turns = sum(len(entry.answers) for entry in conversations)
         parts.append(f"{plural(len(conversations), 'conversation')} of {plural(turns, 'turn')}")
+    for server in document.mcpServers:
+        offered = [
+            plural(len(server.tools), "tool"),
+            plural(server.resources, "resource"),
+            plural(len(server.prompts), "prompt"),
+        ]
+        parts.append(f"MCP server {server.name} ({', '.join(offered)})")
     return f"{document.file}: valid, {', '.join(parts)}"
 
 

@@ -1,7 +1,8 @@
 """Every MCP tool called once, in an order that gives each something to work on, by the official `mcp` SDK's
-client — over stdio or Streamable HTTP, the same calls: expectations added with each tool that adds them, a
-request sent through the mock by the official OpenAI SDK (at the base URL `get_status` names), the journal read,
-verified and cleared, chaos set and removed, the run reset. Each answer is checked for what it says, not only
+client — over stdio or Streamable HTTP, the same calls: expectations added with each tool that adds them (a
+mock MCP server among them), a request sent through the mock by the official OpenAI SDK (at the base URL
+`get_status` names), the journal read, verified and cleared, chaos set and removed, the mock MCP server called
+by the SDK's client and listed with its calls, the run reset. Each answer is checked for what it says, not only
 for not failing; the test asserts every tool listed was called."""
 
 import json
@@ -9,8 +10,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import openai
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult
 
 from llmproxy.control.mcp.tools import ChaosSet
@@ -67,9 +70,15 @@ async def exercise(client: Client) -> list[str]:
         "create_expectation",
         {"expectations": [{"match": {"model": "gpt-scoped"}, "respond": {"text": "scoped"}}], "testId": "test-7"},
     )
+    weather_server = {"name": "weather", "tools": [{"name": "get_forecast", "results": [{"text": "Sunny."}]}]}
     loaded = await use(
         "load_expectations_from_file",
-        {"inline": {"expectations": [{"match": {"model": "gpt-loaded"}, "respond": {"text": "loaded"}}]}},
+        {
+            "inline": {
+                "expectations": [{"match": {"model": "gpt-loaded"}, "respond": {"text": "loaded"}}],
+                "mcpServers": [weather_server],
+            }
+        },
     )
     assert loaded["kind"] == "expectations"
     added = [*weather["added"], *conversation["added"], *hostile["added"], *scoped["added"], *loaded["added"]]
@@ -134,6 +143,16 @@ async def exercise(client: Client) -> list[str]:
         assert "How is the weather?" in (Path(folder) / "saved.json").read_text()
 
     assert (await use("clear_journal"))["cleared"] == 2
+
+    async with (
+        httpx2.AsyncClient(trust_env=False) as http,
+        Client(streamable_http_client(f"{base_url}/mcp/weather", http_client=http)) as weather,
+    ):
+        forecast = await weather.call_tool("get_forecast", {"city": "Paris"})
+    assert [getattr(block, "text", None) for block in forecast.content] == ["Sunny."]
+    (server,) = (await use("list_mock_tools"))["servers"]
+    assert (server["name"], server["mockUrl"]) == ("weather", f"{base_url}/mcp/weather")
+    assert [(tool["name"], tool["calls"]) for tool in server["tools"]] == [("get_forecast", 1)]
     reset = await use("reset")
     assert reset["expectations"] >= 2  # the file's, and what is left of those added above
     assert (await use("retrieve_active_expectations"))["expectations"] == []

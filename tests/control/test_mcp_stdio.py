@@ -6,6 +6,7 @@ nothing else, and the control tokens never reach stderr; a command line that can
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -65,7 +66,9 @@ def test_on_a_mock_of_its_own_the_sdk_lists_every_tool_and_calls_each(tmp_path: 
     assert "llmproxy mcp: proxy on http://127.0.0.1:" in said
     assert "export HTTPS_PROXY=" in said
     assert "LLMPROXY_CONTROL_TOKEN" not in said  # stderr may be an MCP host's log file
-    assert "llmproxy mcp: mock answered 2 of 2 requests" in said
+    assert re.search(r"llmproxy mcp: mock answered (\d+) of \1 requests", said), said  # the MCP server's too
+    assert "1. openai gpt-4o-mini (turn index 0): expectation 2" in said
+    assert "POST 127.0.0.1/mcp/weather: mcp server weather: tools/call get_forecast → result 1" in said
 
 
 def test_without_a_file_it_starts_an_empty_mock_the_tools_fill(tmp_path: Path) -> None:

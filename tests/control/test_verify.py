@@ -90,6 +90,7 @@ def test_a_bad_verify_gets_400_naming_the_json_path(proxy: Session, verify: dict
 def test_the_documented_verify_holds_for_what_it_describes(proxy: Session) -> None:
     """docs/control.md's verify body, sent as written, after the two requests it counts."""
     page = (Path(__file__).resolve().parents[2] / "docs" / "control.md").read_text()
-    [body] = [json.loads(code) for name, language, code in BLOCK.findall(page) if language == "json" and not name]
+    section = page.split("\n## Verify over the journal\n", 1)[1].split("\n## ", 1)[0]
+    [body] = [json.loads(code) for name, language, code in BLOCK.findall(section) if language == "json" and not name]
     status, answer, _ = call(proxy, "POST", "/verify/requests", body)
     assert (status, answer["ok"], answer["matched"]) == (200, True, [1, 2])

@@ -130,6 +130,7 @@ def test_validate_json_lists_the_entries_or_the_errors(tmp_path: Path) -> None:
                 {"kind": "expectation", "answers": ["respond"]},
                 {"kind": "conversation", "answers": ["respond", "error"]},
             ],
+            "mcpServers": [],
         },
     )
     code, document = validated(bad)

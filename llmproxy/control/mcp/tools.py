@@ -76,6 +76,7 @@ NAMES: Final[Mapping[tuple[str, str], str]] = {
     ("GET", "/expectations"): "retrieve_active_expectations",
     ("POST", "/expectations"): "create_expectation",
     ("DELETE", "/expectations"): "clear_expectations",
+    ("GET", "/mcp-servers"): "list_mock_tools",
 }
 
 
