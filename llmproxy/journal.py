@@ -38,8 +38,8 @@ DEFAULT_CAPACITY: Final = 1000
 
 class Source(StrEnum):
     """Who answered: the network, a recording, an expectation, a fault put in on purpose, nothing (refused),
-    llmproxy on a coding CLI's background traffic (telemetry, update checks: answered harmlessly), or llmproxy
-    failing."""
+    llmproxy on a coding CLI's background traffic (telemetry, update checks: answered harmlessly), llmproxy
+    failing, or a cassette read at rest (no proxy running)."""
 
     LIVE = "live"
     REPLAYED = "replayed"
@@ -48,6 +48,7 @@ class Source(StrEnum):
     MISSED = "missed"
     BACKGROUND = "background"
     ERROR = "error"
+    CASSETTE = "cassette"  # read from a cassette at rest (`llmproxy ui CASSETTE`): no proxy answered it
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class Glance:
     status: int | None
     streaming: bool
     latency_ms: float | None
+    ttfb_ms: float | None  # time to the answer's first byte: a stream's first event
     usage: Usage | None  # what the answer says it used; None when it is not a chat API's, or says nothing
     error: str | None
     injected: tuple[str, ...]
@@ -86,20 +88,33 @@ class Reader(Protocol):
     def glance(self, kept: Any) -> Glance: ...
 
 
-type Capture = tuple[Source, str | None, RawRequest, Reader, Any]
-"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`."""
+type Capture = tuple[Source, str | None, RawRequest, Reader, Any, str | None]
+"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`, the
+door it came through."""
 
 
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
-    __slots__ = ("_exchange", "_glance", "_incoming", "_kept", "_reader", "request", "seq", "source", "test_id")
+    __slots__ = (
+        "_exchange",
+        "_glance",
+        "_incoming",
+        "_kept",
+        "_reader",
+        "door",
+        "request",
+        "seq",
+        "source",
+        "test_id",
+    )
 
     def __init__(self, seq: int, capture: Capture) -> None:
         """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange` and `glance`)."""
+        never shown (what is shown is `exchange` and `glance`). `door`: how the request reached llmproxy (`proxy`,
+        `relay`, `websocket`; None for a cassette at rest)."""
         self.seq = seq
-        self.source, self.test_id, self.request, self._reader, self._kept = capture
+        self.source, self.test_id, self.request, self._reader, self._kept, self.door = capture
         self._exchange: Exchange | None = None
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
@@ -177,6 +192,8 @@ class Journal:
         self.capacity = capacity
         self._captures: deque[Capture] = deque(maxlen=capacity)
         self._lock = threading.Lock()  # adding, and any look at the captures and the numbers
+        self._added = threading.Condition(self._lock)  # what a watcher (`wait`) sleeps on
+        self._watchers = 0  # how many sleep on it now: with none, adding notifies nobody
         self._last = 0
         self._cleared = 0
         self._gone: Counter[Source] = Counter()  # dropped or cleared, by who answered
@@ -184,14 +201,38 @@ class Journal:
         self._entries: dict[int, Entry] = {}  # made, by number
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
-    def add(self, source: Source, test_id: str | None, request: RawRequest, reader: Reader, kept: Any) -> None:
-        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
+    def add(
+        self,
+        source: Source,
+        test_id: str | None,
+        request: RawRequest,
+        reader: Reader,
+        kept: Any,
+        door: str | None = None,
+    ) -> None:
+        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full;
+        `door`: how its request reached llmproxy."""
         captures = self._captures
         with self._lock:
             self._last += 1
             if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
                 self._gone[captures[0][0]] += 1
-            captures.append((source, test_id, request, reader, kept))
+            captures.append((source, test_id, request, reader, kept, door))
+            if self._watchers:
+                self._added.notify_all()
+
+    def wait(self, after: int, timeout: float) -> int:
+        """Sleep until an entry numbered after `after` is added, or `timeout` seconds pass; the newest number.
+        For a reader that pushes what is new (the control API's event stream) without polling, and without
+        the proxy's requests doing more than a notify while it sleeps."""
+        with self._added:
+            if self._last <= after:
+                self._watchers += 1
+                try:
+                    self._added.wait(timeout)
+                finally:
+                    self._watchers -= 1
+            return self._last
 
     def read(self, query: Query = Query()) -> list[Entry]:
         with self._lock:

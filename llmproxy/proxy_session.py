@@ -66,6 +66,7 @@ class Session:
     egress: Any = None  # strict replay and mock, while running: the adapters' gate on connections out
     control_url: str = ""  # the runtime control API's chaos endpoint, while running (`llmproxy chaos …`)
     control_api_url: str = ""  # its REST API (`/llmproxy/api/v1`), while running
+    ui_url: str = ""  # the dashboard on the control port, with the token it is entered with, while running
     summary: str = ""  # set when closed
     # how the run ends when asked to (`stop`), set by whoever runs it: the CLI stops as Ctrl-C would, a session
     # run in-process (`llmproxy.session`) is closed where it stands

@@ -24,6 +24,9 @@ warnings.simplefilter("ignore", DeprecationWarning)  # mitmproxy's dependencies,
 import importlib.util
 import llmproxy, llmproxy_addons
 assert importlib.util.find_spec("addons") is None, "a generic top-level `addons` package was installed"
+page = Path(llmproxy.__file__).parent / "ui"  # the dashboard's files ship in the wheel (docs/ui.md)
+for name in ("index.html", "app.js", "style.css", "views/traffic.js"):
+    assert (page / name).is_file(), f"the wheel lacks the dashboard's {name}"
 for package in (llmproxy, llmproxy_addons):
     assert not Path(package.__file__).is_relative_to(sys.argv[1]), f"imported from the checkout: {package.__file__}"
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -50,6 +53,20 @@ where = subprocess.run([str(script), "addon-path"], capture_output=True, text=Tr
 assert Path(where).is_file() and Path(where).is_relative_to(sys.prefix), f"addon-path outside the install: {where}"
 names = ", ".join(" ".join(path) or "llmproxy" for path in commands)
 print(f"imported every module; --help of {len(commands)} commands: {names}")
+
+import re, urllib.request  # the installed dashboard serves its files: `llmproxy ui` on a committed cassette
+cassette = Path(sys.argv[1]) / "cassettes" / "quickstart.json"
+with subprocess.Popen([str(script), "ui", str(cassette), "--no-open"], stderr=subprocess.PIPE, text=True) as ui:
+    try:
+        url = next(found.group(1) for line in ui.stderr if (found := re.search(r"dashboard (\S+)", line)))
+        origin, token = url.split("/llmproxy/")[0], url.split("token=")[1]
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        asked = urllib.request.Request(f"{origin}/llmproxy/ui/app.js", headers={"authorization": f"Bearer {token}"})
+        with direct.open(asked, timeout=30) as served:
+            assert served.status == 200 and b"subscribe" in served.read(), "the dashboard's app.js is not served"
+    finally:
+        ui.terminate()
+print("the installed dashboard serves its page")
 """
 
 

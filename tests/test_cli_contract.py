@@ -44,6 +44,7 @@ SERVED = (
     "doctor",
     "mcp",
     "mcp-serve",
+    "ui",
 )  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
 
@@ -180,6 +181,8 @@ CASES: dict[str, dict[str, Case]] = {
         "unusable": Case(("--cassette", "{corrupt}", "--", PYTHON, "{quickstart}"), 1),
     },
     "report": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
+    # serves until stopped (130 or 143, as a run without a command): only what stops it at once is a case
+    "ui": {"failing": Case(("{missing}",), 1), "unusable": Case(("{corrupt}",), 1)},
     "verify cost": {
         "passing": Case(("{good}", "--max-usd", "1"), 0),
         "failing": Case(("{good}", "--max-usd", "0.00001"), 1),

@@ -156,6 +156,7 @@ def _control(session: Session) -> ControlServer | None:
     control = ControlServer(plane, tokens)
     session.control_url = control.url
     session.control_api_url = control.api_url or ""
+    session.ui_url = control.ui_url()
     session.environment[CONTROL_URL_VARIABLE] = control.url
     session.environment[CONTROL_TOKEN_VARIABLE] = tokens.full
     if tokens.read_only is not None:

@@ -65,6 +65,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "report",
         "Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.",
     ),
+    "ui": (
+        "llmproxy.cli.ui",
+        "ui",
+        "Browse cassettes in the dashboard, no proxy running: `llmproxy ui cassettes/`.",
+    ),
     "verify": (
         "llmproxy.cli.verify",
         "verify",

@@ -70,6 +70,23 @@ redact_field_option: Decorator = option(
 )
 
 
+no_open_option: Decorator = option(
+    "--no-open", is_flag=True, help="Print the dashboard's URL, do not open it in the browser."
+)
+
+
+def ui_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--ui` and `--no-open`: the dashboard on the control port (docs/ui.md), its URL printed with its token
+    and opened in the browser when stdout is a terminal. Shared by `record`, `replay` and `mock`."""
+    ui = option(
+        "--ui",
+        is_flag=True,
+        help="Print the URL of the dashboard on the control port (with its token) and open it in the browser "
+        "when stdout is a terminal (docs/ui.md).",
+    )
+    return ui(no_open_option(command))
+
+
 def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The listener options and the trailing `-- CMD ARGS…` of every command that runs the proxy."""
     decorators: list[Decorator] = [
@@ -153,7 +170,7 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for decorate in reversed(decorators):
         command = decorate(command)
-    return command
+    return ui_options(command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +202,8 @@ class ServeOptions:
     seed: int | None = None
     state: str | None = None
     journal_size: int = DEFAULT_CAPACITY
+    ui: bool = False  # the dashboard's URL printed (and opened): docs/ui.md
+    no_open: bool = False
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
@@ -346,6 +365,12 @@ def _serve(
             say(f"llmproxy {name}: base URL {proxy.base_url} (also in $LLMPROXY_BASE_URL)")
         if options.base_url_env:
             say(f"llmproxy {name}: {', '.join(BASE_URL_VARIABLES)} point at it")
+        if options.ui:
+            if not session.ui_url:
+                raise UsageError("--ui: this run has no control port to serve the dashboard on")
+            from llmproxy.control.ui import announce
+
+            announce(name, session.ui_url, options.no_open, say)
         if options.command:
             env = child_environment(os.environ, proxy.environment)
             output = view.say if view is not None else None

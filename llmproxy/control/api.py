@@ -9,6 +9,8 @@ from llmproxy import __version__
 from llmproxy.chain import Chain
 from llmproxy.control.analysis_api import analysis_endpoints
 from llmproxy.control.auth import Access
+from llmproxy.control.event_models import Counters, StreamEvent
+from llmproxy.control.events import EventHub
 from llmproxy.control.journal_calls import kept_journal
 from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
@@ -27,10 +29,11 @@ from llmproxy.control.models import (
     Scope,
     TokenUsage,
 )
-from llmproxy.control.router import ApiError, Call, Endpoint, Router
+from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
 from llmproxy.control.run_api import add_to_mock, journal_counts, mock_engine, run_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import MockError
+from llmproxy.intercept import control as chaos
 from llmproxy.journal import Entry, Glance, Query, Source
 from llmproxy.mock import spec
 from llmproxy.mock.engine import Standing
@@ -47,7 +50,7 @@ def control_api(session: Session) -> Router:
     """The endpoints over `session`, which must be running when they are called."""
     journal = session.journal
 
-    prices = _Prices()
+    summaries = _Summaries(_Prices(), journal.capacity if journal is not None else 0)
 
     def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
         kept = kept_journal(journal)
@@ -56,7 +59,7 @@ def control_api(session: Session) -> Router:
         found = kept.read(
             Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
         )
-        return JournalPage(entries=[_summary(entry, prices) for entry in found], counts=journal_counts(kept))
+        return JournalPage(entries=[summaries.of(entry) for entry in found], counts=journal_counts(kept))
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
         kept = kept_journal(journal)
@@ -93,6 +96,21 @@ def control_api(session: Session) -> Router:
     def clear_expectations(call: Call[Any, Scope, Any]) -> Cleared:
         return Cleared(cleared=mock_engine(session).clear(_scope(call)))
 
+    def counters() -> Counters:
+        intercept = session.intercept
+        mock = session.mock
+        held = mock.state.value[0] if mock is not None else None  # none yet: none put in just to be read
+        return Counters(
+            chaos=chaos.snapshot(intercept) if intercept is not None else None,
+            expectations=[_standing(entry) for entry in held.standing()] if held is not None else None,
+            counts=journal_counts(journal) if journal is not None else None,
+        )
+
+    hub = EventHub(journal, summaries.of, counters)
+
+    def events(call: Call[Any, Any, Any]) -> Streamed:
+        return Streamed(hub.stream(), "text/event-stream")
+
     endpoints = [
         *run_endpoints(session),
         Endpoint(
@@ -114,6 +132,16 @@ def control_api(session: Session) -> Router:
             params=EntryNumber,
         ),
         Endpoint("DELETE", "/journal", "Forget every journal entry (numbering goes on)", clear_journal, Cleared),
+        Endpoint(
+            "GET",
+            "/events",
+            "What is new, pushed as server-sent events: each journal entry as it is added, the counters as they change",
+            events,
+            StreamEvent,
+            Access.READ,
+            media_types=("text/event-stream",),
+            streamed=True,
+        ),
         *verify_endpoints(session),
         *analysis_endpoints(session),
         Endpoint(
@@ -152,7 +180,7 @@ def control_api(session: Session) -> Router:
         ),
         *mock_mcp_endpoints(session),
     ]
-    return Router(BASE, endpoints, "llmproxy control API", __version__)
+    return Router(BASE, endpoints, "llmproxy control API", __version__, closing=[hub.close])
 
 
 def openapi() -> dict[str, Any]:
@@ -172,6 +200,25 @@ class _Prices:
         return self._book.cost(usage, glance.model, at=glance.at, vendor=glance.vendor, url=glance.url)
 
 
+class _Summaries:
+    """Each entry's summary, made once: the event stream sends it as the entry comes and a listing reads it
+    again; kept for about as many entries as the journal keeps (those it dropped go with the next ones)."""
+
+    def __init__(self, prices: _Prices, capacity: int) -> None:
+        self.prices = prices
+        self.capacity = capacity
+        self._made: dict[int, JournalSummary] = {}
+
+    def of(self, entry: Entry) -> JournalSummary:
+        made = self._made.get(entry.seq)
+        if made is None:
+            made = self._made[entry.seq] = _summary(entry, self.prices)
+            if len(self._made) > 2 * self.capacity:  # now and then, not on every entry
+                oldest = entry.seq - self.capacity
+                self._made = {seq: kept for seq, kept in list(self._made.items()) if seq > oldest}
+        return made
+
+
 def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
     """The entry as a listing shows it: read from its glance, never converting the exchange whole."""
     glance = entry.glance
@@ -180,6 +227,7 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
     return JournalSummary(
         seq=entry.seq,
         source=entry.source,
+        door=entry.door,
         at=glance.at,
         method=glance.method,
         url=glance.url,
@@ -189,6 +237,7 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
         status=glance.status,
         streaming=glance.streaming,
         latency_ms=glance.latency_ms,
+        ttfb_ms=glance.ttfb_ms,
         usage=_token_usage(usage) if usage is not None else None,
         cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
         unpriced=cost.reason if isinstance(cost, Unpriced) else None,

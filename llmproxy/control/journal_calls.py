@@ -14,9 +14,9 @@ from llmproxy.journal import Entry, Journal, Query, Source
 from llmproxy.pricing import PriceBook
 
 JOURNAL: Final = "journal"  # the name the journal's requests sent without a test id go by, as a cassette's path
-ANSWERED: Final = frozenset({Source.LIVE, Source.REPLAYED, Source.MOCKED, Source.INJECTED})
-"""The exchanges a model (or a fault in its place) answered: a miss, llmproxy's own failure and a CLI's
-background traffic are left out of what is judged unless asked for by their source."""
+ANSWERED: Final = frozenset({Source.LIVE, Source.REPLAYED, Source.MOCKED, Source.INJECTED, Source.CASSETTE})
+"""The exchanges a model (or a fault in its place) answered, or a cassette at rest holds: a miss, llmproxy's own
+failure and a CLI's background traffic are left out of what is judged unless asked for by their source."""
 
 
 def kept_journal(journal: Journal | None) -> Journal:

@@ -91,6 +91,9 @@ class TokenUsage(ApiModel):
 class JournalSummary(ApiModel):
     seq: int = Field(description="its number in the journal, from 1, in the order exchanges ended")
     source: Source
+    door: str | None = Field(
+        None, description="how the request reached llmproxy: proxy (HTTPS_PROXY), relay (a base URL), websocket"
+    )
     at: datetime = Field(description="when the request started")
     method: str
     url: str = Field(description="redacted, as a cassette stores it")
@@ -100,6 +103,7 @@ class JournalSummary(ApiModel):
     status: int | None = Field(None, description="absent when no answer was sent (a dropped connection)")
     streaming: bool
     latency_ms: float | None = None
+    ttfb_ms: float | None = Field(None, description="time to the answer's first byte (a stream's first event)")
     usage: TokenUsage | None = Field(None, description="absent when the answer reported none")
     cost_usd: str | None = Field(None, description="a decimal, from the maintained price data")
     unpriced: str | None = Field(None, description="why an answer with usage has no cost")

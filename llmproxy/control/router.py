@@ -11,7 +11,7 @@ drift apart.
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlsplit
@@ -57,7 +57,16 @@ class Rendered:
     media_type: str
 
 
-type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel | Rendered]
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """What a handler answers with to send its answer as it comes (server-sent events): the chunks, ended
+    when the caller goes away (the iterator is closed)."""
+
+    chunks: Iterator[bytes]
+    media_type: str
+
+
+type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel | Rendered | Streamed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,7 @@ class Endpoint:
     query: type[pydantic.BaseModel] | None = None
     body: type[pydantic.BaseModel] | None = None
     media_types: tuple[str, ...] = ()  # what else it may answer with (`Rendered`) beside JSON, for the document
+    streamed: bool = False  # it answers a stream (`Streamed`), as its first media type: no MCP tool can call it
     segments: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -95,11 +105,24 @@ class Endpoint:
 
 
 class Router:
-    def __init__(self, base: str, endpoints: Sequence[Endpoint], title: str, version: str) -> None:
+    def __init__(
+        self,
+        base: str,
+        endpoints: Sequence[Endpoint],
+        title: str,
+        version: str,
+        closing: Sequence[Callable[[], None]] = (),
+    ) -> None:
         self.base = base.rstrip("/")
         self.endpoints = tuple(endpoints)
         self.title = title
         self.version = version
+        self.closing = tuple(closing)
+
+    def close(self) -> None:
+        """What the endpoints hold open (the event stream's readers) ended, as the control port closes."""
+        for close in self.closing:
+            close()
 
     def serves(self, target: str) -> bool:
         """Whether `target` is under this API's base (an unknown path under it still gets the API's 404)."""
@@ -144,6 +167,8 @@ class Router:
             return Answer(500, {"error": f"llmproxy failed to answer {method} {url.path}: {error}"})
         if isinstance(answer, Rendered):
             return Answer(200, answer.text.encode(), media_type=answer.media_type, after=tuple(call.after))
+        if isinstance(answer, Streamed):
+            return Answer(200, b"", media_type=answer.media_type, stream=answer.chunks)
         return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True), after=tuple(call.after))
 
     def listing(self) -> list[str]:
@@ -172,8 +197,19 @@ class Router:
                     "200": {
                         "description": "done",
                         "content": {
-                            "application/json": {"schema": schemas[(endpoint.answer, "serialization")]},
-                            **{media: {"schema": {"type": "string"}} for media in endpoint.media_types},
+                            **(
+                                {}
+                                if endpoint.streamed
+                                else {"application/json": {"schema": schemas[(endpoint.answer, "serialization")]}}
+                            ),
+                            **{
+                                media: {
+                                    "schema": schemas[(endpoint.answer, "serialization")]
+                                    if endpoint.streamed
+                                    else {"type": "string"}
+                                }
+                                for media in endpoint.media_types
+                            },
                         },
                     },
                     "default": {"description": "an error, said in one line", "content": {"application/json": {}}},

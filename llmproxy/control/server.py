@@ -1,14 +1,14 @@
 """The control port: a loopback HTTP listener on a thread of its own, serving the chaos endpoint
 (`llmproxy.intercept.control`, `/llmproxy/chaos`), the REST API (`llmproxy.control.api`,
-`/llmproxy/api/v1/…`) and the MCP server over Streamable HTTP (`llmproxy.control.mcp.http`, `/llmproxy/mcp`)
-to callers with the run's token (`llmproxy.control.auth`).
+`/llmproxy/api/v1/…`), the MCP server over Streamable HTTP (`llmproxy.control.mcp.http`, `/llmproxy/mcp`) and
+the dashboard's page (`llmproxy.control.ui`, `/llmproxy/ui/`) to callers with the run's token
+(`llmproxy.control.auth`: a bearer header, or the page's cookie).
 
 What it refuses, it refuses before doing anything: a client not on loopback or without a token gets 401, a body
 over 8 MiB a 413 before it is read. Nothing a caller sends reaches the proxy's own threads except through the
 handlers, which answer every failure with one line; a failure of the listener itself is logged, never printed.
 """
 
-import json
 import logging
 import socket
 import threading
@@ -17,7 +17,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-from llmproxy.control.auth import Access, Tokens, allows
+import orjson
+
+from llmproxy.control import ui
+from llmproxy.control.auth import Access, Tokens, allows, cookie_name, cookie_token
 from llmproxy.control.models import MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept import control as chaos
@@ -33,6 +36,8 @@ logger = logging.getLogger(__name__)
 UNAUTHORISED: Final = Answer(
     401, {"error": "the control API needs the run's bearer token, from loopback"}, (("www-authenticate", "Bearer"),)
 )
+_KEYS: Final = orjson.OPT_NON_STR_KEYS  # a count by kind keyed by an enum is written as json would write it
+FOREIGN: Final = Answer(403, {"error": "a change with the page's cookie must come from the page's own origin"})
 
 
 class ControlPlane:
@@ -78,7 +83,9 @@ class ControlServer:
         self.tokens = tokens
         self._server = _Server(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
-        self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.port = self._server.server_address[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.cookie = cookie_name(self.port)
         self.url = self.origin + chaos.PATH  # `LLMPROXY_CONTROL_URL`, as `llmproxy chaos` has always read it
         self.api_url = self.origin + plane.api.base if plane.api is not None else None
         self._mcp: McpEndpoint | None = None
@@ -92,11 +99,27 @@ class ControlServer:
     def intercept(self) -> Intercept:
         return self.plane.intercept
 
+    def ui_url(self, read_only: bool = False) -> str:
+        """The dashboard's URL with the token it is entered with (`read_only`: a page that only reads)."""
+        token = self.tokens.read_only if read_only and self.tokens.read_only is not None else self.tokens.full
+        return ui.url(self.origin, token)
+
     def answer(self, client: str, headers: Any, method: str, target: str, read: Any) -> Answer:
         """One request: `read(n)` reads its body, only once it is known to be wanted and small enough."""
-        granted = self.tokens.grant(client, headers.get("authorization"))
+        page = ui.serves(target)
+        if page and method == "GET":
+            entered = ui.entering(target, client, self.tokens, self.cookie)
+            if entered is not None:
+                return entered
+        authorization = headers.get("authorization")
+        cookie = cookie_token(headers.get("cookie"), self.cookie) if authorization is None else None
+        granted = self.tokens.grant(client, authorization, cookie)
         if granted is None:
             return UNAUTHORISED
+        if cookie is not None and method not in ("GET", "HEAD") and headers.get("origin") != self.origin:
+            return FOREIGN
+        if page:
+            return ui.asset(method, target, granted)
         try:
             length = int(headers.get("content-length") or 0)
         except ValueError:
@@ -118,6 +141,8 @@ class ControlServer:
             return self._mcp
 
     def close(self) -> None:
+        if self.plane.api is not None:  # the event streams end first: their threads then leave the server
+            self.plane.api.close()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -139,7 +164,11 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
             answer = control.answer(self.client_address[0], self.headers, self.command, self.path, self.rfile.read)
             if answer.status in (400, 401, 413):  # its body may be unread: the connection cannot carry another
                 self.close_connection = True
-            data = answer.body if isinstance(answer.body, bytes) else json.dumps(answer.body).encode()
+            if answer.stream is not None:
+                self._stream(answer)
+                return
+            # orjson: a listing of ten thousand journal entries is written in a fifth of json's time
+            data = answer.body if isinstance(answer.body, bytes) else orjson.dumps(answer.body, option=_KEYS)
             self.send_response(answer.status)
             self.send_header("content-type", _content_type(answer.media_type))
             self.send_header("content-length", str(len(data)))
@@ -155,6 +184,30 @@ def _handler(control: ControlServer) -> type[BaseHTTPRequestHandler]:
                     action()
                 except Exception:
                     logger.exception("the control API failed after answering %s %s", self.command, self.path)
+
+        def _stream(self, answer: Answer) -> None:
+            """An answer sent as it comes, until it ends or the caller goes away (then closed, so its reader is
+            let go)."""
+            assert answer.stream is not None
+            self.close_connection = True
+            self.send_response(answer.status)
+            self.send_header("content-type", _content_type(answer.media_type))
+            self.send_header("cache-control", "no-store")
+            for name, value in answer.headers:
+                self.send_header(name, value)
+            self.send_header("connection", "close")
+            self.end_headers()
+            chunks = answer.stream
+            try:
+                for chunk in chunks:
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+            except OSError:  # the caller went away
+                logger.debug("the reader of %s went away", self.path)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
 
         do_GET = do_PUT = do_PATCH = do_DELETE = do_POST = _serve
 

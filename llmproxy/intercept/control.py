@@ -13,7 +13,7 @@ else gets 401. This is the pure part; `llmproxy.control.server` puts it on 127.0
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qs, urlsplit
@@ -34,13 +34,16 @@ PATH: Final = "/llmproxy/chaos"
 class Answer:
     """A control request's answer: its status, its JSON body and any headers it needs (`allow` on a 405), or a
     body already rendered (a report in markdown, the MCP endpoint's JSON-RPC), sent as it is as `media_type`;
-    `after`: what to do once the answer is sent (a stop: the caller hears that the run stops before it does)."""
+    `after`: what to do once the answer is sent (a stop: the caller hears that the run stops before it does);
+    `stream`: an answer sent as it comes (the event stream) instead of `body`, until it ends or the caller goes
+    away (then it is closed)."""
 
     status: int
     body: dict[str, Any] | bytes
     headers: tuple[tuple[str, str], ...] = ()
     media_type: str = "application/json"
     after: tuple[Callable[[], None], ...] = ()
+    stream: Iterator[bytes] | None = None
 
 
 def handle(intercept: Intercept, method: str, target: str, body: bytes) -> Answer:

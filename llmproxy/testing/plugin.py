@@ -11,6 +11,7 @@ CA variables, the control API's, and the test's id.
 
 import difflib
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Generator, Mapping, Sequence
@@ -97,6 +98,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="N",
         help="exchanges the control API's journal keeps, every test's (default: 1000; 0: none)",
     )
+    group.addoption(
+        "--llmproxy-ui",
+        action="store_true",
+        help="print the URL of the dashboard (with its token) of the proxy the tests run through, one per xdist "
+        "worker (docs/ui.md)",
+    )
     for name, metavar, help in REPEATABLE:
         group.addoption(f"--llmproxy-{name}", action="append", default=[], metavar=metavar, help=f"{help}; repeatable")
         parser.addini(f"llmproxy_{name.replace('-', '_')}", f"{help}: one a line", type="linelist", default=[])
@@ -162,6 +169,7 @@ class Runner:
             self._check_root(directory)
         self.strict_unused: bool = option("llmproxy_strict_unused")
         self.check_orphans: bool = option("llmproxy_check_orphans")
+        self.ui: bool = option("llmproxy_ui")
         self.journal_size: int | None = option("llmproxy_journal_size")
         if self.journal_size is not None and self.journal_size < 0:
             raise pytest.UsageError(f"--llmproxy-journal-size {self.journal_size}: expected 0 or more")
@@ -348,11 +356,26 @@ class Runner:
             except LlmproxyError as error:
                 self.failed_start = f"the proxy could not start: {error}"
                 raise LlmproxyError(self.failed_start) from None
+            if self.ui:
+                self._announce_ui(self.proxy.session.ui_url)
         with gathered() as leftovers:  # a journal a killed run left: said at the end of the run
             turn = self.proxy.begin(settings, owner=f"pid {os.getpid()}: {item.nodeid}, in {self.session}")
         if leftovers:
             item.stash[LEFTOVERS] = leftovers
         return turn
+
+    def _announce_ui(self, url: str) -> None:
+        """`--llmproxy-ui`: the dashboard's URL, on the terminal whatever pytest captures (an xdist worker's
+        too); opened in the browser when pytest's own stdout is a terminal."""
+        from llmproxy.control.ui import announce
+
+        def say(line: str) -> None:
+            stream = sys.__stderr__
+            if stream is not None:
+                stream.write(f"{line}\n")
+                stream.flush()
+
+        announce("pytest", url, no_open=not _terminal(), say=say)
 
     def settings(self, item: pytest.Item) -> "Settings":
         """The test's settings: the command line's mode over the marker's over the default. Raises
@@ -555,3 +578,9 @@ def _chaos(chaos: "str | Path | Mapping[str, Any] | None", here: Path) -> tuple[
 
 def _shown(path: Path, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def _terminal() -> bool:
+    """Whether pytest itself writes to a terminal (its captured stdout is not one)."""
+    stream = sys.__stdout__
+    return stream is not None and stream.isatty()

@@ -186,7 +186,7 @@ def _bodies(captures: Any) -> int:
     """The bytes objects of the request and answer bodies the journal's captures keep, each counted once (an
     answer the mock built once and sends again is shared)."""
     kept: dict[int, int] = {}
-    for _, _, request, _, captured in captures:
+    for _, _, request, _, captured, _ in captures:
         kept[id(request.body)] = sys.getsizeof(request.body)
         if isinstance(captured, tuple):  # a stage's reply, in parts: its body is the one bytes object
             bodies = [part for part in captured if isinstance(part, bytes)]

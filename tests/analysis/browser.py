@@ -1,5 +1,6 @@
 """A real headless Chromium (Debian's `chromium`, installed by .ci/run) driven by Playwright, with no browser
-download: the HTML report is opened as a user opens it, from a file, and read from the DOM."""
+download: the HTML report is opened as a user opens it, from a file, and the dashboard from its URL; each is
+read from the DOM."""
 
 import os
 import shutil
@@ -35,6 +36,14 @@ def chromium() -> str:
 @contextmanager
 def opened(page_file: Path, width: int = 1280) -> Iterator[tuple[Page, list[str]]]:
     """The page loaded in a fresh profile, and every URL it requested."""
+    with browsing(page_file.resolve().as_uri(), width) as found:
+        yield found
+
+
+@contextmanager
+def browsing(url: str, width: int = 1280) -> Iterator[tuple[Page, list[str]]]:
+    """`url` loaded in a fresh profile, and every URL the page requested (redirects and the event stream
+    included), as it requested them."""
     executable = chromium()
     with sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(
@@ -44,7 +53,7 @@ def opened(page_file: Path, width: int = 1280) -> Iterator[tuple[Page, list[str]
             page = context.new_page()
             requested: list[str] = []
             page.on("request", lambda request: requested.append(request.url))
-            page.goto(page_file.resolve().as_uri())
+            page.goto(url)
             yield page, requested
         finally:
             context.close()

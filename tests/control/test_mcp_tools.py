@@ -33,13 +33,17 @@ def by_name() -> dict[str, Tool]:
 
 
 def test_each_endpoint_is_one_tool_with_its_access() -> None:
+    """Every endpoint but a stream (the event stream: a tool call answers once) is one tool."""
     api = router()
     made = by_name()
-    for endpoint in api.endpoints:
+    answered = [endpoint for endpoint in api.endpoints if not endpoint.streamed]
+    for endpoint in answered:
         tool = made[tool_name(endpoint)]
         assert tool.endpoint == f"{endpoint.method} {api.base}{endpoint.path}"
         assert tool.access is endpoint.access
-    assert len(made) == len(api.endpoints) + len(CONVENIENCES)
+    assert [endpoint.path for endpoint in api.endpoints if endpoint.streamed] == ["/events"]
+    assert tool_name(next(e for e in api.endpoints if e.streamed)) not in made
+    assert len(made) == len(answered) + len(CONVENIENCES)
 
 
 def test_every_row_of_the_name_table_names_an_endpoint() -> None:

@@ -69,7 +69,7 @@ class JournalTap(Tap):
         injected = tuple(incoming.injected) if incoming.injected else ()
         raw = incoming.raw
         kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
-        self.journal.add(source, incoming.test_id, raw, self._replied, kept)
+        self.journal.add(source, incoming.test_id, raw, self._replied, kept, incoming.door)
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -92,7 +92,7 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw)
+        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw, incoming.door)
 
 
 type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]
@@ -156,6 +156,7 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
         status=response.status if response is not None else None,
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
         latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
+        ttfb_ms=round(raw.ttfb_ms, 3) if raw.ttfb_ms is not None else None,
         usage=_usage(route, response),
         error=raw.error,
         injected=tuple(Injection.model_validate(record).kind for record in raw.injected),

@@ -252,7 +252,8 @@ CONVENIENCES: Final[Sequence[Convenience]] = (
 def tools(router: Router) -> list[Tool]:
     """Every tool: one per endpoint of `router`, then the conveniences. Raises ValueError when two would have the
     same name (a row of `NAMES` or a convenience clashing with another), which tests catch."""
-    made = [_endpoint_tool(router.base, endpoint) for endpoint in router.endpoints]
+    # a stream (the event stream) is no tool: a tool call answers once
+    made = [_endpoint_tool(router.base, endpoint) for endpoint in router.endpoints if not endpoint.streamed]
     served = {(endpoint.method, router.base + endpoint.path): endpoint for endpoint in router.endpoints}
     made += [_convenience_tool(convenience, served) for convenience in CONVENIENCES]
     names = [tool.name for tool in made]

@@ -1,0 +1,110 @@
+"""Cassettes at rest as a run's journal, for `llmproxy ui CASSETTE|FOLDER…`: no proxy runs; each recorded
+exchange is a journal entry (source `cassette`, filed under its cassette's path as its test id, so a report
+over them keeps each cassette apart as `llmproxy report` does), and the control API — and so the dashboard —
+reads them as it reads a running proxy's.
+
+A cassette is redacted already: what is read back is what it stores, its shared histories rebuilt."""
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.history import inflate
+from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.redact import Redactor
+from llmproxy.chain import Chain
+from llmproxy.chain.taps.journal import JournalTap, glance
+from llmproxy.errors import CassetteError
+from llmproxy.journal import Glance, Journal, Source
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.plan import Plan
+from llmproxy.proxy_session import Session
+
+_REDACTOR = Redactor()  # what a cassette holds is redacted already: reading it again changes nothing
+
+
+class _Stored:
+    """Reads back a journal entry that is a stored exchange (`kept`)."""
+
+    def captured(self, kept: Any) -> RawExchange:
+        return raw_exchange(kept)
+
+    def exchange(self, kept: Any, seq: int) -> Exchange:
+        stored: Exchange = kept
+        return stored.model_copy(update={"id": seq})
+
+    def glance(self, kept: Any) -> Glance:
+        return glance(raw_exchange(kept), _REDACTOR)
+
+
+def raw_exchange(exchange: Exchange) -> RawExchange:
+    """A stored exchange as if captured: its bodies and events as the bytes they stand for."""
+    request = exchange.request
+    response = exchange.response
+    raw_response = None
+    if response is not None:
+        events = None
+        if response.events is not None:
+            events = tuple(RawEvent(event.t_ms, event_bytes(event)) for event in response.events)
+        raw_response = RawResponse(
+            response.status,
+            response.reason,
+            response.http_version,
+            _headers(response.headers),
+            body_bytes(response.body) if response.body is not None and events is None else None,
+            events,
+            None,
+        )
+    timings = exchange.timings
+    return RawExchange(
+        raw_request(request.method, request.url, request.http_version, request.headers, request.body),
+        raw_response,
+        exchange.error,
+        timings.started_at,
+        timings.ttfb_ms,
+        timings.total_ms,
+    )
+
+
+def raw_request(method: str, url: str, version: str, headers: list[str], body: Any) -> RawRequest:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    data = body_bytes(body) if body is not None else b""
+    return RawRequest(method, parts.scheme, parts.hostname or "", port, path, version, _headers(headers), data, None)
+
+
+def _headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    pairs = (line.partition(":") for line in lines)
+    return tuple((name.strip(), value.strip()) for name, _, value in pairs)
+
+
+def journal_of(cassettes: Sequence[Path]) -> Journal:
+    """Every exchange of `cassettes`, in file order, cassette after cassette (by the time each started, so a
+    folder reads as the run it was). Raises CassetteError for a file that is not a cassette."""
+    found: list[tuple[datetime, int, str, Exchange]] = []
+    for order, path in enumerate(cassettes):
+        try:
+            exchanges = inflate(read_exchanges(path))
+        except ValueError as error:
+            raise CassetteError(f"{path}: {error}") from None
+        found += [(exchange.timings.started_at, order, str(path), exchange) for exchange in exchanges]
+    found.sort(key=lambda item: (item[0], item[1]))
+    journal = Journal(max(1, len(found)))
+    reader = _Stored()
+    for _, _, name, exchange in found:
+        request = exchange.request
+        raw = raw_request(request.method, request.url, request.http_version, request.headers, request.body)
+        journal.add(Source.CASSETTE, name, raw, reader, exchange)
+    return journal
+
+
+def session_at_rest(cassettes: Sequence[Path]) -> Session:
+    """A session that runs no proxy, its journal the cassettes' exchanges: what the control API reads."""
+    journal = journal_of(cassettes)
+    plan = Plan(journal=journal.capacity)
+    return Session(plan, Chain(taps=[JournalTap(journal, _REDACTOR)]))

@@ -1,0 +1,163 @@
+"""The control API's event stream: what is new in the run, pushed to every reader of `GET /events`
+(server-sent events) — each new journal entry as the journal listing summarises it, and the run's counters
+(chaos, quotas, budget, expectations' hits) when they change.
+
+The proxy's requests never wait for a reader. The journal tap only appends, as always; one publisher thread,
+running while someone reads the stream, sleeps on the journal (`Journal.wait`), reads what was added, encodes
+each event once and offers it to every reader's queue. A queue is bounded: a reader that does not keep up
+(a slow or gone browser) has events dropped, counted, and told in the stream (`dropped`), never queued
+without bound and never slowing the proxy.
+"""
+
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Final
+
+import orjson
+from pydantic import BaseModel
+
+from llmproxy.control.event_models import Counters, Dropped, Hello
+from llmproxy.journal import Entry, Journal, Query
+
+logger = logging.getLogger(__name__)
+
+QUEUE: Final = 1000  # events held for one reader before new ones are dropped
+COUNTERS_EVERY: Final = 0.5  # seconds between looks at the counters (while someone reads)
+HEARTBEAT: Final = 15.0  # seconds of quiet before a comment line, which finds a reader that went away
+_CLOSED: Final = b""  # put in a reader's queue when the stream ends
+
+
+def encode(event: str, data: BaseModel, seq: int | None = None) -> bytes:
+    """One server-sent event, its data the model's JSON on one line."""
+    line = orjson.dumps(data.model_dump(mode="json", by_alias=True, exclude_none=True))
+    head = f"event: {event}\n" + (f"id: {seq}\n" if seq is not None else "")
+    return head.encode() + b"data: " + line + b"\n\n"
+
+
+class _Reader:
+    __slots__ = ("dropped", "queue")
+
+    def __init__(self, capacity: int) -> None:
+        self.queue: queue.Queue[bytes] = queue.Queue(capacity)
+        self.dropped = 0
+
+    def offer(self, event: bytes) -> None:
+        try:
+            self.queue.put_nowait(event)
+        except queue.Full:
+            self.dropped += 1
+
+    def end(self) -> None:
+        """Its stream ends after what it holds; a full queue loses what it held, which no one would read."""
+        while True:
+            try:
+                self.queue.put_nowait(_CLOSED)
+                return
+            except queue.Full:
+                with contextlib.suppress(queue.Empty):
+                    self.queue.get_nowait()
+
+
+class EventHub:
+    """The publisher and its readers. `summary` makes a journal entry's event; `counters` reads the run's
+    counters (compared with the last sent, sent when different)."""
+
+    def __init__(
+        self,
+        journal: Journal | None,
+        summary: Callable[[Entry], BaseModel],
+        counters: Callable[[], Counters],
+        capacity: int = QUEUE,
+    ) -> None:
+        self.journal = journal
+        self.summary = summary
+        self.counters = counters
+        self.capacity = capacity
+        self._readers: set[_Reader] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def readers(self) -> int:
+        with self._lock:
+            return len(self._readers)
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped so far for the readers there are now."""
+        with self._lock:
+            return sum(reader.dropped for reader in self._readers)
+
+    def stream(self) -> Iterator[bytes]:
+        """One reader's events, until it goes away (the generator closed) or the hub closes: `hello`, then what
+        is new. Subscribed before `hello` is made, so nothing added in between is missed."""
+        reader = _Reader(self.capacity)
+        with self._lock:
+            if self._closed:
+                return
+            self._readers.add(reader)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._publish, name="llmproxy-events", daemon=True)
+                self._thread.start()
+        try:
+            yield encode("hello", Hello(counts=self.counters().counts, queue=self.capacity))
+            told = 0
+            while True:
+                try:
+                    event = reader.queue.get(timeout=HEARTBEAT)
+                except queue.Empty:
+                    yield b": still here\n\n"
+                    continue
+                if event == _CLOSED:
+                    return
+                if reader.dropped != told:
+                    told = reader.dropped
+                    yield encode("dropped", Dropped(dropped=told))
+                yield event
+        finally:
+            with self._lock:
+                self._readers.discard(reader)
+
+    def close(self) -> None:
+        """End every stream (the control port closes)."""
+        with self._lock:
+            self._closed = True
+            readers = list(self._readers)
+        for reader in readers:
+            reader.end()
+
+    def _publish(self) -> None:
+        """While anyone reads: each new journal entry, and the counters when they change, to every reader."""
+        seen = self.journal.last if self.journal is not None else 0
+        sent: Counters | None = None
+        while True:
+            with self._lock:
+                if not self._readers or self._closed:
+                    self._thread = None
+                    return
+                readers = list(self._readers)
+            try:
+                if self.journal is not None:
+                    last = self.journal.wait(seen, COUNTERS_EVERY)
+                    if last > seen:
+                        for entry in self.journal.read(Query(since=seen)):
+                            event = encode("entry", self.summary(entry), entry.seq)
+                            for reader in readers:
+                                reader.offer(event)
+                        seen = last
+                else:
+                    time.sleep(COUNTERS_EVERY)
+                counters = self.counters()
+                if counters != sent:
+                    sent = counters
+                    event = encode("counters", counters)
+                    for reader in readers:
+                        reader.offer(event)
+            except Exception:  # a bug of llmproxy's: logged, and the stream carries on with what comes next
+                logger.exception("the control API's event stream failed to publish")
+                time.sleep(COUNTERS_EVERY)
