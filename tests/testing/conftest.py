@@ -36,8 +36,7 @@ def tester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llmproxy_
         monkeypatch.delenv(name, raising=False)
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "SSL_CERT_FILE"):
         monkeypatch.delenv(name, raising=False)
-    pytester.makeini(  # without langsmith's plugin, as the outer run (pyproject.toml): it costs each run seconds
-        "[pytest]\naddopts = -p no:langsmith_plugin\nfilterwarnings = ignore::DeprecationWarning\n"
-        "asyncio_default_fixture_loop_scope = function"
+    pytester.makeini(
+        "[pytest]\nfilterwarnings = ignore::DeprecationWarning\nasyncio_default_fixture_loop_scope = function"
     )
     return pytester
