@@ -1,8 +1,13 @@
 """Install llmproxy as a user does — `pip install .`, no extras — into a fresh virtualenv, then import every
-module of `llmproxy` and `llmproxy_addons` and run the `--help` of every command and subcommand (as each group
-lists them: `list_commands`, `get_command`) with the installed `llmproxy` script, from a directory where the
-source checkout is not importable. CI runs it (.ci/run): the test suite installs the `dev` extra, which would
-hide an import only a dev dependency provides.
+module of `llmproxy` and `llmproxy_addons` and show the `--help` of every command and subcommand (as each group
+lists them: `list_commands`, `get_command`), from a directory where the source checkout is not importable. CI
+runs it (.ci/run): the test suite installs the `dev` extra, which would hide an import only a dev dependency
+provides.
+
+The installed `llmproxy` script runs twice (`--help`, `addon-path`); every command's help is then asked of the
+same `main` in one process, through click, which is what the script runs: a process per command would cost a
+second each to prove nothing more. pip skips compiling bytecode: the imports compile what they load, and
+compiling every installed package would double the install's cost.
 
     python scripts/check_plain_install.py            # a temporary virtualenv, removed afterwards
 """
@@ -33,6 +38,7 @@ for package in (llmproxy, llmproxy_addons):
         if module.name != "llmproxy.__main__":
             importlib.import_module(module.name)
 import click
+from click.testing import CliRunner
 from llmproxy.cli import main
 
 def paths(command, prefix):  # every command and subcommand, as each group lists and loads them (lazily at the top)
@@ -45,10 +51,12 @@ def paths(command, prefix):  # every command and subcommand, as each group lists
             yield from paths(sub, [*prefix, name])
 
 script = Path(sys.executable).with_name("llmproxy")
+run = subprocess.run([str(script), "--help"], capture_output=True, text=True)
+assert run.returncode == 0 and "Usage:" in run.stdout, (run.stdout, run.stderr)
 commands = list(paths(main, []))
 for path in commands:
-    run = subprocess.run([str(script), *path, "--help"], capture_output=True, text=True)
-    assert run.returncode == 0 and "Usage:" in run.stdout, (path, run.stdout, run.stderr)
+    shown = CliRunner().invoke(main, [*path, "--help"], prog_name="llmproxy")
+    assert shown.exit_code == 0 and "Usage:" in shown.output, (path, shown.output, shown.exception)
 where = subprocess.run([str(script), "addon-path"], capture_output=True, text=True, check=True).stdout.strip()
 assert Path(where).is_file() and Path(where).is_relative_to(sys.prefix), f"addon-path outside the install: {where}"
 names = ", ".join(" ".join(path) or "llmproxy" for path in commands)
@@ -77,7 +85,7 @@ def main() -> int:
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
         python = venv / "bin" / "python"
-        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
         subprocess.run([*pip, str(ROOT)], check=True)
         environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
         run = subprocess.run([str(python), "-c", INSIDE, str(ROOT)], cwd=temp, env=environment)

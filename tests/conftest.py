@@ -13,6 +13,13 @@ pytest_plugins = ["pytester"]  # the pytest plugin's tests (tests/testing) run p
 settings.register_profile("llmproxy", deadline=None)
 settings.load_profile("llmproxy")
 
+# Property tests (`@given`; hypothesis marks each `hypothesis`) run once in CI, on the main Python: CI's second
+# pass, on Python 3.12, deselects them (`-m "… and not hypothesis"`, .ci/run). Each searches hundreds of inputs
+# of llmproxy's pure core (codecs, framing, redaction, pricing, the mock's vectors), code whose meaning no
+# interpreter version changes, and the example tests of the same code still run on 3.12. A property that needs
+# a particular Python, or drives a proxy, an SDK client or a subprocess, is not one of these: it would be an example
+# test, or lose the deselection by a `pytest.mark` of its own and a line here saying why.
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Ctrl-C as in a terminal, even when these tests were started in the background (a shell's `cmd &` starts
