@@ -72,41 +72,54 @@ class Glance:
 
 
 class Reader(Protocol):
-    """How a tap reads back what it kept of an exchange (`kept`, opaque to the journal)."""
+    """How a tap reads back what it kept of an exchange: its capture (`Capture`), whose parts after the first
+    three are the tap's own, opaque to the journal."""
 
-    def captured(self, kept: Any) -> RawExchange:
+    def request(self, capture: "Capture") -> RawRequest:
+        """The request as the client sent it, unredacted: verify judges it with the mock's predicates; never
+        shown."""
+        ...
+
+    def captured(self, capture: "Capture") -> RawExchange:
         """As captured, in the shape the recorder takes it, unredacted: what saving the journal to a cassette
         hands to the recorder's own writer, which redacts it as it redacts a recording."""
         ...
 
-    def exchange(self, kept: Any, seq: int) -> Exchange:
+    def exchange(self, capture: "Capture", seq: int) -> Exchange:
         """Converted and redacted, as a cassette stores it, with `seq` as its id."""
         ...
 
-    def glance(self, kept: Any) -> Glance: ...
+    def glance(self, capture: "Capture") -> Glance: ...
 
 
-type Capture = tuple[Source, str | None, RawRequest, Reader, Any]
-"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`."""
+type Capture = tuple[Source, str | None, Reader, *tuple[Any, ...]]
+"""An exchange as a tap hands it to `Journal.add`, and the journal keeps it: who answered, the test, the `Reader`
+that reads it back, then the tap's own parts. One flat tuple: the collector's passes cost each request what it
+leaves alive, object by object."""
 
 
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
-    __slots__ = ("_exchange", "_glance", "_incoming", "_kept", "_reader", "request", "seq", "source", "test_id")
+    __slots__ = ("_capture", "_exchange", "_glance", "_incoming", "_reader", "seq", "source", "test_id")
 
     def __init__(self, seq: int, capture: Capture) -> None:
-        """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange` and `glance`)."""
         self.seq = seq
-        self.source, self.test_id, self.request, self._reader, self._kept = capture
+        self.source, self.test_id, self._reader = capture[0], capture[1], capture[2]
+        self._capture = capture
         self._exchange: Exchange | None = None
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
 
+    @property
+    def request(self) -> RawRequest:
+        """As the client sent it, unredacted, for verifying what was sent with the mock's predicates; never shown
+        (what is shown is `exchange` and `glance`)."""
+        return self._reader.request(self._capture)
+
     def captured(self) -> RawExchange:
         """Never shown: only written through the recorder's writer."""
-        return self._reader.captured(self._kept)
+        return self._reader.captured(self._capture)
 
     @property
     def exchange(self) -> Exchange:
@@ -114,7 +127,7 @@ class Entry:
         same result, kept once."""
         exchange = self._exchange
         if exchange is None:
-            exchange = self._exchange = self._reader.exchange(self._kept, self.seq)
+            exchange = self._exchange = self._reader.exchange(self._capture, self.seq)
         return exchange
 
     @property
@@ -122,7 +135,7 @@ class Entry:
         """What a listing shows, kept once read. Two readers at once may both read it: the same result."""
         glance = self._glance
         if glance is None:
-            glance = self._glance = self._reader.glance(self._kept)
+            glance = self._glance = self._reader.glance(self._capture)
         return glance
 
     @property
@@ -184,14 +197,18 @@ class Journal:
         self._entries: dict[int, Entry] = {}  # made, by number
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
-    def add(self, source: Source, test_id: str | None, request: RawRequest, reader: Reader, kept: Any) -> None:
+    def add(self, capture: Capture) -> None:
         """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
         captures = self._captures
-        with self._lock:
+        lock = self._lock
+        lock.acquire()
+        try:
             self._last += 1
             if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
                 self._gone[captures[0][0]] += 1
-            captures.append((source, test_id, request, reader, kept))
+            captures.append(capture)
+        finally:
+            lock.release()
 
     def read(self, query: Query = Query()) -> list[Entry]:
         with self._lock:

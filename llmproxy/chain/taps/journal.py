@@ -30,7 +30,7 @@ from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import replied, with_events
 from llmproxy.errors import LlmproxyError
-from llmproxy.journal import Glance, Journal, Source
+from llmproxy.journal import Capture, Glance, Journal, Source
 from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.registry import chat_codec
@@ -56,20 +56,21 @@ class JournalTap(Tap):
     def __init__(self, journal: Journal, redactor: Redactor) -> None:
         self.journal = journal
         self.redactor = redactor
-        self._replied = _Reader(_replied, redactor)
-        self._upstream = _Reader(_as_events, redactor)
+        self._replied = _Reader(_replied, _replied_request, redactor)
+        self._upstream = _Reader(_upstream, _upstream_request, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        source = SOURCES.get(reply.source)
+        status, headers, body, events, answered_by, reason, _, _, _, _, shared, _, drop = reply  # one step, not 8
+        source = SOURCES.get(answered_by)
         if source is None:  # a WebSocket the relay takes over: its messages are journalled one by one
             return reply
-        body = reply.body
-        if body is not None and not reply.shared:
-            body = bytes(memoryview(body))
+        if body is not None and not shared:
+            body = b"%b" % body  # a copy of its own size
         injected = tuple(incoming.injected) if incoming.injected else ()
-        raw = incoming.raw
-        kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
-        self.journal.add(source, incoming.test_id, raw, self._replied, kept)
+        self.journal.add(
+            (source, incoming.test_id, self._replied, incoming.raw, status, headers, body, events, reason, drop,
+             time.time(), injected)
+        )  # fmt: skip
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -92,38 +93,59 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw)
+        self.journal.add((Source.LIVE, incoming.test_id, self._upstream, raw))
 
 
-type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]
-"""A stage's reply as the tap keeps it: the request; the reply's status, headers, body, events, reason and
-whether the connection was dropped; when (`time.time()`); the faults put in."""
+type _Replied = tuple[
+    Source, str | None, "_Reader", RawRequest, int, Headers, bytes | None, Events | None, str, bool, float,
+    tuple["Injected", ...],
+]  # fmt: skip
+"""A stage's reply as the tap captures it: the journal's three parts; the request; the reply's status, headers,
+body, events, reason and whether the connection was dropped; when (`time.time()`); the faults put in."""
+
+type _Upstream = tuple[Source, str | None, "_Reader", RawExchange]
+"""The upstream's answer as the tap captures it: the journal's three parts and the exchange the door built."""
 
 
 class _Reader:
-    """Reads back what the tap kept of an exchange, rebuilt as captured by `rebuild`: one for every entry of a
-    kind, so a request makes no closure."""
+    """Reads back what the tap captured of an exchange, rebuilt as captured by `rebuild`, its request read by
+    `request`: one for every entry of a kind, so a request makes no closure."""
 
-    __slots__ = ("rebuild", "redactor")
+    __slots__ = ("rebuild", "redactor", "request")
 
-    def __init__(self, rebuild: Callable[[Any], RawExchange], redactor: Redactor) -> None:
+    def __init__(
+        self, rebuild: Callable[[Any], RawExchange], request: Callable[[Any], RawRequest], redactor: Redactor
+    ) -> None:
         self.rebuild = rebuild
+        self.request = request
         self.redactor = redactor
 
-    def captured(self, kept: Any) -> RawExchange:
-        return self.rebuild(kept)
+    def captured(self, capture: Capture) -> RawExchange:
+        return self.rebuild(capture)
 
-    def exchange(self, kept: Any, seq: int) -> Exchange:
-        return to_exchange(self.rebuild(kept), seq, self.redactor)
+    def exchange(self, capture: Capture, seq: int) -> Exchange:
+        return to_exchange(self.rebuild(capture), seq, self.redactor)
 
-    def glance(self, kept: Any) -> Glance:
-        return glance(self.rebuild(kept), self.redactor)
+    def glance(self, capture: Capture) -> Glance:
+        return glance(self.rebuild(capture), self.redactor)
 
 
-def _replied(kept: _Kept) -> RawExchange:
-    request, status, headers, body, events, reason, drop, at, injected = kept
+def _replied(capture: _Replied) -> RawExchange:
+    _, _, _, request, status, headers, body, events, reason, drop, at, injected = capture
     reply = Reply(status, headers, body, events, reason=reason, drop=drop)
     return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
+
+
+def _replied_request(capture: _Replied) -> RawRequest:
+    return capture[3]
+
+
+def _upstream(capture: _Upstream) -> RawExchange:
+    return _as_events(capture[3])
+
+
+def _upstream_request(capture: _Upstream) -> RawRequest:
+    return capture[3].request
 
 
 def glance(raw: RawExchange, redactor: Redactor) -> Glance:
