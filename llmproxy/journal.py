@@ -8,18 +8,18 @@ reads only its `Glance` (the redacted URL and model, the status, the usage), whi
 conversion. The captured form is kept beside it, never shown: saving the journal to a cassette hands it to the
 recorder's own writer.
 
-On the request's path the journal only appends the capture, one tuple, to a bounded deque under a lock held
-for that append; the `Entry` a reader sees is made from it the first time something reads it, and kept while
+On the request's path the journal only appends the capture, one tuple, to a list (an append is atomic: no
+lock is taken); the `Entry` a reader sees is made from it the first time something reads it, and kept while
 the capture is. Counts by source are taken when they are asked for, of what is kept and of what was dropped
 or cleared (counted as it went).
 
 It is bounded: once `capacity` entries are kept, each new one pushes out the oldest and `dropped` counts them,
-so a long run cannot grow memory without limit. Entries are numbered from 1 in the order they ended (`seq`); a
-reader asks for what came after the last number it saw.
+so a long run cannot grow memory without limit (the oldest are let go in batches: see `Journal`). Entries are
+numbered from 1 in the order they ended (`seq`); a reader asks for what came after the last number it saw.
 """
 
 import threading
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -180,19 +180,25 @@ class Query:
 
 
 class Journal:
-    """Safe to use from any thread: the proxy's doors add, the control API reads. Adding takes a lock only for
-    its append; readers take one of their own while they make entries, so a long read never holds up a
-    request."""
+    """Safe to use from any thread: the proxy's doors add, the control API reads. Adding is one append to a list
+    (atomic): no lock on the request's path. The journal's numbers are positions in that list, counted from the
+    captures let go at its head (`_offset`), which only the lock's holder lets go; readers take another of
+    their own while they make entries, so a long read never holds up a request.
+
+    The newest `capacity` captures are the ones kept; the older ones are let go in batches, an eighth of
+    `capacity` at a time (a list's head costs as much to cut by one as by many), so up to that many more are
+    held until then, already counted as dropped and never read."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
             raise ValueError(f"a journal keeps at least one exchange, not {capacity}")
         self.capacity = capacity
-        self._captures: deque[Capture] = deque(maxlen=capacity)
-        self._lock = threading.Lock()  # adding, and any look at the captures and the numbers
-        self._last = 0
+        self._limit = capacity + max(1, capacity // 8)  # more than this many held: the oldest are let go
+        self._captures: list[Capture] = []  # never replaced: a door may be appending to it
+        self._lock = threading.Lock()  # letting captures go, and any look at the captures and the numbers
+        self._offset = 0  # captures let go from the list's head: dropped or cleared
         self._cleared = 0
-        self._gone: Counter[Source] = Counter()  # dropped or cleared, by who answered
+        self._gone: Counter[Source] = Counter()  # let go, by who answered
         self._reading = threading.Lock()  # making entries, and forgetting those of dropped captures
         self._entries: dict[int, Entry] = {}  # made, by number
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
@@ -200,20 +206,12 @@ class Journal:
     def add(self, capture: Capture) -> None:
         """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
         captures = self._captures
-        lock = self._lock
-        lock.acquire()
-        try:
-            self._last += 1
-            if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
-                self._gone[captures[0][0]] += 1
-            captures.append(capture)
-        finally:
-            lock.release()
+        captures.append(capture)
+        if len(captures) > self._limit:
+            self._let_go(len(captures) - self.capacity)
 
     def read(self, query: Query = Query()) -> list[Entry]:
-        with self._lock:
-            captures = list(self._captures)
-            first = self._last - len(captures) + 1
+        captures, first = self._kept()
         start = max(0, query.since - first + 1)
         with self._reading:
             self._forget(first)
@@ -227,10 +225,12 @@ class Journal:
     def get(self, seq: int) -> Entry | None:
         """One entry by its number; None when it never was, or was dropped."""
         with self._lock:
-            first = self._last - len(self._captures) + 1
-            if not first <= seq <= self._last:
+            captures = self._captures
+            held = len(captures)
+            first = self._offset + max(0, held - self.capacity) + 1
+            if not first <= seq <= self._offset + held:
                 return None
-            capture = self._captures[seq - first]
+            capture = captures[seq - self._offset - 1]
         with self._reading:
             self._forget(first)
             return self._entry(seq, capture)
@@ -238,28 +238,29 @@ class Journal:
     def clear(self) -> int:
         """Forget every entry (numbering goes on, so a reader's `since` stays meaningful); how many there were."""
         with self._reading, self._lock:
-            cleared = len(self._captures)
-            self._gone.update(capture[0] for capture in self._captures)
-            self._captures.clear()
+            held = len(self._captures)
+            cleared = min(held, self.capacity)
+            self._cut(held)
             self._cleared += cleared
             self._entries.clear()
-            self._forgotten = self._last
+            self._forgotten = self._offset
         return cleared
 
     @property
     def last(self) -> int:
         """The number of the newest entry ever added (0: none yet)."""
-        return self._last
+        with self._lock:
+            return self._offset + len(self._captures)
 
     @property
     def dropped(self) -> int:
         """Entries pushed out because the journal was full."""
         with self._lock:
-            return self._last - self._cleared - len(self._captures)
+            return self._offset + len(self._captures) - self._cleared - min(len(self._captures), self.capacity)
 
     @property
     def kept(self) -> int:
-        return len(self._captures)
+        return min(len(self._captures), self.capacity)
 
     def counts(self) -> dict[Source, int]:
         """Exchanges seen since the start, by who answered (dropped and cleared ones included)."""
@@ -267,6 +268,25 @@ class Journal:
             counts = self._gone.copy()
             counts.update(capture[0] for capture in self._captures)
         return {source: count for source, count in counts.items() if count}
+
+    def _kept(self) -> tuple[list[Capture], int]:
+        """The captures kept, oldest first, and the number of the first."""
+        with self._lock:
+            captures = self._captures[-self.capacity :]  # a copy, taken whole: appends go on beside it
+            return captures, self._offset + len(self._captures) - len(captures) + 1
+
+    def _let_go(self, count: int) -> None:
+        """Let the oldest `count` captures go (fewer if another thread let some go meanwhile)."""
+        with self._lock:
+            self._cut(min(count, len(self._captures) - self.capacity))
+
+    def _cut(self, count: int) -> None:
+        """Under the lock: the oldest `count` captures go, counted by who answered."""
+        if count > 0:
+            captures = self._captures
+            self._gone.update(capture[0] for capture in captures[:count])
+            del captures[:count]  # one step: an append beside it lands after what is left
+            self._offset += count
 
     def _made(self, captures: list[Capture], first: int, start: int, newest: bool = False) -> Iterator[Entry]:
         """The entries of `captures` (numbered from `first`) from position `start` on, oldest first, or newest
