@@ -27,7 +27,7 @@ from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.errors import ParseError
 from llmproxy.framing import eventstream, ndjson
 from llmproxy.framing.sse import decode_all, encode_event
-from llmproxy.model import Completion, Conversation, ErrorKind, ProviderError, StopReason
+from llmproxy.model import Completion, Conversation, ErrorKind, Message, ProviderError, StopReason, ToolResultPart
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS
@@ -365,3 +365,51 @@ def test_assistant_turns_of_corrupted_or_arbitrary_requests_agree_with_the_decod
     request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
     agrees_with_the_decode(CHAT_CODECS[name], request)
     agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))
+
+
+# -- the latest message read alone ------------------------------------------------------------------------
+
+
+def latest_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
+    """`latest_message` gives the decode's latest message, but for the names of its tool results (only the
+    whole history names them), for a body that decodes; on anything else it returns or raises `ParseError`."""
+    assert codec.latest_message is not None
+    body = dump(document)
+    parsed = orjson.loads(body)
+    decoded = _decoded(codec, Parsed(parsed))
+    try:
+        latest = codec.latest_message(parsed)
+    except ParseError:
+        assert not isinstance(decoded, Conversation), body[:2000]
+        return
+    if isinstance(decoded, Conversation):
+        assert _nameless(latest) == _nameless(decoded.latest), body[:2000]
+
+
+def _nameless(message: Message | None) -> Message | None:
+    """The message with its tool results unnamed: the wire may send only the call's id."""
+    if message is None:
+        return None
+    parts = (replace(part, name=None) if isinstance(part, ToolResultPart) else part for part in message.parts)
+    return Message(message.role, tuple(parts))
+
+
+READ_ALONE = pytest.mark.parametrize("name", [name for name, codec in CHAT_CODECS.items() if codec.latest_message])
+
+
+@READ_ALONE
+def test_the_latest_message_of_real_requests_and_every_edit_is_the_decodes(name: str) -> None:
+    codec = CHAT_CODECS[name]
+    for document in REQUESTS[name] + CAPTURED[name]:
+        latest_agrees_with_the_decode(codec, document)
+    for document in REQUESTS[name]:
+        for _path, edited in every_edit(document):
+            latest_agrees_with_the_decode(codec, edited)
+
+
+@READ_ALONE
+@given(data=st.data())
+def test_the_latest_message_of_corrupted_or_arbitrary_requests_is_the_decodes(name: str, data: st.DataObject) -> None:
+    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
+    latest_agrees_with_the_decode(CHAT_CODECS[name], request)
+    latest_agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))

@@ -15,6 +15,7 @@ CHAT = ChatCodec(
     provider=Provider.OPENAI,
     operation=Operation.CHAT_COMPLETIONS,
     decode_request=request.decode_request,
+    latest_message=request.latest_message,
     assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,
