@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
 from llmproxy.chain.incoming import Incoming
+from llmproxy.mock.asked import Asked
 from llmproxy.model import Usage
 from llmproxy.model.exchange import RawExchange, RawRequest
 
@@ -101,7 +102,7 @@ leaves alive, object by object."""
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
-    __slots__ = ("_capture", "_exchange", "_glance", "_incoming", "_reader", "seq", "source", "test_id")
+    __slots__ = ("_asked", "_capture", "_exchange", "_glance", "_incoming", "_reader", "seq", "source", "test_id")
 
     def __init__(self, seq: int, capture: Capture) -> None:
         self.seq = seq
@@ -110,6 +111,7 @@ class Entry:
         self._exchange: Exchange | None = None
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
+        self._asked: Asked | None = None
 
     @property
     def request(self) -> RawRequest:
@@ -140,13 +142,22 @@ class Entry:
 
     @property
     def incoming(self) -> Incoming:
-        """The request as the chain reads it (its API, JSON, model, conversation), read the first time a verify
-        needs it and kept: verifying again, or over a long journal, reparses nothing. Two readers at once may
-        both read it: the same result."""
+        """The request as the chain reads it (its API, JSON, model, conversation), read the first time something
+        needs it whole (explaining a miss) and kept. Two readers at once may both read it: the same result."""
         incoming = self._incoming
         if incoming is None:
             incoming = self._incoming = Incoming(self.request)
         return incoming
+
+    def asked(self, conversation: bool = False) -> Asked:
+        """The request as a verify's predicates read it, no further than they ask (`llmproxy.mock.asked`), read
+        the first time a verify judges it and kept: verifying again reparses nothing. `conversation`: the
+        predicates ask about the conversation, read from the same parse when the entry is first read. Two
+        readers at once may both read it: the same result."""
+        asked = self._asked
+        if asked is None:
+            asked = self._asked = Asked(self.request, conversation)
+        return asked
 
     @property
     def path(self) -> str:

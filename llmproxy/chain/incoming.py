@@ -106,19 +106,28 @@ class Decoded(NamedTuple):
         path, question, query = raw.path.partition("?")
         parameters = dict(parse_qsl(query)) if question and query else {}
         try:
-            route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
-            parsed = _json(raw.body)
-            codec = None
-            if route is not None:
-                route = with_body(route, parsed if isinstance(parsed, dict) else None)
-                codec = chat_codec(route)
-            asked = parsed.get("model") if isinstance(parsed, dict) else None
+            detected = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+            route, parsed, codec, model = spoken(raw, detected)
             turn = codec.assistant_turns(parsed) if codec is not None else 0
         except Exception:
             logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
             return cls(path, parameters, headers)
-        model = asked if isinstance(asked, str) else route.model if route is not None else None
         return cls(path, parameters, headers, route, parsed, codec, turn, model)
+
+
+def spoken(raw: RawRequest, route: Route | None) -> tuple[Route | None, Any, ChatCodec | None, str | None]:
+    """What `raw` says, given the API detected from its method, URL and headers (`routes.detect`): that API with
+    what its body settles (streaming), its body parsed (None when it is not JSON), its chat API's codec and the
+    model it asks for. Raises whatever an API's reading of a body it cannot read raises: a caller reads such a
+    request as none of these."""
+    parsed = body_json(raw.body)
+    codec = None
+    if route is not None:
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+        codec = chat_codec(route)
+    asked = parsed.get("model") if isinstance(parsed, dict) else None
+    model = asked if isinstance(asked, str) else route.model if route is not None else None
+    return route, parsed, codec, model
 
 
 class Incoming:
@@ -266,7 +275,8 @@ def _counted_conversation(counter: TokenCounter, route: Route, body: bytes) -> C
         return None
 
 
-def _json(body: bytes) -> Any:
+def body_json(body: bytes) -> Any:
+    """The body parsed, None when it is not JSON."""
     try:
         return orjson.loads(body) if body else None
     except orjson.JSONDecodeError:
