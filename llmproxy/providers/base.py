@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
 
@@ -24,6 +24,7 @@ from llmproxy.model import (
     Provider,
     ProviderError,
     ToolCall,
+    Usage,
 )
 from llmproxy.providers.node import Node, Parsed
 
@@ -77,6 +78,15 @@ class EncodeError(Protocol):
 
 type EncodeRateLimits = Callable[[RateLimits, datetime], dict[str, str]]
 """The rate-limit headers a provider sends for the given state, at the given instant."""
+
+
+class Answer(NamedTuple):
+    """What a gate reads of an answer (`ChatCodec.read_answer`): its usage, its tool calls, and whether it is an
+    error in place of the answer."""
+
+    usage: Usage | None
+    tool_calls: tuple[ToolCall, ...]
+    error: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +149,13 @@ class ChatCodec:
     asks_nothing: Callable[[Any], bool] = lambda body: False
     """Whether a parsed request asks for no output at all (Responses' `generate: false`: a warm-up that only
     loads the prompt). The mock answers it with an empty completion and spends no expectation on it."""
+
+    read_answer: Callable[[Any, Callable[[Any], Any]], Answer] | None = None
+    """A parsed non-streaming answer's usage and tool calls, read without the rest, each tool call's wire value
+    passed through the second argument first (a redactor's `json`, as a recording stores the body): for a body
+    that decodes, `decode_response(body)`'s usage and tool calls, redacted, or that it is an error. Raises
+    `ParseError` when what it reads is not this format. The journal's gates judge thousands of answers by these
+    alone, and a whole decode costs several times this reading. None: decoded whole."""
 
 
 @functools.lru_cache(maxsize=1024)
