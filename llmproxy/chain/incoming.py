@@ -15,6 +15,7 @@ import orjson
 
 from llmproxy.model import Conversation, Route
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers import declared
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
@@ -128,6 +129,25 @@ def spoken(raw: RawRequest, route: Route | None) -> tuple[Route | None, Any, Cha
     asked = parsed.get("model") if isinstance(parsed, dict) else None
     model = asked if isinstance(asked, str) else route.model if route is not None else None
     return route, parsed, codec, model
+
+
+def detected(raw: RawRequest) -> Route | None:
+    """`routes.detect`, once per method, URL and header names: a journal holds thousands of requests to the
+    same few APIs (the last 256 are remembered, forgotten when the declared routes change). A GET may ask to
+    become a WebSocket, which an upgrade header's value says: it is detected each time."""
+    key = (raw.method, raw.scheme, raw.host, raw.port, raw.path, tuple(dict(raw.headers)))
+    if raw.method != "GET" and key in _ROUTES:
+        return _ROUTES[key]
+    headers = {name.lower(): value for name, value in raw.headers}
+    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+    if len(_ROUTES) >= 256:
+        _ROUTES.clear()
+    _ROUTES[key] = route
+    return route
+
+
+_ROUTES: dict[tuple[object, ...], Route | None] = {}
+declared.when_changed(_ROUTES.clear)
 
 
 class Incoming:

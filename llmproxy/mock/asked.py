@@ -13,13 +13,11 @@ conversation it ends with, where a whole decode would find none.
 
 from typing import Any, Final
 
-from llmproxy.chain.incoming import Incoming, body_json, spoken
+from llmproxy.chain.incoming import Incoming, body_json, detected, spoken
 from llmproxy.errors import ParseError
-from llmproxy.model import Conversation, Message, Route
+from llmproxy.model import Conversation, Message
 from llmproxy.model.exchange import RawRequest
-from llmproxy.providers import declared
 from llmproxy.providers.base import ChatCodec
-from llmproxy.providers.routes import detect
 
 _NOT_YET: Final = object()
 
@@ -38,7 +36,7 @@ class Asked:
         self.path = raw.path.partition("?")[0]
         self._conversation: Any = _NOT_YET
         try:
-            route, parsed, codec, self.model = spoken(raw, _detected(raw))
+            route, parsed, codec, self.model = spoken(raw, detected(raw))
         except Exception:  # as the chain reads it: a request its API cannot read is still a request
             route, parsed, codec, self.model = None, None, None, None
         self.route, self._codec = route, codec
@@ -97,22 +95,3 @@ class Latest:
             conversation = Incoming(self._raw).conversation
             self._messages = conversation.messages if conversation is not None else ()
         return self._messages
-
-
-def _detected(raw: RawRequest) -> Route | None:
-    """`routes.detect`, once per method, URL and header names: a journal holds thousands of requests to the
-    same few APIs (the last 256 are remembered, forgotten when the declared routes change). A GET may ask to
-    become a WebSocket, which an upgrade header's value says: it is detected each time."""
-    key = (raw.method, raw.scheme, raw.host, raw.port, raw.path, tuple(dict(raw.headers)))
-    if raw.method != "GET" and key in _ROUTES:
-        return _ROUTES[key]
-    headers = {name.lower(): value for name, value in raw.headers}
-    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
-    if len(_ROUTES) >= 256:
-        _ROUTES.clear()
-    _ROUTES[key] = route
-    return route
-
-
-_ROUTES: dict[tuple[object, ...], Route | None] = {}
-declared.when_changed(_ROUTES.clear)
