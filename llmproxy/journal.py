@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.mock.asked import Asked
 from llmproxy.model import Usage
@@ -92,6 +93,11 @@ class Reader(Protocol):
 
     def glance(self, capture: "Capture") -> Glance: ...
 
+    @property
+    def redactor(self) -> Redactor:
+        """What `exchange` redacts with: what is shown of a capture read otherwise is redacted by it too."""
+        ...
+
 
 type Capture = tuple[Source, str | None, Reader, *tuple[Any, ...]]
 """An exchange as a tap hands it to `Journal.add`, and the journal keeps it: who answered, the test, the `Reader`
@@ -120,8 +126,14 @@ class Entry:
         return self._reader.request(self._capture)
 
     def captured(self) -> RawExchange:
-        """Never shown: only written through the recorder's writer."""
+        """Never shown as it is: written through the recorder's writer, or read for the gates
+        (`analysis.answered`), which redact what they show with `redactor`."""
         return self._reader.captured(self._capture)
+
+    @property
+    def redactor(self) -> Redactor:
+        """What the entry's exchange is redacted with."""
+        return self._reader.redactor
 
     @property
     def exchange(self) -> Exchange:

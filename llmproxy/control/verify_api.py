@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from llmproxy.analysis import gates
+from llmproxy.analysis.answered import AnsweredCall
 from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
@@ -61,7 +62,7 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_tool_call(call: Call[Any, Any, VerifyToolCall]) -> ToolCallVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
+        calls, coverage = _answered(kept_journal(session.journal), verify, reader)
         low, high = verify.bounds()
         verdict = gates.tool_call(calls, verify.name, verify.args_regex, low, high, verify.arguments)
         judged = _judged(verdict, calls, coverage, verify.allow_partial)
@@ -77,7 +78,7 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
+        calls, coverage = _answered(kept_journal(session.journal), verify, reader)
         verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
@@ -260,7 +261,19 @@ def _calls(journal: Journal, scope: JournalScope, reader: Reader) -> tuple[list[
     return calls, Coverage.of(len(calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
 
 
-def _judged(verdict: Verdict, calls: Sequence[RecordedCall], coverage: Coverage, allow_partial: bool) -> GateVerified:
+def _answered(
+    journal: Journal, scope: JournalScope, reader: Reader
+) -> tuple[Sequence[AnsweredCall | RecordedCall], Coverage]:
+    """The chat calls of the entries `scope` chooses as the gates that judge answers alone read them (their
+    model, usage and tool calls: `journal_calls.answered_calls`), in `_calls`' order, and what of them could be
+    read."""
+    read = reader.answers(journal, scope.source, scope.test_id)
+    return read.calls, Coverage.of(len(read.calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
+
+
+def _judged(
+    verdict: Verdict, calls: Sequence[AnsweredCall | RecordedCall], coverage: Coverage, allow_partial: bool
+) -> GateVerified:
     judged = covered(verdict, coverage, allow_partial)
     document = judged.as_json()
     details = {key: value for key, value in document.items() if key not in _SAID}
