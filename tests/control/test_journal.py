@@ -78,6 +78,11 @@ def test_a_full_journal_shows_its_capacity_and_lets_the_oldest_go_in_batches() -
     journal = tap.journal
     for number in range(1, 40):
         answer(tap, request("t"), ReplySource.MOCK if number % 3 else ReplySource.FAULT)
+        if number % 5:  # asked at most steps: each time counting only what came since, and what was let go
+            injected = number // 3
+            assert journal.counts() == {Source.MOCKED: number - injected} | (
+                {Source.INJECTED: injected} if injected else {}
+            )
         assert journal.kept == min(number, 16)
         assert [entry.seq for entry in journal.read()] == list(range(max(1, number - 15), number + 1))
         assert journal.dropped == max(0, number - 16)
