@@ -12,7 +12,6 @@ whole reading (`answered_call` gives None). One difference stays: the request is
 cannot read is judged by its answer, where the whole reading skips it as undecodable.
 """
 
-import functools
 from datetime import datetime
 from typing import Final
 
@@ -20,7 +19,7 @@ import orjson
 
 from llmproxy.analysis.calls import ToolUse, tool_use
 from llmproxy.cassette.bodies import is_json_type
-from llmproxy.cassette.convert import url
+from llmproxy.cassette.convert import shown_model, url
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import body_json, detected
 from llmproxy.errors import ParseError
@@ -107,7 +106,7 @@ def answered_call(
         return NOT_CHAT
     if codec.read_answer is None:
         return None
-    model = route.model or (_shown(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
+    model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
     if not model:
         return None  # the whole reading takes it from the decoded conversation or the answer
     response = raw.response
@@ -141,9 +140,3 @@ def _content_type(headers: tuple[tuple[str, str], ...]) -> str | None:
         if name.lower() == "content-type":
             found = value
     return found
-
-
-@functools.lru_cache(maxsize=256)
-def _shown(redactor: Redactor, model: str) -> str:
-    """A model as a cassette stores it (a string of the body: key-shaped parts replaced), once per model."""
-    return redactor.text(model)

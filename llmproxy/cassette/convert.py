@@ -48,6 +48,14 @@ def _url(redactor: Redactor, scheme: str, host: str, port: int, path: str) -> st
     return f"{scheme}://{authority(scheme, host, port)}{redactor.path(path)}"
 
 
+@functools.lru_cache(maxsize=256)
+def shown_model(redactor: Redactor, model: str) -> str:
+    """A model named in a request's JSON as a cassette stores it (a string of the body: redacted as one), once
+    per model."""
+    redacted: str = redactor.json({"model": model})["model"]
+    return redacted
+
+
 def request_line(request: RawRequest, redactor: Redactor) -> str:
     """The request in a line for a log or a summary, its secrets redacted: "POST https://api.anthropic.com/v1/messages"."""
     return f"{request.method} {url(request, redactor)}"

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from llmproxy.cassette.convert import to_exchange, url
+from llmproxy.cassette.convert import shown_model, to_exchange, url
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.model import Exchange, Injection
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_capture import StreamCapture
-from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.incoming import Incoming, detected
 from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import replied, with_events
@@ -34,7 +34,7 @@ from llmproxy.journal import Capture, Glance, Journal, Source
 from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.registry import chat_codec
-from llmproxy.providers.routes import detect, with_body
+from llmproxy.providers.routes import with_body
 
 if TYPE_CHECKING:
     from llmproxy.intercept.faults import Injected
@@ -153,8 +153,7 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
     URL and the model redacted by the same redactor (the model as a JSON field of the body, by the same rules
     as the body's), and the usage the answer reports, read from its bytes."""
     request = raw.request
-    headers = {name.lower(): value for name, value in request.headers}
-    route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme, port=request.port)
+    route = detected(request)
     parsed = None
     if route is not None:
         try:
@@ -174,7 +173,7 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
         provider=route.provider.value if route is not None else None,
         operation=route.operation.value if route is not None else None,
         vendor=route.vendor if route is not None else None,
-        model=redactor.json({"model": model})["model"] if model is not None else None,
+        model=shown_model(redactor, model) if model is not None else None,
         status=response.status if response is not None else None,
         streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
         latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
@@ -191,9 +190,17 @@ def _usage(route: Route | None, response: RawResponse | None) -> Usage | None:
         return None
     events = [event.data for event in response.events] if response.events is not None else None
     try:
+        if events is None and response.status < 400 and codec.read_answer is not None:  # no need to decode it all
+            answer = codec.read_answer(orjson.loads(response.body or b""), _as_is)
+            return answer.usage if not answer.error else None
         return decode_answer(codec, response.status, response.body or b"", events).usage
-    except (LlmproxyError, ValueError):  # not what its API sends: no usage to show
+    except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None
+
+
+def _as_is(value: object) -> object:
+    """A tool call read only to be passed over: nothing of it is shown, so nothing is redacted."""
+    return value
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:
