@@ -26,7 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from itertools import islice
 from operator import itemgetter
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
@@ -74,6 +74,22 @@ class Glance:
     injected: tuple[str, ...]
 
 
+class Seen(NamedTuple):
+    """An exchange as the gates read it off its capture, nothing rebuilt (`Reader.seen`): the request as the
+    client sent it, unredacted; the answer's status (None: no answer came), headers and body (None when it
+    streamed, or there was none); whether its bytes are still content-encoded; when it started; the WebSocket
+    connection it was on. Never shown: what is shown of it is redacted (`analysis.answered`)."""
+
+    request: RawRequest
+    status: int | None
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | None
+    streamed: bool
+    undecodable: str | None
+    started_at: datetime
+    websocket: int | None
+
+
 class Reader(Protocol):
     """How a tap reads back what it kept of an exchange: its capture (`Capture`), whose parts after the first
     three are the tap's own, opaque to the journal."""
@@ -93,6 +109,10 @@ class Reader(Protocol):
         ...
 
     def glance(self, capture: "Capture") -> Glance: ...
+
+    def seen(self, capture: "Capture") -> Seen:
+        """What the gates read of it, nothing rebuilt: a few fields taken off the capture."""
+        ...
 
     @property
     def redactor(self) -> Redactor:
@@ -127,9 +147,12 @@ class Entry:
         return self._reader.request(self._capture)
 
     def captured(self) -> RawExchange:
-        """Never shown as it is: written through the recorder's writer, or read for the gates
-        (`analysis.answered`), which redact what they show with `redactor`."""
+        """Never shown: only written through the recorder's writer."""
         return self._reader.captured(self._capture)
+
+    def seen(self) -> Seen:
+        """What the gates read of it (`analysis.answered`, which redacts what it shows with `redactor`)."""
+        return self._reader.seen(self._capture)
 
     @property
     def redactor(self) -> Redactor:

@@ -23,8 +23,8 @@ from llmproxy.cassette.convert import shown_model, url
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import body_json, detected
 from llmproxy.errors import ParseError
+from llmproxy.journal import Seen
 from llmproxy.model import Operation, Provider, Usage
-from llmproxy.model.exchange import RawExchange
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
@@ -85,12 +85,12 @@ class AnsweredCall:
 
 
 def answered_call(
-    raw: RawExchange, exchange_id: int, source: str, redactor: Redactor, book: PriceBook
+    seen: Seen, exchange_id: int, source: str, redactor: Redactor, book: PriceBook
 ) -> AnsweredCall | str | None:
-    """`raw` as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole reading
-    can tell."""
-    request = raw.request
-    if redactor.fields or raw.websocket is not None or request.undecodable:
+    """An exchange as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole
+    reading can tell."""
+    request = seen.request
+    if redactor.fields or seen.websocket is not None or request.undecodable:
         return None
     route = detected(request)
     if route is None:
@@ -109,27 +109,26 @@ def answered_call(
     model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
     if not model:
         return None  # the whole reading takes it from the decoded conversation or the answer
-    response = raw.response
+    status = seen.status
     usage = Usage()  # a failed call bills nothing, as the whole reading counts it
     tool_calls: tuple[ToolUse, ...] = ()
-    if response is not None and response.status < 400:
-        if response.events is not None or response.undecodable or response.body is None:
+    if status is not None and status < 400:
+        if seen.streamed or seen.undecodable or seen.body is None:
             return None
-        content_type = _content_type(response.headers)
+        content_type = _content_type(seen.headers)
         if content_type and not is_json_type(content_type):
             return None
         try:
-            answer = codec.read_answer(orjson.loads(response.body), redactor.json)
+            answer = codec.read_answer(orjson.loads(seen.body), redactor.json)
         except (orjson.JSONDecodeError, ParseError):
             return None
         if answer.error or answer.usage is None:
             return None
         usage, tool_calls = answer.usage, tuple(tool_use(call) for call in answer.tool_calls)
     shown = url(request, redactor)
-    status = response.status if response is not None else None
     vendor = book.vendor(route.vendor, shown, route.provider)
     return AnsweredCall(
-        source, exchange_id, raw.started_at, route.provider, vendor, shown, model, status, usage, tool_calls, book
+        source, exchange_id, seen.started_at, route.provider, vendor, shown, model, status, usage, tool_calls, book
     )
 
 

@@ -5,6 +5,7 @@ as bodies and as streams, tool calls, usage, errors, answers without usage, and 
 
 import dataclasses
 from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -16,13 +17,15 @@ from llmproxy.analysis.answered import AnsweredCall
 from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.sources import SourceSummary
+from llmproxy.cassette.stream_capture import StreamCapture
 from llmproxy.chain.incoming import Door, Incoming
-from llmproxy.chain.reply import Reply
+from llmproxy.chain.reply import Reply, header
 from llmproxy.chain.taps.journal import JournalTap
+from llmproxy.chain.taps.record import with_events
 from llmproxy.control.journal_calls import answered_calls, recorded
 from llmproxy.journal import Entry, Query
 from llmproxy.model import Completion, ErrorKind, ToolCall
-from llmproxy.model.exchange import RawRequest
+from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.plan import mock_plan
 from llmproxy.pricing import PriceBook
 from llmproxy.providers.registry import chat_codec
@@ -43,11 +46,13 @@ ANSWERS: dict[str, Completion] = {
     "no_usage": replace(CASES["tool_call"], usage=None),
 }
 BOOK = PriceBook()
+EMPTY = RawRequest("GET", "https", "example.com", 443, "/", "HTTP/1.1", (), b"", None)
 
 
 def journal(sample: Sample, model: str | None) -> list[Entry]:
-    """The sample's request answered with every answer, as bodies or a stream as the sample asks, and with an
-    error and a refusal, each kept by a mock session's own journal tap (three tests)."""
+    """The sample's request answered with every answer, as bodies or a stream as the sample asks, with errors,
+    a body that is not JSON and no answer at all, each kept by a mock session's own journal tap (four tests), as
+    a stage's reply or as the upstream's answer."""
     body = dict(sample.body, **({"model": model} if model is not None else {}))
     headers = (("host", sample.host), ("content-type", "application/json"), ("authorization", f"Bearer {KEY}"))
     route = detect(sample.host, sample.path, dict(headers), method="POST", scheme="https", port=443)
@@ -69,11 +74,28 @@ def journal(sample: Sample, model: str | None) -> list[Entry]:
     session = Session.of(dataclasses.replace(mock_plan(None), journal=1000))
     tap = next(tap for tap in session.chain.taps if isinstance(tap, JournalTap))
     for number, reply in enumerate(replies):
-        sent = (*headers, ("x-llmproxy-test-id", f"test-{number % 3}"))
+        sent = (*headers, ("x-llmproxy-test-id", f"test-{number % 4}"))
         raw = RawRequest("POST", "https", sample.host, 443, sample.path, "HTTP/1.1", sent, orjson.dumps(body), None)
-        tap.reply(Incoming(raw, Door.RELAY), reply)
+        if number % 2:  # answered by a stage
+            tap.reply(Incoming(raw, Door.RELAY), reply)
+        else:  # by the upstream: its answer as the door captured it
+            assert reply.body is not None
+            events = codec_events(reply) if route.streaming and reply.status < 400 else None
+            answer = RawResponse(
+                reply.status, "", "HTTP/1.1", reply.headers, None if events else reply.body, events, None
+            )
+            tap._keep(Incoming(raw, Door.RELAY), RawExchange(raw, answer, None, datetime.now(UTC), 1.0, 2.0))
+    tap._keep(Incoming(raw, Door.RELAY), RawExchange(raw, None, "connection refused", datetime.now(UTC), None, None))
     assert session.journal is not None
     return session.journal.read(Query())
+
+
+def codec_events(reply: Reply) -> tuple[RawEvent, ...]:
+    """A stream's body cut into its wire events, as a door cuts the upstream's as it passes."""
+    capture = StreamCapture(header(reply.headers, "content-type") or "", None, 0.0)
+    capture.feed(reply.body or b"", 0.0)
+    return with_events(RawExchange(EMPTY, RawResponse(200, "", "", (), None, None, None), None, datetime.now(UTC),
+                                   None, None), capture).response.events or ()  # fmt: skip
 
 
 def facts(call: Any) -> tuple[Any, ...]:

@@ -30,7 +30,7 @@ from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import replied, with_events
 from llmproxy.errors import LlmproxyError
-from llmproxy.journal import Capture, Glance, Journal, Source
+from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.registry import chat_codec
@@ -56,8 +56,8 @@ class JournalTap(Tap):
     def __init__(self, journal: Journal, redactor: Redactor) -> None:
         self.journal = journal
         self.redactor = redactor
-        self._replied = _Reader(_replied, _replied_request, redactor)
-        self._upstream = _Reader(_upstream, _upstream_request, redactor)
+        self._replied = _Reader(_replied, _replied_request, _replied_seen, redactor)
+        self._upstream = _Reader(_upstream, _upstream_request, _upstream_seen, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         status, headers, body, events, answered_by, reason, _, _, _, _, shared, _, drop = reply  # one step, not 8
@@ -111,13 +111,18 @@ class _Reader:
     """Reads back what the tap captured of an exchange, rebuilt as captured by `rebuild`, its request read by
     `request`: one for every entry of a kind, so a request makes no closure."""
 
-    __slots__ = ("rebuild", "redactor", "request")
+    __slots__ = ("rebuild", "redactor", "request", "seen")
 
     def __init__(
-        self, rebuild: Callable[[Any], RawExchange], request: Callable[[Any], RawRequest], redactor: Redactor
+        self,
+        rebuild: Callable[[Any], RawExchange],
+        request: Callable[[Any], RawRequest],
+        seen: Callable[[Any], Seen],
+        redactor: Redactor,
     ) -> None:
         self.rebuild = rebuild
         self.request = request
+        self.seen = seen
         self.redactor = redactor
 
     def captured(self, capture: Capture) -> RawExchange:
@@ -140,12 +145,32 @@ def _replied_request(capture: _Replied) -> RawRequest:
     return capture[3]
 
 
+def _replied_seen(capture: _Replied) -> Seen:
+    _, _, _, request, status, headers, body, events, _, drop, at, _ = capture
+    started = datetime.fromtimestamp(at, UTC)
+    if drop:
+        return Seen(request, None, (), None, False, None, started, None)
+    return Seen(request, status, headers, body if events is None else None, events is not None, None, started, None)
+
+
 def _upstream(capture: _Upstream) -> RawExchange:
     return _as_events(capture[3])
 
 
 def _upstream_request(capture: _Upstream) -> RawRequest:
     return capture[3].request
+
+
+def _upstream_seen(capture: _Upstream) -> Seen:
+    raw: RawExchange = capture[3]
+    response = raw.response
+    if response is None:
+        return Seen(raw.request, None, (), None, False, None, raw.started_at, raw.websocket)
+    streamed = response.events is not None
+    return Seen(
+        raw.request, response.status, response.headers, response.body, streamed, response.undecodable,
+        raw.started_at, raw.websocket,
+    )  # fmt: skip
 
 
 def glance(raw: RawExchange, redactor: Redactor) -> Glance:
