@@ -109,8 +109,7 @@ def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
     """`decode_response`'s usage and tool calls alone (choice index 0), each tool call's wire object through
     `shown` first."""
     root = Node(body, WHAT_RESPONSE)
-    root.obj()
-    if root["error"].present and root["error"].value:
+    if root.obj().get("error"):  # present and not empty, as `decode_response` reads it
         return Answer(None, (), error=True)
     usage = decode_usage(root["usage"])
     for position, choice in enumerate(root["choices"].items()):
