@@ -8,8 +8,10 @@ usage the answer reports, and each tool call decoded from its wire value redacte
 be. An exchange whose reading depends on more — a streamed answer, an answer without usage (estimated from the
 conversation) or with an error in its body, a Responses background run (priced by a later poll), an API
 without an answer reader, a redactor with fields of its own, bodies that are not plain JSON — is left to the
-whole reading (`answered_call` gives None). One difference stays: the request is not decoded, so one its API
-cannot read is judged by its answer, where the whole reading skips it as undecodable.
+whole reading (`answered_call` gives None). Two differences stay, both on what an API's reader rejects: the
+request is not decoded, and the answer is read no further than its usage and tool calls, so an exchange whose
+request, or the rest of whose answer, its API cannot read is judged by what was read, where the whole reading
+skips it as undecodable.
 """
 
 from datetime import datetime
