@@ -137,13 +137,23 @@ def test_the_event_stream_carries_an_sdk_request_and_the_counters_it_moved(proxy
 class _Kept:
     """A journal entry's reader that only numbers it: the hub's own test needs no exchange."""
 
-    def captured(self, kept: Any) -> Any:
+    def request(self, capture: Any) -> Any:
         raise AssertionError("not read")
 
-    def exchange(self, kept: Any, seq: int) -> Any:
+    def captured(self, capture: Any) -> Any:
         raise AssertionError("not read")
 
-    def glance(self, kept: Any) -> Any:
+    def exchange(self, capture: Any, seq: int) -> Any:
+        raise AssertionError("not read")
+
+    def glance(self, capture: Any) -> Any:
+        raise AssertionError("not read")
+
+    def seen(self, capture: Any) -> Any:
+        raise AssertionError("not read")
+
+    @property
+    def redactor(self) -> Any:
         raise AssertionError("not read")
 
 
@@ -163,7 +173,7 @@ def test_a_reader_that_does_not_read_loses_events_counted_and_the_writer_never_w
 
     def add() -> None:  # the proxy's side: 50 entries, while the reader reads nothing
         for _ in range(50):
-            journal.add(Source.MOCKED, None, REQUEST, _Kept(), None)
+            journal.add((Source.MOCKED, None, _Kept(), None, REQUEST))
         added.set()
 
     writer = threading.Thread(target=add)
