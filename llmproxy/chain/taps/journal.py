@@ -32,7 +32,7 @@ from llmproxy.chain.taps.record import replied, with_events
 from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
-from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
@@ -56,7 +56,7 @@ class JournalTap(Tap):
     def __init__(self, journal: Journal, redactor: Redactor) -> None:
         self.journal = journal
         self.redactor = redactor
-        self._replied = _Reader(_replied, _replied_request, _replied_seen, redactor)
+        self._replied = _Reader(_replied, _replied_request, _replied_seen, redactor, _replied_glance)
         self._upstream = _Reader(_upstream, _upstream_request, _upstream_seen, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
@@ -111,7 +111,7 @@ class _Reader:
     """Reads back what the tap captured of an exchange, rebuilt as captured by `rebuild`, its request read by
     `request`: one for every entry of a kind, so a request makes no closure."""
 
-    __slots__ = ("rebuild", "redactor", "request", "seen")
+    __slots__ = ("glanced", "rebuild", "redactor", "request", "seen")
 
     def __init__(
         self,
@@ -119,11 +119,13 @@ class _Reader:
         request: Callable[[Any], RawRequest],
         seen: Callable[[Any], Seen],
         redactor: Redactor,
+        glanced: Callable[[Any, Redactor], Glance | None] | None = None,
     ) -> None:
         self.rebuild = rebuild
         self.request = request
         self.seen = seen
         self.redactor = redactor
+        self.glanced = glanced
 
     def captured(self, capture: Capture) -> RawExchange:
         return self.rebuild(capture)
@@ -132,7 +134,9 @@ class _Reader:
         return to_exchange(self.rebuild(capture), seq, self.redactor)
 
     def glance(self, capture: Capture) -> Glance:
-        return glance(self.rebuild(capture), self.redactor)
+        """Read off the capture where `glanced` can (nothing rebuilt), else from the exchange rebuilt whole."""
+        glanced = self.glanced(capture, self.redactor) if self.glanced is not None else None
+        return glanced if glanced is not None else glance(self.rebuild(capture), self.redactor)
 
 
 def _replied(capture: _Replied) -> RawExchange:
@@ -151,6 +155,16 @@ def _replied_seen(capture: _Replied) -> Seen:
     if drop:
         return Seen(request, None, (), None, False, None, started, None)
     return Seen(request, status, headers, body if events is None else None, events is not None, None, started, None)
+
+
+def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
+    """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
+    None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
+    are read rebuilt."""
+    _, _, _, _, request, status, headers, body, events, _, drop, at, injected = capture
+    if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
+        return None
+    return _glanced(request, redactor, datetime.fromtimestamp(at, UTC), status, body, None, False, 0.0, 0.0, None, ())
 
 
 def _upstream(capture: _Upstream) -> RawExchange:
@@ -181,7 +195,32 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
     """What a listing shows of `raw`, as `to_exchange` would show it: the API detected as it detects it, the
     URL and the model redacted by the same redactor (the model as a JSON field of the body, by the same rules
     as the body's), and the usage the answer reports, read from its bytes."""
-    request = raw.request
+    response = raw.response
+    injected = tuple(Injection.model_validate(record).kind for record in raw.injected)
+    if response is None:
+        return _glanced(raw.request, redactor, raw.started_at, None, None, None, False, raw.total_ms, raw.ttfb_ms,
+                        raw.error, injected)  # fmt: skip
+    events = [event.data for event in response.events] if response.events is not None else None
+    return _glanced(
+        raw.request, redactor, raw.started_at, response.status, response.body, events, bool(response.undecodable),
+        raw.total_ms, raw.ttfb_ms, raw.error, injected,
+    )  # fmt: skip
+
+
+def _glanced(
+    request: RawRequest,
+    redactor: Redactor,
+    at: datetime,
+    status: int | None,
+    body: bytes | None,
+    events: list[bytes] | None,
+    undecodable: bool,
+    total_ms: float | None,
+    ttfb_ms: float | None,
+    error: str | None,
+    injected: tuple[str, ...],
+) -> Glance:
+    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data."""
     route = detected(request)
     parsed = None
     if route is not None:
@@ -193,37 +232,35 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
     model = route.model if route is not None and route.model else None
     if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
         model = parsed["model"]
-    response = raw.response
     streaming = route.streaming if route is not None else None
     return Glance(
-        at=raw.started_at,
+        at=at,
         method=request.method,
         url=url(request, redactor),
         provider=route.provider.value if route is not None else None,
         operation=route.operation.value if route is not None else None,
         vendor=route.vendor if route is not None else None,
         model=shown_model(redactor, model) if model is not None else None,
-        status=response.status if response is not None else None,
-        streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
-        latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
-        ttfb_ms=round(raw.ttfb_ms, 3) if raw.ttfb_ms is not None else None,
-        usage=_usage(route, response),
-        error=raw.error,
-        injected=tuple(Injection.model_validate(record).kind for record in raw.injected),
+        status=status,
+        streaming=bool(streaming) if streaming is not None else events is not None,
+        latency_ms=round(total_ms, 3) if total_ms is not None else None,
+        ttfb_ms=round(ttfb_ms, 3) if ttfb_ms is not None else None,
+        usage=_usage(route, status, body, events) if not undecodable else None,
+        error=error,
+        injected=injected,
     )
 
 
-def _usage(route: Route | None, response: RawResponse | None) -> Usage | None:
+def _usage(route: Route | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:
     """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
     codec = chat_codec(route) if route is not None else None
-    if codec is None or response is None or response.undecodable:
+    if codec is None or status is None:
         return None
-    events = [event.data for event in response.events] if response.events is not None else None
     try:
-        if events is None and response.status < 400 and codec.read_answer is not None:  # no need to decode it all
-            answer = codec.read_answer(orjson.loads(response.body or b""), _as_is)
+        if events is None and status < 400 and codec.read_answer is not None:  # no need to decode it all
+            answer = codec.read_answer(orjson.loads(body or b""), _as_is)
             return answer.usage if not answer.error else None
-        return decode_answer(codec, response.status, response.body or b"", events).usage
+        return decode_answer(codec, status, body or b"", events).usage
     except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None
 
