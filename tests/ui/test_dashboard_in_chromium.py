@@ -268,6 +268,31 @@ def at_rest() -> Iterator[Running]:
         yield running
 
 
+def test_a_trace_shows_a_changed_system_prompt_changed_tools_and_moved_cache_breakpoints(tmp_path: Path) -> None:
+    recorded = json.loads((ROOT / "cassettes" / "claude-code-tool-loop.json").read_text())
+    turn = next(exchange for exchange in recorded["exchanges"] if exchange["id"] == 4)["request"]["body"]["json"]
+    turn["system"][-1]["text"] = "You are a careful reviewer."
+    tools = [tool for tool in turn["tools"] if tool["name"] != "ListAgents"]
+    read = next(tool for tool in tools if tool["name"] == "Read")
+    read["description"] = "Read a file, and say why."
+    glob = {"name": "Glob", "description": "Find files.", "input_schema": {"type": "object"}}
+    turn["tools"] = [*tools, glob | {"cache_control": {"type": "ephemeral"}}]
+    cassette = tmp_path / "changed.json"
+    cassette.write_text(json.dumps(recorded))
+    with started("ui", str(cassette), "--no-open", cwd=tmp_path) as running, page_of(running, "trace/4") as (page, _):
+        changes = page.locator("[data-testid=added] [data-change]")
+        changes.first.wait_for()
+        shown = {item.get_attribute("data-change"): item.inner_text() for item in changes.all()}
+        assert shown["system"] == "system prompt changed"
+        assert shown["tools-added"] == "tools added: Glob"
+        assert shown["tools-removed"] == "tools removed: ListAgents"
+        assert shown["tools-changed"] == "tools changed: Read"
+        before, _, after = shown["cache"].removeprefix("cache breakpoints moved: ").partition(" → ")
+        assert f"$.tools[{len(tools)}]" in after.split(", ")  # the part that carries the breakpoint
+        assert "$.tools" not in before
+        assert shown["messages"] == "2 new messages (from message 3)"  # what the unchanged test sees too
+
+
 def test_each_view_loads_from_cassettes_at_rest(at_rest: Running) -> None:
     with page_of(at_rest) as (page, _):
         page.wait_for_selector("[data-testid=traffic-row]")
