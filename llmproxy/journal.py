@@ -8,28 +8,31 @@ reads only its `Glance` (the redacted URL and model, the status, the usage), whi
 conversion. The captured form is kept beside it, never shown: saving the journal to a cassette hands it to the
 recorder's own writer.
 
-On the request's path the journal only appends the capture, one tuple, to a bounded deque under a lock held
-for that append; the `Entry` a reader sees is made from it the first time something reads it, and kept while
-the capture is. Counts by source are taken when they are asked for, of what is kept and of what was dropped
-or cleared (counted as it went).
+On the request's path the journal only appends the capture, one tuple, to a list (an append is atomic: no
+lock is taken); the `Entry` a reader sees is made from it the first time something reads it, and kept while
+the capture is. Counts by source are taken when they are asked for, counting only what came since they last
+were (a capture let go before it was counted is counted as it goes).
 
 It is bounded: once `capacity` entries are kept, each new one pushes out the oldest and `dropped` counts them,
-so a long run cannot grow memory without limit. Entries are numbered from 1 in the order they ended (`seq`); a
-reader asks for what came after the last number it saw.
+so a long run cannot grow memory without limit (the oldest are let go in batches: see `Journal`). Entries are
+numbered from 1 in the order they ended (`seq`); a reader asks for what came after the last number it saw.
 """
 
 import threading
-from collections import Counter, deque
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from itertools import islice
-from typing import Any, Final, Protocol
+from operator import itemgetter
+from typing import Any, Final, NamedTuple, Protocol
 from urllib.parse import urlsplit
 
 from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
+from llmproxy.mock.asked import Asked
 from llmproxy.model import Usage
 from llmproxy.model.exchange import RawExchange, RawRequest
 
@@ -73,55 +76,104 @@ class Glance:
     injected: tuple[str, ...]
 
 
-class Reader(Protocol):
-    """How a tap reads back what it kept of an exchange (`kept`, opaque to the journal)."""
+class Seen(NamedTuple):
+    """An exchange as the gates read it off its capture, nothing rebuilt (`Reader.seen`): the request as the
+    client sent it, unredacted; the answer's status (None: no answer came), headers and body (None when it
+    streamed, or there was none); whether its bytes are still content-encoded; when it started; the WebSocket
+    connection it was on. Never shown: what is shown of it is redacted (`analysis.answered`)."""
 
-    def captured(self, kept: Any) -> RawExchange:
+    request: RawRequest
+    status: int | None
+    headers: tuple[tuple[str, str], ...]
+    body: bytes | None
+    streamed: bool
+    undecodable: str | None
+    started_at: datetime
+    websocket: int | None
+
+
+class Reader(Protocol):
+    """How a tap reads back what it kept of an exchange: its capture (`Capture`), whose parts after the first
+    four are the tap's own, opaque to the journal."""
+
+    def request(self, capture: "Capture") -> RawRequest:
+        """The request as the client sent it, unredacted: verify judges it with the mock's predicates; never
+        shown."""
+        ...
+
+    def captured(self, capture: "Capture") -> RawExchange:
         """As captured, in the shape the recorder takes it, unredacted: what saving the journal to a cassette
         hands to the recorder's own writer, which redacts it as it redacts a recording."""
         ...
 
-    def exchange(self, kept: Any, seq: int) -> Exchange:
+    def exchange(self, capture: "Capture", seq: int) -> Exchange:
         """Converted and redacted, as a cassette stores it, with `seq` as its id."""
         ...
 
-    def glance(self, kept: Any) -> Glance: ...
+    def glance(self, capture: "Capture") -> Glance: ...
+
+    def seen(self, capture: "Capture") -> Seen:
+        """What the gates read of it, nothing rebuilt: a few fields taken off the capture."""
+        ...
+
+    @property
+    def redactor(self) -> Redactor:
+        """What `exchange` redacts with: what is shown of a capture read otherwise is redacted by it too."""
+        ...
 
 
-type Capture = tuple[Source, str | None, RawRequest, Reader, Any, str | None]
-"""An exchange as `Journal.add` keeps it: who answered, the test, the request, the reader of `kept`, `kept`, the
-door it came through."""
+type Capture = tuple[Source, str | None, Reader, str | None, *tuple[Any, ...]]
+"""An exchange as a tap hands it to `Journal.add`, and the journal keeps it: who answered, the test, the `Reader`
+that reads it back, the door its request came through (`proxy`, `relay`, `websocket`; None for a cassette at
+rest), then the tap's own parts. One flat tuple: the collector's passes cost each request what it leaves alive,
+object by object."""
 
 
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
     __slots__ = (
+        "_asked",
+        "_capture",
         "_exchange",
         "_glance",
         "_incoming",
-        "_kept",
         "_reader",
         "door",
-        "request",
         "seq",
         "source",
         "test_id",
     )
 
     def __init__(self, seq: int, capture: Capture) -> None:
-        """`request`: as the client sent it, unredacted, for verifying what was sent with the mock's predicates;
-        never shown (what is shown is `exchange` and `glance`). `door`: how the request reached llmproxy (`proxy`,
-        `relay`, `websocket`; None for a cassette at rest)."""
+        """`door`: how the request reached llmproxy (`proxy`, `relay`, `websocket`; None for a cassette at
+        rest)."""
         self.seq = seq
-        self.source, self.test_id, self.request, self._reader, self._kept, self.door = capture
+        self.source, self.test_id, self._reader, self.door = capture[0], capture[1], capture[2], capture[3]
+        self._capture = capture
         self._exchange: Exchange | None = None
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
+        self._asked: Asked | None = None
+
+    @property
+    def request(self) -> RawRequest:
+        """As the client sent it, unredacted, for verifying what was sent with the mock's predicates; never shown
+        (what is shown is `exchange` and `glance`)."""
+        return self._reader.request(self._capture)
 
     def captured(self) -> RawExchange:
         """Never shown: only written through the recorder's writer."""
-        return self._reader.captured(self._kept)
+        return self._reader.captured(self._capture)
+
+    def seen(self) -> Seen:
+        """What the gates read of it (`analysis.answered`, which redacts what it shows with `redactor`)."""
+        return self._reader.seen(self._capture)
+
+    @property
+    def redactor(self) -> Redactor:
+        """What the entry's exchange is redacted with."""
+        return self._reader.redactor
 
     @property
     def exchange(self) -> Exchange:
@@ -129,7 +181,7 @@ class Entry:
         same result, kept once."""
         exchange = self._exchange
         if exchange is None:
-            exchange = self._exchange = self._reader.exchange(self._kept, self.seq)
+            exchange = self._exchange = self._reader.exchange(self._capture, self.seq)
         return exchange
 
     @property
@@ -137,18 +189,27 @@ class Entry:
         """What a listing shows, kept once read. Two readers at once may both read it: the same result."""
         glance = self._glance
         if glance is None:
-            glance = self._glance = self._reader.glance(self._kept)
+            glance = self._glance = self._reader.glance(self._capture)
         return glance
 
     @property
     def incoming(self) -> Incoming:
-        """The request as the chain reads it (its API, JSON, model, conversation), read the first time a verify
-        needs it and kept: verifying again, or over a long journal, reparses nothing. Two readers at once may
-        both read it: the same result."""
+        """The request as the chain reads it (its API, JSON, model, conversation), read the first time something
+        needs it whole (explaining a miss) and kept. Two readers at once may both read it: the same result."""
         incoming = self._incoming
         if incoming is None:
             incoming = self._incoming = Incoming(self.request)
         return incoming
+
+    def asked(self, conversation: bool = False) -> Asked:
+        """The request as a verify's predicates read it, no further than they ask (`llmproxy.mock.asked`), read
+        the first time a verify judges it and kept: verifying again reparses nothing. `conversation`: the
+        predicates ask about the conversation, read from the same parse when the entry is first read. Two
+        readers at once may both read it: the same result."""
+        asked = self._asked
+        if asked is None:
+            asked = self._asked = Asked(self.request, conversation)
+        return asked
 
     @property
     def path(self) -> str:
@@ -181,44 +242,44 @@ class Query:
         )
 
 
+_SOURCE: Final = itemgetter(0)  # a capture's source, read in C: counting 10,000 costs what reading 1,000 would
+
+
 class Journal:
-    """Safe to use from any thread: the proxy's doors add, the control API reads. Adding takes a lock only for
-    its append; readers take one of their own while they make entries, so a long read never holds up a
-    request."""
+    """Safe to use from any thread: the proxy's doors add, the control API reads. Adding is one append to a list
+    (atomic): no lock on the request's path. The journal's numbers are positions in that list, counted from the
+    captures let go at its head (`_offset`), which only the lock's holder lets go; readers take another of
+    their own while they make entries, so a long read never holds up a request.
+
+    The newest `capacity` captures are the ones kept; the older ones are let go in batches, an eighth of
+    `capacity` at a time (a list's head costs as much to cut by one as by many), so up to that many more are
+    held until then, already counted as dropped and never read."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:
             raise ValueError(f"a journal keeps at least one exchange, not {capacity}")
         self.capacity = capacity
-        self._captures: deque[Capture] = deque(maxlen=capacity)
-        self._lock = threading.Lock()  # adding, and any look at the captures and the numbers
+        self._limit = capacity + max(1, capacity // 8)  # more than this many held: the oldest are let go
+        self._captures: list[Capture] = []  # never replaced: a door may be appending to it
+        self._lock = threading.Lock()  # letting captures go, and any look at the captures and the numbers
         self._added = threading.Condition(self._lock)  # what a watcher (`wait`) sleeps on
         self._watchers = 0  # how many sleep on it now: with none, adding notifies nobody
-        self._last = 0
+        self._offset = 0  # captures let go from the list's head: dropped or cleared
         self._cleared = 0
-        self._gone: Counter[Source] = Counter()  # dropped or cleared, by who answered
+        self._counted: Counter[Source] = Counter()  # by who answered, those numbered up to `_counted_to`
+        self._counted_to = 0
         self._reading = threading.Lock()  # making entries, and forgetting those of dropped captures
         self._entries: dict[int, Entry] = {}  # made, by number
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
-    def add(
-        self,
-        source: Source,
-        test_id: str | None,
-        request: RawRequest,
-        reader: Reader,
-        kept: Any,
-        door: str | None = None,
-    ) -> None:
-        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full;
-        `door`: how its request reached llmproxy."""
+    def add(self, capture: Capture) -> None:
+        """Keep an exchange (numbered in the order added: its number is its id), the oldest dropped when full."""
         captures = self._captures
-        with self._lock:
-            self._last += 1
-            if len(captures) == self.capacity:  # the oldest goes: counted now, while it is known
-                self._gone[captures[0][0]] += 1
-            captures.append((source, test_id, request, reader, kept, door))
-            if self._watchers:
+        captures.append(capture)
+        if len(captures) > self._limit:
+            self._let_go(len(captures) - self.capacity)
+        if self._watchers:  # read unlocked: a watcher counts itself before it looks, so it sees this capture
+            with self._added:
                 self._added.notify_all()
 
     def wait(self, after: int, timeout: float) -> int:
@@ -226,18 +287,16 @@ class Journal:
         For a reader that pushes what is new (the control API's event stream) without polling, and without
         the proxy's requests doing more than a notify while it sleeps."""
         with self._added:
-            if self._last <= after:
-                self._watchers += 1
-                try:
+            self._watchers += 1  # before looking: an add that finds no watcher appended before this look
+            try:
+                if self._offset + len(self._captures) <= after:
                     self._added.wait(timeout)
-                finally:
-                    self._watchers -= 1
-            return self._last
+            finally:
+                self._watchers -= 1
+            return self._offset + len(self._captures)
 
     def read(self, query: Query = Query()) -> list[Entry]:
-        with self._lock:
-            captures = list(self._captures)
-            first = self._last - len(captures) + 1
+        captures, first = self._kept()
         start = max(0, query.since - first + 1)
         with self._reading:
             self._forget(first)
@@ -251,10 +310,12 @@ class Journal:
     def get(self, seq: int) -> Entry | None:
         """One entry by its number; None when it never was, or was dropped."""
         with self._lock:
-            first = self._last - len(self._captures) + 1
-            if not first <= seq <= self._last:
+            captures = self._captures
+            held = len(captures)
+            first = self._offset + max(0, held - self.capacity) + 1
+            if not first <= seq <= self._offset + held:
                 return None
-            capture = self._captures[seq - first]
+            capture = captures[seq - self._offset - 1]
         with self._reading:
             self._forget(first)
             return self._entry(seq, capture)
@@ -262,35 +323,64 @@ class Journal:
     def clear(self) -> int:
         """Forget every entry (numbering goes on, so a reader's `since` stays meaningful); how many there were."""
         with self._reading, self._lock:
-            cleared = len(self._captures)
-            self._gone.update(capture[0] for capture in self._captures)
-            self._captures.clear()
+            held = len(self._captures)
+            cleared = min(held, self.capacity)
+            self._cut(held)
             self._cleared += cleared
             self._entries.clear()
-            self._forgotten = self._last
+            self._forgotten = self._offset
         return cleared
 
     @property
     def last(self) -> int:
         """The number of the newest entry ever added (0: none yet)."""
-        return self._last
+        with self._lock:
+            return self._offset + len(self._captures)
 
     @property
     def dropped(self) -> int:
         """Entries pushed out because the journal was full."""
         with self._lock:
-            return self._last - self._cleared - len(self._captures)
+            return self._offset + len(self._captures) - self._cleared - min(len(self._captures), self.capacity)
 
     @property
     def kept(self) -> int:
-        return len(self._captures)
+        return min(len(self._captures), self.capacity)
 
     def counts(self) -> dict[Source, int]:
         """Exchanges seen since the start, by who answered (dropped and cleared ones included)."""
         with self._lock:
-            counts = self._gone.copy()
-            counts.update(capture[0] for capture in self._captures)
+            captures = self._captures
+            held = len(captures)  # an append beside this lands after it, counted next time
+            self._count(islice(captures, self._counted_to - self._offset, held), self._offset + held)
+            counts = self._counted.copy()
         return {source: count for source, count in counts.items() if count}
+
+    def _kept(self) -> tuple[list[Capture], int]:
+        """The captures kept, oldest first, and the number of the first."""
+        with self._lock:
+            captures = self._captures[-self.capacity :]  # a copy, taken whole: appends go on beside it
+            return captures, self._offset + len(self._captures) - len(captures) + 1
+
+    def _let_go(self, count: int) -> None:
+        """Let the oldest `count` captures go (fewer if another thread let some go meanwhile)."""
+        with self._lock:
+            self._cut(min(count, len(self._captures) - self.capacity))
+
+    def _cut(self, count: int) -> None:
+        """Under the lock: the oldest `count` captures go, counted by who answered."""
+        if count > 0:
+            captures = self._captures
+            self._count(islice(captures, max(0, self._counted_to - self._offset), count), self._offset + count)
+            del captures[:count]  # one step: an append beside it lands after what is left
+            self._offset += count
+
+    def _count(self, captures: Iterable[Capture], to: int) -> None:
+        """Under the lock: count the captures numbered after `_counted_to` up to `to` (each counted once: when the
+        counts are asked for, or when it is let go uncounted), so asking again counts only what came since."""
+        if to > self._counted_to:
+            self._counted.update(map(_SOURCE, captures))
+            self._counted_to = to
 
     def _made(self, captures: list[Capture], first: int, start: int, newest: bool = False) -> Iterator[Entry]:
         """The entries of `captures` (numbered from `first`) from position `start` on, oldest first, or newest

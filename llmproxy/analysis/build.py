@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Protocol
 
 from llmproxy.analysis.appendix import appendix
 from llmproxy.analysis.calls import RecordedCall
@@ -64,12 +65,25 @@ class Selection:
         return self.since is None or call.started_at >= self.since
 
 
+class Dated(Protocol):
+    """A call as `oldest_first` orders it."""
+
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def exchange_id(self) -> int: ...
+
+
+def oldest_first(call: Dated) -> tuple[datetime, str, int]:
+    """The order calls are judged and reported in: by when they started, then where they were recorded."""
+    return call.started_at, call.source, call.exchange_id
+
+
 def select(calls: Sequence[RecordedCall], selection: Selection) -> tuple[list[RecordedCall], int]:
     """The calls admitted, oldest first, and how many older ones `max_calls` left out."""
-    chosen = sorted(
-        (call for call in calls if selection.admits(call)),
-        key=lambda call: (call.started_at, call.source, call.exchange_id),
-    )
+    chosen = sorted((call for call in calls if selection.admits(call)), key=oldest_first)
     dropped = max(0, len(chosen) - selection.max_calls) if selection.max_calls > 0 else 0
     return chosen[dropped:], dropped
 

@@ -162,7 +162,7 @@ def build_call(
     position = decoded.shared_items
     new_tokens, results, large = read_messages(new_items, position)
     large = (*_large_system(request), *large)
-    tool_calls = tuple(_tool_use(call) for call in completion.tool_calls) if completion is not None else ()
+    tool_calls = tuple(tool_use(call) for call in completion.tool_calls) if completion is not None else ()
     count = position + len(new_items)
     tools = _tool_facts(request.tools)
     shape = fingerprint(f"{decoded.path}\n{model}\n{tools.joined}\n{system_fingerprint}\n{lineage.digest}")
@@ -297,7 +297,8 @@ def _tool_facts(tools: tuple[ToolDefinition, ...]) -> _Tools:
     return facts
 
 
-def _tool_use(call: ToolCall) -> ToolUse:
+def tool_use(call: ToolCall) -> ToolUse:
+    """A tool call as a report and the gates show it: its arguments as compact JSON."""
     arguments = call.invalid_arguments if call.invalid_arguments is not None else _json(call.arguments)
     return ToolUse(call.id, call.name, arguments, fingerprint(f"{call.name}\n{_canonical(call)}"))
 

@@ -7,24 +7,26 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from enum import IntEnum
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
 
-from llmproxy.analysis.calls import RecordedCall
+from llmproxy.analysis.calls import RecordedCall, ToolUse
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.figures import dollars, grade_change, money, percent
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.resilience import outcomes
-from llmproxy.analysis.verdict import Failures
+from llmproxy.analysis.verdict import Failures, failure
 from llmproxy.cassette import jsonpath
 from llmproxy.intercept.aftermath import Next
 from llmproxy.intercept.faults import FaultKind
-from llmproxy.pricing import PriceBook, Priced
+from llmproxy.model import Provider, Usage
+from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.words import plural
 
 
@@ -77,13 +79,41 @@ def covered(verdict: Verdict, coverage: Coverage, allow_partial: bool) -> Verdic
     return Verdict(verdict.gate, outcome, verdict.reasons + coverage.gate_gaps(), details, summary=summary)
 
 
-def _unanswered(calls: Sequence[RecordedCall]) -> str | None:
+class Answered(Protocol):
+    """What the tool-call and cost gates read of a call: a report's `RecordedCall`, or a journal's read for them
+    alone (`answered.AnsweredCall`)."""
+
+    @property
+    def exchange_id(self) -> int: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def vendor(self) -> str | None: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def failed(self) -> bool: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def cost(self) -> Priced | Unpriced: ...
+    @property
+    def tool_calls(self) -> tuple[ToolUse, ...]: ...
+
+
+def _unanswered(calls: Sequence[Answered]) -> str | None:
     """When no call was answered, why (a run that failed says nothing a gate on its answers or its cost could
     pass on): "none of the 3 calls was answered (3 with status 529)"; None when one was."""
     if not calls or any(not call.failed for call in calls):
         return None
     which = "the only call was not answered" if len(calls) == 1 else f"none of the {len(calls):,} calls was answered"
-    return f"{which} ({Failures.of(calls).how()})"
+    return f"{which} ({Failures(Counter(failure(call.status) for call in calls if call.failed)).how()})"
 
 
 def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str) -> Verdict:
@@ -91,7 +121,7 @@ def _judge(gate: str, reasons: list[str], details: dict[str, Any], summary: str)
 
 
 def tool_call(
-    calls: Sequence[RecordedCall],
+    calls: Sequence[Answered],
     name: str,
     args_regex: str | None,
     at_least: int,
@@ -193,7 +223,7 @@ def structured_output(calls: Sequence[RecordedCall], schema: Any) -> Verdict:
 
 
 def cost(
-    calls: Sequence[RecordedCall], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool
+    calls: Sequence[Answered], book: PriceBook, max_usd: Decimal, model: str | None, allow_unpriced: bool
 ) -> Verdict:
     """The calls' estimated cost is at most `max_usd`. `model` prices every call as that model. An unpriced
     call fails the gate (the total would understate the cost) unless `allow_unpriced`."""

@@ -202,6 +202,7 @@ class HistoryDigests:
 
     def __init__(self) -> None:
         self._chains: dict[int, tuple[int | None, int, list[bytes]]] = {}  # id → (extends, items, own digests)
+        self._found: dict[tuple[int, int], bytes] = {}  # (id, position) → digest, for positions inherited
 
     def add(self, exchange: Exchange) -> str:
         request = exchange.request
@@ -217,15 +218,28 @@ class HistoryDigests:
         return digest.hex()
 
     def _at(self, exchange: int, position: int) -> bytes:
-        """The digest of the first `position` items of an exchange's history."""
+        """The digest of the first `position` items of an exchange's history. One found up a chain of
+        inherited prefixes is remembered for every exchange passed: requests that each share one earlier
+        prefix with the one before (the same system prompt, the rest new) would otherwise walk the whole chain
+        each, a report's time growing with the square of their number."""
+        passed: list[int] = []
+        digest = b""
         while position > 0 and exchange in self._chains:
+            found = self._found.get((exchange, position))
+            if found is not None:
+                digest = found
+                break
             parent, shared, own = self._chains[exchange]
             if position > shared:
-                return own[position - shared - 1]
+                digest = own[position - shared - 1]
+                break
+            passed.append(exchange)
             if parent is None:
                 break
             exchange = parent
-        return b""
+        for inherited in passed:
+            self._found[inherited, position] = digest
+        return digest
 
 
 def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExchange) -> str:

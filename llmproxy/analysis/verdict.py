@@ -37,7 +37,7 @@ class Failures:
         later: set[tuple[str, str]] = set()
         for call in reversed(calls):
             if call.failed:
-                by_what[f"status {call.status}" if call.status is not None else "no response"] += 1
+                by_what[failure(call.status)] += 1
                 asked_again += (call.session, call.shape) in later
             later.add((call.session, call.shape))
         return cls(by_what, asked_again)
@@ -45,6 +45,11 @@ class Failures:
     def how(self) -> str:
         """ "2 with status 500, 1 with no response" """
         return ", ".join(f"{count:,} with {what}" for what, count in sorted(self.by_what.items(), key=_most_first))
+
+
+def failure(status: int | None) -> str:
+    """What a failed call got, as `Failures` counts it: "status 529", "no response"."""
+    return f"status {status}" if status is not None else "no response"
 
 
 def verdict(

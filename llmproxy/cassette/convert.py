@@ -6,6 +6,7 @@ with a note, so one odd exchange never costs the others.
 """
 
 import base64
+import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -37,7 +38,22 @@ logger = logging.getLogger(__name__)
 
 
 def url(request: RawRequest, redactor: Redactor) -> str:
-    return f"{request.scheme}://{authority(request.scheme, request.host, request.port)}{redactor.path(request.path)}"
+    """The request's URL as a cassette stores it, its secrets redacted."""
+    return _url(redactor, request.scheme, request.host, request.port, request.path)
+
+
+@functools.lru_cache(maxsize=256)
+def _url(redactor: Redactor, scheme: str, host: str, port: int, path: str) -> str:
+    """Once per URL: a journal or a recording sends thousands of requests to the same few."""
+    return f"{scheme}://{authority(scheme, host, port)}{redactor.path(path)}"
+
+
+@functools.lru_cache(maxsize=256)
+def shown_model(redactor: Redactor, model: str) -> str:
+    """A model named in a request's JSON as a cassette stores it (a string of the body: redacted as one), once
+    per model."""
+    redacted: str = redactor.json({"model": model})["model"]
+    return redacted
 
 
 def request_line(request: RawRequest, redactor: Redactor) -> str:

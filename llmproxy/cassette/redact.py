@@ -45,12 +45,7 @@ class Redactor:
     def header(self, name: str, value: str) -> str:
         if not self.enabled:
             return value
-        if not secrets.is_secret_header(name):
-            return secrets.replace_all(value)
-        scheme = _SCHEME.fullmatch(value)
-        if scheme:
-            return scheme[1] + scheme[2] + self._whole(scheme[3], name)
-        return self._whole(value, name)
+        return _header(name, value)
 
     def path(self, path: str) -> str:
         """A request path with its query: secret query values replaced, key-shaped strings anywhere too."""
@@ -132,6 +127,18 @@ class Redactor:
         if secrets.PLACEHOLDER.fullmatch(secret):
             return secret
         return secrets.placeholder(secret, secrets.kind_of(secret) or secrets.label(name))
+
+
+@functools.lru_cache(maxsize=1024)
+def _header(name: str, value: str) -> str:
+    """A header's value redacted, once per name and value: a recording or a journal repeats the same few (the
+    host, the content type, the client's key) on every request."""
+    if not secrets.is_secret_header(name):
+        return secrets.replace_all(value)
+    scheme = _SCHEME.fullmatch(value)
+    if scheme:
+        return scheme[1] + scheme[2] + Redactor._whole(scheme[3], name)
+    return Redactor._whole(value, name)
 
 
 REDACTOR = Redactor()

@@ -15,6 +15,7 @@ import orjson
 
 from llmproxy.model import Conversation, Route
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers import declared
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import chat_codec
@@ -106,19 +107,47 @@ class Decoded(NamedTuple):
         path, question, query = raw.path.partition("?")
         parameters = dict(parse_qsl(query)) if question and query else {}
         try:
-            route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
-            parsed = _json(raw.body)
-            codec = None
-            if route is not None:
-                route = with_body(route, parsed if isinstance(parsed, dict) else None)
-                codec = chat_codec(route)
-            asked = parsed.get("model") if isinstance(parsed, dict) else None
+            detected = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+            route, parsed, codec, model = spoken(raw, detected)
             turn = codec.assistant_turns(parsed) if codec is not None else 0
         except Exception:
             logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
             return cls(path, parameters, headers)
-        model = asked if isinstance(asked, str) else route.model if route is not None else None
         return cls(path, parameters, headers, route, parsed, codec, turn, model)
+
+
+def spoken(raw: RawRequest, route: Route | None) -> tuple[Route | None, Any, ChatCodec | None, str | None]:
+    """What `raw` says, given the API detected from its method, URL and headers (`routes.detect`): that API with
+    what its body settles (streaming), its body parsed (None when it is not JSON), its chat API's codec and the
+    model it asks for. Raises whatever an API's reading of a body it cannot read raises: a caller reads such a
+    request as none of these."""
+    parsed = body_json(raw.body)
+    codec = None
+    if route is not None:
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+        codec = chat_codec(route)
+    asked = parsed.get("model") if isinstance(parsed, dict) else None
+    model = asked if isinstance(asked, str) else route.model if route is not None else None
+    return route, parsed, codec, model
+
+
+def detected(raw: RawRequest) -> Route | None:
+    """`routes.detect`, once per method, URL and header names: a journal holds thousands of requests to the
+    same few APIs (the last 256 are remembered, forgotten when the declared routes change). A GET may ask to
+    become a WebSocket, which an upgrade header's value says: it is detected each time."""
+    key = (raw.method, raw.scheme, raw.host, raw.port, raw.path, tuple(dict(raw.headers)))
+    if raw.method != "GET" and key in _ROUTES:
+        return _ROUTES[key]
+    headers = {name.lower(): value for name, value in raw.headers}
+    route = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+    if len(_ROUTES) >= 256:
+        _ROUTES.clear()
+    _ROUTES[key] = route
+    return route
+
+
+_ROUTES: dict[tuple[object, ...], Route | None] = {}
+declared.when_changed(_ROUTES.clear)
 
 
 class Incoming:
@@ -266,7 +295,8 @@ def _counted_conversation(counter: TokenCounter, route: Route, body: bytes) -> C
         return None
 
 
-def _json(body: bytes) -> Any:
+def body_json(body: bytes) -> Any:
+    """The body parsed, None when it is not JSON."""
     try:
         return orjson.loads(body) if body else None
     except orjson.JSONDecodeError:

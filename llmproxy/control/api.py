@@ -220,11 +220,13 @@ class _Summaries:
 
 
 def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
-    """The entry as a listing shows it: read from its glance, never converting the exchange whole."""
+    """The entry as a listing shows it: read from its glance, never converting the exchange whole. Built without
+    validation: every value has its field's type already (a glance's are typed), and the event stream makes one
+    for every exchange while a page watches."""
     glance = entry.glance
     usage = glance.usage
     cost = prices.cost(usage, glance) if usage is not None and entry.source is not Source.MISSED else None
-    return JournalSummary(
+    return JournalSummary.model_construct(
         seq=entry.seq,
         source=entry.source,
         door=entry.door,
@@ -272,7 +274,7 @@ def _standing(standing: Standing) -> ExpectationStanding:
 
 
 def _token_usage(usage: Usage) -> TokenUsage:
-    return TokenUsage(
+    return TokenUsage.model_construct(
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,

@@ -17,9 +17,9 @@ from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain import Chain
-from llmproxy.chain.taps.journal import JournalTap, glance
+from llmproxy.chain.taps.journal import JournalTap, glance, seen
 from llmproxy.errors import CassetteError
-from llmproxy.journal import Glance, Journal, Source
+from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.plan import Plan
 from llmproxy.proxy_session import Session
@@ -28,17 +28,29 @@ _REDACTOR = Redactor()  # what a cassette holds is redacted already: reading it 
 
 
 class _Stored:
-    """Reads back a journal entry that is a stored exchange (`kept`)."""
+    """Reads back a journal entry that is a stored exchange: its capture's parts are the request as if sent and
+    the exchange as stored."""
 
-    def captured(self, kept: Any) -> RawExchange:
-        return raw_exchange(kept)
+    def request(self, capture: Capture) -> RawRequest:
+        request: RawRequest = capture[4]
+        return request
 
-    def exchange(self, kept: Any, seq: int) -> Exchange:
-        stored: Exchange = kept
+    def captured(self, capture: Capture) -> RawExchange:
+        return raw_exchange(capture[5])
+
+    def exchange(self, capture: Capture, seq: int) -> Exchange:
+        stored: Exchange = capture[5]
         return stored.model_copy(update={"id": seq})
 
-    def glance(self, kept: Any) -> Glance:
-        return glance(raw_exchange(kept), _REDACTOR)
+    def glance(self, capture: Capture) -> Glance:
+        return glance(raw_exchange(capture[5]), _REDACTOR)
+
+    def seen(self, capture: Capture) -> Seen:
+        return seen(raw_exchange(capture[5]))
+
+    @property
+    def redactor(self) -> Redactor:
+        return _REDACTOR
 
 
 def raw_exchange(exchange: Exchange) -> RawExchange:
@@ -99,7 +111,7 @@ def journal_of(cassettes: Sequence[Path]) -> Journal:
     for _, _, name, exchange in found:
         request = exchange.request
         raw = raw_request(request.method, request.url, request.http_version, request.headers, request.body)
-        journal.add(Source.CASSETTE, name, raw, reader, exchange)
+        journal.add((Source.CASSETTE, name, reader, None, raw, exchange))
     return journal
 
 

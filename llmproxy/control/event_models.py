@@ -12,7 +12,7 @@ class Hello(ApiModel):
     """The first event: where the journal stands, so a reader that listed it knows what is new."""
 
     counts: JournalCounts | None = Field(None, description="the journal's counts; absent when the run keeps none")
-    queue: int = Field(description="the events this stream holds for its reader before it drops new ones")
+    queue: int = Field(description="the batches of events this stream holds for its reader before it drops new ones")
 
 
 class Counters(ApiModel):

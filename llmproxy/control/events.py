@@ -3,10 +3,13 @@
 (chaos, quotas, budget, expectations' hits) when they change.
 
 The proxy's requests never wait for a reader. The journal tap only appends, as always; one publisher thread,
-running while someone reads the stream, sleeps on the journal (`Journal.wait`), reads what was added, encodes
-each event once and offers it to every reader's queue. A queue is bounded: a reader that does not keep up
-(a slow or gone browser) has events dropped, counted, and told in the stream (`dropped`), never queued
-without bound and never slowing the proxy.
+running while someone reads the stream, sleeps on the journal (`Journal.wait`), lets what comes next gather
+for a moment (`BATCH`), reads what was added, encodes each event once and offers them to every reader's queue
+as one batch; a reader writes what its queue holds in one write. So a busy run costs a wake, a queue put and
+a write per batch, not per exchange, and the counters are looked at every `COUNTERS_EVERY` seconds, not on
+every wake. A queue is bounded: a reader that does not keep up (a slow or gone browser) has batches dropped,
+their events counted and told in the stream (`dropped`), never queued without bound and never slowing the
+proxy.
 """
 
 import contextlib
@@ -25,8 +28,9 @@ from llmproxy.journal import Entry, Journal, Query
 
 logger = logging.getLogger(__name__)
 
-QUEUE: Final = 1000  # events held for one reader before new ones are dropped
+QUEUE: Final = 1000  # batches of events held for one reader before new ones are dropped
 COUNTERS_EVERY: Final = 0.5  # seconds between looks at the counters (while someone reads)
+BATCH: Final = 0.05  # seconds the publisher lets entries gather once one has come: a page sees them this late
 HEARTBEAT: Final = 15.0  # seconds of quiet before a comment line, which finds a reader that went away
 _CLOSED: Final = b""  # put in a reader's queue when the stream ends
 
@@ -45,11 +49,12 @@ class _Reader:
         self.queue: queue.Queue[bytes] = queue.Queue(capacity)
         self.dropped = 0
 
-    def offer(self, event: bytes) -> None:
+    def offer(self, batch: bytes, events: int) -> None:
+        """`batch`: `events` events, encoded one after another."""
         try:
-            self.queue.put_nowait(event)
+            self.queue.put_nowait(batch)
         except queue.Full:
-            self.dropped += 1
+            self.dropped += events
 
     def end(self) -> None:
         """Its stream ends after what it holds; a full queue loses what it held, which no one would read."""
@@ -81,6 +86,7 @@ class EventHub:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self.published = 0  # journal entries read and offered to the readers so far
 
     @property
     def readers(self) -> int:
@@ -109,16 +115,21 @@ class EventHub:
             told = 0
             while True:
                 try:
-                    event = reader.queue.get(timeout=HEARTBEAT)
+                    batches = [reader.queue.get(timeout=HEARTBEAT)]
                 except queue.Empty:
                     yield b": still here\n\n"
                     continue
-                if event == _CLOSED:
-                    return
+                with contextlib.suppress(queue.Empty):  # what else it holds goes in the same write
+                    while batches[-1] != _CLOSED:
+                        batches.append(reader.queue.get_nowait())
                 if reader.dropped != told:
                     told = reader.dropped
-                    yield encode("dropped", Dropped(dropped=told))
-                yield event
+                    batches.insert(0, encode("dropped", Dropped(dropped=told)))
+                written = b"".join(batches)
+                if written:
+                    yield written
+                if batches[-1] == _CLOSED:
+                    return
         finally:
             with self._lock:
                 self._readers.discard(reader)
@@ -135,6 +146,7 @@ class EventHub:
         """While anyone reads: each new journal entry, and the counters when they change, to every reader."""
         seen = self.journal.last if self.journal is not None else 0
         sent: Counters | None = None
+        looked = -COUNTERS_EVERY
         while True:
             with self._lock:
                 if not self._readers or self._closed:
@@ -145,19 +157,25 @@ class EventHub:
                 if self.journal is not None:
                     last = self.journal.wait(seen, COUNTERS_EVERY)
                     if last > seen:
-                        for entry in self.journal.read(Query(since=seen)):
-                            event = encode("entry", self.summary(entry), entry.seq)
+                        time.sleep(BATCH)
+                        entries = self.journal.read(Query(since=seen))
+                        seen = entries[-1].seq if entries else last  # none: cleared meanwhile
+                        if entries:
+                            batch = b"".join([encode("entry", self.summary(entry), entry.seq) for entry in entries])
                             for reader in readers:
-                                reader.offer(event)
-                        seen = last
+                                reader.offer(batch, len(entries))
+                            self.published += len(entries)
                 else:
                     time.sleep(COUNTERS_EVERY)
-                counters = self.counters()
-                if counters != sent:
-                    sent = counters
-                    event = encode("counters", counters)
-                    for reader in readers:
-                        reader.offer(event)
+                now = time.monotonic()
+                if now - looked >= COUNTERS_EVERY:
+                    looked = now
+                    counters = self.counters()
+                    if counters != sent:
+                        sent = counters
+                        event = encode("counters", counters)
+                        for reader in readers:
+                            reader.offer(event, 1)
             except Exception:  # a bug of llmproxy's: logged, and the stream carries on with what comes next
                 logger.exception("the control API's event stream failed to publish")
                 time.sleep(COUNTERS_EVERY)

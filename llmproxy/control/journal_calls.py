@@ -1,14 +1,19 @@
 """The journal read as `llmproxy report`, `explain` and `verify` read cassettes: its entries' exchanges —
 redacted, in the shape a cassette stores them — given to the same builder (`llmproxy.analysis.sources.Recorded`),
 the requests of each test (`x-llmproxy-test-id`) as a cassette of their own, as one cassette per test makes the
-report's sessions per test."""
+report's sessions per test. The tool-call and cost gates read less (`answered`): each exchange's model, usage
+and tool calls from its capture (`llmproxy.analysis.answered`), the few that need more read whole as above."""
 
 import threading
 from collections.abc import Sequence
 from typing import Final
 
-from llmproxy.analysis.sources import Grouping, Recorded
+from llmproxy.analysis.answered import AnsweredCall, answered_call
+from llmproxy.analysis.build import oldest_first
+from llmproxy.analysis.calls import RecordedCall
+from llmproxy.analysis.sources import Grouping, Recorded, SourceSummary
 from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.store import gc_paused
 from llmproxy.control.router import ApiError
 from llmproxy.journal import Entry, Journal, Query, Source
 from llmproxy.pricing import PriceBook
@@ -41,9 +46,61 @@ def answered(journal: Journal, source: Source | None, test_id: str | None, since
 def recorded(entries: Sequence[Entry], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> Recorded:
     """The calls of `entries`, each test's read as one cassette; a call's `exchange_id` is its entry's `seq`."""
     by_test: dict[str, list[Exchange]] = {}
-    for entry in entries:
-        by_test.setdefault(source_name(entry.test_id), []).append(entry.exchange)
+    with gc_paused():  # every exchange converted lives on with its entry: the collector's passes are waste
+        for entry in entries:
+            by_test.setdefault(source_name(entry.test_id), []).append(entry.exchange)
     return Recorded.of_exchanges(by_test.items(), book, grouping)
+
+
+class Answered:
+    """The calls the tool-call and cost gates judge, oldest first (`build.select`'s order), and what each test's
+    exchanges held, as `Recorded` gives them."""
+
+    def __init__(self, calls: list[AnsweredCall | RecordedCall], sources: list[SourceSummary]) -> None:
+        self.calls = calls
+        self.sources = sources
+
+
+def answered_calls(entries: Sequence[Entry], book: PriceBook) -> Answered:
+    """The calls of `entries` as `recorded` reads them, for the gates that judge answers alone: each exchange
+    read for its model, usage and tool calls (`answered_call`). A test with an exchange only the whole reading
+    can read is read whole, as one cassette: what that reading makes of one exchange may depend on the test's
+    earlier ones (an answer without usage is estimated from the history the request shares with them)."""
+    by_test: dict[str, tuple[SourceSummary, list[AnsweredCall]] | None] = {}  # None: read whole
+    entries_of: dict[str, list[Entry]] = {}
+    with gc_paused():  # what is read lives on until the verify answers: the collector's passes are waste
+        for entry in entries:
+            name = source_name(entry.test_id)
+            entries_of.setdefault(name, []).append(entry)
+            if name not in by_test:
+                by_test[name] = (SourceSummary(name), [])
+            read_so_far = by_test[name]
+            if read_so_far is None:
+                continue
+            summary, found = read_so_far
+            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book)
+            if read is None:
+                by_test[name] = None
+                continue
+            summary.exchanges += 1
+            if isinstance(read, str):
+                summary.skipped[read] += 1
+            else:
+                summary.calls += 1
+                found.append(read)
+    whole = [entry for name, fast in by_test.items() if fast is None for entry in entries_of[name]]
+    rest = recorded(whole, book) if whole else None
+    sources: list[SourceSummary] = []
+    calls: list[AnsweredCall | RecordedCall] = [*rest.calls] if rest is not None else []
+    read_whole = {summary.path: summary for summary in rest.sources} if rest is not None else {}
+    for name, fast in by_test.items():
+        if fast is None:
+            sources.append(read_whole[name])
+        else:
+            sources.append(fast[0])
+            calls.extend(fast[1])
+    calls.sort(key=oldest_first)
+    return Answered(calls, sources)
 
 
 class Reader:
@@ -53,7 +110,7 @@ class Reader:
 
     def __init__(self) -> None:
         self._book: PriceBook | None = None
-        self._last: tuple[tuple[object, ...], Recorded] | None = None
+        self._last: tuple[tuple[object, ...], Recorded | Answered] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -70,14 +127,36 @@ class Reader:
         since: int = 0,
         grouping: Grouping = Grouping.CASSETTE,
     ) -> Recorded:
-        """The calls of the entries `answered` chooses. The journal holds a run of entries ending at its `last`,
-        `kept` long, so the two name what it holds; taken before the entries are, they can only be older than
-        what is read, and the next read then reads afresh."""
-        key = (source, test_id, since, grouping, journal.last, journal.kept)
-        with self._lock:
-            if self._last is not None and self._last[0] == key:
-                return self._last[1]
+        """The calls of the entries `answered` chooses, read whole (`recorded`)."""
+        key = (Recorded, source, test_id, since, grouping, *self._holding(journal))
+        kept = self._kept(key)
+        if isinstance(kept, Recorded):
+            return kept
         read = recorded(answered(journal, source, test_id, since), self.book, grouping)
+        self._keep(key, read)
+        return read
+
+    def answers(self, journal: Journal, source: Source | None, test_id: str | None) -> Answered:
+        """The calls of the entries `answered` chooses, read for the gates that judge answers alone
+        (`answered_calls`)."""
+        key = (Answered, source, test_id, *self._holding(journal))
+        kept = self._kept(key)
+        if isinstance(kept, Answered):
+            return kept
+        read = answered_calls(answered(journal, source, test_id), self.book)
+        self._keep(key, read)
+        return read
+
+    @staticmethod
+    def _holding(journal: Journal) -> tuple[int, int]:
+        """What the journal holds: a run of entries ending at its `last`, `kept` long. Taken before the entries
+        are, the two can only be older than what is read, and the next read then reads afresh."""
+        return journal.last, journal.kept
+
+    def _kept(self, key: tuple[object, ...]) -> Recorded | Answered | None:
+        with self._lock:
+            return self._last[1] if self._last is not None and self._last[0] == key else None
+
+    def _keep(self, key: tuple[object, ...], read: Recorded | Answered) -> None:
         with self._lock:
             self._last = (key, read)
-        return read

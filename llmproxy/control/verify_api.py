@@ -4,8 +4,8 @@ in, and the gates `llmproxy verify` runs on cassettes — a tool called, structu
 with what it found instead (the closest requests, the counts, the tools that were called), never a bare false.
 
 Requests are judged as the client sent them, with the expectations file's own predicates (one language for
-answering and verifying); each entry's request is read once and kept on it (`Entry.incoming`), so verifying
-again, or over a long journal, reparses nothing. The gates read the answers as a cassette would store them.
+answering and verifying); each entry's request is read no further than the predicates ask, once, and kept on it
+(`Entry.asked`), so verifying again reparses nothing. The gates read the answers as a cassette would store them.
 """
 
 from collections import Counter
@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from llmproxy.analysis import gates
+from llmproxy.analysis.answered import AnsweredCall
 from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.gates import GateOutcome, Verdict, covered
+from llmproxy.cassette.store import gc_paused
 from llmproxy.control.auth import Access
 from llmproxy.control.journal_calls import Reader, kept_journal
 from llmproxy.control.models import JournalScope, NearMiss, Verified, VerifyRequests
@@ -37,6 +39,7 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Entry, Journal, Query
 from llmproxy.mock import spec
 from llmproxy.mock.engine import failed_predicates
+from llmproxy.mock.predicates import has_conversation_predicates
 from llmproxy.proxy_session import Session
 
 CLOSEST: Final = 3  # near misses a failing verify shows
@@ -48,16 +51,18 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
 
     def verify_requests(call: Call[Any, Any, VerifyRequests]) -> Verified:
         assert call.body is not None  # the endpoint declares its body: the router always gives one
-        return verified(kept_journal(session.journal), call.body)
+        with gc_paused():  # what a verify reads of each entry lives on with it: the collector's passes are waste
+            return verified(kept_journal(session.journal), call.body)
 
     def verify_sequence(call: Call[Any, Any, VerifySequence]) -> SequenceVerified:
         assert call.body is not None
-        return sequenced(kept_journal(session.journal), call.body)
+        with gc_paused():
+            return sequenced(kept_journal(session.journal), call.body)
 
     def verify_tool_call(call: Call[Any, Any, VerifyToolCall]) -> ToolCallVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
+        calls, coverage = _answered(kept_journal(session.journal), verify, reader)
         low, high = verify.bounds()
         verdict = gates.tool_call(calls, verify.name, verify.args_regex, low, high, verify.arguments)
         judged = _judged(verdict, calls, coverage, verify.allow_partial)
@@ -73,7 +78,7 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _calls(kept_journal(session.journal), verify, reader)
+        calls, coverage = _answered(kept_journal(session.journal), verify, reader)
         verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
@@ -163,8 +168,9 @@ def verified(journal: Journal, verify: VerifyRequests) -> Verified:
     """The journal's requests counted against `verify`: each read with the mock's own predicates."""
     held: list[int] = []
     near: list[tuple[int, int, list[str]]] = []
+    conversation = has_conversation_predicates(verify.match)
     for entry in journal.read(Query(source=verify.source, test_id=verify.test_id)):
-        failed = failed_predicates(verify.match, entry.incoming)
+        failed = failed_predicates(verify.match, entry.asked(conversation))
         if failed:
             near.append((len(failed), entry.seq, failed))
         else:
@@ -180,22 +186,23 @@ def sequenced(journal: Journal, verify: VerifySequence) -> SequenceVerified:
     request came for, the requests that held to it too early, and what came instead."""
     entries = journal.read(Query(source=verify.source, test_id=verify.test_id))
     steps = verify.sequence
+    conversation = any(has_conversation_predicates(step) for step in steps)
     matched: list[int] = []
     for entry in entries:
         if len(matched) == len(steps):
             break
-        if not failed_predicates(steps[len(matched)], entry.incoming):
+        if not failed_predicates(steps[len(matched)], entry.asked(conversation)):
             matched.append(entry.seq)
     if len(matched) == len(steps):
         return SequenceVerified(ok=True, matched=matched)
     step = len(matched)
     match = steps[step]
     start = _after(entries, matched[-1]) if matched else 0
-    earlier = [entry.seq for entry in entries[:start] if not failed_predicates(match, entry.incoming)]
+    earlier = [entry.seq for entry in entries[:start] if not failed_predicates(match, entry.asked(conversation))]
     near = [
         (len(failed), entry.seq, failed)
         for entry in entries[start:]
-        if (failed := failed_predicates(match, entry.incoming))
+        if (failed := failed_predicates(match, entry.asked(conversation)))
     ]
     return SequenceVerified(
         ok=False,
@@ -254,7 +261,19 @@ def _calls(journal: Journal, scope: JournalScope, reader: Reader) -> tuple[list[
     return calls, Coverage.of(len(calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
 
 
-def _judged(verdict: Verdict, calls: Sequence[RecordedCall], coverage: Coverage, allow_partial: bool) -> GateVerified:
+def _answered(
+    journal: Journal, scope: JournalScope, reader: Reader
+) -> tuple[Sequence[AnsweredCall | RecordedCall], Coverage]:
+    """The chat calls of the entries `scope` chooses as the gates that judge answers alone read them (their
+    model, usage and tool calls: `journal_calls.answered_calls`), in `_calls`' order, and what of them could be
+    read."""
+    read = reader.answers(journal, scope.source, scope.test_id)
+    return read.calls, Coverage.of(len(read.calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
+
+
+def _judged(
+    verdict: Verdict, calls: Sequence[AnsweredCall | RecordedCall], coverage: Coverage, allow_partial: bool
+) -> GateVerified:
     judged = covered(verdict, coverage, allow_partial)
     document = judged.as_json()
     details = {key: value for key, value in document.items() if key not in _SAID}

@@ -28,7 +28,7 @@ from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
 from llmproxy.mock.failover import FailoverState
 from llmproxy.mock.mcp.http import McpEndpoints, ServerStanding
-from llmproxy.mock.predicates import has_conversation_predicates, mismatches
+from llmproxy.mock.predicates import Asking, has_conversation_predicates, mismatches
 from llmproxy.mock.reply import encode_answer, unfit
 from llmproxy.mock.script import ScriptCursor
 from llmproxy.mock.token_count import estimated_count
@@ -338,7 +338,7 @@ def _predicate_count(match: spec.Match | None) -> int:
     return 0 if match is None else sum(value is not None for name, value in match if name != "normalization")
 
 
-def failed_predicates(match: spec.Match, request: Incoming) -> list[str]:
+def failed_predicates(match: spec.Match, request: Asking) -> list[str]:
     """Why `request` does not hold to `match`, one line per predicate that fails; none when it does. The mock
     picks its answer with it, and the control API's verify counts the journal's requests with it: one predicate
     language for both."""

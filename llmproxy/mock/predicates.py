@@ -12,16 +12,52 @@ as the provider decoders see it, so one predicate serves every provider.
 `mismatches` gives a reason per failing predicate; it is empty exactly when all of them hold.
 """
 
+import functools
 import re
+from typing import Protocol
 
 from llmproxy.mock.normalise import normalise
-from llmproxy.mock.spec import Match
-from llmproxy.model import Conversation, Message, Role, TextPart, ToolResultPart, name_tool_results
+from llmproxy.mock.spec import Match, Normalization
+from llmproxy.model import Message, Role, Route, TextPart, ToolResultPart, name_tool_results
 
 _EXCERPT = 80
 
 
-def mismatches(match: Match, conversation: Conversation) -> list[str]:
+class Said(Protocol):
+    """What the conversation predicates read of a request's conversation: a decoded `Conversation`, or a reading
+    of no more of it than they ask (`llmproxy.mock.asked`)."""
+
+    @property
+    def assistant_turns(self) -> int: ...
+
+    @property
+    def latest(self) -> Message | None: ...
+
+    @property
+    def messages(self) -> tuple[Message, ...]: ...
+
+
+class Asking(Protocol):
+    """What a match's predicates read of a request (`engine.failed_predicates`): the chain's `Incoming`, or a
+    verify's reading of a journal entry (`llmproxy.mock.asked`)."""
+
+    @property
+    def route(self) -> Route | None: ...
+
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+    @property
+    def conversation(self) -> Said | None: ...
+
+
+def mismatches(match: Match, conversation: Said) -> list[str]:
     reasons = []
     if match.turnIndex is not None and conversation.assistant_turns != match.turnIndex:
         turns = conversation.assistant_turns
@@ -34,7 +70,7 @@ def mismatches(match: Match, conversation: Conversation) -> list[str]:
     if latest is not None and (match.latestMessageContains is not None or match.latestMessageMatches is not None):
         text = normalise(latest.text, match.normalization)
     if match.latestMessageContains is not None:
-        expected = normalise(match.latestMessageContains, match.normalization)
+        expected = _expected(match.latestMessageContains, match.normalization)
         if expected not in text:
             reasons.append(f"latestMessageContains: {_excerpt(expected)!r} not in {_excerpt(text)!r}")
     if match.latestMessageMatches is not None and re.search(match.latestMessageMatches, text) is None:
@@ -49,6 +85,12 @@ def mismatches(match: Match, conversation: Conversation) -> list[str]:
         named = ", ".join(sorted(tool_results(conversation))) or "none"
         reasons.append(f"containsToolResultFor: no result for {match.containsToolResultFor} (results for: {named})")
     return reasons
+
+
+@functools.lru_cache(maxsize=256)
+def _expected(text: str, options: Normalization | None) -> str:
+    """An expected text normalised once, not once per request it is held against."""
+    return normalise(text, options)
 
 
 def has_conversation_predicates(match: Match) -> bool:
@@ -70,7 +112,7 @@ def latest_role(message: Message | None) -> Role | None:
     return message.role
 
 
-def tool_results(conversation: Conversation) -> set[str]:
+def tool_results(conversation: Said) -> set[str]:
     """The names of the tools whose results the request carries (named from their calls where the wire sends
     only the call id, as Chat Completions does)."""
     return {

@@ -47,7 +47,9 @@ _PLAN_BILLED: Final = {
 """Hosts whose traffic is not billed per token: the figure is what the same calls would cost on the API."""
 
 
+@functools.cache
 def library_version() -> str:
+    """Read once a process: a package's metadata is read from its files each time it is asked for."""
     return f"genai-prices {version('genai-prices')}"
 
 
@@ -82,9 +84,6 @@ class PriceBook:
         self.rules = tuple(rules)
         self._library = library_version()
         self._models: dict[tuple[str | None, str], tuple[str, gp.ModelInfo] | None] = {}
-        # keyed by the library's price objects, which its snapshot keeps alive
-        self._rate_cache: dict[tuple[int, int], _Rates] = {}
-        self._tiers: dict[int, list[int]] = {}
 
     def cost(
         self,
@@ -156,14 +155,14 @@ class PriceBook:
 
     def _rates(self, price: gp.ModelPrice, usage: Usage) -> "_Rates":
         """The per-token rates of `price` for a call of this many input tokens (its long-context tier)."""
-        starts = self._tiers.get(id(price))
+        starts = _TIERS.get(id(price))
         if starts is None:
-            starts = self._tiers[id(price)] = _tier_starts(price)
+            starts = _TIERS[id(price)] = _tier_starts(price)
         tier = bisect.bisect_left(starts, usage.input_tokens)  # the tiers starting below the input
         key = (id(price), tier)
-        rates = self._rate_cache.get(key)
+        rates = _RATES.get(key)
         if rates is None:
-            rates = self._rate_cache[key] = _Rates.of(price, max(usage.input_tokens, 1))
+            rates = _RATES[key] = _Rates.of(price, max(usage.input_tokens, 1))
         return rates
 
     def _find(self, vendor: str, model: str) -> tuple[str, gp.ModelInfo] | None:
@@ -212,6 +211,12 @@ class _Rates:
         uncached = max(0, usage.input_tokens - read - write)
         spent = uncached * self.uncached + read * self.cache_read + (write - hour) * self.cache_write
         return spent + hour * self.cache_write_1h, usage.output_tokens * self.output
+
+
+_RATES: dict[tuple[int, int], _Rates] = {}
+"""The library's rates by price and tier, for every book of the process (each control API, each report): keyed
+by the library's price objects, which its snapshot keeps alive."""
+_TIERS: dict[int, list[int]] = {}
 
 
 @functools.lru_cache(maxsize=256)

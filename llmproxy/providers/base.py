@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
 
@@ -19,10 +19,12 @@ from llmproxy.model import (
     Completion,
     Conversation,
     ErrorKind,
+    Message,
     Operation,
     Provider,
     ProviderError,
     ToolCall,
+    Usage,
 )
 from llmproxy.providers.node import Node, Parsed
 
@@ -78,6 +80,15 @@ type EncodeRateLimits = Callable[[RateLimits, datetime], dict[str, str]]
 """The rate-limit headers a provider sends for the given state, at the given instant."""
 
 
+class Answer(NamedTuple):
+    """What a gate reads of an answer (`ChatCodec.read_answer`): its usage, its tool calls, and whether it is an
+    error in place of the answer."""
+
+    usage: Usage | None
+    tool_calls: tuple[ToolCall, ...]
+    error: bool
+
+
 @dataclass(frozen=True, slots=True)
 class ChatCodec:
     """One chat API's wire format (e.g. Anthropic Messages, OpenAI Chat Completions): the functions each
@@ -128,9 +139,23 @@ class ChatCodec:
 
     stream_media_type: str = "text/event-stream"
 
+    latest_message: Callable[[Any], Message | None] | None = None
+    """The last message of a parsed request body, read alone by the codec's own message reader (None when the
+    body has none): for a body that decodes, `decode_request(body).latest`, but for the names of its tool
+    results, which only the whole history gives. Raises `ParseError` when that message is not this format. A
+    verify over thousands of requests reads the latest message of each, and a whole decode costs several times
+    one message's. None: the API's messages are not one per item of a list (a whole decode is the reading)."""
+
     asks_nothing: Callable[[Any], bool] = lambda body: False
     """Whether a parsed request asks for no output at all (Responses' `generate: false`: a warm-up that only
     loads the prompt). The mock answers it with an empty completion and spends no expectation on it."""
+
+    read_answer: Callable[[Any, Callable[[Any], Any]], Answer] | None = None
+    """A parsed non-streaming answer's usage and tool calls, read without the rest, each tool call's wire value
+    passed through the second argument first (a redactor's `json`, as a recording stores the body): for a body
+    that decodes, `decode_response(body)`'s usage and tool calls, redacted, or that it is an error. Raises
+    `ParseError` when what it reads is not this format. The journal's gates judge thousands of answers by these
+    alone, and a whole decode costs several times this reading. None: decoded whole."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -160,6 +185,27 @@ def role_count(body: Any, key: str, role: str) -> int:
     if not isinstance(items, list):
         return 0
     return sum(1 for item in items if isinstance(item, dict) and item.get("role") == role)
+
+
+def latest_in(
+    key: str, what: str, read: Callable[[Node], Message], lone: bool = False
+) -> Callable[[Any], Message | None]:
+    """A codec's `latest_message` for an API that sends one wire message per message, listed under `key`: the
+    last one read by `read`, the codec's reader of one message. `lone`: the list may be one value alone (a
+    proto-JSON repeated field, as Gemini's `contents`)."""
+
+    def latest(body: Any) -> Message | None:
+        items = Node(body, what)[key]
+        if not items.present:
+            return None
+        if not items.is_list():
+            if lone:
+                return read(items)
+            raise items.fail("a list of messages")
+        listed: list[Any] = items.value
+        return read(Node(listed[-1], what, len(listed) - 1, items)) if listed else None
+
+    return latest
 
 
 def assistant_messages(body: Any) -> int:

@@ -185,14 +185,18 @@ def measure_memory(requests: int) -> list[str]:
 def _bodies(captures: Any) -> int:
     """The bytes objects of the request and answer bodies the journal's captures keep, each counted once (an
     answer the mock built once and sends again is shared)."""
+    from llmproxy.model.exchange import RawRequest
+
     kept: dict[int, int] = {}
-    for _, _, request, _, captured, _ in captures:
-        kept[id(request.body)] = sys.getsizeof(request.body)
-        if isinstance(captured, tuple):  # a stage's reply, in parts: its body is the one bytes object
-            bodies = [part for part in captured if isinstance(part, bytes)]
-        else:  # an upstream's exchange
-            response = getattr(captured, "response", None)
-            bodies = [response.body] if response is not None and response.body is not None else []
+    for capture in captures:
+        first = capture[4]  # after who answered, the test, the reader and the door: a stage's request, or the
+        # upstream's exchange
+        if isinstance(first, RawRequest):  # a stage's reply, in parts: its body is the one bytes object among them
+            bodies = [first.body, *(part for part in capture[5:] if isinstance(part, bytes))]
+        else:
+            response = first.response
+            bodies = [first.request.body]
+            bodies += [response.body] if response is not None and response.body is not None else []
         for body in bodies:
             kept[id(body)] = sys.getsizeof(body)
     return sum(kept.values())

@@ -12,14 +12,22 @@ the first time a verify judges it: so each call is measured **cold** (the first,
 yet: a fresh one per round) and **warm** (the same call again, nothing new in the journal: the gates — tool-call,
 cost — read again none of the calls they read the first time). Medians over rounds, in milliseconds of wall
 time and of this process's CPU; the goal is judged on CPU, the steadier figure on a shared machine.
+
+    .venv/bin/python scripts/bench/control_verify.py --callgrind [--entries 10000]
+
+counts instead the instructions each call executes, cold and warm (valgrind's callgrind, switched on only around
+the call, in a process of its own that fills its journal uncounted): a figure the machine's load does not move.
 """
 
 import argparse
 import dataclasses
 import json
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,7 +42,6 @@ from llmproxy.chain.reply import Reply  # noqa: E402
 from llmproxy.chain.taps.journal import JournalTap  # noqa: E402
 from llmproxy.control.api import BASE, control_api  # noqa: E402
 from llmproxy.control.auth import Access  # noqa: E402
-from llmproxy.control.router import Router  # noqa: E402
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 from llmproxy.plan import mock_plan  # noqa: E402
 from llmproxy.proxy_session import Session  # noqa: E402
@@ -127,21 +134,96 @@ def timed(run: Callable[[], Any]) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
+def calling(name: str, entries: int) -> Callable[[], Any]:
+    """The call `name` on a control API over a journal of `entries` nothing has read yet."""
+    method, path, body = CALLS[name]
+    router = control_api(filled(entries))
+    data = json.dumps(body).encode() if body is not None else b""
+
+    def call() -> None:
+        answer = router.handle(method, BASE + path, data, Access.MUTATE)
+        assert answer.status == 200, answer.body
+
+    return call
+
+
+def counted(entries: int) -> None:
+    """Under callgrind: each call cold then warm, each after the parent said go (it switches counting on and
+    off around it), on stdin and stdout. Each is first made over a journal of ten, uncounted: the modules it
+    loads once a process are not what it costs (the rounds of the timed bench leave them out too)."""
+    for name in CALLS:
+        calling(name, 10)()
+    for name in CALLS:
+        call = calling(name, entries)
+        for _ in ("cold", "warm"):
+            print("ready", flush=True)
+            sys.stdin.readline()
+            call()
+            print("done", flush=True)
+            sys.stdin.readline()
+
+
+def count_instructions(entries: int) -> int:
+    """Each call's instructions, cold and warm, counted in a process of its own under callgrind."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        sys.exit("--callgrind needs valgrind (Debian: apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "cg.%p"
+        argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable]
+        argv += [__file__, "--counted", "--entries", str(entries)]
+        child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True)  # fmt: skip
+        assert child.stdin is not None
+        assert child.stdout is not None
+        pid = str(child.pid)
+
+        def control(*options: str) -> None:
+            subprocess.run(["callgrind_control", *options, pid], capture_output=True, check=True)
+
+        print(f"instructions per call over a journal of {entries:,} exchanges:")
+        print(f"  {'':<44} {'cold':>14} {'warm':>14}")
+        try:
+            for name in CALLS:
+                found = []
+                for _ in ("cold", "warm"):
+                    assert child.stdout.readline().strip() == "ready"
+                    before = set(Path(scratch).glob(f"cg.{pid}.*"))
+                    control("--zero")
+                    control("--instr=on")
+                    child.stdin.write("go\n")
+                    child.stdin.flush()
+                    assert child.stdout.readline().strip() == "done"
+                    control("--instr=off")
+                    control("--dump")
+                    (dump,) = set(Path(scratch).glob(f"cg.{pid}.*")) - before
+                    totals = next(line for line in dump.read_text(errors="replace").splitlines()
+                                  if line.startswith("totals:"))  # fmt: skip
+                    found.append(int(totals.split()[1]))
+                    child.stdin.write("next\n")
+                    child.stdin.flush()
+                print(f"  {name:<44} {found[0]:14,} {found[1]:14,}", flush=True)
+        finally:
+            child.stdin.close()
+            child.wait()
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true", help="count each call's instructions instead")
+    parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the process callgrind counts
     args = parser.parse_args()
+    if args.counted:
+        counted(args.entries)
+        return 0
+    if args.callgrind:
+        return count_instructions(args.entries)
     figures: dict[str, dict[str, list[tuple[float, float]]]] = {name: {"cold": [], "warm": []} for name in CALLS}
     for _ in range(args.rounds):
-        for name, (method, path, body) in CALLS.items():
-            router = control_api(filled(args.entries))  # cold: a journal nothing has read yet
-            data = json.dumps(body).encode() if body is not None else b""
-
-            def call(router: Router = router, method: str = method, path: str = path, data: bytes = data) -> None:
-                answer = router.handle(method, BASE + path, data, Access.MUTATE)
-                assert answer.status == 200, answer.body
-
+        for name in CALLS:
+            call = calling(name, args.entries)  # cold: a journal nothing has read yet
             figures[name]["cold"].append(timed(call))
             figures[name]["warm"].append(timed(call))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -10,6 +10,10 @@
   median over rounds of each ratio to "without" (goals: ≤ 1.02 with no browser, ≤ 1.10 with one watching).
   `--callgrind` counts instructions per request instead, every thread of the process (the event stream's
   publisher too), switched on only around the N requests: the machine's load does not move it.
+* **A live run, paced** (`--paced RATE`, instead of the above): the same requests sent at RATE a second (500)
+  for `--requests` of them, on one keep-alive connection, to the mock without `--ui` and to the one with a
+  reader of the event stream: each request's latency as the client sees it (median, 99th percentile), the
+  process's CPU time per request, and the events the reader received and was told were dropped.
 * **A long run in the browser**: the run's N exchanges saved to a cassette (`POST /save`), `llmproxy ui` on
   it, opened in headless Chromium (Debian's `chromium`, as the browser tests): the time from opening the URL
   until the Traffic view shows its newest rows (goal ≤ 1.5 s), then the time to scroll to the middle of the
@@ -20,6 +24,7 @@ import argparse
 import http.client
 import json
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -34,7 +39,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
 from chaos import instructions  # noqa: E402 (scripts/bench/chaos.py)
-from control import _under_callgrind, cpu_per_request  # noqa: E402 (scripts/bench/control.py)
+from control import _exchange, _request, _under_callgrind, cpu_ms, cpu_per_request  # noqa: E402 (scripts/bench/control.py)
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
 from proxy import BIN, Target, free_port, start, stop  # noqa: E402
 
@@ -53,7 +58,8 @@ def _exported(log: Path, name: str) -> str:
 
 
 def _read_events(control_url: str, token: str, stop_reading: threading.Event, counted: list[int]) -> None:
-    """What a watching browser does to the proxy: hold the event stream open and read every event."""
+    """What a watching browser does to the proxy: hold the event stream open and read every event; `counted`:
+    the entry events received, then the drops told."""
     origin = control_url.removesuffix("/llmproxy/chaos").removeprefix("http://")
     host, port = origin.split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
@@ -62,6 +68,8 @@ def _read_events(control_url: str, token: str, stop_reading: threading.Event, co
     for line in response:
         if line.startswith(b"event: entry"):
             counted[0] += 1
+        elif line.startswith(b'data: {"dropped":'):
+            counted[1] = int(line.split(b":")[2].rstrip(b"}\r\n"))
         if stop_reading.is_set():
             break
     connection.close()
@@ -97,7 +105,7 @@ def measure(args: argparse.Namespace) -> list[str]:
             mocks = start_mocks(workdir, started, args.requests * args.rounds + 200, args.callgrind)
             reader = mocks["--ui, one reader"][1]
             stop_reading = threading.Event()
-            counted = [0]
+            counted = [0, 0]
             thread = threading.Thread(
                 target=_read_events,
                 args=(
@@ -109,6 +117,9 @@ def measure(args: argparse.Namespace) -> list[str]:
                 daemon=True,
             )
             thread.start()
+            if args.paced:
+                stop_reading.set()  # after the next event: the paced run's reader is its own
+                return paced(mocks, upstream_port, args.paced, args.requests)
             for round_ in range(args.rounds):
                 order = MODES[round_ % 3 :] + MODES[: round_ % 3]
                 for mode in order:
@@ -137,6 +148,43 @@ def measure(args: argparse.Namespace) -> list[str]:
                 lines += browse(workdir, mocks["without --ui"][1], args.requests)
         finally:
             stop(started)
+    return lines
+
+
+def paced(mocks: dict[str, tuple[Target, Path]], upstream_port: int, rate: int, requests: int) -> list[str]:
+    """`requests` requests at `rate` a second to the mock without --ui and to one a reader watches."""
+    lines = [
+        f"| {requests:,} requests at {rate}/s | latency p50 ms | p99 ms | CPU ms/request | events received, dropped |",
+        "|---|---|---|---|---|",
+    ]
+    for mode in ("without --ui", "--ui, one reader"):
+        target, log = mocks[mode]
+        stop_reading, counted = threading.Event(), [0, 0]
+        if mode != "without --ui":
+            url, token = _exported(log, "LLMPROXY_CONTROL_URL"), _exported(log, "LLMPROXY_CONTROL_TOKEN")
+            threading.Thread(target=_read_events, args=(url, token, stop_reading, counted), daemon=True).start()
+        request = _request(target, upstream_port)
+        latencies = []
+        with socket.create_connection(("127.0.0.1", target.port)) as connection:
+            for _ in range(20):  # warm up
+                _exchange(connection, request)
+            time.sleep(1)
+            before = cpu_ms(target.pid)
+            start = time.monotonic()
+            for number in range(requests):
+                due = start + number / rate
+                if (wait := due - time.monotonic()) > 0:
+                    time.sleep(wait)
+                sent = time.monotonic()
+                _exchange(connection, request)
+                latencies.append((time.monotonic() - sent) * 1000)
+            time.sleep(1)  # the publisher's last batch
+            cpu = (cpu_ms(target.pid) - before) / requests
+        stop_reading.set()
+        latencies.sort()
+        p50, p99 = latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]
+        events = f"{counted[0]:,}, {counted[1]:,}" if mode != "without --ui" else ""
+        lines.append(f"| {mode} | {p50:.2f} | {p99:.2f} | {cpu:.4f} | {events} |")
     return lines
 
 
@@ -192,6 +240,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-browser", dest="browser", action="store_false")
     parser.add_argument("--callgrind", action="store_true", help="count instructions per request (valgrind)")
+    parser.add_argument("--paced", type=int, metavar="RATE", help="a live run at RATE requests a second instead")
     args = parser.parse_args()
     print("\n".join(measure(args)))
     return 0

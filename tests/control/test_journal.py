@@ -1,5 +1,6 @@
 """The journal on its own, filled by its tap as the mock's replies pass: numbering, the exact drop count and
-counts by source while several threads add and one reads, a limit met newest first, and a listing's glance
+counts by source while several threads add and one reads, a full journal showing its capacity exactly while
+it lets the oldest go in batches, a limit met newest first, and a listing's glance
 showing what the exchange converted whole shows, its URL's key redacted."""
 
 import threading
@@ -70,6 +71,27 @@ def test_threads_adding_while_one_reads_keep_numbering_and_drops_exact() -> None
     assert entry is not None
     assert entry.seq == total
     assert entry is journal.read(Query(since=total - 1))[0]  # made once, read again as the same entry
+
+
+def test_a_full_journal_shows_its_capacity_and_lets_the_oldest_go_in_batches() -> None:
+    tap = JournalTap(Journal(16), Redactor())
+    journal = tap.journal
+    for number in range(1, 40):
+        answer(tap, request("t"), ReplySource.MOCK if number % 3 else ReplySource.FAULT)
+        if number % 5:  # asked at most steps: each time counting only what came since, and what was let go
+            injected = number // 3
+            assert journal.counts() == {Source.MOCKED: number - injected} | (
+                {Source.INJECTED: injected} if injected else {}
+            )
+        assert journal.kept == min(number, 16)
+        assert [entry.seq for entry in journal.read()] == list(range(max(1, number - 15), number + 1))
+        assert journal.dropped == max(0, number - 16)
+        assert len(journal._captures) <= 16 + 2  # held until let go, an eighth of the capacity at a time
+    assert journal.get(23) is None
+    assert journal.get(24) is not None
+    assert journal.clear() == 16
+    assert (journal.last, journal.kept, journal.dropped, journal.read()) == (39, 0, 23, [])
+    assert journal.counts() == {Source.MOCKED: 26, Source.INJECTED: 13}
 
 
 def test_a_limit_is_the_newest_that_match_and_clearing_counts_on() -> None:

@@ -23,11 +23,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from llmproxy.cassette.redact import REDACTOR
 from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.errors import ParseError
 from llmproxy.framing import eventstream, ndjson
 from llmproxy.framing.sse import decode_all, encode_event
-from llmproxy.model import Completion, Conversation, ErrorKind, ProviderError, StopReason
+from llmproxy.model import (
+    Completion,
+    Conversation,
+    ErrorKind,
+    Message,
+    ProviderError,
+    StopReason,
+    ToolCall,
+    ToolResultPart,
+)
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS
@@ -365,3 +375,108 @@ def test_assistant_turns_of_corrupted_or_arbitrary_requests_agree_with_the_decod
     request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
     agrees_with_the_decode(CHAT_CODECS[name], request)
     agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))
+
+
+# -- the latest message read alone ------------------------------------------------------------------------
+
+
+def latest_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
+    """`latest_message` gives the decode's latest message, but for the names of its tool results (only the
+    whole history names them), for a body that decodes; on anything else it returns or raises `ParseError`."""
+    assert codec.latest_message is not None
+    body = dump(document)
+    parsed = orjson.loads(body)
+    decoded = _decoded(codec, Parsed(parsed))
+    try:
+        latest = codec.latest_message(parsed)
+    except ParseError:
+        assert not isinstance(decoded, Conversation), body[:2000]
+        return
+    if isinstance(decoded, Conversation):
+        assert _nameless(latest) == _nameless(decoded.latest), body[:2000]
+
+
+def _nameless(message: Message | None) -> Message | None:
+    """The message with its tool results unnamed: the wire may send only the call's id."""
+    if message is None:
+        return None
+    parts = (replace(part, name=None) if isinstance(part, ToolResultPart) else part for part in message.parts)
+    return Message(message.role, tuple(parts))
+
+
+READ_ALONE = pytest.mark.parametrize("name", [name for name, codec in CHAT_CODECS.items() if codec.latest_message])
+
+
+@READ_ALONE
+def test_the_latest_message_of_real_requests_and_every_edit_is_the_decodes(name: str) -> None:
+    codec = CHAT_CODECS[name]
+    for document in REQUESTS[name] + CAPTURED[name]:
+        latest_agrees_with_the_decode(codec, document)
+    for document in REQUESTS[name]:
+        for _path, edited in every_edit(document):
+            latest_agrees_with_the_decode(codec, edited)
+
+
+@READ_ALONE
+@given(data=st.data())
+def test_the_latest_message_of_corrupted_or_arbitrary_requests_is_the_decodes(name: str, data: st.DataObject) -> None:
+    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
+    latest_agrees_with_the_decode(CHAT_CODECS[name], request)
+    latest_agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))
+
+
+# -- the answer read for the gates alone --------------------------------------------------------------------
+
+
+def answer_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
+    """`read_answer` gives the decode's usage and tool calls, or that it is an error, for a body that decodes,
+    and redacted: each tool call as decoding the body redacted whole gives it. On anything else it returns or
+    raises `ParseError`."""
+    assert codec.read_answer is not None
+    parsed = orjson.loads(dump(document))
+    for shown in (lambda value: value, REDACTOR.json):
+        try:
+            decoded: Completion | None = codec.decode_response(Parsed(shown(parsed)))
+        except ParseError:
+            decoded = None
+        try:
+            answer = codec.read_answer(parsed, shown)
+        except ParseError:
+            assert decoded is None, document
+            continue
+        if decoded is not None:
+            assert answer.error is (decoded.error is not None), document
+            if not answer.error:
+                assert (answer.usage, answer.tool_calls) == (decoded.usage, decoded.tool_calls), document
+
+
+KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8" * 3
+SECRET_CALLS = replace(
+    CASES["parallel_tools"],
+    tool_calls=(
+        ToolCall("call_key", "login", {"user": "ada", "password": KEY, "token": 7}),
+        ToolCall("call_note", "note", {"text": f"the key is {KEY}", KEY: [KEY]}),
+    ),
+)
+READ_ANSWER = pytest.mark.parametrize("name", [name for name, codec in CHAT_CODECS.items() if codec.read_answer])
+
+
+@READ_ANSWER
+def test_the_answer_read_alone_of_every_sample_and_every_edit_is_the_decodes(name: str) -> None:
+    codec = CHAT_CODECS[name]
+    for document in [*BODIES[name], json.loads(codec.encode_response(SECRET_CALLS))]:
+        answer_agrees_with_the_decode(codec, document)
+        for _path, edited in every_edit(document):
+            answer_agrees_with_the_decode(codec, edited)
+
+
+@READ_ANSWER
+@given(completion=completions(), data=st.data())
+def test_the_answer_read_alone_of_any_or_corrupted_answers_is_the_decodes(
+    name: str, completion: Completion, data: st.DataObject
+) -> None:
+    codec = CHAT_CODECS[name]
+    body = json.loads(codec.encode_response(completion))
+    answer_agrees_with_the_decode(codec, body)
+    answer_agrees_with_the_decode(codec, data.draw(mutated(body, FUZZ[name])))
+    answer_agrees_with_the_decode(codec, data.draw(FUZZ[name]))

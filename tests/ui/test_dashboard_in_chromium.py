@@ -183,6 +183,46 @@ def test_a_5_mb_line_is_cut_and_the_page_stays_responsive(mock: Running) -> None
         page.wait_for_selector("[data-testid=traffic-row]")
 
 
+def test_a_stream_shows_its_timeline_and_first_token(mock: Running) -> None:
+    with mock.client() as client:
+        chunks = list(
+            client.chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "capital?"}], stream=True
+            )
+        )
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices) == (
+        "Paris is the capital of France."
+    )
+    with page_of(mock) as (page, _):
+        page.locator("[data-testid=traffic-row]").last.click()
+        timeline = page.locator("[data-testid=timeline]")
+        timeline.wait_for()
+        events = int(timeline.get_attribute("data-events") or 0)
+        assert events >= len(chunks)  # every event the client read, and the stream's end
+        assert page.locator("[data-testid=timeline] line.tick").count() == events
+        assert page.locator("[data-testid=timeline] circle.first").count() == 1
+        assert f"{events} events over" in page.inner_text("[data-testid=trace]")
+        assert "first token at" in page.inner_text("[data-testid=trace]")
+
+
+def test_the_raw_request_and_response_are_shown_redacted(mock: Running) -> None:
+    secret = "sk-proj-" + "Q9w8E7r6T5y4U3i2" * 3  # key-shaped, in the prompt: redacted as a cassette is
+    answer = ask(mock, f"capital? my key is {secret}")
+    assert answer.choices[0].message.content == "Paris is the capital of France."
+    with page_of(mock) as (page, _):
+        page.locator("[data-testid=traffic-row]").last.click()
+        page.wait_for_selector("[data-testid=raw-request]")
+        page.click("[data-testid=raw-request] summary")
+        page.click("[data-testid=raw-response] summary")
+        request = page.inner_text("[data-testid=raw-request] pre")
+        response = page.inner_text("[data-testid=raw-response] pre")
+        assert "capital? my key is <redacted:" in request
+        assert "sk-test" not in request  # the client's key, sent in its authorization header
+        assert "Paris is the capital of France." in response
+        assert secret not in page.content()  # nowhere in the page: not the conversation, not the raw request
+        assert secret[:20] not in page.content()
+
+
 def test_a_miss_shows_the_json_paths_that_differ(mock: Running, tmp_path: Path) -> None:
     ask(mock, "What is the capital of France?")
     saved = tmp_path / "saved.json"
@@ -226,6 +266,31 @@ def test_without_the_token_the_page_is_401(mock: Running) -> None:
 def at_rest() -> Iterator[Running]:
     with started("ui", "cassettes/claude-code-tool-loop.json", "--no-open", cwd=ROOT) as running:
         yield running
+
+
+def test_a_trace_shows_a_changed_system_prompt_changed_tools_and_moved_cache_breakpoints(tmp_path: Path) -> None:
+    recorded = json.loads((ROOT / "cassettes" / "claude-code-tool-loop.json").read_text())
+    turn = next(exchange for exchange in recorded["exchanges"] if exchange["id"] == 4)["request"]["body"]["json"]
+    turn["system"][-1]["text"] = "You are a careful reviewer."
+    tools = [tool for tool in turn["tools"] if tool["name"] != "ListAgents"]
+    read = next(tool for tool in tools if tool["name"] == "Read")
+    read["description"] = "Read a file, and say why."
+    glob = {"name": "Glob", "description": "Find files.", "input_schema": {"type": "object"}}
+    turn["tools"] = [*tools, glob | {"cache_control": {"type": "ephemeral"}}]
+    cassette = tmp_path / "changed.json"
+    cassette.write_text(json.dumps(recorded))
+    with started("ui", str(cassette), "--no-open", cwd=tmp_path) as running, page_of(running, "trace/4") as (page, _):
+        changes = page.locator("[data-testid=added] [data-change]")
+        changes.first.wait_for()
+        shown = {item.get_attribute("data-change"): item.inner_text() for item in changes.all()}
+        assert shown["system"] == "system prompt changed"
+        assert shown["tools-added"] == "tools added: Glob"
+        assert shown["tools-removed"] == "tools removed: ListAgents"
+        assert shown["tools-changed"] == "tools changed: Read"
+        before, _, after = shown["cache"].removeprefix("cache breakpoints moved: ").partition(" → ")
+        assert f"$.tools[{len(tools)}]" in after.split(", ")  # the part that carries the breakpoint
+        assert "$.tools" not in before
+        assert shown["messages"] == "2 new messages (from message 3)"  # what the unchanged test sees too
 
 
 def test_each_view_loads_from_cassettes_at_rest(at_rest: Running) -> None:

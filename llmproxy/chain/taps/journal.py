@@ -20,21 +20,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from llmproxy.cassette.convert import to_exchange, url
+from llmproxy.cassette.convert import shown_model, to_exchange, url
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.model import Exchange, Injection
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_capture import StreamCapture
-from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.incoming import Incoming, detected
 from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.taps.record import replied, with_events
 from llmproxy.errors import LlmproxyError
-from llmproxy.journal import Glance, Journal, Source
+from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
-from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.providers.registry import chat_codec
-from llmproxy.providers.routes import detect, with_body
+from llmproxy.providers.routes import with_body
 
 if TYPE_CHECKING:
     from llmproxy.intercept.faults import Injected
@@ -56,20 +56,21 @@ class JournalTap(Tap):
     def __init__(self, journal: Journal, redactor: Redactor) -> None:
         self.journal = journal
         self.redactor = redactor
-        self._replied = _Reader(_replied, redactor)
-        self._upstream = _Reader(_as_events, redactor)
+        self._replied = _Reader(_replied, _replied_request, _replied_seen, redactor, _replied_glance)
+        self._upstream = _Reader(_upstream, _upstream_request, _upstream_seen, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        source = SOURCES.get(reply.source)
+        status, headers, body, events, answered_by, reason, _, _, _, _, shared, _, drop = reply  # one step, not 8
+        source = SOURCES.get(answered_by)
         if source is None:  # a WebSocket the relay takes over: its messages are journalled one by one
             return reply
-        body = reply.body
-        if body is not None and not reply.shared:
-            body = bytes(memoryview(body))
+        if body is not None and not shared:
+            body = b"%b" % body  # a copy of its own size
         injected = tuple(incoming.injected) if incoming.injected else ()
-        raw = incoming.raw
-        kept = (raw, reply.status, reply.headers, body, reply.events, reply.reason, reply.drop, time.time(), injected)
-        self.journal.add(source, incoming.test_id, raw, self._replied, kept, incoming.door)
+        self.journal.add(
+            (source, incoming.test_id, self._replied, incoming.door, incoming.raw, status, headers, body, events,
+             reason, drop, time.time(), injected)
+        )  # fmt: skip
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
@@ -92,47 +93,135 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        self.journal.add(Source.LIVE, incoming.test_id, incoming.raw, self._upstream, raw, incoming.door)
+        self.journal.add((Source.LIVE, incoming.test_id, self._upstream, incoming.door, raw))
 
 
-type _Kept = tuple[RawRequest, int, Headers, bytes | None, Events | None, str, bool, float, tuple["Injected", ...]]
-"""A stage's reply as the tap keeps it: the request; the reply's status, headers, body, events, reason and
-whether the connection was dropped; when (`time.time()`); the faults put in."""
+type _Replied = tuple[
+    Source, str | None, "_Reader", str | None, RawRequest, int, Headers, bytes | None, Events | None, str, bool, float,
+    tuple["Injected", ...],
+]  # fmt: skip
+"""A stage's reply as the tap captures it: the journal's four parts; the request; the reply's status, headers,
+body, events, reason and whether the connection was dropped; when (`time.time()`); the faults put in."""
+
+type _Upstream = tuple[Source, str | None, "_Reader", str | None, RawExchange]
+"""The upstream's answer as the tap captures it: the journal's four parts and the exchange the door built."""
 
 
 class _Reader:
-    """Reads back what the tap kept of an exchange, rebuilt as captured by `rebuild`: one for every entry of a
-    kind, so a request makes no closure."""
+    """Reads back what the tap captured of an exchange, rebuilt as captured by `rebuild`, its request read by
+    `request`: one for every entry of a kind, so a request makes no closure."""
 
-    __slots__ = ("rebuild", "redactor")
+    __slots__ = ("glanced", "rebuild", "redactor", "request", "seen")
 
-    def __init__(self, rebuild: Callable[[Any], RawExchange], redactor: Redactor) -> None:
+    def __init__(
+        self,
+        rebuild: Callable[[Any], RawExchange],
+        request: Callable[[Any], RawRequest],
+        seen: Callable[[Any], Seen],
+        redactor: Redactor,
+        glanced: Callable[[Any, Redactor], Glance | None] | None = None,
+    ) -> None:
         self.rebuild = rebuild
+        self.request = request
+        self.seen = seen
         self.redactor = redactor
+        self.glanced = glanced
 
-    def captured(self, kept: Any) -> RawExchange:
-        return self.rebuild(kept)
+    def captured(self, capture: Capture) -> RawExchange:
+        return self.rebuild(capture)
 
-    def exchange(self, kept: Any, seq: int) -> Exchange:
-        return to_exchange(self.rebuild(kept), seq, self.redactor)
+    def exchange(self, capture: Capture, seq: int) -> Exchange:
+        return to_exchange(self.rebuild(capture), seq, self.redactor)
 
-    def glance(self, kept: Any) -> Glance:
-        return glance(self.rebuild(kept), self.redactor)
+    def glance(self, capture: Capture) -> Glance:
+        """Read off the capture where `glanced` can (nothing rebuilt), else from the exchange rebuilt whole."""
+        glanced = self.glanced(capture, self.redactor) if self.glanced is not None else None
+        return glanced if glanced is not None else glance(self.rebuild(capture), self.redactor)
 
 
-def _replied(kept: _Kept) -> RawExchange:
-    request, status, headers, body, events, reason, drop, at, injected = kept
+def _replied(capture: _Replied) -> RawExchange:
+    _, _, _, _, request, status, headers, body, events, reason, drop, at, injected = capture
     reply = Reply(status, headers, body, events, reason=reason, drop=drop)
     return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
+
+
+def _replied_request(capture: _Replied) -> RawRequest:
+    return capture[4]
+
+
+def _replied_seen(capture: _Replied) -> Seen:
+    _, _, _, _, request, status, headers, body, events, _, drop, at, _ = capture
+    started = datetime.fromtimestamp(at, UTC)
+    if drop:
+        return Seen(request, None, (), None, False, None, started, None)
+    return Seen(request, status, headers, body if events is None else None, events is not None, None, started, None)
+
+
+def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
+    """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
+    None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
+    are read rebuilt."""
+    _, _, _, _, request, status, headers, body, events, _, drop, at, injected = capture
+    if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
+        return None
+    return _glanced(request, redactor, datetime.fromtimestamp(at, UTC), status, body, None, False, 0.0, 0.0, None, ())
+
+
+def _upstream(capture: _Upstream) -> RawExchange:
+    return _as_events(capture[4])
+
+
+def _upstream_request(capture: _Upstream) -> RawRequest:
+    return capture[4].request
+
+
+def _upstream_seen(capture: _Upstream) -> Seen:
+    return seen(capture[4])
+
+
+def seen(raw: RawExchange) -> Seen:
+    """What the gates read of an exchange built whole (`Reader.seen`)."""
+    response = raw.response
+    if response is None:
+        return Seen(raw.request, None, (), None, False, None, raw.started_at, raw.websocket)
+    streamed = response.events is not None
+    return Seen(
+        raw.request, response.status, response.headers, response.body, streamed, response.undecodable,
+        raw.started_at, raw.websocket,
+    )  # fmt: skip
 
 
 def glance(raw: RawExchange, redactor: Redactor) -> Glance:
     """What a listing shows of `raw`, as `to_exchange` would show it: the API detected as it detects it, the
     URL and the model redacted by the same redactor (the model as a JSON field of the body, by the same rules
     as the body's), and the usage the answer reports, read from its bytes."""
-    request = raw.request
-    headers = {name.lower(): value for name, value in request.headers}
-    route = detect(request.host, request.path, headers, method=request.method, scheme=request.scheme, port=request.port)
+    response = raw.response
+    injected = tuple(Injection.model_validate(record).kind for record in raw.injected)
+    if response is None:
+        return _glanced(raw.request, redactor, raw.started_at, None, None, None, False, raw.total_ms, raw.ttfb_ms,
+                        raw.error, injected)  # fmt: skip
+    events = [event.data for event in response.events] if response.events is not None else None
+    return _glanced(
+        raw.request, redactor, raw.started_at, response.status, response.body, events, bool(response.undecodable),
+        raw.total_ms, raw.ttfb_ms, raw.error, injected,
+    )  # fmt: skip
+
+
+def _glanced(
+    request: RawRequest,
+    redactor: Redactor,
+    at: datetime,
+    status: int | None,
+    body: bytes | None,
+    events: list[bytes] | None,
+    undecodable: bool,
+    total_ms: float | None,
+    ttfb_ms: float | None,
+    error: str | None,
+    injected: tuple[str, ...],
+) -> Glance:
+    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data."""
+    route = detected(request)
     parsed = None
     if route is not None:
         try:
@@ -143,36 +232,42 @@ def glance(raw: RawExchange, redactor: Redactor) -> Glance:
     model = route.model if route is not None and route.model else None
     if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
         model = parsed["model"]
-    response = raw.response
     streaming = route.streaming if route is not None else None
     return Glance(
-        at=raw.started_at,
+        at=at,
         method=request.method,
         url=url(request, redactor),
         provider=route.provider.value if route is not None else None,
         operation=route.operation.value if route is not None else None,
         vendor=route.vendor if route is not None else None,
-        model=redactor.json({"model": model})["model"] if model is not None else None,
-        status=response.status if response is not None else None,
-        streaming=bool(streaming) if streaming is not None else response is not None and response.events is not None,
-        latency_ms=round(raw.total_ms, 3) if raw.total_ms is not None else None,
-        ttfb_ms=round(raw.ttfb_ms, 3) if raw.ttfb_ms is not None else None,
-        usage=_usage(route, response),
-        error=raw.error,
-        injected=tuple(Injection.model_validate(record).kind for record in raw.injected),
+        model=shown_model(redactor, model) if model is not None else None,
+        status=status,
+        streaming=bool(streaming) if streaming is not None else events is not None,
+        latency_ms=round(total_ms, 3) if total_ms is not None else None,
+        ttfb_ms=round(ttfb_ms, 3) if ttfb_ms is not None else None,
+        usage=_usage(route, status, body, events) if not undecodable else None,
+        error=error,
+        injected=injected,
     )
 
 
-def _usage(route: Route | None, response: RawResponse | None) -> Usage | None:
+def _usage(route: Route | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:
     """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
     codec = chat_codec(route) if route is not None else None
-    if codec is None or response is None or response.undecodable:
+    if codec is None or status is None:
         return None
-    events = [event.data for event in response.events] if response.events is not None else None
     try:
-        return decode_answer(codec, response.status, response.body or b"", events).usage
-    except (LlmproxyError, ValueError):  # not what its API sends: no usage to show
+        if events is None and status < 400 and codec.read_answer is not None:  # no need to decode it all
+            answer = codec.read_answer(orjson.loads(body or b""), _as_is)
+            return answer.usage if not answer.error else None
+        return decode_answer(codec, status, body or b"", events).usage
+    except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None
+
+
+def _as_is(value: object) -> object:
+    """A tool call read only to be passed over: nothing of it is shown, so nothing is redacted."""
+    return value
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:

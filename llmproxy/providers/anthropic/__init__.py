@@ -12,6 +12,7 @@ MESSAGES = ChatCodec(
     provider=Provider.ANTHROPIC,
     operation=Operation.MESSAGES,
     decode_request=request.decode_request,
+    latest_message=request.latest_message,
     assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,

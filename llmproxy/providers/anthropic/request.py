@@ -18,6 +18,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.anthropic.wire import decode_cache_control, tool_arguments
+from llmproxy.providers.base import latest_in
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.tool_definitions import decode_tools
 
@@ -159,3 +160,7 @@ def _tool(node: Node) -> ToolDefinition:
         kind="function" if kind in (None, "custom") else kind,
         cache_control=decode_cache_control(node["cache_control"]),
     )
+
+
+latest_message = latest_in("messages", WHAT, _message)
+"""The last message alone (`ChatCodec.latest_message`)."""

@@ -27,7 +27,7 @@ from llmproxy.model import (
     name_tool_results,
 )
 from llmproxy.providers.anthropic.wire import tool_arguments
-from llmproxy.providers.base import dump_json
+from llmproxy.providers.base import dump_json, latest_in
 from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "bedrock converse request"
@@ -173,3 +173,7 @@ def _tools(node: Node) -> tuple[ToolDefinition, ...]:
         elif kind == "systemTool":
             tools.append(ToolDefinition(value["name"].string(), kind="systemTool"))
     return tuple(tools)
+
+
+latest_message = latest_in("messages", WHAT, _message)
+"""The last message alone (`ChatCodec.latest_message`)."""

@@ -12,6 +12,7 @@ CHAT = ChatCodec(
     provider=Provider.COHERE,
     operation=Operation.CHAT,
     decode_request=request.decode_request,
+    latest_message=request.latest_message,
     assistant_turns=request.assistant_turns,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,

@@ -25,7 +25,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import parse_arguments, role_count, split_data_url
+from llmproxy.providers.base import latest_in, parse_arguments, role_count, split_data_url
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.tool_definitions import decode_tools
 
@@ -170,3 +170,7 @@ def _tool_v1(node: Node) -> ToolDefinition:
     if required:
         schema["required"] = required
     return ToolDefinition(node["name"].string(), node["description"].opt_string(), schema)
+
+
+latest_message = latest_in("messages", WHAT, _message)
+"""The last message alone (`ChatCodec.latest_message`)."""

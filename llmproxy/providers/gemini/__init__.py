@@ -18,6 +18,7 @@ GENERATE = ChatCodec(
     provider=Provider.GEMINI,
     operation=Operation.GENERATE_CONTENT,
     decode_request=request.decode_request,
+    latest_message=request.latest_message,
     assistant_turns=request.assistant_turns,
     decode_response=response.decode_response,
     decode_stream=stream.decode_stream,

@@ -24,7 +24,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import role_count
+from llmproxy.providers.base import latest_in, role_count
 from llmproxy.providers.gemini.wire import decode_call, get, snake
 from llmproxy.providers.node import Node, Parsed
 
@@ -170,3 +170,7 @@ def _function(node: Node) -> ToolDefinition:
 
 def assistant_turns(body: Any) -> int:
     return role_count(body, "contents", "model")
+
+
+latest_message = latest_in("contents", WHAT, _message, lone=True)
+"""The last message alone (`ChatCodec.latest_message`)."""

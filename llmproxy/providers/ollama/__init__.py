@@ -14,6 +14,7 @@ CHAT = ChatCodec(
     provider=Provider.OLLAMA,
     operation=Operation.CHAT,
     decode_request=request.decode_chat_request,
+    latest_message=request.latest_message,
     assistant_turns=assistant_messages,
     decode_response=response.decode_chat,
     decode_stream=stream.decode_chat,

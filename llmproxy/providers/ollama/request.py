@@ -17,6 +17,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
+from llmproxy.providers.base import latest_in
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.ollama import wire
 from llmproxy.providers.tool_definitions import decode_tools
@@ -114,3 +115,7 @@ def _tool(node: Node) -> ToolDefinition:
 def generate_turns(body: Any) -> int:
     """A generate request is one prompt: no assistant turn (an earlier answer's `context` is opaque)."""
     return 0
+
+
+latest_message = latest_in("messages", WHAT_CHAT, _message)
+"""The last message alone (`ChatCodec.latest_message`)."""

@@ -103,20 +103,49 @@ def decode_usage(node: Node) -> Usage | None:
     whatever the total holds beyond prompt and completion is reasoning the output includes."""
     if not node.present:
         return None
-    node.obj()
-    prompt, completion = node["prompt_tokens_details"], node["completion_tokens_details"]
-    inputs, outputs = node["prompt_tokens"].opt_integer(), node["completion_tokens"].opt_integer()
-    reasoning = completion["reasoning_tokens"].opt_integer()
-    cached = prompt["cached_tokens"]
-    total = node["total_tokens"]
-    hidden = total.integer() - inputs - outputs if total.present else 0
+    counts = node.obj()
+    inputs, outputs = _count(counts, "prompt_tokens", node), _count(counts, "completion_tokens", node)
+    completion = _details(counts, "completion_tokens_details", node, "reasoning_tokens")
+    reasoning = _count(completion, "reasoning_tokens", node, "completion_tokens_details")
+    prompt = _details(counts, "prompt_tokens_details", node, "cached_tokens")
+    total = counts.get("total_tokens")
+    hidden = _count(counts, "total_tokens", node) - inputs - outputs if total is not None else 0
+    cached = (
+        _count(prompt, "cached_tokens", node, "prompt_tokens_details")
+        if prompt.get("cached_tokens") is not None
+        else _count(counts, "prompt_cache_hit_tokens", node)
+    )
     return Usage(
         input_tokens=inputs,
         output_tokens=outputs + max(hidden, 0),
-        cache_read_tokens=cached.integer() if cached.present else node["prompt_cache_hit_tokens"].opt_integer(),
-        cache_write_tokens=prompt["cache_write_tokens"].opt_integer(),
+        cache_read_tokens=cached,
+        cache_write_tokens=_count(prompt, "cache_write_tokens", node, "prompt_tokens_details"),
         reasoning_tokens=max(reasoning, hidden),
     )
+
+
+def _count(values: dict[str, Any], key: str, node: Node, *within: str) -> int:
+    """`node[*within][key].opt_integer()` of the object `values` is: a count read straight off the object when it
+    is a plain integer or absent (every usage has several, and a gate reads thousands of usages), else through
+    the node, which reads a whole float and names where anything else is."""
+    value = values.get(key)
+    if value is None:
+        return 0
+    if type(value) is int:
+        return value
+    for step in within:
+        node = node[step]
+    return node[key].opt_integer()
+
+
+def _details(values: dict[str, Any], key: str, node: Node, reading: str) -> dict[str, Any]:
+    """The object at `key` (empty when absent), as `node[key][reading]` reads it: anything else there fails."""
+    value = values.get(key)
+    if value is None:
+        return {}
+    if type(value) is dict:
+        return value
+    raise node[key].fail(f"an object with {reading!r}")
 
 
 def encode_tool_call(call: ToolCall) -> JsonObject:

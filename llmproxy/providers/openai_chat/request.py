@@ -19,7 +19,7 @@ from llmproxy.model import (
     ToolResultPart,
     name_tool_results,
 )
-from llmproxy.providers.base import parse_arguments, split_data_url
+from llmproxy.providers.base import latest_in, parse_arguments, split_data_url
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_chat.mapping import decode_tool_call
 
@@ -126,3 +126,7 @@ def _function(node: Node) -> ToolDefinition:
     return ToolDefinition(
         node["name"].string(), node["description"].opt_string(), node["parameters"].opt_obj(), "function"
     )
+
+
+latest_message = latest_in("messages", WHAT, _message)
+"""The last message alone (`ChatCodec.latest_message`)."""

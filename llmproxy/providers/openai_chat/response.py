@@ -1,11 +1,12 @@
 """The non-streaming `chat.completion` body (docs/providers.md#openai-chat-completions)."""
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Final
+from typing import Any, Final
 
 from llmproxy.model import Completion, StopReason, ToolCall
 from llmproxy.providers import message_parts
-from llmproxy.providers.base import JsonObject, dump_json, parse_arguments
+from llmproxy.providers.base import Answer, JsonObject, dump_json, parse_arguments
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_chat import content
 from llmproxy.providers.openai_chat.mapping import (
@@ -102,3 +103,24 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
         stop_reason=stop_reason(choice["finish_reason"].opt_string(), refused=refusal is not None),
         parts=message_parts.read(message.obj(), NEUTRAL, KNOWN_ITEMS),
     )
+
+
+def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+    """`decode_response`'s usage and tool calls alone (choice index 0), each tool call's wire object through
+    `shown` first."""
+    root = Node(body, WHAT_RESPONSE)
+    if root.obj().get("error"):  # present and not empty, as `decode_response` reads it
+        return Answer(None, (), error=True)
+    usage = decode_usage(root["usage"])
+    for position, choice in enumerate(root["choices"].items()):
+        if choice["index"].opt_integer(position) == 0:
+            message = choice["message"]
+            message.obj()
+            calls = [decode_tool_call(Node(shown(call.value), WHAT_RESPONSE)) for call in message["tool_calls"].items()]
+            legacy = message["function_call"]
+            if legacy.present:
+                legacy = Node(shown(legacy.value), WHAT_RESPONSE)
+                arguments, invalid = parse_arguments(legacy["arguments"].opt_string() or "")
+                calls.append(ToolCall("", legacy["name"].opt_string() or "", arguments, invalid))
+            return Answer(usage, tuple(calls), error=False)
+    return Answer(usage, (), error=False)

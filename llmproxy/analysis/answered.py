@@ -1,0 +1,143 @@
+"""A captured exchange read for the tool-call and cost gates alone: its API, model, status, usage and tool
+calls, from the request's JSON and the answer's, without converting and decoding it whole as a report's call is
+built (`sources.Recorded`). A journal's gates judge thousands of exchanges; the whole conversion redacts every
+part of each, which the gates never show, and decodes its whole conversation, which they never read.
+
+What it reads is what the whole reading gives: the model and the URL redacted as a cassette stores them, the
+usage the answer reports, and each tool call decoded from its wire value redacted as the cassette's body would
+be. An exchange whose reading depends on more — a streamed answer, an answer without usage (estimated from the
+conversation) or with an error in its body, a Responses background run (priced by a later poll), an API
+without an answer reader, a redactor with fields of its own, bodies that are not plain JSON — is left to the
+whole reading (`answered_call` gives None). Two differences stay, both on what an API's reader rejects: the
+request is not decoded, and the answer is read no further than its usage and tool calls, so an exchange whose
+request, or the rest of whose answer, its API cannot read is judged by what was read, where the whole reading
+skips it as undecodable.
+"""
+
+from datetime import datetime
+from typing import Final
+
+import orjson
+
+from llmproxy.analysis.calls import ToolUse, tool_use
+from llmproxy.cassette.bodies import is_json_type
+from llmproxy.cassette.convert import shown_model, url
+from llmproxy.cassette.redact import Redactor
+from llmproxy.chain.incoming import body_json, detected
+from llmproxy.errors import ParseError
+from llmproxy.journal import Seen
+from llmproxy.model import Operation, Provider, Usage
+from llmproxy.pricing import PriceBook, Priced, Unpriced
+from llmproxy.providers.registry import chat_codec
+from llmproxy.providers.routes import with_body
+
+NOT_CHAT: Final = "not a chat API"  # why an exchange is no call, as the whole reading says it
+_READ_WHOLE: Final = frozenset({Operation.RESPONSES, Operation.RESPONSE_RETRIEVE})  # a background run's polls
+
+
+class AnsweredCall:
+    """A chat call as the tool-call and cost gates read it (the fields of `calls.RecordedCall` they read, with
+    the same values); its cost is priced the first time it is read (the tool-call gate never reads it)."""
+
+    __slots__ = (
+        "_book",
+        "_cost",
+        "exchange_id",
+        "failed",
+        "model",
+        "provider",
+        "source",
+        "started_at",
+        "status",
+        "tool_calls",
+        "url",
+        "usage",
+        "vendor",
+    )
+
+    def __init__(
+        self,
+        source: str,
+        exchange_id: int,
+        started_at: datetime,
+        provider: Provider,
+        vendor: str | None,
+        url: str,
+        model: str,
+        status: int | None,
+        usage: Usage,
+        tool_calls: tuple[ToolUse, ...],
+        book: PriceBook,
+    ) -> None:
+        self.source, self.exchange_id, self.started_at = source, exchange_id, started_at
+        self.provider, self.vendor, self.url, self.model = provider, vendor, url, model
+        self.status, self.usage, self.tool_calls = status, usage, tool_calls
+        self.failed = status is None or status >= 400
+        self._book = book
+        self._cost: Priced | Unpriced | None = None
+
+    @property
+    def cost(self) -> Priced | Unpriced:
+        cost = self._cost
+        if cost is None:
+            cost = self._cost = self._book.cost(
+                self.usage, self.model, at=self.started_at, vendor=self.vendor, url=self.url, provider=self.provider
+            )
+        return cost
+
+
+def answered_call(
+    seen: Seen, exchange_id: int, source: str, redactor: Redactor, book: PriceBook
+) -> AnsweredCall | str | None:
+    """An exchange as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole
+    reading can tell."""
+    request = seen.request
+    if redactor.fields or seen.websocket is not None or request.undecodable:
+        return None
+    route = detected(request)
+    if route is None:
+        return NOT_CHAT
+    if route.operation in _READ_WHOLE:
+        return None
+    parsed = body_json(request.body)
+    if not isinstance(parsed, dict):
+        return None
+    route = with_body(route, parsed)
+    codec = chat_codec(route)
+    if codec is None:
+        return NOT_CHAT
+    if codec.read_answer is None:
+        return None
+    model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
+    if not model:
+        return None  # the whole reading takes it from the decoded conversation or the answer
+    status = seen.status
+    usage = Usage()  # a failed call bills nothing, as the whole reading counts it
+    tool_calls: tuple[ToolUse, ...] = ()
+    if status is not None and status < 400:
+        if seen.streamed or seen.undecodable or seen.body is None:
+            return None
+        content_type = _content_type(seen.headers)
+        if content_type and not is_json_type(content_type):
+            return None
+        try:
+            answer = codec.read_answer(orjson.loads(seen.body), redactor.json)
+        except (orjson.JSONDecodeError, ParseError):
+            return None
+        if answer.error or answer.usage is None:
+            return None
+        usage, tool_calls = answer.usage, tuple(tool_use(call) for call in answer.tool_calls)
+    shown = url(request, redactor)
+    vendor = book.vendor(route.vendor, shown, route.provider)
+    return AnsweredCall(
+        source, exchange_id, seen.started_at, route.provider, vendor, shown, model, status, usage, tool_calls, book
+    )
+
+
+def _content_type(headers: tuple[tuple[str, str], ...]) -> str | None:
+    """The content type, the last one sent winning as the conversion reads headers."""
+    found = None
+    for name, value in headers:
+        if name.lower() == "content-type":
+            found = value
+    return found
