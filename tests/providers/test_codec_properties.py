@@ -357,14 +357,28 @@ def _decoded(codec: ChatCodec, body: bytes | Parsed) -> Conversation | str:
         return str(error)
 
 
-@CODECS
-def test_assistant_turns_of_real_requests_and_every_edit_agree_with_the_decode(name: str) -> None:
+def holds_for_real_requests_and_every_edit(name: str, holds: Callable[[ChatCodec, Any], None]) -> None:
+    """`holds` for each real and captured request of codec `name`, and each single edit of the real ones."""
     codec = CHAT_CODECS[name]
     for document in REQUESTS[name] + CAPTURED[name]:
-        agrees_with_the_decode(codec, document)
+        holds(codec, document)
     for document in REQUESTS[name]:
         for _path, edited in every_edit(document):
-            agrees_with_the_decode(codec, edited)
+            holds(codec, edited)
+
+
+def holds_for_corrupted_or_arbitrary_requests(
+    name: str, data: st.DataObject, holds: Callable[[ChatCodec, Any], None]
+) -> None:
+    """`holds` for a real or captured request of codec `name` corrupted, and for an arbitrary one."""
+    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
+    holds(CHAT_CODECS[name], request)
+    holds(CHAT_CODECS[name], data.draw(FUZZ[name]))
+
+
+@CODECS
+def test_assistant_turns_of_real_requests_and_every_edit_agree_with_the_decode(name: str) -> None:
+    holds_for_real_requests_and_every_edit(name, agrees_with_the_decode)
 
 
 @CODECS
@@ -372,9 +386,7 @@ def test_assistant_turns_of_real_requests_and_every_edit_agree_with_the_decode(n
 def test_assistant_turns_of_corrupted_or_arbitrary_requests_agree_with_the_decode(
     name: str, data: st.DataObject
 ) -> None:
-    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
-    agrees_with_the_decode(CHAT_CODECS[name], request)
-    agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))
+    holds_for_corrupted_or_arbitrary_requests(name, data, agrees_with_the_decode)
 
 
 # -- the latest message read alone ------------------------------------------------------------------------
@@ -409,20 +421,13 @@ READ_ALONE = pytest.mark.parametrize("name", [name for name, codec in CHAT_CODEC
 
 @READ_ALONE
 def test_the_latest_message_of_real_requests_and_every_edit_is_the_decodes(name: str) -> None:
-    codec = CHAT_CODECS[name]
-    for document in REQUESTS[name] + CAPTURED[name]:
-        latest_agrees_with_the_decode(codec, document)
-    for document in REQUESTS[name]:
-        for _path, edited in every_edit(document):
-            latest_agrees_with_the_decode(codec, edited)
+    holds_for_real_requests_and_every_edit(name, latest_agrees_with_the_decode)
 
 
 @READ_ALONE
 @given(data=st.data())
 def test_the_latest_message_of_corrupted_or_arbitrary_requests_is_the_decodes(name: str, data: st.DataObject) -> None:
-    request = data.draw(st.sampled_from(REQUESTS[name] + CAPTURED[name]).flatmap(lambda r: mutated(r, FUZZ[name])))
-    latest_agrees_with_the_decode(CHAT_CODECS[name], request)
-    latest_agrees_with_the_decode(CHAT_CODECS[name], data.draw(FUZZ[name]))
+    holds_for_corrupted_or_arbitrary_requests(name, data, latest_agrees_with_the_decode)
 
 
 # -- the answer read for the gates alone --------------------------------------------------------------------
