@@ -46,7 +46,7 @@ class _Task:
 
     id: str
     context_id: str
-    states: list[spec.Status]
+    states: list[spec.TaskStatus]
     artifacts: list[JsonObject]
     history: list[JsonObject]
     at: int = 0
@@ -81,7 +81,7 @@ class _Task:
 
 @dataclass(slots=True)
 class _Reply:
-    definition: spec.Reply
+    definition: spec.AgentReply
     pattern: re.Pattern[str] | None
     served: int = 0
 
@@ -149,7 +149,7 @@ class A2aAgentMock:
         if what is Verb.CANCEL:
             if task.done:
                 raise _Refused(wire.TASK_NOT_CANCELABLE, f"task {task.id} is {task.state}: it cannot be canceled")
-            task.states = [*task.states[: task.at + 1], spec.Status(state="canceled")]
+            task.states = [*task.states[: task.at + 1], spec.TaskStatus(state="canceled")]
             task.at = len(task.states) - 1
             return _result(request.id, task.snapshot(history=history), is_v1, False, method, "task canceled")
         # SUBSCRIBE: the task as it stands, then what it has still to go through
@@ -175,16 +175,17 @@ class A2aAgentMock:
         missed = None
         if isinstance(picked, _Unmatched):
             missed = picked.explain(self.name)
-            answer, by = spec.Answer(states=(spec.Status(state="failed", text=missed),)), "no reply (missed)"
+            answer, by = spec.AgentAnswer(states=(spec.TaskStatus(state="failed", text=missed),)), "no reply (missed)"
         else:
             answer, by = picked
         if answer.error is not None:
             error = answer.error
             return Answered(jsonrpc.error(request.id, error.code, error.message, error.data), said=method, by=by)
         context_id = message.get("contextId") if isinstance(message.get("contextId"), str) else None
-        if answer.message is not None:
+        said = answer.agent_message
+        if said is not None:
             context = task.context_id if task is not None else context_id or _new_id()
-            reply = _agent_message(answer.message.all_parts, None, _new_id(), context, task.id if task else None)
+            reply = _agent_message(said.all_parts, None, _new_id(), context, task.id if task else None)
             if task is not None:
                 task.history += [wire.received(message), reply]
             if streaming:
@@ -194,7 +195,7 @@ class A2aAgentMock:
                 jsonrpc.result(request.id, wire.result(reply, is_v1, True)), said=method, by=by, missed=missed
             )
         if task is None:
-            task = _Task(_new_id(), context_id or _new_id(), [spec.Status(state="submitted")], [], [])
+            task = _Task(_new_id(), context_id or _new_id(), [spec.TaskStatus(state="submitted")], [], [])
             self._tasks[task.id] = task
         start = task.at
         scripted = list(answer.task_states)
@@ -228,7 +229,7 @@ class A2aAgentMock:
             raise _Refused(wire.TASK_NOT_FOUND, f"task {task_id} not found")
         return task
 
-    def _pick(self, text: str, continues: bool) -> "tuple[spec.Answer, str] | _Unmatched":
+    def _pick(self, text: str, continues: bool) -> "tuple[spec.AgentAnswer, str] | _Unmatched":
         refused: list[tuple[int, tuple[str, ...]]] = []
         for number, reply in enumerate(self._replies, 1):
             reasons = _mismatches(reply, text, continues)
@@ -274,7 +275,7 @@ def _mismatches(reply: _Reply, text: str, continues: bool) -> tuple[str, ...]:
     return tuple(reasons)
 
 
-def _sequenced(reply: _Reply, number: int) -> tuple[spec.Answer, str]:
+def _sequenced(reply: _Reply, number: int) -> tuple[spec.AgentAnswer, str]:
     definition = reply.definition
     sequence = definition.sequence
     if sequence is None:
@@ -285,7 +286,9 @@ def _sequenced(reply: _Reply, number: int) -> tuple[spec.Answer, str]:
             index %= len(sequence)
         elif definition.onExhausted == "error":
             said = f"the sequence's {len(sequence)} answers are used up (onExhausted: error)"
-            return spec.Answer(states=(spec.Status(state="failed", text=said),)), f"reply {number} sequence exhausted"
+            return spec.AgentAnswer(
+                states=(spec.TaskStatus(state="failed", text=said),)
+            ), f"reply {number} sequence exhausted"
         else:
             index = len(sequence) - 1
     return sequence[index], f"reply {number} sequence step {index + 1}"

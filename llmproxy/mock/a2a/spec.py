@@ -9,10 +9,10 @@ kind each, regular expressions that compile, names and places unique.
 """
 
 import re
-from typing import Annotated, Any, Literal, Self
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from llmproxy.mock.mcp.spec import Base64, JsonRpcError, unique
 
@@ -87,7 +87,7 @@ class Artifact(_Spec):
         return _parts(self.text, self.parts)
 
 
-class Status(_Spec):
+class TaskStatus(_Spec):
     """One state the task goes through, with the agent's message said with it (`text`, `parts`)."""
 
     state: State
@@ -97,10 +97,6 @@ class Status(_Spec):
     @property
     def all_parts(self) -> tuple[Part, ...]:
         return _parts(self.text, self.parts)
-
-
-def _a_status(value: Any) -> Any:
-    return {"state": value} if isinstance(value, str) else value
 
 
 class AgentMessage(_Spec):
@@ -121,21 +117,17 @@ class AgentMessage(_Spec):
         return _parts(self.text, self.parts)
 
 
-def _a_message(value: Any) -> Any:
-    return {"text": value} if isinstance(value, str) else value
-
-
-class Answer(_Spec):
+class AgentAnswer(_Spec):
     """What one message to the agent gets: a task that goes through `states` (the last is where it rests: a
     terminal state, one waiting for input, or one still working, for a client to cancel) and ends with
     `artifacts`; or the agent's `message` alone, with no task; or a JSON-RPC `error`. Over a stream each state
     and artifact is an event, `intervalMs` apart."""
 
-    states: tuple[Annotated[Status, BeforeValidator(_a_status)], ...] = Field(
+    states: tuple[State | TaskStatus, ...] = Field(
         default=(), description='default ["completed"]: each a state ("working") or {"state", "text", "parts"}'
     )
     artifacts: tuple[Artifact, ...] = ()
-    message: Annotated[AgentMessage, BeforeValidator(_a_message)] | None = Field(
+    message: str | AgentMessage | None = Field(
         default=None, description="the agent answers with this message and opens no task: text, or {text, parts}"
     )
     error: JsonRpcError | None = None
@@ -147,17 +139,23 @@ class Answer(_Spec):
         return self
 
     @property
-    def task_states(self) -> tuple[Status, ...]:
-        return self.states or (Status(state="completed"),)
+    def task_states(self) -> tuple[TaskStatus, ...]:
+        """Its states, each as a TaskStatus (default: completed)."""
+        given = self.states or ("completed",)
+        return tuple(TaskStatus(state=status) if isinstance(status, str) else status for status in given)
+
+    @property
+    def agent_message(self) -> AgentMessage | None:
+        return AgentMessage(text=self.message) if isinstance(self.message, str) else self.message
 
 
-def check_answer(answer: Answer) -> None:
+def check_answer(answer: AgentAnswer) -> None:
     task = bool(answer.states or answer.artifacts)
     if answer.error is not None and (task or answer.message is not None):
         raise ValueError("an error is a JSON-RPC error: it takes no states, artifacts or message")
     if answer.message is not None and task:
         raise ValueError("a message answers without a task: it takes no states or artifacts")
-    for index, status in enumerate(answer.states[:-1]):
+    for index, status in enumerate(answer.task_states[:-1]):
         if status.state in TERMINAL:
             raise ValueError(f"states[{index}]: {status.state} ends the task: only the last state may")
 
@@ -184,13 +182,13 @@ class MessageMatch(_Spec):
         return value
 
 
-class Reply(Answer):
+class AgentReply(AgentAnswer):
     """One of the agent's replies: its answer (or with `sequence`, answers in turn) to the messages `match`
     lets through, `times` times at most."""
 
     match: MessageMatch | None = None
     times: int | None = Field(default=None, ge=1)
-    sequence: tuple[Answer, ...] | None = Field(default=None, min_length=1)
+    sequence: tuple[AgentAnswer, ...] | None = Field(default=None, min_length=1)
     onExhausted: Literal["repeat_last", "loop", "error"] = Field(
         default="repeat_last", description="a sequence used up: its last answer again, from the start, or an error"
     )
@@ -200,17 +198,17 @@ class Reply(Answer):
         if self.sequence is None:
             check_answer(self)
             return self
-        own = sorted(self.model_fields_set & set(Answer.model_fields))
+        own = sorted(self.model_fields_set & set(AgentAnswer.model_fields))
         if own:
             raise ValueError(f"with a sequence, give {', '.join(own)} in its answers")
         return self
 
     @property
-    def answers(self) -> tuple[Answer, ...]:
+    def answers(self) -> tuple[AgentAnswer, ...]:
         return self.sequence if self.sequence is not None else (self,)
 
 
-class Skill(_Spec):
+class AgentSkill(_Spec):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     description: str = ""
@@ -220,7 +218,7 @@ class Skill(_Spec):
     outputModes: tuple[str, ...] | None = None
 
 
-class Provider(_Spec):
+class AgentProvider(_Spec):
     organization: str = Field(min_length=1)
     url: str
 
@@ -237,13 +235,13 @@ class A2aAgent(_Spec):
     )
     description: str = ""
     version: str = "1.0.0"
-    provider: Provider | None = None
+    provider: AgentProvider | None = None
     documentationUrl: str | None = None
     streaming: bool = Field(default=True, description="the card offers message/stream; false: it is refused")
     defaultInputModes: tuple[str, ...] = ("text/plain",)
     defaultOutputModes: tuple[str, ...] = ("text/plain",)
-    skills: tuple[Skill, ...] = ()
-    replies: tuple[Reply, ...] = Field(min_length=1, description="tried in order: the first that matches answers")
+    skills: tuple[AgentSkill, ...] = ()
+    replies: tuple[AgentReply, ...] = Field(min_length=1, description="tried in order: the first that matches answers")
 
     @field_validator("url")
     @classmethod
