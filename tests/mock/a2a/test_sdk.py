@@ -4,6 +4,7 @@ URL and under the real agent's URL through the proxy. Every promise docs/a2a.md 
 holds; the errors are the A2A specification's; the control API lists the agents and reset removes them."""
 
 import asyncio
+import json
 import ssl
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from a2a.utils.errors import (
 )
 from google.protobuf import json_format
 
+from llmproxy.intercept.options import intercept_plan
 from llmproxy.session import Listening, Session, mocking
 from tests.control.test_api import call
 from tests.mock.a2a.worked import PYTHON, WORKED, write_worked
@@ -284,8 +286,33 @@ def test_the_control_api_lists_the_agents_and_reset_removes_them(tmp_path: Path)
         assert translator["card"]["skills"][0]["id"] == "translate"
         assert booker["mockUrl"] == f"{session.base_url}/a2a/booker"
         assert (booker["served"], booker["tasks"]) == ([1, 0, 0], 1)
+        late = {"a2aAgents": [{"name": "late", "replies": [{"message": "here"}]}]}
+        assert call(session, "POST", "/expectations", late)[0] == 200  # served at once
+        said = {"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {"parts": [{"text": "?"}]}}}
+        answer = httpx.post(f"{session.base_url}/a2a/late", json=said, trust_env=False).json()
+        assert answer["result"]["message"]["parts"] == [{"text": "here"}]
+        clash = {"a2aAgents": [{"name": "other", "path": "/a2a/late", "replies": [{"message": "x"}]}]}
+        status, refused, _ = call(session, "POST", "/expectations", clash)
+        assert status == 400
+        assert "A2A agent path" in json.dumps(refused)
         call(session, "POST", "/reset")
         assert call(session, "GET", "/a2a-agents")[1]["agents"] == []
         gone = httpx.post(f"{session.base_url}/a2a/booker", json={}, trust_env=False)
         assert gone.status_code == 404  # no agent answers any more: a miss, as for any request
         assert "no expectation answers this request" in gone.text
+
+
+def test_chaos_and_the_journal_meet_a2a_requests_as_they_meet_llm_calls(tmp_path: Path) -> None:
+    chaos = tmp_path / "chaos.json"
+    rule = {"match": {"path": "/a2a/translator"}, "chaos": {"errorStatus": 503, "failRequestCount": 1}}
+    chaos.write_text(json.dumps({"rules": [rule]}))
+    plan = intercept_plan(chaos=[chaos])
+    body = {"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "nope"}}
+    with mocking(write_worked(tmp_path), Listening(ca_directory=tmp_path / "ca"), intercept=plan) as session:
+        url = f"{session.base_url}/a2a/translator"
+        faulted = httpx.post(url, json=body, trust_env=False)
+        answered = httpx.post(url, json=body, trust_env=False)  # the rule's one failure is spent
+        _, journal, _ = call(session, "GET", "/journal?path=/a2a/translator", token="read-only")
+    assert faulted.status_code == 503
+    assert answered.json()["error"]["code"] == -32001
+    assert [entry["source"] for entry in journal["entries"]] == ["injected", "mocked"]
