@@ -22,6 +22,7 @@ from llmproxy.mcp import jsonrpc
 from llmproxy.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonObject
 from llmproxy.mock.a2a import spec, wire
 from llmproxy.mock.a2a.wire import Verb
+from llmproxy.mock.mcp.tools import exhausted, sequence_step
 
 _EXCERPT = 60
 
@@ -280,17 +281,10 @@ def _sequenced(reply: _Reply, number: int) -> tuple[spec.AgentAnswer, str]:
     sequence = definition.sequence
     if sequence is None:
         return definition, f"reply {number}"
-    index = reply.served - 1
-    if index >= len(sequence):
-        if definition.onExhausted == "loop":
-            index %= len(sequence)
-        elif definition.onExhausted == "error":
-            said = f"the sequence's {len(sequence)} answers are used up (onExhausted: error)"
-            return spec.AgentAnswer(
-                states=(spec.TaskStatus(state="failed", text=said),)
-            ), f"reply {number} sequence exhausted"
-        else:
-            index = len(sequence) - 1
+    index = sequence_step(reply.served, len(sequence), definition.onExhausted)
+    if index is None:
+        failed = spec.TaskStatus(state="failed", text=exhausted(len(sequence)))
+        return spec.AgentAnswer(states=(failed,)), f"reply {number} sequence exhausted"
     return sequence[index], f"reply {number} sequence step {index + 1}"
 
 
