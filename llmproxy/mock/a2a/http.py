@@ -87,7 +87,9 @@ class A2aEndpoints:
         named = {agent.name for agent in agents}
         kept = [agent for agent in self.agents if agent.name not in named]
         spec.check_agents(agents)
-        spec.check_agents((*kept, *agents))
+        for agent in agents:
+            for other in kept:
+                _apart(agent, other)
         with self._lock:
             for agent in agents:
                 self._by_name[agent.name] = A2aAgentMock(agent)
@@ -117,6 +119,20 @@ class A2aEndpoints:
                 reply._replace(headers=(*reply.headers, ("allow", "POST"))), name, f"{incoming.method} (refused: 405)"
             )
         return _post(agent, incoming)
+
+
+def _apart(agent: spec.A2aAgent, served: spec.A2aAgent) -> None:
+    """ValueError naming the clash when `agent` would be served where `served` is."""
+    if agent.served_path == served.served_path:
+        where, value = "path", agent.served_path
+    elif agent.url is not None and agent.url == served.url:
+        where, value = "url", agent.url
+    else:
+        return
+    raise ValueError(
+        f"{agent.name}: its {where} {value} is A2A agent {served.name}'s already "
+        f"(give it another {where}, or the name {served.name} to replace that agent)"
+    )
 
 
 def card(definition: spec.A2aAgent, url: str) -> JsonObject:

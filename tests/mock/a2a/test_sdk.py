@@ -294,7 +294,7 @@ def test_the_control_api_lists_the_agents_and_reset_removes_them(tmp_path: Path)
         clash = {"a2aAgents": [{"name": "other", "path": "/a2a/late", "replies": [{"message": "x"}]}]}
         status, refused, _ = call(session, "POST", "/expectations", clash)
         assert status == 400
-        assert "A2A agent path" in json.dumps(refused)
+        assert "other: its path /a2a/late is A2A agent late's already" in json.dumps(refused)
         call(session, "POST", "/reset")
         assert call(session, "GET", "/a2a-agents")[1]["agents"] == []
         gone = httpx.post(f"{session.base_url}/a2a/booker", json={}, trust_env=False)
