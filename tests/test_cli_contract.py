@@ -35,6 +35,9 @@ from tests.cassette.factory import ANTHROPIC_KEY
 from tests.cli_commands import commands
 from tests.replay.test_cli_output import OTHER
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 SERVED = (

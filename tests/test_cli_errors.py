@@ -14,6 +14,9 @@ import pytest
 from tests.conformance.server import LoopbackServer, Reply
 from tests.filesystems import read_only, small_disk
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 QUICKSTART = Path(__file__).resolve().parents[1] / "cassettes" / "quickstart.json"
 ASK = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
 

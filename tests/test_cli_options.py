@@ -18,6 +18,9 @@ from llmproxy.options import Once
 from tests.cli_commands import commands
 from tests.conformance.server import LoopbackServer, Reply
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "cassettes" / "quickstart.json"
 ASK = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}

@@ -24,6 +24,9 @@ from llmproxy.session import Session
 from tests.control.mcp_calls import exercise
 from tests.mock.sdk_clients import serving
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 CLIENT = {"name": "a test", "version": "1"}
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = {"expectations": [{"match": {"latestMessageContains": "capital"}, "respond": {"text": "Paris."}}]}

@@ -15,7 +15,11 @@ from tests.testing.upstream import Upstream
 # the plugin's own tests' fixtures: a stand-in upstream, one CA, a pytester with no outer proxy or CI variable
 llmproxy_home, tester, upstream = plugin_tests.llmproxy_home, plugin_tests.tester, plugin_tests.upstream
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # mitmproxy's dependencies, when loaded
+]
 
 OPENAI_KEY = "sk-proj-" + "Pl4nt3dK3y" * 5
 HEADER = """

@@ -17,6 +17,9 @@ import pytest
 import tests.mitm  # noqa: F401  (the system-install test runs the proxy in-process)
 from llmproxy.doctor import families
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "json" / "doctor.schema.json").read_text())
 PROBED_TOOLS = {"node": "node", "curl": "curl", "openssl": "openssl", "java": "java"}
 

@@ -29,6 +29,9 @@ from llmproxy.intercept.rules import ChaosFile, Rule
 from llmproxy.intercept.settings import InterceptPlan
 from llmproxy.session import Listening, Session, mocking, replaying
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "cassettes" / "quickstart.json"
 RECOVERED = ROOT / "cassettes" / "chaos" / "recovered.json"  # 529, 529 (both injected), then the answer

@@ -11,10 +11,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.store import load_cassette
 from tests.record.test_record_cli import RECORDED, children, record_two_sessions, run_client, start_recorder
 from tests.record.world import CLIENTS, World
+
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
 
 
 def stopped_at(journal: Path) -> str:

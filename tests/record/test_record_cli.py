@@ -19,6 +19,9 @@ from llmproxy.cassette.store import load_cassette
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.record.world import CLIENTS, World, installed, request_json, turns
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 RUN_SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "json" / "run.schema.json").read_text())
 
 

@@ -15,6 +15,9 @@ from llmproxy.cassette.files import journal_path
 from llmproxy.cassette.store import load_cassette
 from tests.record.world import CLIENTS, World
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 # records a session, says so, then waits to be signalled (sleep dies of the signal, as a CLI would)
 CHILD = f'"{sys.executable}" "{CLIENTS}" anthropic > /dev/null && echo ready && exec sleep 60'
 

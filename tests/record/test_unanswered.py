@@ -17,6 +17,9 @@ from llmproxy.session import Listening, recording
 from tests.record.world import CLIENTS, World, turns
 from tests.testing.upstream import Upstream
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 CHAT = "POST https://api.openai.com/v1/chat/completions"
 MESSAGES = "POST https://api.anthropic.com/v1/messages"
 

@@ -16,6 +16,9 @@ from tests.conformance.server import LoopbackServer, Reply
 from tests.record.world import CLIENTS, World
 from tests.replay.test_replay_cli import replay
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 SHOW = "import json, os; print(json.dumps({k: v for k, v in os.environ.items() if 'BASE_URL' in k or 'LLMPROXY' in k}))"
 
 

@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
+
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "json" / "run.schema.json").read_text())

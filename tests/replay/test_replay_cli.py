@@ -10,6 +10,9 @@ import pytest
 from llmproxy.cassette.store import load_cassette
 from tests.record.world import CLIENTS, World, installed
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 ITALY = {"QUESTION": "What is the capital of Italy?"}  # the client asks something else than it recorded
 
 

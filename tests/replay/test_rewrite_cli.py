@@ -13,6 +13,9 @@ from tests.filesystems import read_only
 from tests.record.test_record_cli import run_client, start_recorder
 from tests.record.world import CLIENTS, World
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 
 def rewrite(world: World, *args: str, command: tuple[str, ...] | None = None) -> subprocess.CompletedProcess[str]:
     command = command or (sys.executable, str(CLIENTS), "openai")

@@ -16,6 +16,9 @@ import pytest
 from llmproxy.testing.keys import SDK_KEY_VARIABLES
 from tests.testing.upstream import Upstream
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
 
 

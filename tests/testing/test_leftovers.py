@@ -14,6 +14,9 @@ from llmproxy.cassette.files import journal_path
 from tests.testing.test_plugin import exchanges, module
 from tests.testing.upstream import Upstream
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 EIGHT = """
 import os, signal, time
 from pathlib import Path

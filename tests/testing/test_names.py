@@ -8,6 +8,9 @@ import pytest
 
 from llmproxy.testing.names import LONGEST, cassette_path
 
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = pytest.mark.slow
+
 SOURCE = """
 import pytest
 

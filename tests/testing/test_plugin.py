@@ -23,7 +23,11 @@ from tests.cassette import factory
 from tests.cassette.factory import STARTED
 from tests.testing.upstream import Upstream
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # mitmproxy's dependencies, when loaded
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),  # mitmproxy's dependencies, when loaded
+]
 
 # shaped like real keys, and never real ones: a recorded cassette must hold neither
 ANTHROPIC_KEY = "sk-ant-api03-" + "Pl4nt3dK3y_" * 8

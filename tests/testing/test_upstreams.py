@@ -13,7 +13,8 @@ import pytest
 from tests.testing.tunnel import Tunnel
 from tests.testing.upstream import Upstream
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# End to end through child processes (llmproxy's command line, a pytest session): CI runs these once.
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 INI = "[pytest]\nfilterwarnings = ignore::DeprecationWarning\nasyncio_default_fixture_loop_scope = function\n"
 
 OPENAI = """
