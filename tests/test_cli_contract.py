@@ -44,6 +44,7 @@ SERVED = (
     "doctor",
     "mcp",
     "mcp-serve",
+    "mcp-tap",
     "ui",
 )  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
@@ -164,6 +165,11 @@ CASES: dict[str, dict[str, Case]] = {
         "passing": Case(("{mcp_servers}",), 0),
         "failing": Case(("{invalid_expectations}",), 1),
         "unusable": Case(("{mcp_servers}", "--server", "no-such-server"), 2),
+    },
+    "mcp-tap": {  # stdin is empty: the server it runs ends at once
+        "passing": Case(("--cassette", "{fresh}", "--mode", "record", "--", PYTHON, "-c", "pass"), 0),
+        "failing": Case(("--cassette", "{fresh}", "--mode", "record", "--", PYTHON, "-c", "raise SystemExit(3)"), 1),
+        "unusable": Case(("--", PYTHON, "-c", "pass"), 2),
     },
     "mock validate": {
         "passing": Case(("{expectations}",), 0),

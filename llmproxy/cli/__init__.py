@@ -45,6 +45,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "mcp_serve",
         "Serve a mock MCP server of an expectations file over stdio: `llmproxy mcp-serve e.json --server NAME`.",
     ),
+    "mcp-tap": (
+        "llmproxy.cli.mcp_tap",
+        "mcp_tap",
+        "Record or replay a stdio MCP server: `llmproxy mcp-tap -- npx @modelcontextprotocol/server-everything`.",
+    ),
     "mock": (
         "llmproxy.cli.mock",
         "mock",
