@@ -79,7 +79,7 @@ def _standalone(cassette: Path, mode: str, server: str, command: list[str], stdi
     try:
         status = _record(server, command, writer, stdin, stdout)
     finally:
-        click.echo(f"llmproxy mcp-tap: {writer.close()}", err=True)
+        click.echo(f"llmproxy mcp-tap: {server}: {writer.close()}", err=True)
     return status
 
 
@@ -97,7 +97,10 @@ def _in_run(server: str, command: list[str], stdin: IO[bytes], stdout: IO[bytes]
     except ControlError as error:
         raise UsageError(f"mcp-tap: the run's control API: {error}") from None
     if mode == "record":
-        return _record(server, command, RunRecorder(client), stdin, stdout)
+        recorder = RunRecorder(client)
+        status = _record(server, command, recorder, stdin, stdout)
+        click.echo(f"llmproxy mcp-tap: {server}: handed {recorder.handed} exchanges to the run's recording", err=True)
+        return status
     if mode == "replay":
         return _replay(server, RunAnswers(client, server), stdin, stdout)
     raise UsageError(f"mcp-tap: the run is {mode}: the tap records in llmproxy record and replays in llmproxy replay")
@@ -114,7 +117,6 @@ def _record(server: str, command: list[str], recorder: "Recorder", stdin: IO[byt
     except KeyboardInterrupt:
         tap.stop()
         raise
-    click.echo(f"llmproxy mcp-tap: {server}: recorded {tap.recorded} exchanges", err=True)
     return 0 if status == 0 else 1
 
 

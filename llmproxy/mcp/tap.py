@@ -100,7 +100,6 @@ class RecordingTap:
         self.name = name
         self.command = list(command)
         self.recorder = recorder
-        self.recorded = 0
         self._output = _Output(output)
         self._pending: dict[bytes, _Pending] = {}
         self._lock = threading.Lock()
@@ -199,7 +198,6 @@ class RecordingTap:
         while (exchange := self._recording.get()) is not None:
             try:
                 self.recorder.add(exchange)
-                self.recorded += 1
             except Exception as error:  # the recording is lost, never the session
                 logger.warning("%s: an exchange could not be recorded: %s", self.name, error)
 

@@ -41,6 +41,7 @@ class RunRecorder:
 
     def __init__(self, client: Client) -> None:
         self.client = client
+        self.handed = 0
 
     def add(self, exchange: RawExchange) -> None:
         response = exchange.response
@@ -58,6 +59,7 @@ class RunRecorder:
                 total_ms=exchange.total_ms or 0.0,
             )
         )
+        self.handed += 1
 
 
 class RunAnswers:

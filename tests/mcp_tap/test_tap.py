@@ -5,6 +5,7 @@ itself; a server that writes garbage or exits mid-call leaves the agent's sessio
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,15 @@ from pathlib import Path
 import pytest
 
 from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.model import Exchange
 from tests.mcp_tap.client import CLIENT, run_client
 from tests.mock.mcp.worked import write_worked
 
 HERE = Path(__file__).parent
+FORMAT = (HERE.parents[1] / "docs" / "cassette-format.md").read_text()
+DOCUMENTED = Exchange.model_validate_json(
+    re.search(r"## Stdio MCP exchanges.*?```json\n(.*?)```", FORMAT, re.DOTALL).group(1)  # type: ignore[union-attr]
+)
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -59,6 +65,18 @@ def test_a_recording_replays_with_the_server_gone(recorded: tuple[Path, Path, di
     methods = [exchange.operation or exchange.request.body.json_["method"] for exchange in exchanges]  # type: ignore[union-attr]
     assert "initialize" in methods
     assert "tools/call" in methods
+    call = next(e for e in exchanges if e.request.body.json_["method"] == "tools/call")  # type: ignore[union-attr]
+    assert call.response is not None
+    assert DOCUMENTED.response is not None
+    shape = (call.request.url, call.request.http_version, call.request.headers, call.response.headers)
+    assert shape == (
+        DOCUMENTED.request.url,
+        DOCUMENTED.request.http_version,
+        DOCUMENTED.request.headers,
+        DOCUMENTED.response.headers,
+    )  # as docs/cassette-format.md shows it
+    refresh = [e for e in exchanges if "refresh" in str(e.request.body)]
+    assert refresh[0].streaming  # a log message before its answer: each line an event
     gone = ["/nonexistent/mcp-server"]  # never started in replay
     again = run_client(
         home, llmproxy("mcp-tap", "--name", "weather", "--cassette", str(cassette), "--mode", "replay", "--", *gone)
