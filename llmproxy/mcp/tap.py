@@ -171,8 +171,13 @@ class RecordingTap:
             self._output.write(line)
             if pending is not None:
                 self._record(pending, stamp)
-        status = self._process.wait() if self._process is not None else None
-        self._server_gone(f"the MCP server {self.name} exited (status {status}) before answering")
+        status = None
+        if self._process is not None:
+            # its stdout closes as it exits, the status just after; or it closed its stdout and lives on
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                status = self._process.wait(_EXIT_GRACE)
+        ended = f"exited (status {status})" if status is not None else "closed its stdout"
+        self._server_gone(f"the MCP server {self.name} {ended} before answering")
 
     def _take(self, message: Any, line: bytes, stamp: float) -> _Pending | None:
         """The request `message` answers, with what was written for it; a notification or a request of the
