@@ -1,4 +1,5 @@
-"""`llmproxy mcp-check URL | -- CMD…`: the MCP protocol checks against a server (docs/mcp.md#checking-a-server)."""
+"""`llmproxy mcp-check URL | -- CMD…`: the MCP protocol checks against a server
+(docs/mcp.md#checking-a-server-mcp-check)."""
 
 from typing import Literal
 
@@ -10,7 +11,7 @@ from llmproxy.errors import UsageError
 from llmproxy.options import option
 
 
-@click.command(name="mcp-check", context_settings={"ignore_unknown_options": True})
+@click.command(name="mcp-check")
 @option(
     "--call-tools",
     type=click.Choice(("read-only", "all", "none")),

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _MODES = ("record", "replay")
 
 
-@click.command(name="mcp-tap", context_settings={"ignore_unknown_options": True})
+@click.command(name="mcp-tap")
 @option(
     "--cassette",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -85,7 +85,7 @@ def _standalone(cassette: Path, mode: str, server: str, command: list[str], stdi
 
 def _in_run(server: str, command: list[str], stdin: IO[bytes], stdout: IO[bytes]) -> int:
     from llmproxy.control.client import Client, ControlError
-    from llmproxy.mcp.tap_targets import RunAnswers, RunRecorder
+    from llmproxy.control.stdio_tap_client import RunAnswers, RunRecorder
 
     if not os.environ.get(CONTROL_URL_VARIABLE) or not os.environ.get(CONTROL_TOKEN_VARIABLE):
         raise UsageError(
