@@ -31,13 +31,14 @@ _NOT_IN_A_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 def server_name(command: Sequence[str]) -> str:
     """The name a server's exchanges are recorded under when none is given: the program's name, or for a
-    launcher (``npx``, ``node``, ``uvx``…) the first argument it launches (``@scope/server-everything`` gives
-    ``server-everything``)."""
+    launcher (``npx``, ``node``, ``uvx``…) the first argument it launches (``@scope/server-everything@1.2``
+    gives ``server-everything``)."""
     words = list(command)
     chosen = words[0] if words else "server"
     if _base(chosen) in _LAUNCHERS:
         chosen = next((word for word in words[1:] if not word.startswith("-") and word != "run"), chosen)
-    name = _NOT_IN_A_NAME.sub("-", _base(chosen).removesuffix(".js").removesuffix(".py")).strip("-.")
+    program = _base(chosen).partition("@")[0] or _base(chosen)  # a package's version (name@1.2) left out
+    name = _NOT_IN_A_NAME.sub("-", program.removesuffix(".js").removesuffix(".py")).strip("-.")
     return name or "server"
 
 

@@ -183,3 +183,13 @@ def test_a_tap_outside_a_run_without_a_cassette_says_so(tmp_path: Path) -> None:
     done = tap(tmp_path, "--", "server", lines=[])
     assert done.returncode == 2
     assert done.stderr.decode().startswith("llmproxy mcp-tap: error: mcp-tap: not inside llmproxy record|replay")
+
+
+def test_a_server_is_named_by_its_program_or_what_a_launcher_runs() -> None:
+    from llmproxy.mcp.stdio_exchange import server_name
+
+    assert server_name(["npx", "@modelcontextprotocol/server-everything"]) == "server-everything"  # docs/mcp.md
+    assert server_name(["npx", "-y", "@scope/weather-mcp@1.2"]) == "weather-mcp"
+    assert server_name(["/usr/local/bin/mcp-weather", "--port", "1"]) == "mcp-weather"
+    assert server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
+    assert server_name(["node", "dist/index.js"]) == "index"
