@@ -103,7 +103,17 @@ def _in_run(server: str, command: list[str], stdin: IO[bytes], stdout: IO[bytes]
         return status
     if mode == "replay":
         return _replay(server, RunAnswers(client, server), stdin, stdout)
+    if mode == "mock":  # the model is scripted; the agent's tools still work, as they would without the tap
+        click.echo(f"llmproxy mcp-tap: {server}: the run mocks: passing through, nothing recorded", err=True)
+        return _record(server, command, _Nowhere(), stdin, stdout)
     raise UsageError(f"mcp-tap: the run is {mode}: the tap records in llmproxy record and replays in llmproxy replay")
+
+
+class _Nowhere:
+    """A recorder that keeps nothing: the tap inside `llmproxy mock`."""
+
+    def add(self, exchange: object) -> None:
+        pass
 
 
 def _record(server: str, command: list[str], recorder: "Recorder", stdin: IO[bytes], stdout: IO[bytes]) -> int:

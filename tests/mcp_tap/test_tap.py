@@ -193,3 +193,18 @@ def test_a_server_is_named_by_its_program_or_what_a_launcher_runs() -> None:
     assert server_name(["/usr/local/bin/mcp-weather", "--port", "1"]) == "mcp-weather"
     assert server_name(["uvx", "mcp-server-fetch"]) == "mcp-server-fetch"
     assert server_name(["node", "dist/index.js"]) == "index"
+
+
+def test_inside_a_mock_run_the_tap_passes_through(recorded: tuple[Path, Path, dict[str, object]]) -> None:
+    """Under `llmproxy mock` the model is scripted, yet the agent's tools still work: the same answers as
+    recorded, and nothing recorded."""
+    home, _, seen = recorded
+    out = home / "mocked.json"
+    server = llmproxy("mcp-serve", str(write_worked(home)))
+    agent = [sys.executable, str(CLIENT), str(out), *llmproxy("mcp-tap", "--name", "weather", "--", *server)]
+    done = subprocess.run(
+        llmproxy("mock", "--", *agent), env=environment(home), capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert json.loads(out.read_text()) == seen
+    assert b"weather: the run mocks: passing through, nothing recorded" in done.stderr
