@@ -2,7 +2,8 @@
 
 from typing import Final
 
-DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+# "stdio": a stdio MCP server's exchanges (llmproxy.mcp.stdio_exchange) have a URL but no port
+DEFAULT_PORTS: Final = {"http": 80, "https": 443, "ws": 80, "wss": 443, "stdio": 0}
 
 HOP_BY_HOP: Final = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "te", "trailer", "upgrade"}

@@ -26,6 +26,7 @@ from llmproxy.outputs.chaos import ChaosState, ChaosValidation  # noqa: E402
 from llmproxy.outputs.check import CassetteCheck  # noqa: E402
 from llmproxy.outputs.doctor import Doctor  # noqa: E402
 from llmproxy.outputs.explain import Explained  # noqa: E402
+from llmproxy.outputs.mcp_check import McpCheck  # noqa: E402
 from llmproxy.outputs.run import Run  # noqa: E402
 from llmproxy.outputs.validate import MockValidation  # noqa: E402
 from llmproxy.outputs.verify import GATES  # noqa: E402
@@ -38,6 +39,7 @@ SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
     ROOT / "docs" / "chaos.schema.json": (ChaosFile, "llmproxy chaos file (--chaos FILE)"),
     JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),
     JSON / "mock-validate.schema.json": (MockValidation, "llmproxy mock validate --json, schema version 1"),
+    JSON / "mcp-check.schema.json": (McpCheck, "llmproxy mcp-check --json, schema version 1"),
     JSON / "doctor.schema.json": (Doctor, "llmproxy doctor --json, schema version 1"),
     JSON / "run.schema.json": (Run, "llmproxy record|replay|mock --json, schema version 1"),
     JSON / "chaos-validate.schema.json": (ChaosValidation, "llmproxy chaos validate --json, schema version 1"),

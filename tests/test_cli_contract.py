@@ -47,6 +47,7 @@ SERVED = (
     "doctor",
     "mcp",
     "mcp-serve",
+    "mcp-tap",
     "ui",
 )  # run as processes: a proxy, or clients probed for real
 SITUATIONS = ("passing", "failing", "unusable")
@@ -167,6 +168,16 @@ CASES: dict[str, dict[str, Case]] = {
         "passing": Case(("{mcp_servers}",), 0),
         "failing": Case(("{invalid_expectations}",), 1),
         "unusable": Case(("{mcp_servers}", "--server", "no-such-server"), 2),
+    },
+    "mcp-check": {
+        "passing": Case(("--", PYTHON, "-m", "llmproxy", "mcp-serve", "{mcp_servers}"), 0),
+        "failing": Case(("--", PYTHON, "-c", "pass"), 1),  # a server that exits at once
+        "unusable": Case((), 2),
+    },
+    "mcp-tap": {  # stdin is empty: the server it runs ends at once
+        "passing": Case(("--cassette", "{fresh}", "--mode", "record", "--", PYTHON, "-c", "pass"), 0),
+        "failing": Case(("--cassette", "{fresh}", "--mode", "record", "--", PYTHON, "-c", "raise SystemExit(3)"), 1),
+        "unusable": Case(("--", PYTHON, "-c", "pass"), 2),
     },
     "mock validate": {
         "passing": Case(("{expectations}",), 0),

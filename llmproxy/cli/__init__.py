@@ -40,10 +40,20 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "mcp",
         "The control plane as an MCP server over stdio: `claude mcp add llmproxy -- llmproxy mcp --attach`.",
     ),
+    "mcp-check": (
+        "llmproxy.cli.mcp_check",
+        "mcp_check",
+        "Check an MCP server against the protocol: `llmproxy mcp-check http://127.0.0.1:8089/mcp/weather`.",
+    ),
     "mcp-serve": (
         "llmproxy.cli.mcp_serve",
         "mcp_serve",
         "Serve a mock MCP server of an expectations file over stdio: `llmproxy mcp-serve e.json --server NAME`.",
+    ),
+    "mcp-tap": (
+        "llmproxy.cli.mcp_tap",
+        "mcp_tap",
+        "Record or replay a stdio MCP server: `llmproxy mcp-tap -- npx @modelcontextprotocol/server-everything`.",
     ),
     "mock": (
         "llmproxy.cli.mock",

@@ -32,6 +32,7 @@ from llmproxy.control.models import (
 )
 from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
 from llmproxy.control.run_api import add_to_mock, journal_counts, mock_engine, run_endpoints
+from llmproxy.control.stdio_tap_api import stdio_tap_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import MockError
 from llmproxy.intercept import control as chaos
@@ -181,6 +182,7 @@ def control_api(session: Session) -> Router:
         ),
         *mock_mcp_endpoints(session),
         *mock_a2a_endpoints(session),
+        *stdio_tap_endpoints(session),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__, closing=[hub.close])
 

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from llmproxy.outputs.explain import Explained
 
 from llmproxy.control.run_models import Load, Loaded, Save, Saved, Stopping
+from llmproxy.control.stdio_tap_models import StdioAnswer, StdioExchange, StdioRecorded, StdioRequest
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE, CONTROL_URL_VARIABLE, TEST_ID_VARIABLE
 from llmproxy.errors import LlmproxyError
 from llmproxy.intercept.control import Answer
@@ -325,6 +326,14 @@ class Client:
         except (urllib.error.URLError, OSError) as error:
             reason = getattr(error, "reason", error)
             raise ControlError(0, f"cannot reach the control API at {self.api}: {reason}") from None
+
+    def record_stdio(self, exchange: StdioExchange) -> StdioRecorded:
+        """An exchange of a stdio MCP server (`llmproxy mcp-tap`) into the run's recording."""
+        return StdioRecorded.model_validate(self._call("POST", "/stdio/exchanges", _dumped(exchange)))
+
+    def answer_stdio(self, request: StdioRequest) -> StdioAnswer:
+        """What the run's replay answers a stdio MCP server's request with, or why nothing."""
+        return StdioAnswer.model_validate(self._call("POST", "/stdio/answers", _dumped(request)))
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         return self._checked(method, path, body).body

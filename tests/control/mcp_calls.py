@@ -156,6 +156,27 @@ async def exercise(client: Client) -> list[str]:
     assert [(tool["name"], tool["calls"]) for tool in server["tools"]] == [("get_forecast", 1)]
     (agent,) = (await use("list_mock_agents"))["agents"]
     assert (agent["name"], agent["mockUrl"], agent["served"]) == ("helper", f"{base_url}/a2a/helper", [0])
+    # a stdio MCP server's exchanges (llmproxy mcp-tap) go to a run that records or replays: a mock does neither
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    answered = [{"tMs": 0.1, "message": {"jsonrpc": "2.0", "id": 1, "result": {}}}]
+    for name, arguments, refusal in (
+        (
+            "record_stdio_exchange",
+            {
+                "server": "tools",
+                "request": ping,
+                "written": answered,
+                "startedAt": "2026-01-01T00:00:00Z",
+                "totalMs": 1,
+            },
+            "this run does not record",
+        ),
+        ("answer_stdio_request", {"server": "tools", "request": ping}, "this run does not replay"),
+    ):
+        called.append(name)
+        refused = await client.call_tool(name, arguments)
+        assert refused.is_error
+        assert refusal in getattr(refused.content[0], "text", "")
     reset = await use("reset")
     assert reset["expectations"] >= 2  # the file's, and what is left of those added above
     assert (await use("retrieve_active_expectations"))["expectations"] == []

@@ -1,0 +1,259 @@
+"""The stdio MCP tap: between an agent and a stdio MCP server, it records each request and what the server
+wrote until it answered (record), or answers from a cassette with no server at all (replay).
+
+Both sides speak MCP's stdio framing: one JSON-RPC message a line. Recording, the tap passes every line on as
+it came, in both directions, and only notes requests and what answers them; the server's requests to the
+client (sampling, roots) and the client's answers pass through unrecorded. What would leave the agent waiting
+forever or confuse its client is answered instead, with one line on stderr:
+
+* a line from the server that is not a JSON-RPC message (a stray print) is not passed on;
+* a server that exits, or whose stdout closes, leaves no request unanswered: each gets a JSON-RPC error
+  saying so, and so does every request after it.
+
+Replaying, a request is answered with what was recorded for the same method and params, its id made the
+request's; a request nothing was recorded for gets a JSON-RPC error that explains the miss. Notifications are
+taken and dropped, as the server did not answer them either.
+"""
+
+import contextlib
+import logging
+import queue
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import IO, Any, Final, Protocol
+
+import orjson
+
+from llmproxy.mcp import jsonrpc
+from llmproxy.mcp.jsonrpc import INTERNAL_ERROR, PARSE_ERROR
+from llmproxy.mcp.stdio_exchange import answered_as, raw_exchange
+from llmproxy.model.exchange import RawExchange
+
+logger = logging.getLogger(__name__)
+
+SERVER_GONE: Final = -32000  # the implementation-defined server-error range: the tap's own errors
+NOT_RECORDED: Final = -32001
+_EXIT_GRACE: Final = 5.0  # seconds a server has to exit once its stdin is closed
+
+
+class Recorder(Protocol):
+    """Where a recorded exchange goes: the cassette's writer, or the enclosing run's."""
+
+    def add(self, exchange: RawExchange) -> None: ...
+
+
+class Answerer(Protocol):
+    """Replay: what the server wrote for a request (parsed lines, the answer last), or why nothing was
+    recorded for it (a `str`: the miss explained)."""
+
+    def answer(self, message: bytes) -> list[Any] | str: ...
+
+
+@dataclass(slots=True)
+class _Pending:
+    message: bytes
+    started_at: datetime
+    started: float
+    written: list[tuple[float, bytes]] = field(default_factory=list)
+
+
+class _Output:
+    """The agent's stdout, written one whole line at a time from either thread."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def write(self, line: bytes) -> None:
+        with self._lock:
+            self._stream.write(line if line.endswith(b"\n") else line + b"\n")
+            self._stream.flush()
+
+
+def _parsed(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _is_request(message: Any) -> bool:
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and message.get("id") is not None
+
+
+def _is_answer(message: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+
+
+def _key(request_id: object) -> bytes:
+    return orjson.dumps(request_id)
+
+
+class RecordingTap:
+    """Records a running server's answers while passing every message on."""
+
+    def __init__(self, name: str, command: Sequence[str], recorder: Recorder, output: IO[bytes]) -> None:
+        self.name = name
+        self.command = list(command)
+        self.recorder = recorder
+        self._output = _Output(output)
+        self._pending: dict[bytes, _Pending] = {}
+        self._lock = threading.Lock()
+        self._gone: str | None = None  # why the server can answer no more
+        self._process: subprocess.Popen[bytes] | None = None
+        # handed to the recorder on a thread of its own: a slow recorder (the run's control API) never holds
+        # up the server's next line
+        self._recording: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+
+    def run(self, lines: IO[bytes]) -> int:
+        """Start the server, pass `lines` (the agent's stdin) to it until they end, then wait for it; its exit
+        status. Raises OSError when it cannot be started."""
+        process = self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert process.stdin is not None
+        assert process.stdout is not None
+        reader = threading.Thread(target=self._read_server, args=(process.stdout,), name="mcp-tap-server", daemon=True)
+        reader.start()
+        recording = threading.Thread(target=self._hand_over, name="mcp-tap-recorder", daemon=True)
+        recording.start()
+        stdin = process.stdin
+        for line in lines:
+            if not line.strip():
+                continue
+            message = _parsed(line)
+            if _is_request(message):
+                with self._lock:
+                    gone = self._gone
+                    if gone is None:
+                        now = time.perf_counter()
+                        self._pending[_key(message["id"])] = _Pending(line.rstrip(b"\r\n"), datetime.now(UTC), now)
+                if gone is not None:
+                    self._output.write(orjson.dumps(jsonrpc.error(message["id"], SERVER_GONE, gone)))
+                    continue
+            try:
+                stdin.write(line if line.endswith(b"\n") else line + b"\n")
+                stdin.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                pass  # it exited: the reader answers what is pending
+        with contextlib.suppress(OSError):
+            stdin.close()
+        try:
+            status = process.wait(_EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            logger.warning("%s did not exit within %gs of its stdin closing: ended", self.name, _EXIT_GRACE)
+            process.terminate()
+            status = process.wait()
+        reader.join()
+        self._recording.put(None)
+        recording.join()
+        return status
+
+    def stop(self) -> None:
+        """End the server (the agent went away without closing stdin)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+
+    def _read_server(self, stdout: IO[bytes]) -> None:
+        for line in stdout:
+            stamp = time.perf_counter()
+            line = line.rstrip(b"\r\n")
+            if not line.strip():
+                continue
+            message = _parsed(line)
+            if not isinstance(message, (dict, list)):
+                shown = line[:80].decode("utf-8", "replace")
+                logger.warning("%s wrote a line that is not JSON-RPC, not passed on: %r", self.name, shown)
+                continue
+            pending = self._take(message, line, stamp)
+            self._output.write(line)
+            if pending is not None:
+                self._record(pending, stamp)
+        status = None
+        if self._process is not None:
+            # its stdout closes as it exits, the status just after; or it closed its stdout and lives on
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                status = self._process.wait(_EXIT_GRACE)
+        ended = f"exited (status {status})" if status is not None else "closed its stdout"
+        self._server_gone(f"the MCP server {self.name} {ended} before answering")
+
+    def _take(self, message: Any, line: bytes, stamp: float) -> _Pending | None:
+        """The request `message` answers, with what was written for it; a notification or a request of the
+        server's is kept with the latest request still waiting, as written for it."""
+        with self._lock:
+            if _is_answer(message):
+                pending = self._pending.pop(_key(message.get("id")), None)
+            else:
+                pending = None
+                latest = next(reversed(self._pending.values()), None)
+                if latest is not None:
+                    latest.written.append(((stamp - latest.started) * 1000, line))
+                return None
+        if pending is not None:
+            pending.written.append(((stamp - pending.started) * 1000, line))
+        return pending
+
+    def _record(self, pending: _Pending, stamp: float) -> None:
+        total = (stamp - pending.started) * 1000
+        self._recording.put(raw_exchange(self.name, pending.message, pending.written, pending.started_at, total))
+
+    def _hand_over(self) -> None:
+        while (exchange := self._recording.get()) is not None:
+            try:
+                self.recorder.add(exchange)
+            except Exception as error:  # the recording is lost, never the session
+                logger.warning("%s: an exchange could not be recorded: %s", self.name, error)
+
+    def _server_gone(self, why: str) -> None:
+        with self._lock:
+            self._gone = why
+            waiting = list(self._pending.items())
+            self._pending.clear()
+        if waiting:
+            logger.warning("%s: %d request(s) left unanswered, answered with an error", why, len(waiting))
+        for _, pending in waiting:
+            request_id = orjson.loads(pending.message).get("id")
+            self._output.write(orjson.dumps(jsonrpc.error(request_id, SERVER_GONE, why)))
+
+
+class ReplayingTap:
+    """Answers from a recording; no server runs."""
+
+    def __init__(self, name: str, answerer: Answerer, output: IO[bytes]) -> None:
+        self.name = name
+        self.answerer = answerer
+        self.answered = 0
+        self.missed = 0
+        self._output = _Output(output)
+
+    def run(self, lines: IO[bytes]) -> int:
+        for line in lines:
+            if line.strip():
+                self.answer(line.rstrip(b"\r\n"))
+        return 0
+
+    def answer(self, line: bytes) -> None:
+        message = _parsed(line)
+        if not isinstance(message, dict):
+            logger.warning("%s: a line that is not a JSON-RPC message, answered with a parse error", self.name)
+            self._output.write(orjson.dumps(jsonrpc.error(None, PARSE_ERROR, "parse error: not a JSON-RPC message")))
+            return
+        if not _is_request(message):
+            return  # a notification, or the client's answer to a request the recording never makes
+        try:
+            found = self.answerer.answer(line)
+        except Exception as error:  # the run went away: this request cannot be answered, the session goes on
+            found = f"the recording could not be read: {error}"
+            logger.warning("%s: %s", self.name, found)
+            self._output.write(orjson.dumps(jsonrpc.error(message["id"], INTERNAL_ERROR, found)))
+            return
+        if isinstance(found, str):
+            self.missed += 1
+            logger.warning("%s: not recorded: %s", self.name, found)
+            self._output.write(orjson.dumps(jsonrpc.error(message["id"], NOT_RECORDED, f"llmproxy replay: {found}")))
+            return
+        self.answered += 1
+        for each in answered_as(found, message["id"]):
+            self._output.write(each)
