@@ -32,7 +32,9 @@ from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
 NOT_CHAT: Final = "not a chat API"  # why an exchange is no call, as the whole reading says it
-_READ_WHOLE: Final = frozenset({Operation.RESPONSES, Operation.RESPONSE_RETRIEVE})  # a background run's polls
+_READ_WHOLE: Final = frozenset({Operation.RESPONSE_RETRIEVE})
+"""A Responses background run's polls: the whole reading prices its create (which answered with no usage, so is
+read whole too) by the poll that finds it finished."""
 
 
 class AnsweredCall:
