@@ -78,7 +78,7 @@ def answered_calls(entries: Sequence[Entry], book: PriceBook) -> Answered:
             if read_so_far is None:
                 continue
             summary, found = read_so_far
-            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book)
+            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book, entry.captured)
             if read is None:
                 by_test[name] = None
                 continue

@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,6 +23,7 @@ from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, header
 from llmproxy.chain.taps.journal import JournalTap
 from llmproxy.chain.taps.record import with_events
+from llmproxy.control.at_rest import journal_of
 from llmproxy.control.journal_calls import answered_calls, recorded
 from llmproxy.journal import Entry, Query
 from llmproxy.model import Completion, ErrorKind, ToolCall
@@ -130,7 +132,7 @@ def test_the_gates_judge_a_journal_read_for_them_as_one_converted_whole(sample: 
     assert route is not None
     route = with_body(route, sample.body)
     codec = chat_codec(route)
-    if codec is not None and codec.read_answer is not None and not route.streaming:  # else: all read whole
+    if codec is not None and (codec.read_answer is not None or route.streaming):  # else: all read whole
         assert any(isinstance(call, AnsweredCall) for call in fast.calls)
     assert [facts(call) for call in fast.calls] == [facts(call) for call in expected]
     assert [(s.path, s.exchanges, s.calls, s.skipped) for s in fast.sources] == [
@@ -147,3 +149,31 @@ def test_the_gates_judge_a_journal_read_for_them_as_one_converted_whole(sample: 
             gates.cost(fast.calls, BOOK, Decimal("0.01"), price_as, False).as_json()
             == gates.cost(expected, BOOK, Decimal("0.01"), price_as, False).as_json()
         )
+
+
+CASSETTES = sorted((Path(__file__).parents[2] / "cassettes").rglob("*.json"))
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=[path.stem for path in CASSETTES])
+def test_the_gates_judge_each_committed_cassette_read_for_them_as_one_converted_whole(path: Path) -> None:
+    """Real recordings of every provider's CLI and SDK, read as `llmproxy ui` reads a cassette at rest."""
+    entries = journal_of([path]).read(Query())
+    whole = recorded(entries, BOOK)
+    expected, _ = select(whole.calls, Selection())
+    fast = answered_calls(entries, BOOK)
+    assert [facts(call) for call in fast.calls] == [facts(call) for call in expected]
+    assert [(s.path, s.exchanges, s.calls, s.skipped) for s in fast.sources] == [
+        (s.path, s.exchanges, s.calls, s.skipped) for s in whole.sources
+    ]
+    names = {use.name for call in expected for use in call.tool_calls} | {"absent"}
+    for name in sorted(names):
+        assert (
+            gates.tool_call(fast.calls, name, None, 1, None).as_json()
+            == gates.tool_call(expected, name, None, 1, None).as_json()
+        )
+    assert (
+        gates.cost(fast.calls, BOOK, Decimal("0.01"), None, False).as_json()
+        == gates.cost(expected, BOOK, Decimal("0.01"), None, False).as_json()
+    )
+    websocket = path.name == "codex-websocket.json"  # a WebSocket's messages are read whole
+    assert all(isinstance(call, AnsweredCall) is not websocket for call in fast.calls)

@@ -120,11 +120,15 @@ def read_response(root: Node, *, id: str | None = None) -> Completion:
 
 
 def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
-    """`decode_response`'s usage and tool calls alone (the first candidate's); the calls read off the body
-    through `shown` (whole: whether a field is redacted may depend on the rest of the document), when it has
-    any. A part that says more than a call (a signature, a field of a later version) is no call, as the decode
-    keeps it whole."""
-    root = Node(body, WHAT)
+    """`decode_response`'s usage and tool calls alone (`read_answer_at`)."""
+    return read_answer_at(Node(body, WHAT), lambda: Node(shown(body), WHAT))
+
+
+def read_answer_at(root: Node, shown: Callable[[], Node]) -> Answer:
+    """`read_response`'s usage and tool calls alone (the first candidate's); the calls read off the response
+    `shown` gives, redacted whole (whether a field is redacted may depend on the rest of the document), when it
+    has any. A part that says more than a call (a signature, a field of a later version) is no call, as the
+    decode keeps it whole."""
     root.obj()
     if root["error"].present:
         return Answer(None, (), error=True)
@@ -132,7 +136,7 @@ def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
     if not _calls(root, lambda call: None):
         return Answer(usage, (), error=False)
     calls: list[ToolCall] = []
-    _calls(Node(shown(body), WHAT), lambda call: calls.append(decode_call(call)))
+    _calls(shown(), lambda call: calls.append(decode_call(call)))
     return Answer(usage, tuple(calls), error=False)
 
 
