@@ -240,6 +240,7 @@ def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
         streaming=glance.streaming,
         latency_ms=glance.latency_ms,
         ttfb_ms=glance.ttfb_ms,
+        latency_recorded=glance.latency_recorded,
         usage=_token_usage(usage) if usage is not None else None,
         cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
         unpriced=cost.reason if isinstance(cost, Unpriced) else None,
