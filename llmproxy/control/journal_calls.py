@@ -32,8 +32,10 @@ def kept_journal(journal: Journal | None) -> Journal:
 
 
 def source_name(test_id: str | None) -> str:
-    """The name a test's requests go by in a report (its `sources` and, grouped per test, its sessions)."""
-    return JOURNAL if test_id is None else f"{JOURNAL}:{test_id}"
+    """The name a test's requests go by in a report (its `sources`, its sessions, and its conversations' names
+    before their first call's number): the test id, as the test's own cassette is named after it (and a cassette
+    at rest, its path, as `llmproxy report` names it); `journal` for the requests sent without one."""
+    return JOURNAL if test_id is None else test_id
 
 
 def answered(journal: Journal, source: Source | None, test_id: str | None, since: int = 0) -> list[Entry]:
