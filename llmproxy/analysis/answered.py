@@ -38,6 +38,7 @@ from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
 NOT_CHAT: Final = "not a chat API"  # why an exchange is no call, as the whole reading says it
+_NOTHING: Final = Usage()
 _READ_WHOLE: Final = frozenset({Operation.RESPONSE_RETRIEVE})
 """A Responses background run's polls: the whole reading prices its create (which answered with no usage, so is
 read whole too) by the poll that finds it finished."""
@@ -123,7 +124,7 @@ def answered_call(
     if not model:
         return None  # the whole reading takes it from the decoded conversation or the answer
     status = seen.status
-    usage = Usage()  # a failed call bills nothing, as the whole reading counts it
+    usage = _NOTHING  # a failed call bills nothing, as the whole reading counts it
     tool_calls: tuple[ToolUse, ...] = ()
     if status is not None and status < 400:
         content_type = _content_type(seen.headers) or ""
