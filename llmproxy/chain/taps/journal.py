@@ -269,16 +269,11 @@ def _usage(route: Route | None, status: int | None, body: bytes | None, events: 
         return None
     try:
         if events is None and status < 400 and codec.read_answer is not None:  # no need to decode it all
-            answer = codec.read_answer(orjson.loads(body or b""), _as_is)
+            answer = codec.read_answer(orjson.loads(body or b""), None)
             return answer.usage if not answer.error else None
         return decode_answer(codec, status, body or b"", events).usage
     except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None
-
-
-def _as_is(value: object) -> object:
-    """A tool call read only to be passed over: nothing of it is shown, so nothing is redacted."""
-    return value
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:

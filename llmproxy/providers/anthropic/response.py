@@ -76,9 +76,10 @@ def decode_response(body: bytes | Parsed) -> Completion:
     )
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and tool calls alone; the tool calls read off the body through `shown` (whole:
-    whether a field is redacted may depend on the rest of the document), when it has any."""
+    whether a field is redacted may depend on the rest of the document), when it has any. `shown` None: the
+    usage alone."""
     root = Node(body, WHAT)
     root.obj()
     kind = root["type"].opt_string()
@@ -87,11 +88,11 @@ def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
     if kind not in (None, "message"):
         raise root["type"].fail('"message"')
     calling = False
-    for block in root["content"].items():
+    for block in root["content"].items() if shown is not None else ():
         block.obj()
         calling = block["type"].string() == "tool_use" or calling
     calls = []
-    if calling:
+    if calling and shown is not None:
         for block in Node(shown(body), WHAT)["content"].items():
             if block["type"].value == "tool_use":
                 arguments, invalid = tool_arguments(block["input"].obj())

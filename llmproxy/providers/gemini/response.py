@@ -119,12 +119,14 @@ def read_response(root: Node, *, id: str | None = None) -> Completion:
     return assembly.completion()
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
-    """`decode_response`'s usage and tool calls alone (`read_answer_at`)."""
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
+    """`decode_response`'s usage and tool calls alone (`read_answer_at`); `shown` None: the usage alone."""
+    if shown is None:
+        return read_answer_at(Node(body, WHAT), None)
     return read_answer_at(Node(body, WHAT), lambda: Node(shown(body), WHAT))
 
 
-def read_answer_at(root: Node, shown: Callable[[], Node]) -> Answer:
+def read_answer_at(root: Node, shown: Callable[[], Node] | None) -> Answer:
     """`read_response`'s usage and tool calls alone (the first candidate's); the calls read off the response
     `shown` gives, redacted whole (whether a field is redacted may depend on the rest of the document), when it
     has any. A part that says more than a call (a signature, a field of a later version) is no call, as the
@@ -133,7 +135,7 @@ def read_answer_at(root: Node, shown: Callable[[], Node]) -> Answer:
     if root["error"].present:
         return Answer(None, (), error=True)
     usage = decode_usage(get(root, "usageMetadata"))
-    if not _calls(root, lambda call: None):
+    if shown is None or not _calls(root, lambda call: None):
         return Answer(usage, (), error=False)
     calls: list[ToolCall] = []
     _calls(shown(), lambda call: calls.append(decode_call(call)))

@@ -64,12 +64,14 @@ def decode_response(body: bytes | Parsed) -> Completion:
     return read_response(root["response"], id=root["traceId"].opt_string())
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and tool calls alone: the Gemini response's inside the envelope."""
     root = Node(body, WHAT_RESPONSE)
     root.obj()
     if root["error"].present:
         return Answer(None, (), error=True)
+    if shown is None:
+        return read_answer_at(root["response"], None)
     return read_answer_at(root["response"], lambda: Node(shown(body), WHAT_RESPONSE)["response"])
 
 

@@ -105,9 +105,9 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
     )
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and tool calls alone (choice index 0), each tool call's wire object through
-    `shown` first."""
+    `shown` first (None: the usage alone)."""
     if type(body) is dict:
         plain = _plain_answer(body)
         if plain is not None:
@@ -116,6 +116,8 @@ def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
     if root.obj().get("error"):  # present and not empty, as `decode_response` reads it
         return Answer(None, (), error=True)
     usage = decode_usage(root["usage"])
+    if shown is None:
+        return Answer(usage, (), error=False)
     for position, choice in enumerate(root["choices"].items()):
         if choice["index"].opt_integer(position) == 0:
             message = choice["message"]

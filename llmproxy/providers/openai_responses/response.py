@@ -31,16 +31,16 @@ def decode_response(body: bytes | Parsed) -> Completion:
     return completion_from(response, response["output"].items())
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and function calls alone, the calls read off the body through `shown` (whole:
     whether a field is redacted may depend on the rest of the document) when it has any; a failed response (an
-    `error`, the status `failed`) is an error."""
+    `error`, the status `failed`) is an error. `shown` None: the usage alone."""
     response = Node(body, WHAT)
     response.obj()
     if response["error"].present or response["status"].opt_string() == "failed":
         return Answer(None, (), error=True)
     usage = decode_usage(response["usage"])
-    if not any(item["type"].opt_string() == "function_call" for item in response["output"].items()):
+    if shown is None or not any(item["type"].opt_string() == "function_call" for item in response["output"].items()):
         return Answer(usage, (), error=False)
     calls = []
     for item in Node(shown(body), WHAT)["output"].items():
