@@ -17,7 +17,7 @@ reading skips it as undecodable.
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
@@ -102,9 +102,11 @@ def answered_call(
     redactor: Redactor,
     book: PriceBook,
     captured: Callable[[], RawExchange] | None = None,
+    reads_calls: bool = True,
 ) -> AnsweredCall | str | None:
     """An exchange as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole
-    reading can tell. `captured`: the exchange rebuilt as captured, for a streamed answer (None: read whole)."""
+    reading can tell. `captured`: the exchange rebuilt as captured, for a streamed answer (None: read whole).
+    `reads_calls` False: a JSON answer's tool calls are not read (the call has none)."""
     request = seen.request
     if redactor.fields or seen.websocket is not None or seen.status == 101 or request.undecodable:
         return None  # a WebSocket's messages (a cassette at rest says so by its status alone) are read whole
@@ -131,7 +133,7 @@ def answered_call(
         if seen.streamed or StreamCapture.streams(content_type):
             read = _streamed(codec, captured(), redactor) if captured is not None else None
         else:
-            read = _answered(codec, seen, content_type, redactor)
+            read = _answered(codec, seen, content_type, redactor.json if reads_calls else None)
         if read is None:
             return None
         usage, tool_calls = read
@@ -143,15 +145,16 @@ def answered_call(
 
 
 def _answered(
-    codec: ChatCodec, seen: Seen, content_type: str, redactor: Redactor
+    codec: ChatCodec, seen: Seen, content_type: str, shown: Callable[[Any], Any] | None
 ) -> tuple[Usage, tuple[ToolUse, ...]] | None:
-    """A JSON answer's usage and tool calls by the codec's answer reader; None when it must be read whole."""
+    """A JSON answer's usage and tool calls (each redacted by `shown`; None: not read) by the codec's answer
+    reader; None when it must be read whole."""
     if codec.read_answer is None or seen.undecodable or seen.body is None:
         return None
     if content_type and not is_json_type(content_type):
         return None
     try:
-        answer = codec.read_answer(orjson.loads(seen.body), redactor.json)
+        answer = codec.read_answer(orjson.loads(seen.body), shown)
     except (orjson.JSONDecodeError, ParseError):
         return None
     if answer.error or answer.usage is None:

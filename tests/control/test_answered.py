@@ -24,7 +24,7 @@ from llmproxy.chain.reply import Reply, header
 from llmproxy.chain.taps.journal import JournalTap
 from llmproxy.chain.taps.record import with_events
 from llmproxy.control.at_rest import journal_of
-from llmproxy.control.journal_calls import answered_calls, recorded
+from llmproxy.control.journal_calls import Reader, answered_calls, recorded
 from llmproxy.journal import Entry, Query
 from llmproxy.model import Completion, ErrorKind, ToolCall
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
@@ -144,9 +144,11 @@ def test_the_gates_judge_a_journal_read_for_them_as_one_converted_whole(sample: 
             gates.tool_call(fast.calls, name, pattern, 1, None).as_json()
             == gates.tool_call(expected, name, pattern, 1, None).as_json()
         )
+    usage_alone = answered_calls(entries, BOOK, tool_calls=False)  # what the cost gate reads
     for price_as in (None, "gpt-4o-mini"):
         assert (
             gates.cost(fast.calls, BOOK, Decimal("0.01"), price_as, False).as_json()
+            == gates.cost(usage_alone.calls, BOOK, Decimal("0.01"), price_as, False).as_json()
             == gates.cost(expected, BOOK, Decimal("0.01"), price_as, False).as_json()
         )
 
@@ -177,3 +179,21 @@ def test_the_gates_judge_each_committed_cassette_read_for_them_as_one_converted_
     )
     websocket = path.name == "codex-websocket.json"  # a WebSocket's messages are read whole
     assert all(isinstance(call, AnsweredCall) is not websocket for call in fast.calls)
+
+
+def test_the_cost_gates_reading_without_tool_calls_serves_no_tool_call_gate() -> None:
+    """A verify reads the journal once for the gates that come after it, but the cost gate's reading has no tool
+    calls: a tool-call gate after it reads them; a cost gate after a tool-call gate reads nothing again."""
+    entries = journal(next(sample for sample in CHAT if sample.name == "openai-chat-body"), "gpt-4o")
+    session = Session.of(dataclasses.replace(mock_plan(None), journal=1000))
+    assert session.journal is not None
+    for entry in entries:
+        session.journal.add(entry._capture)
+    reader = Reader()
+    usage_alone = reader.answers(session.journal, None, None, tool_calls=False)
+    read_alone = [call for call in usage_alone.calls if isinstance(call, AnsweredCall)]  # not a test read whole
+    assert read_alone
+    assert not any(call.tool_calls for call in read_alone)
+    with_calls = reader.answers(session.journal, None, None)
+    assert any(call.tool_calls for call in with_calls.calls if isinstance(call, AnsweredCall))
+    assert reader.answers(session.journal, None, None, tool_calls=False) is with_calls
