@@ -62,6 +62,11 @@ def test_a_glance_read_off_the_capture_shows_what_the_whole_reading_shows(sample
         summary = _summary(entry, prices)
         validated = JournalSummary.model_validate(summary.model_dump())
         assert validated == summary
+        constructed = JournalSummary.model_construct(**dict(summary))
+        assert (constructed, constructed.model_fields_set) == (summary, summary.model_fields_set)
+        assert constructed.model_dump_json(by_alias=True, exclude_none=True) == summary.model_dump_json(
+            by_alias=True, exclude_none=True
+        )
         assert summary.model_dump(mode="json", by_alias=True, exclude_none=True) == validated.model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
