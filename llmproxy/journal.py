@@ -74,6 +74,7 @@ class Glance:
     usage: Usage | None  # what the answer says it used; None when it is not a chat API's, or says nothing
     error: str | None
     injected: tuple[str, ...]
+    latency_recorded: bool = False  # the latency and first byte are a replayed answer's, as recorded
 
 
 class Seen(NamedTuple):

@@ -5,34 +5,43 @@ part of each, which the gates never show, and decodes its whole conversation, wh
 
 What it reads is what the whole reading gives: the model and the URL redacted as a cassette stores them, the
 usage the answer reports, and each tool call decoded from its wire value redacted as the cassette's body would
-be. An exchange whose reading depends on more — a streamed answer, an answer without usage (estimated from the
-conversation) or with an error in its body, a Responses background run (priced by a later poll), an API
-without an answer reader, a redactor with fields of its own, bodies that are not plain JSON — is left to the
-whole reading (`answered_call` gives None). Two differences stay, both on what an API's reader rejects: the
-request is not decoded, and the answer is read no further than its usage and tool calls, so an exchange whose
-request, or the rest of whose answer, its API cannot read is judged by what was read, where the whole reading
-skips it as undecodable.
+be; a streamed answer is redacted event by event and reassembled, as a cassette stores and reads it. An
+exchange whose reading depends on more — an answer without usage (estimated from the conversation) or with an
+error in it, a Responses background run's poll (its create is priced by it), a JSON answer of an API without
+an answer reader, a WebSocket, a redactor with fields of its own, bodies that are not plain JSON — is left to
+the whole reading (`answered_call` gives None). Two differences stay, both on what an API's reader rejects: the
+request is not decoded, and a JSON answer is read no further than its usage and tool calls, so an exchange
+whose request, or the rest of whose answer, its API cannot read is judged by what was read, where the whole
+reading skips it as undecodable.
 """
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import orjson
 
 from llmproxy.analysis.calls import ToolUse, tool_use
-from llmproxy.cassette.bodies import is_json_type
+from llmproxy.cassette.bodies import event_bytes, is_json_type
 from llmproxy.cassette.convert import shown_model, url
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_redact import store_events
 from llmproxy.chain.incoming import body_json, detected
 from llmproxy.errors import ParseError
 from llmproxy.journal import Seen
 from llmproxy.model import Operation, Provider, Usage
+from llmproxy.model.exchange import RawExchange
 from llmproxy.pricing import PriceBook, Priced, Unpriced
+from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
 NOT_CHAT: Final = "not a chat API"  # why an exchange is no call, as the whole reading says it
-_READ_WHOLE: Final = frozenset({Operation.RESPONSES, Operation.RESPONSE_RETRIEVE})  # a background run's polls
+_NOTHING: Final = Usage()
+_READ_WHOLE: Final = frozenset({Operation.RESPONSE_RETRIEVE})
+"""A Responses background run's polls: the whole reading prices its create (which answered with no usage, so is
+read whole too) by the poll that finds it finished."""
 
 
 class AnsweredCall:
@@ -87,13 +96,20 @@ class AnsweredCall:
 
 
 def answered_call(
-    seen: Seen, exchange_id: int, source: str, redactor: Redactor, book: PriceBook
+    seen: Seen,
+    exchange_id: int,
+    source: str,
+    redactor: Redactor,
+    book: PriceBook,
+    captured: Callable[[], RawExchange] | None = None,
+    reads_calls: bool = True,
 ) -> AnsweredCall | str | None:
     """An exchange as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole
-    reading can tell."""
+    reading can tell. `captured`: the exchange rebuilt as captured, for a streamed answer (None: read whole).
+    `reads_calls` False: a JSON answer's tool calls are not read (the call has none)."""
     request = seen.request
-    if redactor.fields or seen.websocket is not None or request.undecodable:
-        return None
+    if redactor.fields or seen.websocket is not None or seen.status == 101 or request.undecodable:
+        return None  # a WebSocket's messages (a cassette at rest says so by its status alone) are read whole
     route = detected(request)
     if route is None:
         return NOT_CHAT
@@ -106,32 +122,61 @@ def answered_call(
     codec = chat_codec(route)
     if codec is None:
         return NOT_CHAT
-    if codec.read_answer is None:
-        return None
     model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
     if not model:
         return None  # the whole reading takes it from the decoded conversation or the answer
     status = seen.status
-    usage = Usage()  # a failed call bills nothing, as the whole reading counts it
+    usage = _NOTHING  # a failed call bills nothing, as the whole reading counts it
     tool_calls: tuple[ToolUse, ...] = ()
     if status is not None and status < 400:
-        if seen.streamed or seen.undecodable or seen.body is None:
+        content_type = _content_type(seen.headers) or ""
+        if seen.streamed or StreamCapture.streams(content_type):
+            read = _streamed(codec, captured(), redactor) if captured is not None else None
+        else:
+            read = _answered(codec, seen, content_type, redactor.json if reads_calls else None)
+        if read is None:
             return None
-        content_type = _content_type(seen.headers)
-        if content_type and not is_json_type(content_type):
-            return None
-        try:
-            answer = codec.read_answer(orjson.loads(seen.body), redactor.json)
-        except (orjson.JSONDecodeError, ParseError):
-            return None
-        if answer.error or answer.usage is None:
-            return None
-        usage, tool_calls = answer.usage, tuple(tool_use(call) for call in answer.tool_calls)
+        usage, tool_calls = read
     shown = url(request, redactor)
     vendor = book.vendor(route.vendor, shown, route.provider)
     return AnsweredCall(
         source, exchange_id, seen.started_at, route.provider, vendor, shown, model, status, usage, tool_calls, book
     )
+
+
+def _answered(
+    codec: ChatCodec, seen: Seen, content_type: str, shown: Callable[[Any], Any] | None
+) -> tuple[Usage, tuple[ToolUse, ...]] | None:
+    """A JSON answer's usage and tool calls (each redacted by `shown`; None: not read) by the codec's answer
+    reader; None when it must be read whole."""
+    if codec.read_answer is None or seen.undecodable or seen.body is None:
+        return None
+    if content_type and not is_json_type(content_type):
+        return None
+    try:
+        answer = codec.read_answer(orjson.loads(seen.body), shown)
+    except (orjson.JSONDecodeError, ParseError):
+        return None
+    if answer.error or answer.usage is None:
+        return None
+    return answer.usage, tuple(tool_use(call) for call in answer.tool_calls)
+
+
+def _streamed(codec: ChatCodec, raw: RawExchange, redactor: Redactor) -> tuple[Usage, tuple[ToolUse, ...]] | None:
+    """A streamed answer's usage and tool calls: its events redacted and reassembled as a cassette stores and
+    reads them (a tool call's arguments are redacted event by event there, which no reading of the calls alone
+    would show the same); None when it must be read whole."""
+    response = raw.response
+    if response is None or response.events is None or response.undecodable:
+        return None
+    try:
+        events = store_events(response.events, _content_type(response.headers) or "", redactor)
+        completion = codec.decode_stream(iter([event_bytes(event) for event in events]))
+    except Exception:  # what the whole reading stores verbatim, or cannot read: it says so
+        return None
+    if completion.error is not None or completion.usage is None:
+        return None
+    return completion.usage, tuple(tool_use(call) for call in completion.tool_calls)
 
 
 def _content_type(headers: tuple[tuple[str, str], ...]) -> str | None:

@@ -71,6 +71,8 @@ class Reply(NamedTuple):
     shared: bool = False  # served more than once (a recording): worth a door keeping its own form of it
     cut: bool = False  # after the events the connection is dropped, with no clean end (a stream cut short)
     drop: bool = False  # no answer at all: the connection is closed before anything is sent
+    recorded: tuple[float | None, float | None] | None = None  # a replay's: how long, and to the first byte,
+    # the recorded answer took (milliseconds), where the replay answers at once
 
     @property
     def paced(self) -> bool:

@@ -32,8 +32,10 @@ def kept_journal(journal: Journal | None) -> Journal:
 
 
 def source_name(test_id: str | None) -> str:
-    """The name a test's requests go by in a report (its `sources` and, grouped per test, its sessions)."""
-    return JOURNAL if test_id is None else f"{JOURNAL}:{test_id}"
+    """The name a test's requests go by in a report (its `sources`, its sessions, and its conversations' names
+    before their first call's number): the test id, as the test's own cassette is named after it (and a cassette
+    at rest, its path, as `llmproxy report` names it); `journal` for the requests sent without one."""
+    return JOURNAL if test_id is None else test_id
 
 
 def answered(journal: Journal, source: Source | None, test_id: str | None, since: int = 0) -> list[Entry]:
@@ -61,11 +63,12 @@ class Answered:
         self.sources = sources
 
 
-def answered_calls(entries: Sequence[Entry], book: PriceBook) -> Answered:
+def answered_calls(entries: Sequence[Entry], book: PriceBook, tool_calls: bool = True) -> Answered:
     """The calls of `entries` as `recorded` reads them, for the gates that judge answers alone: each exchange
     read for its model, usage and tool calls (`answered_call`). A test with an exchange only the whole reading
     can read is read whole, as one cassette: what that reading makes of one exchange may depend on the test's
-    earlier ones (an answer without usage is estimated from the history the request shares with them)."""
+    earlier ones (an answer without usage is estimated from the history the request shares with them).
+    `tool_calls` False: a JSON answer's tool calls are not read (the cost gate judges the usage alone)."""
     by_test: dict[str, tuple[SourceSummary, list[AnsweredCall]] | None] = {}  # None: read whole
     entries_of: dict[str, list[Entry]] = {}
     with gc_paused():  # what is read lives on until the verify answers: the collector's passes are waste
@@ -78,7 +81,7 @@ def answered_calls(entries: Sequence[Entry], book: PriceBook) -> Answered:
             if read_so_far is None:
                 continue
             summary, found = read_so_far
-            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book)
+            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book, entry.captured, tool_calls)
             if read is None:
                 by_test[name] = None
                 continue
@@ -136,15 +139,18 @@ class Reader:
         self._keep(key, read)
         return read
 
-    def answers(self, journal: Journal, source: Source | None, test_id: str | None) -> Answered:
+    def answers(
+        self, journal: Journal, source: Source | None, test_id: str | None, tool_calls: bool = True
+    ) -> Answered:
         """The calls of the entries `answered` chooses, read for the gates that judge answers alone
-        (`answered_calls`)."""
-        key = (Answered, source, test_id, *self._holding(journal))
-        kept = self._kept(key)
-        if isinstance(kept, Answered):
-            return kept
-        read = answered_calls(answered(journal, source, test_id), self.book)
-        self._keep(key, read)
+        (`answered_calls`); a read with their tool calls serves one without."""
+        holding = self._holding(journal)
+        for reads_calls in (True,) if tool_calls else (False, True):
+            kept = self._kept((Answered, source, test_id, reads_calls, *holding))
+            if isinstance(kept, Answered):
+                return kept
+        read = answered_calls(answered(journal, source, test_id), self.book, tool_calls)
+        self._keep((Answered, source, test_id, tool_calls, *holding), read)
         return read
 
     @staticmethod

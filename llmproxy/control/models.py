@@ -104,6 +104,9 @@ class JournalSummary(ApiModel):
     streaming: bool
     latency_ms: float | None = None
     ttfb_ms: float | None = Field(None, description="time to the answer's first byte (a stream's first event)")
+    latency_recorded: bool = Field(
+        False, description="latencyMs and ttfbMs are the recorded answer's: a replay answers at once"
+    )
     usage: TokenUsage | None = Field(None, description="absent when the answer reported none")
     cost_usd: str | None = Field(None, description="a decimal, from the maintained price data")
     unpriced: str | None = Field(None, description="why an answer with usage has no cost")

@@ -78,7 +78,7 @@ def verify_endpoints(session: Session) -> list[Endpoint]:
     def verify_cost(call: Call[Any, Any, VerifyCost]) -> GateVerified:
         verify = call.body
         assert verify is not None
-        calls, coverage = _answered(kept_journal(session.journal), verify, reader)
+        calls, coverage = _answered(kept_journal(session.journal), verify, reader, tool_calls=False)
         verdict = gates.cost(calls, reader.book, verify.max_usd, verify.price_as, verify.allow_unpriced)
         return _judged(verdict, calls, coverage, verify.allow_partial)
 
@@ -262,12 +262,12 @@ def _calls(journal: Journal, scope: JournalScope, reader: Reader) -> tuple[list[
 
 
 def _answered(
-    journal: Journal, scope: JournalScope, reader: Reader
+    journal: Journal, scope: JournalScope, reader: Reader, tool_calls: bool = True
 ) -> tuple[Sequence[AnsweredCall | RecordedCall], Coverage]:
     """The chat calls of the entries `scope` chooses as the gates that judge answers alone read them (their
-    model, usage and tool calls: `journal_calls.answered_calls`), in `_calls`' order, and what of them could be
-    read."""
-    read = reader.answers(journal, scope.source, scope.test_id)
+    model, usage and, unless `tool_calls` is False, tool calls: `journal_calls.answered_calls`), in `_calls`'
+    order, and what of them could be read."""
+    read = reader.answers(journal, scope.source, scope.test_id, tool_calls)
     return read.calls, Coverage.of(len(read.calls), 0, 0, ((source.path, source.skipped) for source in read.sources))
 
 

@@ -84,6 +84,8 @@ class PriceBook:
         self.rules = tuple(rules)
         self._library = library_version()
         self._models: dict[tuple[str | None, str], tuple[str, gp.ModelInfo] | None] = {}
+        self._plans: dict[tuple[str, str | None, str | None, Provider | None], _Plan] = {}
+        self._costs: dict[tuple[int, int, Usage], Priced] = {}
 
     def cost(
         self,
@@ -95,46 +97,60 @@ class PriceBook:
         url: str | None = None,
         provider: Provider | None = None,
     ) -> Priced | Unpriced:
-        """What `usage` on `model` cost at instant `at`."""
+        """What `usage` on `model` cost at instant `at`. A cost is remembered by the price in force, the call's
+        model, vendor and URL, and its usage: a gate or a dashboard prices thousands of calls that differ in
+        none of these (the same model, the same few token counts)."""
         if not model:
             return Unpriced("the model is not known")
-        vendor = self.vendor(vendor, url, provider)
-        note = _PLAN_BILLED.get(_host(url)) if url else None
-        estimated = usage.estimated or note is not None
-        if usage.estimated:
-            note = "token counts estimated by llmproxy (the provider reported none)"
-        rule = self._rule(vendor, model, at)
+        key = (model, vendor, url, provider)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) >= _REMEMBERED:  # the costs are keyed by their plan's identity: forget both
+                self._plans.clear()
+                self._costs.clear()
+            plan = self._plans[key] = self._plan(model, vendor, url, provider)
+        estimated = usage.estimated or plan.note is not None
+        note = "token counts estimated by llmproxy (the provider reported none)" if usage.estimated else plan.note
+        rule = self._rule(plan.vendor, model, at) if self.rules else None
         if rule is not None:
             price = rule.price.calc_price(_library_usage(usage))
             return Priced(
                 price["total_price"],
                 price["input_price"],
                 price["output_price"],
-                rule.vendor or vendor or "",
+                rule.vendor or plan.vendor or "",
                 model,
                 f"prices file: {rule.describe()}",
                 estimated,
                 note,
             )
-        if vendor is None:
-            return Unpriced(
-                f"no vendor bills {model!r} here (a local model?): add its price with --prices", None, model
+        if plan.found is None:
+            return plan.unpriced
+        vendor_id, info = plan.found
+        in_force = info.get_prices(at)
+        remembered = (id(in_force), id(plan), usage)
+        priced = self._costs.get(remembered)
+        if priced is None:
+            if len(self._costs) >= _REMEMBERED:
+                self._costs.clear()
+            input_usd, output_usd = self._rates(in_force, usage).price(usage)
+            priced = Priced(
+                input_usd + output_usd, input_usd, output_usd, vendor_id, info.id, self._library, estimated, note
             )
-        found = self._find(vendor, model)
-        if found is None:
-            return Unpriced(f"{self._library} has no price for {vendor} {model!r}: add it with --prices", vendor, model)
-        vendor_id, info = found
-        input_usd, output_usd = self._rates(info.get_prices(at), usage).price(usage)
-        return Priced(
-            input_usd + output_usd,
-            input_usd,
-            output_usd,
-            vendor_id,
-            info.id,
-            self._library,
-            estimated,
-            note,
-        )
+            self._costs[remembered] = priced
+        return priced
+
+    def _plan(self, model: str, vendor: str | None, url: str | None, provider: Provider | None) -> "_Plan":
+        """What pricing a call reads whatever its date and usage: who bills it, whether its host bills by plan,
+        and the library's model (or why it has none)."""
+        billed_by = self.vendor(vendor, url, provider)
+        note = _PLAN_BILLED.get(_host(url)) if url else None
+        if billed_by is None:
+            reason = f"no vendor bills {model!r} here (a local model?): add its price with --prices"
+            return _Plan(None, note, None, Unpriced(reason, None, model))
+        found = self._find(billed_by, model)
+        why = f"{self._library} has no price for {billed_by} {model!r}: add it with --prices"
+        return _Plan(billed_by, note, found, Unpriced(why, billed_by, model))
 
     def vendor(self, vendor: str | None, url: str | None, provider: Provider | None) -> str | None:
         """Who bills the call: the vendor named, else the one whose API the URL is, else the API family's."""
@@ -174,6 +190,21 @@ class PriceBook:
             except LookupError:
                 self._models[key] = None
         return self._models[key]
+
+
+_REMEMBERED: Final = 4096
+"""How many plans, and how many costs, a book remembers before it starts again."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How a model is priced for one vendor and URL: who bills it, the note its host adds, and the library's
+    model, or `unpriced` when there is none."""
+
+    vendor: str | None
+    note: str | None
+    found: tuple[str, gp.ModelInfo] | None
+    unpriced: Unpriced
 
 
 @dataclass(frozen=True, slots=True)

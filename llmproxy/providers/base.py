@@ -150,9 +150,10 @@ class ChatCodec:
     """Whether a parsed request asks for no output at all (Responses' `generate: false`: a warm-up that only
     loads the prompt). The mock answers it with an empty completion and spends no expectation on it."""
 
-    read_answer: Callable[[Any, Callable[[Any], Any]], Answer] | None = None
+    read_answer: Callable[[Any, Callable[[Any], Any] | None], Answer] | None = None
     """A parsed non-streaming answer's usage and tool calls, read without the rest, each tool call's wire value
-    passed through the second argument first (a redactor's `json`, as a recording stores the body): for a body
+    passed through the second argument first (a redactor's `json`, as a recording stores the body; None: the
+    usage alone, no tool call read, as a listing shows it): for a body
     that decodes, `decode_response(body)`'s usage and tool calls, redacted, or that it is an error. Raises
     `ParseError` when what it reads is not this format. The journal's gates judge thousands of answers by these
     alone, and a whole decode costs several times this reading. None: decoded whole."""

@@ -13,7 +13,7 @@ yet: a fresh one per round) and **warm** (the same call again, nothing new in th
 cost — read again none of the calls they read the first time). Medians over rounds, in milliseconds of wall
 time and of this process's CPU; the goal is judged on CPU, the steadier figure on a shared machine.
 
-    .venv/bin/python scripts/bench/control_verify.py --callgrind [--entries 10000]
+    .venv/bin/python scripts/bench/control_verify.py --callgrind [--entries 10000] [--only verify/cost --only tool-call]
 
 counts instead the instructions each call executes, cold and warm (valgrind's callgrind, switched on only around
 the call, in a process of its own that fills its journal uncounted): a figure the machine's load does not move.
@@ -163,14 +163,14 @@ def counted(entries: int) -> None:
             sys.stdin.readline()
 
 
-def count_instructions(entries: int) -> int:
+def count_instructions(entries: int, only: list[str]) -> int:
     """Each call's instructions, cold and warm, counted in a process of its own under callgrind."""
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("--callgrind needs valgrind (Debian: apt-get install valgrind)")
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "cg.%p"
         argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable]
-        argv += [__file__, "--counted", "--entries", str(entries)]
+        argv += [__file__, "--counted", "--entries", str(entries), *(f"--only={text}" for text in only)]
         child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                  text=True)  # fmt: skip
         assert child.stdin is not None
@@ -213,13 +213,19 @@ def main() -> int:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--callgrind", action="store_true", help="count each call's instructions instead")
+    parser.add_argument(
+        "--only", metavar="TEXT", action="append", help="only the calls whose name holds TEXT (repeatable: any of them)"
+    )
     parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)  # the process callgrind counts
     args = parser.parse_args()
+    if args.only:
+        for name in [name for name in CALLS if not any(text in name for text in args.only)]:
+            del CALLS[name]
     if args.counted:
         counted(args.entries)
         return 0
     if args.callgrind:
-        return count_instructions(args.entries)
+        return count_instructions(args.entries, args.only or [])
     figures: dict[str, dict[str, list[tuple[float, float]]]] = {name: {"cold": [], "warm": []} for name in CALLS}
     for _ in range(args.rounds):
         for name in CALLS:

@@ -16,13 +16,17 @@ import openai
 import pytest
 
 from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
+from llmproxy.control.api import BASE, control_api
+from llmproxy.control.at_rest import session_at_rest
+from llmproxy.control.auth import Access
 from llmproxy.control.client import Client, ControlError
 from llmproxy.environment import CONTROL_TOKEN_VARIABLE
 from llmproxy.session import Listening, Session, replaying
 from tests.control.test_api import call
 from tests.mock.sdk_clients import anthropic_client, openai_client, serving
 
-QUICKSTART = Path(__file__).resolve().parents[2] / "cassettes" / "quickstart.json"
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "cassettes" / "quickstart.json"
 RECORDED_PROMPT = "In two sentences: what does an LLM traffic recorder let me do in CI?"
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
 EXPECTATIONS: dict[str, Any] = {
@@ -173,7 +177,7 @@ def test_the_report_over_the_journal_in_each_format(mocked: Session) -> None:
     control = Client.from_environment(mocked.environment)
     report = json.loads(control.report("json"))
     assert report["totals"]["callCount"] == 2  # the miss was answered by no model: not a call
-    assert [source["path"] for source in report["sources"]] == ["journal:agent"]
+    assert [source["path"] for source in report["sources"]] == ["agent"]
     assert [row["model"] for row in report["calls"]] == ["gpt-4o-mini", "gpt-4o-mini"]
     assert "sk-test" not in json.dumps(report)  # the SDK's key: redacted as a cassette is
     media, table = text(mocked, "/report?format=csv")
@@ -187,12 +191,12 @@ def test_the_report_over_the_journal_in_each_format(mocked: Session) -> None:
 
 def test_explain_one_session_of_the_journal(mocked: Session) -> None:
     control = Client.from_environment(mocked.environment)
-    explained = control.explain(session="journal:agent")
+    explained = control.explain(session="agent")
     assert explained.calls == 2
     explanation = explained.explanation
     assert explanation is not None
     assert (explanation.session, explanation.call, explanation.toolCallSequence) == (
-        "journal:agent",
+        "agent",
         2,
         ["get_weather"],
     )
@@ -203,3 +207,16 @@ def test_explain_one_session_of_the_journal(mocked: Session) -> None:
     with pytest.raises(ControlError, match=r"^no chat call to explain among the 0 selected") as error:
         control.explain_text("mermaid", session="no-such-session")
     assert error.value.status == 404
+
+
+def test_the_sessions_of_cassettes_at_rest_are_named_by_their_cassette() -> None:
+    """`llmproxy ui CASSETTE…`: a cassette's calls are its session (and its conversations', numbered by their first
+    call) under the cassette's own name, as `llmproxy report` names them — not under the journal's."""
+    paths = [ROOT / "cassettes/report/clean.json", ROOT / "cassettes/report/model-overspend.json"]
+    router = control_api(session_at_rest(paths))
+    for group_by, named in (("test", "{}"), ("conversation", "{}#")):
+        answer = router.handle("GET", f"{BASE}/report?format=json&groupBy={group_by}", b"", Access.READ)
+        assert answer.status == 200, answer.body
+        sessions = [session["id"] for session in json.loads(answer.body)["sessions"]]
+        assert sessions, group_by
+        assert all(any(session.startswith(named.format(path)) for path in paths) for session in sessions), sessions

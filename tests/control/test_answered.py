@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -22,7 +23,8 @@ from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, header
 from llmproxy.chain.taps.journal import JournalTap
 from llmproxy.chain.taps.record import with_events
-from llmproxy.control.journal_calls import answered_calls, recorded
+from llmproxy.control.at_rest import journal_of
+from llmproxy.control.journal_calls import Reader, answered_calls, recorded
 from llmproxy.journal import Entry, Query
 from llmproxy.model import Completion, ErrorKind, ToolCall
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
@@ -130,7 +132,7 @@ def test_the_gates_judge_a_journal_read_for_them_as_one_converted_whole(sample: 
     assert route is not None
     route = with_body(route, sample.body)
     codec = chat_codec(route)
-    if codec is not None and codec.read_answer is not None and not route.streaming:  # else: all read whole
+    if codec is not None and (codec.read_answer is not None or route.streaming):  # else: all read whole
         assert any(isinstance(call, AnsweredCall) for call in fast.calls)
     assert [facts(call) for call in fast.calls] == [facts(call) for call in expected]
     assert [(s.path, s.exchanges, s.calls, s.skipped) for s in fast.sources] == [
@@ -142,8 +144,56 @@ def test_the_gates_judge_a_journal_read_for_them_as_one_converted_whole(sample: 
             gates.tool_call(fast.calls, name, pattern, 1, None).as_json()
             == gates.tool_call(expected, name, pattern, 1, None).as_json()
         )
+    usage_alone = answered_calls(entries, BOOK, tool_calls=False)  # what the cost gate reads
     for price_as in (None, "gpt-4o-mini"):
         assert (
             gates.cost(fast.calls, BOOK, Decimal("0.01"), price_as, False).as_json()
+            == gates.cost(usage_alone.calls, BOOK, Decimal("0.01"), price_as, False).as_json()
             == gates.cost(expected, BOOK, Decimal("0.01"), price_as, False).as_json()
         )
+
+
+CASSETTES = sorted((Path(__file__).parents[2] / "cassettes").rglob("*.json"))
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=[path.stem for path in CASSETTES])
+def test_the_gates_judge_each_committed_cassette_read_for_them_as_one_converted_whole(path: Path) -> None:
+    """Real recordings of every provider's CLI and SDK, read as `llmproxy ui` reads a cassette at rest."""
+    entries = journal_of([path]).read(Query())
+    whole = recorded(entries, BOOK)
+    expected, _ = select(whole.calls, Selection())
+    fast = answered_calls(entries, BOOK)
+    assert [facts(call) for call in fast.calls] == [facts(call) for call in expected]
+    assert [(s.path, s.exchanges, s.calls, s.skipped) for s in fast.sources] == [
+        (s.path, s.exchanges, s.calls, s.skipped) for s in whole.sources
+    ]
+    names = {use.name for call in expected for use in call.tool_calls} | {"absent"}
+    for name in sorted(names):
+        assert (
+            gates.tool_call(fast.calls, name, None, 1, None).as_json()
+            == gates.tool_call(expected, name, None, 1, None).as_json()
+        )
+    assert (
+        gates.cost(fast.calls, BOOK, Decimal("0.01"), None, False).as_json()
+        == gates.cost(expected, BOOK, Decimal("0.01"), None, False).as_json()
+    )
+    websocket = path.name == "codex-websocket.json"  # a WebSocket's messages are read whole
+    assert all(isinstance(call, AnsweredCall) is not websocket for call in fast.calls)
+
+
+def test_the_cost_gates_reading_without_tool_calls_serves_no_tool_call_gate() -> None:
+    """A verify reads the journal once for the gates that come after it, but the cost gate's reading has no tool
+    calls: a tool-call gate after it reads them; a cost gate after a tool-call gate reads nothing again."""
+    entries = journal(next(sample for sample in CHAT if sample.name == "openai-chat-body"), "gpt-4o")
+    session = Session.of(dataclasses.replace(mock_plan(None), journal=1000))
+    assert session.journal is not None
+    for entry in entries:
+        session.journal.add(entry._capture)
+    reader = Reader()
+    usage_alone = reader.answers(session.journal, None, None, tool_calls=False)
+    read_alone = [call for call in usage_alone.calls if isinstance(call, AnsweredCall)]  # not a test read whole
+    assert read_alone
+    assert not any(call.tool_calls for call in read_alone)
+    with_calls = reader.answers(session.journal, None, None)
+    assert any(call.tool_calls for call in with_calls.calls if isinstance(call, AnsweredCall))
+    assert reader.answers(session.journal, None, None, tool_calls=False) is with_calls

@@ -4,21 +4,32 @@ status, the time): for every chat API, its answers as bodies and as streams, err
 a model with a key in it, a dropped connection and no answer at all. The listing's summary of it, built without
 validation, is what validating its own values gives."""
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.history import inflate
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Door, Incoming
-from llmproxy.chain.reply import Reply
-from llmproxy.chain.taps.journal import JournalTap, glance
-from llmproxy.control.api import _Prices, _summary
+from llmproxy.chain.reply import Reply, ReplySource
+from llmproxy.chain.stage import Context
+from llmproxy.chain.taps.journal import JournalTap, _plain_glance, _replied, glance
+from llmproxy.control.api import BASE, _Prices, _summary, control_api
+from llmproxy.control.at_rest import raw_request
+from llmproxy.control.auth import Access
 from llmproxy.control.models import JournalSummary
 from llmproxy.journal import Entry, Journal
 from llmproxy.model.exchange import RawRequest
+from llmproxy.plan import replay_plan
+from llmproxy.proxy_session import Session
 from tests.control.test_answered import KEY, journal
 from tests.samples import CHAT, Sample
+
+ROOT = Path(__file__).parents[2]
 
 
 def dropped(sample: Sample) -> Entry:
@@ -40,7 +51,7 @@ def test_a_glance_read_off_the_capture_shows_what_the_whole_reading_shows(sample
     for entry in entries:
         reader: Any = entry._reader
         capture = entry._capture
-        off_the_capture += reader.glanced is not None and reader.glanced(capture, entry.redactor) is not None
+        off_the_capture += reader.rebuild is _replied and _plain_glance(capture, entry.redactor) is not None
         assert entry.glance == glance(reader.rebuild(capture), entry.redactor), entry.seq
         exchange = entry.exchange
         assert entry.glance.url == exchange.request.url
@@ -51,7 +62,34 @@ def test_a_glance_read_off_the_capture_shows_what_the_whole_reading_shows(sample
         summary = _summary(entry, prices)
         validated = JournalSummary.model_validate(summary.model_dump())
         assert validated == summary
+        constructed = JournalSummary.model_construct(**dict(summary))
+        assert (constructed, constructed.model_fields_set) == (summary, summary.model_fields_set)
+        assert constructed.model_dump_json(by_alias=True, exclude_none=True) == summary.model_dump_json(
+            by_alias=True, exclude_none=True
+        )
         assert summary.model_dump(mode="json", by_alias=True, exclude_none=True) == validated.model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
     assert off_the_capture > 0  # a stage's plain answers (a stream's errors, at least) were read off the capture
+
+
+REPLAYED = [ROOT / "cassettes/report/clean.json", ROOT / "cassettes/claude-code-tool-loop.json"]
+
+
+@pytest.mark.parametrize("path", REPLAYED, ids=["bodies", "streams"])
+def test_a_replayed_answer_is_listed_with_the_latency_it_was_recorded_with(path: Path) -> None:
+    """A replay answers at once: the listing shows how long the recorded answer took (and its first byte), marked
+    as recorded, not the 0 ms the replay took."""
+    session = Session.of(dataclasses.replace(replay_plan([path], timing=None), journal=100))
+    recorded = [exchange for exchange in inflate(read_exchanges(path)) if exchange.response is not None]
+    for exchange in recorded:
+        request = exchange.request
+        raw = raw_request(request.method, request.url, request.http_version, request.headers, request.body)
+        reply = session.chain.answer(Incoming(raw, Door.RELAY), Context(Door.RELAY, forwards=False))
+        assert reply is not None
+        assert reply.source is ReplySource.CASSETTE
+    answer = control_api(session).handle("GET", BASE + "/journal", b"", Access.MUTATE)
+    listed = answer.body["entries"]
+    assert [entry["source"] for entry in listed] == ["replayed"] * len(recorded)
+    shown = [(entry["latencyMs"], entry.get("ttfbMs"), entry["latencyRecorded"]) for entry in listed]
+    assert shown == [(exchange.timings.total_ms, exchange.timings.ttfb_ms, True) for exchange in recorded]

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import genai_prices
 import orjson
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from llmproxy.model import Provider, Usage
@@ -145,3 +145,26 @@ def test_every_figure_is_the_librarys_own_across_tiers(
         library.input_price,
         library.output_price,
     )
+
+
+DATES = (datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC), AT)  # a price change between the first two
+CALLS = st.tuples(
+    st.builds(Usage, st.integers(0, 300_000), st.integers(0, 5_000), estimated=st.booleans()),
+    st.sampled_from(["claude-sonnet-4-6", "gpt-4o", "gemini-2.5-pro", "no-such-model", None]),
+    st.sampled_from([None, "https://api.deepseek.com/v1/chat/completions", "https://chatgpt.com/backend-api/codex"]),
+    st.sampled_from([Provider.ANTHROPIC, Provider.OPENAI, Provider.GEMINI, Provider.OLLAMA, None]),
+)
+
+
+@given(st.lists(CALLS, min_size=1, max_size=8))
+@example([(Usage(250_000, 1000), "claude-sonnet-4-6", None, Provider.ANTHROPIC)])
+def test_a_book_prices_each_call_as_a_fresh_book_does_whatever_it_priced_before(
+    calls: list[tuple[Usage, str | None, str | None, Provider | None]],
+) -> None:
+    """A book remembers what it priced (by the price in force, the model, vendor and URL, and the usage): a call
+    priced again, on another date, by another vendor or URL, costs what a book that priced nothing says."""
+    book = PriceBook()
+    for usage, model, url, provider in calls * 2:
+        for at in DATES:
+            fresh = PriceBook().cost(usage, model, at=at, url=url, provider=provider)
+            assert book.cost(usage, model, at=at, url=url, provider=provider) == fresh

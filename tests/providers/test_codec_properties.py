@@ -436,12 +436,12 @@ def test_the_latest_message_of_corrupted_or_arbitrary_requests_is_the_decodes(na
 def answer_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
     """`read_answer` gives the decode's usage and tool calls, or that it is an error, for a body that decodes,
     and redacted: each tool call as decoding the body redacted whole gives it. On anything else it returns or
-    raises `ParseError`."""
+    raises `ParseError`. Asked for the usage alone (no `shown`), it gives the decode's usage."""
     assert codec.read_answer is not None
     parsed = orjson.loads(dump(document))
-    for shown in (lambda value: value, REDACTOR.json):
+    for shown in (lambda value: value, REDACTOR.json, None):
         try:
-            decoded: Completion | None = codec.decode_response(Parsed(shown(parsed)))
+            decoded: Completion | None = codec.decode_response(Parsed(shown(parsed) if shown else parsed))
         except ParseError:
             decoded = None
         try:
@@ -451,7 +451,9 @@ def answer_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
             continue
         if decoded is not None:
             assert answer.error is (decoded.error is not None), document
-            if not answer.error:
+            if not answer.error and shown is None:  # the usage alone
+                assert (answer.usage, answer.tool_calls) == (decoded.usage, ()), document
+            elif not answer.error:
                 assert (answer.usage, answer.tool_calls) == (decoded.usage, decoded.tool_calls), document
 
 

@@ -225,19 +225,22 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
         return decode_response(codec, response) if codec is not None else None
 
     meaning = Meaning(decode)
+    recorded = (exchange.timings.total_ms, exchange.timings.ttfb_ms)
 
     if response.events is None:
         body = body_bytes(response.body) if response.body is not None else b""
         if request_id is not None and isinstance(response.body, JsonBody):
             body = _with_jsonrpc_id(body, request_id)
-        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning)
+        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning,
+                     recorded=recorded)  # fmt: skip
     scale = timing or 0.0
     events = [(event.t_ms / 1000 * scale, event_bytes(event)) for event in response.events]
     if request_id is not None:
         events = [(at, _event_with_jsonrpc_id(data, request_id)) for at, data in events]
     if timing is None and exchange.websocket is None:  # a WebSocket's events are messages: never joined
         body = b"".join(data for _, data in events)
-        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning)
+        return Reply(response.status, kept, body, source=ReplySource.CASSETTE, reason=response.reason, meaning=meaning,
+                     recorded=recorded)  # fmt: skip
     return Reply(
         response.status,
         kept,
@@ -245,6 +248,7 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
         source=ReplySource.CASSETTE,
         reason=response.reason,
         meaning=meaning,
+        recorded=recorded,
     )
 
 

@@ -60,7 +60,7 @@ class JournalTap(Tap):
         self._upstream = _Reader(_upstream, _upstream_request, _upstream_seen, redactor)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
-        status, headers, body, events, answered_by, reason, _, _, _, _, shared, _, drop = reply  # one step, not 8
+        status, headers, body, events, answered_by, reason, _, _, _, _, shared, _, drop, recorded = reply  # one step
         source = SOURCES.get(answered_by)
         if source is None:  # a WebSocket the relay takes over: its messages are journalled one by one
             return reply
@@ -69,7 +69,7 @@ class JournalTap(Tap):
         injected = tuple(incoming.injected) if incoming.injected else ()
         self.journal.add(
             (source, incoming.test_id, self._replied, incoming.door, incoming.raw, status, headers, body, events,
-             reason, drop, time.time(), injected)
+             reason, drop, time.time(), injected, recorded)
         )  # fmt: skip
         return reply
 
@@ -98,10 +98,11 @@ class JournalTap(Tap):
 
 type _Replied = tuple[
     Source, str | None, "_Reader", str | None, RawRequest, int, Headers, bytes | None, Events | None, str, bool, float,
-    tuple["Injected", ...],
+    tuple["Injected", ...], tuple[float | None, float | None] | None,
 ]  # fmt: skip
 """A stage's reply as the tap captures it: the journal's four parts; the request; the reply's status, headers,
-body, events, reason and whether the connection was dropped; when (`time.time()`); the faults put in."""
+body, events, reason and whether the connection was dropped; when (`time.time()`); the faults put in; a
+replay's recorded timings."""
 
 type _Upstream = tuple[Source, str | None, "_Reader", str | None, RawExchange]
 """The upstream's answer as the tap captures it: the journal's four parts and the exchange the door built."""
@@ -140,7 +141,7 @@ class _Reader:
 
 
 def _replied(capture: _Replied) -> RawExchange:
-    _, _, _, _, request, status, headers, body, events, reason, drop, at, injected = capture
+    _, _, _, _, request, status, headers, body, events, reason, drop, at, injected, _ = capture
     reply = Reply(status, headers, body, events, reason=reason, drop=drop)
     return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
 
@@ -150,18 +151,28 @@ def _replied_request(capture: _Replied) -> RawRequest:
 
 
 def _replied_seen(capture: _Replied) -> Seen:
-    _, _, _, _, request, status, headers, body, events, _, drop, at, _ = capture
+    _, _, _, _, request, status, headers, body, events, _, drop, at, _, _ = capture
     started = datetime.fromtimestamp(at, UTC)
     if drop:
         return Seen(request, None, (), None, False, None, started, None)
     return Seen(request, status, headers, body if events is None else None, events is not None, None, started, None)
 
 
-def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
+def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance:
+    """A stage's answer glanced at: a replay's with the timings it was recorded with (it answers at once)."""
+    glanced = _plain_glance(capture, redactor) or glance(_replied(capture), redactor)
+    recorded = capture[13]
+    if recorded is None:
+        return glanced
+    total, first = recorded
+    return replace(glanced, latency_ms=total, ttfb_ms=first, latency_recorded=True)
+
+
+def _plain_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
     """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
     None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
     are read rebuilt."""
-    _, _, _, _, request, status, headers, body, events, _, drop, at, injected = capture
+    _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _ = capture
     if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
         return None
     return _glanced(request, redactor, datetime.fromtimestamp(at, UTC), status, body, None, False, 0.0, 0.0, None, ())
@@ -258,16 +269,11 @@ def _usage(route: Route | None, status: int | None, body: bytes | None, events: 
         return None
     try:
         if events is None and status < 400 and codec.read_answer is not None:  # no need to decode it all
-            answer = codec.read_answer(orjson.loads(body or b""), _as_is)
+            answer = codec.read_answer(orjson.loads(body or b""), None)
             return answer.usage if not answer.error else None
         return decode_answer(codec, status, body or b"", events).usage
     except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None
-
-
-def _as_is(value: object) -> object:
-    """A tool call read only to be passed over: nothing of it is shown, so nothing is redacted."""
-    return value
 
 
 def _as_events(exchange: RawExchange) -> RawExchange:

@@ -15,6 +15,7 @@ MESSAGES = ChatCodec(
     latest_message=request.latest_message,
     assistant_turns=assistant_messages,
     decode_response=response.decode_response,
+    read_answer=response.read_answer,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,
     encode_stream=stream.encode_stream,

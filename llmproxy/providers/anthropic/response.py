@@ -1,7 +1,8 @@
 """Non-streaming Anthropic Messages bodies (docs/providers.md#anthropic-messages), and the message identity shared with
 the stream."""
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
@@ -18,7 +19,7 @@ from llmproxy.providers.anthropic.wire import (
     wire_input,
     wire_usage,
 )
-from llmproxy.providers.base import JsonObject, dump_json, stable_id
+from llmproxy.providers.base import Answer, JsonObject, dump_json, stable_id
 from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "anthropic response"
@@ -73,6 +74,32 @@ def decode_response(body: bytes | Parsed) -> Completion:
         stop_reason=decode_stop(root["stop_reason"].opt_string()),
         usage=neutral_usage(counters) if root["usage"].present else None,
     )
+
+
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
+    """`decode_response`'s usage and tool calls alone; the tool calls read off the body through `shown` (whole:
+    whether a field is redacted may depend on the rest of the document), when it has any. `shown` None: the
+    usage alone."""
+    root = Node(body, WHAT)
+    root.obj()
+    kind = root["type"].opt_string()
+    if kind == "error":
+        return Answer(None, (), error=True)
+    if kind not in (None, "message"):
+        raise root["type"].fail('"message"')
+    calling = False
+    for block in root["content"].items() if shown is not None else ():
+        block.obj()
+        calling = block["type"].string() == "tool_use" or calling
+    calls = []
+    if calling and shown is not None:
+        for block in Node(shown(body), WHAT)["content"].items():
+            if block["type"].value == "tool_use":
+                arguments, invalid = tool_arguments(block["input"].obj())
+                calls.append(ToolCall(block["id"].string(), block["name"].string(), arguments, invalid))
+    counters: dict[str, int] = {}
+    read_counters(root["usage"], counters)
+    return Answer(neutral_usage(counters) if root["usage"].present else None, tuple(calls), error=False)
 
 
 def encode_response(completion: Completion, request: JsonObject | None = None) -> bytes:

@@ -3,15 +3,24 @@ stream and Code Assist encoders send too."""
 
 from collections.abc import Callable
 from itertools import chain
-from typing import Final
+from typing import Any, Final
 
 from llmproxy.errors import UnsupportedError
 from llmproxy.model import Completion, ContentPart, OtherPart, ReasoningPart, TextPart, ToolCall
 from llmproxy.providers import kept_fields
-from llmproxy.providers.base import JsonObject, dump_json, split_deltas
-from llmproxy.providers.gemini.assemble import Assembly
+from llmproxy.providers.base import Answer, JsonObject, dump_json, says_more, split_deltas
+from llmproxy.providers.gemini.assemble import KNOWN_FIELDS, Assembly
 from llmproxy.providers.gemini.errors import error_object, read_error
-from llmproxy.providers.gemini.wire import encode_call, encode_usage, finish_reason, model_version, response_id
+from llmproxy.providers.gemini.wire import (
+    decode_call,
+    decode_usage,
+    encode_call,
+    encode_usage,
+    finish_reason,
+    get,
+    model_version,
+    response_id,
+)
 from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "gemini response"
@@ -108,3 +117,42 @@ def read_response(root: Node, *, id: str | None = None) -> Completion:
     assembly = Assembly()
     assembly.add(root, id=id)
     return assembly.completion()
+
+
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
+    """`decode_response`'s usage and tool calls alone (`read_answer_at`); `shown` None: the usage alone."""
+    if shown is None:
+        return read_answer_at(Node(body, WHAT), None)
+    return read_answer_at(Node(body, WHAT), lambda: Node(shown(body), WHAT))
+
+
+def read_answer_at(root: Node, shown: Callable[[], Node] | None) -> Answer:
+    """`read_response`'s usage and tool calls alone (the first candidate's); the calls read off the response
+    `shown` gives, redacted whole (whether a field is redacted may depend on the rest of the document), when it
+    has any. A part that says more than a call (a signature, a field of a later version) is no call, as the
+    decode keeps it whole."""
+    root.obj()
+    if root["error"].present:
+        return Answer(None, (), error=True)
+    usage = decode_usage(get(root, "usageMetadata"))
+    if shown is None or not _calls(root, lambda call: None):
+        return Answer(usage, (), error=False)
+    calls: list[ToolCall] = []
+    _calls(shown(), lambda call: calls.append(decode_call(call)))
+    return Answer(usage, tuple(calls), error=False)
+
+
+def _calls(root: Node, read: Callable[[Node], None]) -> bool:
+    """Whether the first candidate's parts hold a function call, each one given to `read`."""
+    found = False
+    for position, candidate in enumerate(root["candidates"].items()):
+        if candidate["index"].opt_integer(position) == 0:
+            for part in candidate["content"]["parts"].items():
+                if says_more(part.obj(), KNOWN_FIELDS) or get(part, "thought").boolean():
+                    continue
+                call = get(part, "functionCall")
+                if part["text"].opt_string() is None and call.present:
+                    read(call)
+                    found = True
+            break
+    return found

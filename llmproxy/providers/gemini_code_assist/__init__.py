@@ -17,6 +17,7 @@ CODE_ASSIST = ChatCodec(
     decode_request=envelope.decode_request,
     assistant_turns=envelope.assistant_turns,
     decode_response=envelope.decode_response,
+    read_answer=envelope.read_answer,
     decode_stream=envelope.decode_stream,
     encode_response=envelope.encode_response,
     encode_stream=envelope.encode_stream,

@@ -8,16 +8,16 @@
 Everything inside the envelopes is the Gemini codec's, reused as is; errors are Google's and unwrapped.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from llmproxy.model import Completion, Conversation
-from llmproxy.providers.base import DEFAULT_DELTA_CHARS, JsonObject, dump_json
+from llmproxy.providers.base import DEFAULT_DELTA_CHARS, Answer, JsonObject, dump_json
 from llmproxy.providers.gemini.assemble import Assembly
 from llmproxy.providers.gemini.count_tokens import read_count_request
 from llmproxy.providers.gemini.request import assistant_turns as gemini_turns
 from llmproxy.providers.gemini.request import read_request
-from llmproxy.providers.gemini.response import body_object, read_response
+from llmproxy.providers.gemini.response import body_object, read_answer_at, read_response
 from llmproxy.providers.gemini.stream import frame, read_stream, stream_objects
 from llmproxy.providers.node import Node, Parsed
 
@@ -62,6 +62,17 @@ def decode_response(body: bytes | Parsed) -> Completion:
     if root["error"].present:
         return read_response(root)
     return read_response(root["response"], id=root["traceId"].opt_string())
+
+
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
+    """`decode_response`'s usage and tool calls alone: the Gemini response's inside the envelope."""
+    root = Node(body, WHAT_RESPONSE)
+    root.obj()
+    if root["error"].present:
+        return Answer(None, (), error=True)
+    if shown is None:
+        return read_answer_at(root["response"], None)
+    return read_answer_at(root["response"], lambda: Node(shown(body), WHAT_RESPONSE)["response"])
 
 
 def encode_stream(

@@ -105,13 +105,19 @@ def _with_choice(completion: Completion, choice: Node) -> Completion:
     )
 
 
-def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and tool calls alone (choice index 0), each tool call's wire object through
-    `shown` first."""
+    `shown` first (None: the usage alone)."""
+    if type(body) is dict:
+        plain = _plain_answer(body)
+        if plain is not None:
+            return plain
     root = Node(body, WHAT_RESPONSE)
     if root.obj().get("error"):  # present and not empty, as `decode_response` reads it
         return Answer(None, (), error=True)
     usage = decode_usage(root["usage"])
+    if shown is None:
+        return Answer(usage, (), error=False)
     for position, choice in enumerate(root["choices"].items()):
         if choice["index"].opt_integer(position) == 0:
             message = choice["message"]
@@ -124,3 +130,28 @@ def read_answer(body: Any, shown: Callable[[Any], Any]) -> Answer:
                 calls.append(ToolCall("", legacy["name"].opt_string() or "", arguments, invalid))
             return Answer(usage, tuple(calls), error=False)
     return Answer(usage, (), error=False)
+
+
+def _plain_answer(body: dict[str, Any]) -> Answer | None:
+    """The commonest answer read without walking it node by node (a gate reads thousands): no error, one choice,
+    index 0, its message an object that calls no tool. None for any other, which the walk reads (and names what
+    is wrong in it)."""
+    if body.get("error"):
+        return None
+    usage = body.get("usage")
+    if usage is not None and type(usage) is not dict:
+        return None
+    choices = body.get("choices")
+    if choices is not None:
+        if type(choices) is not list or not choices:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict:
+            return None
+        index, message = choice.get("index"), choice.get("message")
+        if (index is not None and (type(index) is not int or index != 0)) or type(message) is not dict:
+            return None
+        if message.get("tool_calls") is not None or message.get("function_call") is not None:
+            return None
+    read = decode_usage(Node(usage, WHAT_RESPONSE, "$.usage")) if usage is not None else None
+    return Answer(read, (), error=False)

@@ -12,7 +12,7 @@ from llmproxy.providers.openai_chat import OPENAI_VOLATILE
 from llmproxy.providers.openai_responses.encode import encode_response, visible
 from llmproxy.providers.openai_responses.reassemble import decode_stream
 from llmproxy.providers.openai_responses.request import asks_nothing, assistant_turns, decode_request
-from llmproxy.providers.openai_responses.response import decode_response
+from llmproxy.providers.openai_responses.response import decode_response, read_answer
 from llmproxy.providers.openai_responses.stream import encode_stream
 
 RESPONSES = ChatCodec(
@@ -21,6 +21,7 @@ RESPONSES = ChatCodec(
     decode_request=decode_request,
     assistant_turns=assistant_turns,
     decode_response=decode_response,
+    read_answer=read_answer,
     decode_stream=decode_stream,
     encode_response=encode_response,
     encode_stream=encode_stream,

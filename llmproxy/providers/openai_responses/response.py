@@ -1,6 +1,6 @@
 """Responses response objects → Completion (docs/providers.md#openai-responses). The stream decoder ends here too."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from llmproxy.model import (
@@ -13,7 +13,7 @@ from llmproxy.model import (
     TextPart,
     ToolCall,
 )
-from llmproxy.providers.base import parse_arguments, says_more
+from llmproxy.providers.base import Answer, parse_arguments, says_more
 from llmproxy.providers.node import Node, Parsed
 from llmproxy.providers.openai_responses.common import (
     INCOMPLETE_REASONS,
@@ -29,6 +29,26 @@ def decode_response(body: bytes | Parsed) -> Completion:
     response = Node.parse(body, WHAT)
     response.obj()
     return completion_from(response, response["output"].items())
+
+
+def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
+    """`decode_response`'s usage and function calls alone, the calls read off the body through `shown` (whole:
+    whether a field is redacted may depend on the rest of the document) when it has any; a failed response (an
+    `error`, the status `failed`) is an error. `shown` None: the usage alone."""
+    response = Node(body, WHAT)
+    response.obj()
+    if response["error"].present or response["status"].opt_string() == "failed":
+        return Answer(None, (), error=True)
+    usage = decode_usage(response["usage"])
+    if shown is None or not any(item["type"].opt_string() == "function_call" for item in response["output"].items()):
+        return Answer(usage, (), error=False)
+    calls = []
+    for item in Node(shown(body), WHAT)["output"].items():
+        if item["type"].value == "function_call":
+            item.obj()
+            arguments, invalid = parse_arguments(item["arguments"].opt_string() or "")
+            calls.append(ToolCall(item["call_id"].string(), item["name"].string(), arguments, invalid))
+    return Answer(usage, tuple(calls), error=False)
 
 
 def completion_from(response: Node, output: Iterable[Node], error: ProviderError | None = None) -> Completion:

@@ -39,10 +39,16 @@ function cells(entry) {
     cached: tokens(usage.cacheReadTokens),
     output: tokens(usage.outputTokens),
     cost: dollars(entry.costUsd),
-    latency: ms(entry.latencyMs),
-    ttft: entry.streaming ? ms(entry.ttfbMs) : "",
+    latency: timed(entry.latencyMs, entry.latencyRecorded),
+    ttft: entry.streaming ? timed(entry.ttfbMs, entry.latencyRecorded) : "",
     url: `${entry.method} ${line(entry.url, 200)}`,
   };
+}
+
+// A replay answers at once: its row shows the time the recorded answer took, said to be the recording's.
+function timed(value, recorded) {
+  const shown = ms(value);
+  return recorded && shown ? `${shown} (recorded)` : shown;
 }
 
 function matches(entry, filter) {
