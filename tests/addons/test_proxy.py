@@ -121,6 +121,16 @@ def test_bad_map_urls_are_refused(url: str) -> None:
         Destination.parse(url)
 
 
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:", "http://127.0.0.1:/v1", "https://[::1]:", "http://127.0.0.1:notaport", "http://h:0"]
+)
+@pytest.mark.parametrize("option", ["--map", "--reverse"])
+def test_a_url_without_a_valid_port_is_refused(url: str, option: str) -> None:
+    """`http://127.0.0.1:` (a port variable left unset) is no port at all, not the scheme's default."""
+    with pytest.raises(LlmproxyError, match=f"^{option}: .* has no valid port"):
+        Destination.parse(url, option)
+
+
 @pytest.mark.parametrize("entry", ["api.anthropic.com", "=http://x", "h="])
 def test_bad_map_entries_are_refused(entry: str) -> None:
     with pytest.raises(LlmproxyError, match="--map expects HOST=URL"):
