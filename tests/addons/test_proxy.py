@@ -11,6 +11,7 @@ import pytest
 from llmproxy.ca import CertificateAuthority, ensure_ca
 from llmproxy.destinations import parse_map
 from llmproxy.errors import LlmproxyError
+from llmproxy_addons import proxy as proxy_module
 from llmproxy_addons.proxy import ProxySettings, ProxyThread
 from llmproxy_addons.upstreams import Destination, Upstreams
 from tests.certs import UpstreamCA, make_test_ca
@@ -96,6 +97,23 @@ def test_reverse_listener_serves_a_base_url_with_the_targets_path(
     assert response.status_code == 200
     assert loopback.received[0].path == "/v1/chat/completions"
     assert reverse.target == f"{loopback.url}/v1"
+
+
+def test_a_port_taken_between_choosing_it_and_listening_is_chosen_again(
+    ca: CertificateAuthority, busy_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listener whose port llmproxy chose itself (a reverse target's, the base URL's) is chosen afresh when
+    another process took the port in the moment between: the run starts all the same."""
+    chosen = iter([busy_port])
+    real = proxy_module.free_port
+    monkeypatch.setattr(proxy_module, "free_port", lambda host="127.0.0.1": next(chosen, None) or real(host))
+    settings = ProxySettings(confdir=ca.directory, reverse=("http://127.0.0.1:9/v1",), base_url_port=0)
+    with ProxyThread(settings, []) as proxy:
+        (reverse,) = proxy.listeners[1:]
+        assert proxy.base_url is not None
+        ports = {int(listener.url.rsplit(":", 1)[1]) for listener in (reverse, proxy.base_url)}
+    assert busy_port not in ports
+    assert len(ports) == 2
 
 
 def test_stop_closes_the_listeners(ca: CertificateAuthority) -> None:
