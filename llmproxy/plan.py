@@ -14,7 +14,7 @@ network (as MockServer's expectations answer before it proxies).
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -168,6 +168,15 @@ class Plan:
         """Whether background traffic nothing else answers gets a harmless answer (when the network is closed to
         it), not a refusal."""
         return not self.network.everything and not self.strict_background
+
+    def with_local_services(self) -> "Plan":
+        """The plan for a command llmproxy runs itself: a request nothing answers that goes to this machine and is
+        no LLM API call (a CLI's own local daemon, reached through the proxy) passes through — it is the
+        command's own machine, not a provider. A plan whose network is open is as it was."""
+        if self.network.everything:
+            return self
+        egress = replace(self.network.egress, local_services=True)
+        return replace(self, network=replace(self.network, egress=egress))
 
     @property
     def offline(self) -> bool:

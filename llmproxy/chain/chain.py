@@ -30,7 +30,7 @@ from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
-from llmproxy.egress import EgressPolicy, Refused
+from llmproxy.egress import EgressPolicy, Refused, is_loopback
 from llmproxy.errors import LlmproxyError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import websocket_codec
@@ -167,7 +167,9 @@ class Chain:
                         self._upstream.add(incoming)
                     self._answered_after(incoming, ReplySource.UPSTREAM)
                     return None
-                kept_in = refusal.reason if refusal is not None and network.egress.entries else None
+                upstream = incoming.upstream
+                local = upstream is not None and is_loopback(upstream.host)  # the refusal says how to let it out
+                kept_in = refusal.reason if refusal is not None and (network.egress.entries or local) else None
                 reply = self._refuse(incoming, network, kept_in)
         except Exception as exc:  # fail closed, saying why; the proxy serves on
             logger.exception("llmproxy could not answer %s", self.describe(incoming))

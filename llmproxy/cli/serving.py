@@ -223,11 +223,13 @@ class ServeOptions:
         )
 
     def planned(self, plan: "Plan") -> "Plan":
-        """The plan with the journal sized, and the meter on when something shows the calls (`--live`, `-v`,
-        `--json`)."""
+        """The plan with the journal sized, the meter on when something shows the calls (`--live`, `-v`,
+        `--json`), and this machine's own services let through for a command llmproxy runs."""
         if self.as_json and self.print_env:
             raise UsageError("--json and --print-env both want stdout: choose one")
         metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
+        if self.command:  # its own local daemons pass through (docs/clis.md#local-daemons)
+            plan = plan.with_local_services()
         return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
 
     def journaled(self, plan: "Plan") -> "Plan":
