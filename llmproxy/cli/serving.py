@@ -65,6 +65,15 @@ strict_background_option: Decorator = option(
 )
 
 
+background_host_option: Decorator = option(
+    "--background-host",
+    multiple=True,
+    metavar="HOST",
+    help="Treat every request to HOST as background traffic, as the telemetry llmproxy knows by its shape "
+    "(docs/replay.md#background-traffic): answered harmlessly in replay and mock, never recorded. Repeatable.",
+)
+
+
 redact_field_option: Decorator = option(
     "--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable."
 )
