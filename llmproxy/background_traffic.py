@@ -3,18 +3,27 @@ feature flags and settings, update checks, plugin and MCP registry look-ups, tra
 
 It changes every run (fresh ids, timestamps, random paths) and is no part of what a replay tests, so a
 strict replay (and the mock) answers it harmlessly when the cassette does not, instead of failing the run:
-an upload gets a success, a look-up gets a 404 — what the client copes with offline, since every one of
-them runs without network. `--strict-background` makes these misses like any other. The catalogue is the
-documented list (docs/replay.md); a request is recognised by host and path alone.
+an upload gets a success, a look-up a 404 — what the client copes with offline, since every one of them
+runs without network. `--strict-background` makes these misses like any other. A request is recognised by
+host and path alone (docs/replay.md#background-traffic), three ways, in order:
+
+* the catalogue: what the known clients send, by host and path;
+* the hosts the user names (`--background-host`), every request to them;
+* the shapes of the analytics and telemetry protocols every vendor's SDK speaks, on any host (PostHog,
+  OpenTelemetry's OTLP/HTTP, Segment, Sentry envelopes, RUM beacons, feature-flag services) — so a CLI nobody
+  listed is covered too. A shape never claims an LLM API call (a request whose route is known), nor does a
+  named host.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
 import orjson
+
+from llmproxy.errors import UsageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,23 +34,33 @@ class HarmlessAnswer:
 
 
 UPLOADED: Final = HarmlessAnswer(200, b"{}")  # a telemetry or trace upload: accepted
+PROTOBUF_UPLOADED: Final = HarmlessAnswer(200, b"", "application/x-protobuf")  # an OTLP/protobuf export: accepted
 NOT_FOUND: Final = HarmlessAnswer(404, orjson.dumps({"error": "not found (llmproxy replay: background traffic)"}))
 
 
 @dataclass(frozen=True, slots=True)
 class Background:
-    client: str  # who sends it
+    client: str  # who sends it (for a shape: the protocol)
     what: str  # what it is, as the summary names it
-    host: str  # the host, or ".suffix" for any of its subdomains
+    host: str | None  # the host, ".suffix" for any of its subdomains, None for any host (a shape)
     path: re.Pattern[str]  # matched at the start of the path (without the query)
     answer: HarmlessAnswer = NOT_FOUND
 
     def covers(self, host: str, path: str) -> bool:
-        host_matches = host.endswith(self.host) if self.host.startswith(".") else host == self.host
+        if self.host is None:
+            host_matches = True
+        else:
+            host_matches = host.endswith(self.host) if self.host.startswith(".") else host == self.host
         return host_matches and self.path.match(path) is not None
 
+    def answering(self, content_type: str) -> HarmlessAnswer:
+        """The answer for a request of `content_type`: an upload sent as protobuf (OTLP) is accepted as protobuf."""
+        if self.answer == UPLOADED and "protobuf" in content_type.lower():
+            return PROTOBUF_UPLOADED
+        return self.answer
 
-def _entry(client: str, what: str, host: str, path: str, answer: HarmlessAnswer = NOT_FOUND) -> Background:
+
+def _entry(client: str, what: str, host: str | None, path: str, answer: HarmlessAnswer = NOT_FOUND) -> Background:
     return Background(client, what, host, re.compile(path), answer)
 
 
@@ -85,14 +104,77 @@ CATALOGUE: Final[Sequence[Background]] = (
 )
 
 
-def background(host: str, path: str) -> Background | None:
-    """The catalogue entry this request is, if any (`path` may carry a query)."""
-    host = host.lower().rstrip(".")
-    bare = path.split("?", 1)[0]
-    return next((entry for entry in CATALOGUE if entry.covers(host, bare)), None)
+SHAPES: Final[Sequence[Background]] = (
+    # PostHog: events (`/batch/`, `/capture/`, `/e/`, `/i/v0/e/`), session recordings (`/s/`), flags
+    _entry("PostHog", "analytics", None, r"/(batch|capture|e|i/v0/e|s)/?$", UPLOADED),
+    _entry("PostHog", "feature flags", None, r"/(decide|flags)/?$", UPLOADED),
+    # OpenTelemetry's OTLP/HTTP exports, under any prefix (`/otlp/v1/metrics`, `/v1/traces`)
+    _entry("OpenTelemetry", "telemetry", None, r"(/[^/]+)*/v1/(logs|traces|metrics)/?$", UPLOADED),
+    # Segment's tracking API (and its clones: RudderStack, Jitsu)
+    _entry("Segment", "analytics", None, r"/v1/(batch|track|identify|page|screen|group|alias)/?$", UPLOADED),
+    # Sentry's envelopes and events, self-hosted or not
+    _entry("Sentry", "error reports", None, r"/api/\d+/(envelope|store|minidump|security)/", UPLOADED),
+    # real-user-monitoring beacons (Datadog's browser intake)
+    _entry("RUM", "beacons", None, r"/api/v2/(rum|replay|logs)/?$", UPLOADED),
+    # feature-flag services: Statsig, LaunchDarkly, GrowthBook, Unleash
+    _entry("Statsig", "feature flags", None, r"/v1/(initialize|rgstr|log_event|get_config|check_gate)/?$", UPLOADED),
+    _entry("LaunchDarkly", "feature flags", None, r"/(sdk/(evalx|latest-all|goals)|msdk/evalx|meval)/"),
+    _entry("LaunchDarkly", "events", None, r"/(bulk|diagnostic|mobile)/?$", UPLOADED),
+    _entry("GrowthBook", "feature flags", None, r"/api/features/"),
+    _entry("Unleash", "feature flags", None, r"/api/client/(features|metrics|register)\b"),
+    # account look-ups an LLM vendor's CLI makes on the model host (its OAuth profile, roles, usage)
+    _entry("account", "look-up", None, r"/api/oauth/(profile|account|usage|claude_cli/roles)\b"),
+)
+"""The analytics and telemetry protocols by their shape, on any host: what a CLI nobody listed sends."""
 
 
-def background_url(url: str) -> Background | None:
-    """The catalogue entry a recorded request's URL is, if any."""
-    parts = urlsplit(url)
-    return background(parts.hostname or "", parts.path)
+@dataclass(frozen=True, slots=True)
+class BackgroundTraffic:
+    """The recogniser: the catalogue, the hosts the user names (`--background-host`: every request to them),
+    then the shapes. Pure and cheap: a request is checked against some thirty patterns at most."""
+
+    hosts: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, hosts: Iterable[str] = ()) -> "BackgroundTraffic":
+        """Raises UsageError for a value that is not a host name (`--background-host`)."""
+        named = set()
+        for given in hosts:
+            host = given.strip().lower().rstrip(".")
+            if not _HOST.fullmatch(host):
+                raise UsageError(f"--background-host expects a host name such as telemetry.example.com, got {given!r}")
+            named.add(host)
+        return cls(frozenset(named))
+
+    def recognise(self, host: str, path: str, *, llm_api: bool = False, method: str = "POST") -> Background | None:
+        """What this request is, if background traffic (`path` may carry a query); `llm_api`: whether it is a
+        call to an LLM API, which only a catalogue entry may claim (an entry names one exact endpoint)."""
+        host = host.lower().rstrip(".")
+        bare = path.split("?", 1)[0]
+        entry = next((entry for entry in CATALOGUE if entry.covers(host, bare)), None)
+        if entry is not None or llm_api:
+            return entry
+        if host in self.hosts:
+            uploads = method.upper() in ("POST", "PUT", "PATCH")
+            return Background(host, "(--background-host)", host, _ANY_PATH, UPLOADED if uploads else NOT_FOUND)
+        return next((shape for shape in SHAPES if shape.covers(host, bare)), None)
+
+    def recognise_url(self, url: str, *, llm_api: bool = False) -> Background | None:
+        """What a recorded request's URL is, if background traffic."""
+        parts = urlsplit(url)
+        return self.recognise(parts.hostname or "", parts.path, llm_api=llm_api)
+
+
+_HOST = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
+_ANY_PATH = re.compile("")
+KNOWN: Final = BackgroundTraffic()  # the catalogue and the shapes, no host named
+
+
+def background(host: str, path: str, *, llm_api: bool = False) -> Background | None:
+    """What this request is, if background traffic by the catalogue or its shape (`path` may carry a query)."""
+    return KNOWN.recognise(host, path, llm_api=llm_api)
+
+
+def background_url(url: str, *, llm_api: bool = False) -> Background | None:
+    """What a recorded request's URL is, if background traffic by the catalogue or its shape."""
+    return KNOWN.recognise_url(url, llm_api=llm_api)

@@ -21,12 +21,15 @@ class Destination:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"{option}: expected an http(s) URL such as http://127.0.0.1:8000, got {url!r}")
+        no_port = UsageError(f"{option}: {url!r} has no valid port (a number from 1 to 65535)")
+        if parts.netloc.endswith(":"):  # `http://127.0.0.1:` (a variable left unset), not the scheme's default
+            raise no_port
         try:
-            port = parts.port or DEFAULT_PORTS[parts.scheme]
+            port = parts.port if parts.port is not None else DEFAULT_PORTS[parts.scheme]
         except ValueError:
-            raise UsageError(f"{option}: {url!r} has no valid port (a number from 1 to 65535)") from None
+            raise no_port from None
         if port == 0:
-            raise UsageError(f"{option}: {url!r} has no valid port (a number from 1 to 65535)")
+            raise no_port
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
 
     @property

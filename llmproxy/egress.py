@@ -161,6 +161,13 @@ class EgressPolicy:
 
     def _check_names(self, host: str, port: int, asserted: Iterable[str | None]) -> Refused | None:
         if self._entry(host, port) is None and not self._local(host):
+            if is_loopback(host):  # a client's own local daemon, most likely: say how to let it through
+                address = literal(host) or ipaddress.ip_address("127.0.0.1")  # a name lets out no loopback address
+                entry = AllowEntry(str(address), port, address)
+                return Refused(
+                    f"no --allow-host entry names it; {host} is this machine, whose services pass through when "
+                    f"llmproxy runs the command (-- CMD); else name it: --allow-host {entry}"
+                )
             return Refused("no --allow-host entry names it")
         for name in asserted:
             if name is None or not name.strip():

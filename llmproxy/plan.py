@@ -14,11 +14,12 @@ network (as MockServer's expectations answer before it proxies).
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from llmproxy.background_traffic import KNOWN, BackgroundTraffic
 from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions
@@ -106,6 +107,7 @@ class Plan:
     network: Network = CLOSED
     redactor: Redactor = DEFAULT_REDACTOR
     strict_background: bool = False  # the CLIs' background traffic is refused like anything else
+    background: BackgroundTraffic = KNOWN  # what is background traffic (`--background-host` adds hosts)
     base_url: bool = False  # announce the relay to clients set by base URL (`LLMPROXY_BASE_URL`)
     base_url_port: int = 0  # the relay's port (0: a free one)
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
@@ -169,6 +171,15 @@ class Plan:
         it), not a refusal."""
         return not self.network.everything and not self.strict_background
 
+    def with_local_services(self) -> "Plan":
+        """The plan for a command llmproxy runs itself: a request nothing answers that goes to this machine and is
+        no LLM API call (a CLI's own local daemon, reached through the proxy) passes through — it is the
+        command's own machine, not a provider. A plan whose network is open is as it was."""
+        if self.network.everything:
+            return self
+        egress = replace(self.network.egress, local_services=True)
+        return replace(self, network=replace(self.network, egress=egress))
+
     @property
     def offline(self) -> bool:
         """Nothing may reach the network: not even a TLS handshake upstream to learn a certificate."""
@@ -200,13 +211,17 @@ def record_plan(
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
     record_unanswered: bool = False,
+    background_hosts: Sequence[str] = (),
 ) -> Plan:
     """Record every LLM exchange into `cassette` (appending). `routes`: ``HOST=CODEC|VENDOR`` declarations
     (`--route`); `record_unanswered`: requests the upstream never answered whole too (an outage), which are
     otherwise only named. Raises LlmproxyError for a declaration it cannot read."""
+    background = BackgroundTraffic.of(background_hosts)
+    scope = RecordScope.of(record_hosts, record_all, background.hosts)
     return Plan(
-        record=RecordPlan(Path(cassette), RecordScope.of(record_hosts, record_all), unanswered=record_unanswered),
+        record=RecordPlan(Path(cassette), scope, unanswered=record_unanswered),
         network=Network(everything=True),
+        background=background,
         redactor=redactor,
         routes=declared.parse_all(routes),
         intercept=intercept,
@@ -226,23 +241,26 @@ def replay_plan(
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
+    background_hosts: Sequence[str] = (),
 ) -> Plan:
     """Serve `cassettes` (new recordings go to the first) by vcrpy's record `mode`. Raises LlmproxyError (a
-    UsageError for a malformed `allow_hosts` entry) before any file is touched."""
+    UsageError for a malformed `allow_hosts` or `background_hosts` entry) before any file is touched."""
     declarations = declared.parse_all(routes)
     egress = EgressPolicy.parse(allow_hosts)
+    background = BackgroundTraffic.of(background_hosts)
     paths = tuple(Path(path) for path in cassettes)
     if not paths and mode is not RecordMode.NONE:
         raise LlmproxyError(f"record mode {mode.value} needs a cassette to record to")
     first = paths[0] if paths else Path()
     mode = mode.resolved(first)
     if not mode.replays:  # all, rewrite
-        record = RecordPlan(first, fresh=mode is RecordMode.REWRITE)
+        record = RecordPlan(first, RecordScope.of(background=background.hosts), fresh=mode is RecordMode.REWRITE)
         describe = f"{mode.value} mode, recording to {first}"
         return Plan(
             record=record,
             network=Network(everything=True),
             redactor=redactor,
+            background=background,
             routes=declarations,
             intercept=intercept,
             describe=describe,
@@ -252,12 +270,13 @@ def replay_plan(
     if mode.records:  # new_episodes
         network = Network(everything=True, miss_status=miss_status)
         describe = f"new_episodes mode, replaying {served}"
-        record = RecordPlan(first)
+        record = RecordPlan(first, RecordScope.of(background=background.hosts))
         return Plan(
             replay=replay,
             record=record,
             network=network,
             redactor=redactor,
+            background=background,
             routes=declarations,
             intercept=intercept,
             describe=describe,
@@ -269,6 +288,7 @@ def replay_plan(
         network=network,
         redactor=redactor,
         strict_background=strict_background,
+        background=background,
         routes=declarations,
         intercept=intercept,
         describe=describe,
@@ -287,6 +307,7 @@ def mock_plan(
     redactor: Redactor = DEFAULT_REDACTOR,
     routes: Sequence[str] = (),
     intercept: InterceptPlan = NO_INTERCEPT,
+    background_hosts: Sequence[str] = (),
 ) -> Plan:
     """Answer from `expectations` (None: none) first, then from `cassettes` (replay's rules), never from the
     network. Clients set by base URL connect to the relay (on `base_url_port`, default a free one)."""
@@ -300,6 +321,7 @@ def mock_plan(
         network=Network(miss_status=miss_status),
         redactor=redactor,
         strict_background=strict_background,
+        background=BackgroundTraffic.of(background_hosts),
         base_url=True,
         base_url_port=base_url_port,
         routes=declared.parse_all(routes),
@@ -360,11 +382,12 @@ def build(plan: Plan) -> Chain:
     if plan.replay is not None and replaying is not None:
         error_status = plan.network.miss_status or 400  # a request it cannot examine: not retried either
         replay = ReplayStage(replaying, plan.redactor, plan.replay.timing, error_status, intercepting.state)
+        replay.background = plan.background
     background = None
     if plan.answers_background:
         from llmproxy.chain.stages.background_traffic import BackgroundStage
 
-        background = BackgroundStage(plan.network)
+        background = BackgroundStage(plan.network, plan.background)
     meter = None
     if plan.meter:
         from llmproxy.chain.taps.meter import MeterTap

@@ -54,6 +54,7 @@ def test_every_option_of_every_command_refuses_or_adds_a_second_value() -> None:
         *("--fail", "--chaos", "--map", "--reverse", "--route", "--redact-field"),  # record, replay and mock
         *("--cassette", "--allow-host", "--ignore", "--record-host", "--prices"),
         "--replay",  # mcp: tests/control/test_mcp_stdio.py
+        "--background-host",  # record, replay and mock: tests/replay/test_background_traffic.py
     }
 
 

@@ -153,7 +153,12 @@ def test_local_services_let_a_request_to_this_machine_out_unless_it_is_an_llm_ap
     assert SERVICES.check_request(host, 8080, [None]) is None
     refused = SERVICES.check_request(host, 8080, [None], llm_api=True)
     assert refused == Refused("an LLM API call on this machine is answered from the recording, not let out")
-    assert EgressPolicy().check_request(host, 8080, [None]) == Refused("no --allow-host entry names it")
+    refused = EgressPolicy().check_request(host, 8080, [None])
+    assert isinstance(refused, Refused)
+    assert refused.reason.startswith("no --allow-host entry names it; ")
+    assert "pass through when llmproxy runs the command (-- CMD)" in refused.reason  # the fix, named
+    named = {"::1": "[::1]", "[::1]": "[::1]", "::ffff:127.0.0.1": "127.0.0.1", "localhost": "127.0.0.1"}
+    assert refused.reason.endswith(f"--allow-host {named.get(host, host)}:8080")  # an address: a name would not do
 
 
 def test_an_address_entry_lets_a_local_llm_api_out_beside_local_services() -> None:

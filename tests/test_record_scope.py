@@ -29,3 +29,15 @@ def test_user_hosts_and_everything() -> None:
     assert scope.includes("mcp.internal", "/mcp", {}, "POST")
     assert not scope.includes("other.internal", "/mcp", {}, "POST")
     assert RecordScope.of(everything=True).includes("example.com", "/index.html", {}, "GET")
+
+
+def test_a_background_host_is_never_recorded_whatever_else_says_so() -> None:
+    """`--background-host`: its requests are background traffic, not model exchanges: not even `--record-all`
+    or `--record-host` records them."""
+    for scope in (
+        RecordScope.of(background=["api.anthropic.com"]),
+        RecordScope.of(["api.anthropic.com"], everything=True, background=["api.anthropic.com"]),
+    ):
+        assert not scope.includes("api.anthropic.com", "/api/telemetry", {}, "POST")
+        assert not scope.covers("API.anthropic.com.")
+    assert RecordScope.of(background=["telemetry.example"]).includes("api.anthropic.com", "/v1/messages", {}, "POST")

@@ -32,6 +32,7 @@ from llmproxy.chain import (
 )
 from llmproxy.chain.incoming import Upstream
 from llmproxy.model.exchange import RawRequest
+from llmproxy.providers.routes import is_websocket_upgrade
 from llmproxy_addons.flows import raw_exchange, raw_request
 from llmproxy_addons.stream_relay import StreamRelay
 from llmproxy_addons.upstreams import Upstreams
@@ -71,8 +72,8 @@ class ProxyDoor:
         flow.metadata[SOURCE] = reply.source.value
         if reply.drop:
             flow.kill()  # no answer: the client's connection closes
-        elif reply.relayed and self.relay is not None:
-            self.relay.serve(flow, reply)
+        elif self.relay is not None and (reply.relayed or _refused_websocket(reply, incoming)):
+            self.relay.serve(flow, reply)  # a refused WebSocket is told why on the WebSocket, there
         else:
             flow.response = self._response(reply)
         return None
@@ -226,3 +227,8 @@ def _made(reply: Reply) -> http.Response:
     if reply.reason:
         response.reason = reply.reason
     return response
+
+
+def _refused_websocket(reply: Reply, incoming: Incoming) -> bool:
+    """Whether `reply` refuses a WebSocket upgrade: the relay accepts it and says why in an error event."""
+    return reply.source is ReplySource.MISS and is_websocket_upgrade(incoming.method, incoming.headers)

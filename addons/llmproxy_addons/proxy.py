@@ -8,6 +8,7 @@ remaining dispatch resolves each hook's handlers once (dispatch.py).
 """
 
 import asyncio
+import errno
 import logging
 import os
 import socket
@@ -61,6 +62,7 @@ class _TlsConfigLoadedOnce(tlsconfig.TlsConfig):
 
 
 _START_TIMEOUT = 15.0
+_PORT_ATTEMPTS = 5  # a port chosen here and taken before mitmproxy listens on it: chosen again, so many times
 _DRAIN_TIMEOUT = 2.0
 
 
@@ -150,7 +152,7 @@ class ProxyThread:
         # options registered by addons exist only after the addons are added (docs/mitmproxy.md#what-llmproxy-relies-on)
         master.options.update(
             listen_host=self.settings.listen_host,
-            mode=[spec for spec, _ in modes],
+            mode=[mode.spec for mode in modes],
             confdir=str(self.settings.confdir),
             # connect upstream only once a request is seen, so an addon can redirect or answer it first
             connection_strategy="lazy",
@@ -160,10 +162,20 @@ class ProxyThread:
         run = asyncio.create_task(master.run())
         server = master.addons.get("proxyserver")
         try:
-            await self._wait_listening(server, run)
+            for attempt in range(_PORT_ATTEMPTS):
+                failed = await self._wait_listening(server, run)
+                if failed is None:
+                    break
+                instance = list(server.servers)[failed]
+                if not (modes[failed].chosen and _taken(instance.last_exception)) or attempt == _PORT_ATTEMPTS - 1:
+                    raise LlmproxyError(_listen_failure(instance.mode, instance.last_exception))
+                # another process took the port chosen here, between choosing it and listening: choose again
+                modes[failed] = self._mode(modes[failed].target)
+                master.options.update(mode=[mode.spec for mode in modes])
+                await server.servers.update([ProxyMode.parse(mode.spec) for mode in modes])  # done when it returns
             self.listeners = [
-                Listener(instance.mode.full_spec, self._listener_url(instance.listen_addrs), target)
-                for instance, (_, target) in zip(server.servers, modes, strict=True)
+                Listener(instance.mode.full_spec, self._listener_url(instance.listen_addrs), mode.target)
+                for instance, mode in zip(server.servers, modes, strict=True)
             ]
             if self.settings.base_url_port is not None:
                 self.base_url = self.listeners.pop()
@@ -175,21 +187,30 @@ class ProxyThread:
             await run
             await self._drain(server)
 
-    def _modes(self) -> list[tuple[str, str | None]]:
+    def _modes(self) -> list["_Mode"]:
         host, port = self.settings.listen_host, self.settings.listen_port
-        modes: list[tuple[str, str | None]] = [(f"regular@{host}:{port}", None)]
+        modes = [_Mode(f"regular@{host}:{port}", None, chosen=False)]  # port 0: mitmproxy binds a free one itself
         for target in self.settings.reverse:
             Destination.parse(target, "--reverse")
-            parts = urlsplit(target)
-            origin = f"{parts.scheme}://{parts.netloc}"
-            modes.append((f"reverse:{origin}@{host}:{free_port(host)}", target))
-        if self.settings.base_url_port is not None:
-            port = self.settings.base_url_port or free_port(host)
-            modes.append((f"reverse:{BASE_URL_PLACEHOLDER}@{host}:{port}", None))
+            modes.append(self._mode(target))
+        if self.settings.base_url_port:
+            modes.append(_Mode(f"reverse:{BASE_URL_PLACEHOLDER}@{host}:{self.settings.base_url_port}", None, False))
+        elif self.settings.base_url_port is not None:
+            modes.append(self._mode(None))
         return modes
 
+    def _mode(self, target: str | None) -> "_Mode":
+        """A reverse listener on a port chosen here (mitmproxy needs the number in the mode): for `target`, or
+        for llmproxy's own base URL (None)."""
+        host = self.settings.listen_host
+        if target is None:
+            return _Mode(f"reverse:{BASE_URL_PLACEHOLDER}@{host}:{free_port(host)}", None, chosen=True)
+        parts = urlsplit(target)
+        return _Mode(f"reverse:{parts.scheme}://{parts.netloc}@{host}:{free_port(host)}", target, chosen=True)
+
     @staticmethod
-    async def _wait_listening(server: proxyserver.Proxyserver, run: asyncio.Task[None]) -> None:
+    async def _wait_listening(server: proxyserver.Proxyserver, run: asyncio.Task[None]) -> int | None:
+        """Once every listener listens: None; the index of the first that could not."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _START_TIMEOUT
         while loop.time() < deadline:
@@ -197,11 +218,12 @@ class ProxyThread:
                 run.result()
                 raise LlmproxyError("mitmproxy stopped while starting")
             instances = list(server.servers)
-            failed = [i for i in instances if i.last_exception is not None]
-            if failed:
-                raise LlmproxyError(_listen_failure(failed[0].mode, failed[0].last_exception))
-            if instances and all(i.is_running for i in instances) and not server.servers.is_updating:
-                return
+            if not server.servers.is_updating:
+                failed = [index for index, i in enumerate(instances) if i.last_exception is not None]
+                if failed:
+                    return failed[0]
+                if instances and all(i.is_running for i in instances):
+                    return None
             await asyncio.sleep(0.01)
         raise LlmproxyError("the proxy did not start listening within 15 s")
 
@@ -220,6 +242,17 @@ class ProxyThread:
         for handler in list(server.connections.values()):
             handler.close_connection(handler.client)
         await asyncio.sleep(0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Mode:
+    spec: str  # the mitmproxy mode
+    target: str | None  # the upstream of a reverse listener
+    chosen: bool  # its port was chosen here, and may be chosen again
+
+
+def _taken(error: object) -> bool:
+    return isinstance(error, OSError) and error.errno == errno.EADDRINUSE
 
 
 def _listen_failure(mode: ProxyMode, error: Exception | None) -> str:

@@ -24,12 +24,12 @@ import httptools
 from mitmproxy import http
 
 from llmproxy.chain import Chain, Context, Door, Incoming, Reply
-from llmproxy.chain.reply import Events, reason_phrase
+from llmproxy.chain.reply import Events, ReplySource, reason_phrase
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect, is_websocket_upgrade
 from llmproxy.providers.websocket import WebSocketCodec
-from llmproxy_addons.websocket_relay import WebSocketSession
+from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ class _Connection(asyncio.Protocol):
         self.rest = b""  # what followed it: the WebSocket's first bytes
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
-        self.socket: WebSocketSession | None = None  # once the connection became a WebSocket
+        self.socket: WebSocketSession | RefusedWebSocket | None = None  # once the connection became a WebSocket
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
@@ -248,11 +248,8 @@ class _Connection(asyncio.Protocol):
         transport = self.transport
         assert transport is not None
         method, target, headers = request.method, request.target, request.headers
-        if (
-            request.upgrade
-            and is_websocket_upgrade(method, headers)
-            and (upgrade := self.relay.websocket(target, headers))
-        ):
+        upgrade_asked = request.upgrade and is_websocket_upgrade(method, headers)
+        if upgrade_asked and (upgrade := self.relay.websocket(target, headers)):
             self.socket = WebSocketSession(
                 transport, request.raw_headers, target, self.rest, *upgrade, self.relay.answer_message
             )
@@ -260,6 +257,9 @@ class _Connection(asyncio.Protocol):
         closing = not request.keep_alive or request.upgrade  # after an upgrade request, the parser reads no more
         ending = "\r\nconnection: close" if closing else ""
         reply = self.relay.answer(method, target, headers, request.body, "HTTP/1.0" if request.old else "HTTP/1.1")
+        if reply is not None and reply.source is ReplySource.MISS and upgrade_asked:  # told on the WebSocket
+            self.socket = RefusedWebSocket(transport, request.raw_headers, target, self.rest, reply)
+            return
         if reply is None:
             transport.write(f"HTTP/1.1 404 Not Found\r\ncontent-length: 0{ending}\r\n\r\n".encode())
         elif reply.drop:  # no answer at all

@@ -10,7 +10,8 @@ Each request message is read whole with the connection's earlier answers (the AP
 answered by the answer chain like an HTTP request to the same URL (an `Incoming` of `Door.WEBSOCKET`): the
 reply's events go out as messages at their offsets, an error reply as the error message the API sends; a
 reply that is cut (or dropped) closes the connection after what it sent (or at once). One request is answered
-at a time, in order.
+at a time, in order. A WebSocket whose upgrade is itself refused (`RefusedWebSocket`) is told why the same way,
+then closed.
 """
 
 import asyncio
@@ -22,6 +23,7 @@ import orjson
 from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, BytesMessage, CloseConnection, Ping, Request, TextMessage
 from wsproto.extensions import PerMessageDeflate
+from wsproto.utilities import LocalProtocolError
 
 from llmproxy.chain import Reply
 from llmproxy.model.exchange import RawRequest
@@ -141,6 +143,61 @@ class WebSocketSession:
     def _send(self, data: bytes) -> None:
         if data and not self.transport.is_closing():
             self.transport.write(data)
+
+
+class RefusedWebSocket:
+    """A WebSocket nothing may answer (strict replay, mock: its upgrade is a miss, to an API llmproxy does not read
+    message by message): accepted, told why in the error event LLM APIs send on a WebSocket (`{"type": "error",
+    "status", "error": {…}}`, the refusal's own error inside), then closed as a policy violation (1008) with the
+    diagnostic's first line as the reason. A refused handshake showed in some clients as a bare status ("500"),
+    the diagnostic lost, and was retried as a transport failure."""
+
+    def __init__(
+        self, transport: asyncio.Transport, headers: list[tuple[bytes, bytes]], target: str, rest: bytes, reply: Reply
+    ) -> None:
+        self.transport = transport
+        self.socket = WSConnection(ConnectionType.SERVER)
+        self.socket.initiate_upgrade_connection(headers, target)
+        for event in self.socket.events():
+            if isinstance(event, Request):
+                self._send(self.socket.send(AcceptConnection(extensions=[PerMessageDeflate()])))
+        told, reason = refusal(reply)
+        self._send(self.socket.send(TextMessage(told)))
+        self._send(self.socket.send(CloseConnection(code=1008, reason=reason)))
+        if rest:
+            self.receive(rest)
+
+    def receive(self, data: bytes | None) -> None:
+        """Bytes from the client (None: it closed the connection): once it answers the close, the connection goes."""
+        try:
+            self.socket.receive_data(data)
+            closed = data is None or any(isinstance(event, CloseConnection) for event in self.socket.events())
+        except LocalProtocolError:  # anything after the close: nothing more to say
+            closed = True
+        if closed:
+            self.close()
+
+    def close(self) -> None:
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _send(self, data: bytes) -> None:
+        if data and not self.transport.is_closing():
+            self.transport.write(data)
+
+
+def refusal(reply: Reply) -> tuple[str, str]:
+    """A refused request's error event, and its close reason (a close frame holds 123 bytes of it)."""
+    try:
+        parsed = orjson.loads(reply.data)
+    except orjson.JSONDecodeError:
+        parsed = None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if not isinstance(error, dict):
+        error = {"type": "invalid_request_error", "message": reply.data.decode("utf-8", "replace")}
+    message = str(error.get("message") or "refused by llmproxy")
+    reason = message.splitlines()[0].encode()[:123].decode("utf-8", "ignore")
+    return orjson.dumps({"type": "error", "status": reply.status, "error": error}).decode(), reason
 
 
 def _excerpt(text: str) -> str:

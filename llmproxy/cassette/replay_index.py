@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from llmproxy.background_traffic import background_url
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.matching import Difference, RequestView, closest, differences
 from llmproxy.cassette.model import Exchange, Request, header_pairs
@@ -92,6 +93,7 @@ class ReplayIndex:
         self._requests: list[Request | None] = []
         self._reading = matched_requests(self._exchanges)
         self._views: list[RequestView] | None = None
+        self._kinds: list[bool] | None = None  # whether each exchange is background traffic, found at the first miss
         # by the digest of a key (a key holds the whole normalised request: 4 KB each for a small one)
         self._queues: dict[bytes, list[int]] = {}  # positions not yet served, in recorded order
         self._last: dict[bytes, int] = {}
@@ -145,7 +147,13 @@ class ReplayIndex:
             if key in self._passed:
                 return ReplayMiss(_describe(request), None, (), faults_only=True)
             views = self._all_views()
-        near = closest(view, views)
+            kinds = self._all_kinds()
+        # background traffic is compared with background traffic only, a model call with model calls: a telemetry
+        # upload set beside a chat request says nothing but that every field differs
+        kind = background_url(request.url, llm_api=provider is not None) is not None
+        alike = [position for position, other in enumerate(kinds) if other == kind]
+        nearest = closest(view, [views[position] for position in alike])
+        near = alike[nearest] if nearest is not None else None
         if near is None:
             return ReplayMiss(_describe(request), None, ())
         found = tuple(differences(views[near], view))
@@ -188,6 +196,17 @@ class ReplayIndex:
                     for position, request in enumerate(self._requests)
                 ]
         return self._views
+
+    def _all_kinds(self) -> list[bool]:
+        """Whether each recorded exchange is background traffic (`llmproxy.background_traffic`). Holds the lock."""
+        if self._kinds is None:
+            exchanges = self._exchanges
+            self._kinds = [
+                background_url(exchanges.request(position).url, llm_api=exchanges.provider(position) is not None)
+                is not None
+                for position in range(len(exchanges))
+            ]
+        return self._kinds
 
     def extended(self, more: Sequence[Exchange]) -> "ReplayIndex":
         """This index with `more` recorded exchanges after its own (a cassette loaded into a running replay): what

@@ -16,6 +16,7 @@ addon manager catches what an addon raises (`safecall`): a stage that fails answ
 step that cannot close does not keep the others from closing.
 """
 
+import contextlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,7 @@ from llmproxy.chain.misses import miss_reply
 from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
-from llmproxy.egress import EgressPolicy, Refused
+from llmproxy.egress import EgressPolicy, Refused, is_loopback
 from llmproxy.errors import LlmproxyError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import websocket_codec
@@ -157,18 +158,24 @@ class Chain:
             for stage in self.stages:
                 reply = stage.decide(incoming, context)
                 if reply is not None:
+                    self._answered_after(incoming, reply.source)
                     break
             else:
                 refusal = network.refusal(incoming) if context.forwards else None
                 if context.forwards and refusal is None:
                     with self._lock:
                         self._upstream.add(incoming)
+                    self._answered_after(incoming, ReplySource.UPSTREAM)
                     return None
-                kept_in = refusal.reason if refusal is not None and network.egress.entries else None
+                upstream = incoming.upstream
+                local = upstream is not None and is_loopback(upstream.host)  # the refusal says how to let it out
+                kept_in = refusal.reason if refusal is not None and (network.egress.entries or local) else None
                 reply = self._refuse(incoming, network, kept_in)
         except Exception as exc:  # fail closed, saying why; the proxy serves on
             logger.exception("llmproxy could not answer %s", self.describe(incoming))
             reply = text_reply(500, f"llmproxy could not answer: {exc}\n", ReplySource.ERROR)
+            with contextlib.suppress(Exception):  # the stages that passed it on learn it failed, if they can
+                self._answered_after(incoming, ReplySource.ERROR)
         for tap in self._reply_taps:
             try:
                 reply = tap.reply(incoming, reply)
@@ -243,6 +250,13 @@ class Chain:
 
     def _parts(self) -> list[Stage | Tap]:
         return [*self.stages, *self.taps]
+
+    @staticmethod
+    def _answered_after(incoming: Incoming, source: ReplySource) -> None:
+        """The stages that passed `incoming` on learn what answered it instead."""
+        for decline in incoming.declines:
+            if decline.on_answered is not None:
+                decline.on_answered(source)
 
     def _refuse(self, incoming: Incoming, network: Network, kept_in: str | None) -> Reply:
         """What nothing may answer gets every stage's reason (and why `--allow-host` kept it in) in its API's

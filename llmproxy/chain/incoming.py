@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl
 
 import orjson
 
+from llmproxy.chain.reply import ReplySource
 from llmproxy.model import Conversation, Route
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers import declared
@@ -76,11 +77,14 @@ class AttachedChaos:
 @dataclass(frozen=True, slots=True)
 class Decline:
     """Why a stage passed a request on; `on_refusal`: what the stage does if nothing answers the request and it
-    is refused (the replay counts its miss, with the closest recording)."""
+    is refused (the replay counts its miss, with the closest recording); `on_answered`: what it does when
+    something after it answers instead — a later stage or the upstream, named by its source (the mock logs the
+    request as answered by the cassette behind it, not as its miss)."""
 
     stage: str
     reason: str
     on_refusal: Callable[[], None] | None = None
+    on_answered: Callable[[ReplySource], None] | None = None
 
 
 class Decoded(NamedTuple):
@@ -273,8 +277,14 @@ class Incoming:
         """Whether `conversation` has been read (and costs nothing more)."""
         return self._conversation is not _NOT_YET
 
-    def decline(self, stage: str, reason: str, on_refusal: Callable[[], None] | None = None) -> None:
-        self.declines.append(Decline(stage, reason, on_refusal))
+    def decline(
+        self,
+        stage: str,
+        reason: str,
+        on_refusal: Callable[[], None] | None = None,
+        on_answered: Callable[[ReplySource], None] | None = None,
+    ) -> None:
+        self.declines.append(Decline(stage, reason, on_refusal, on_answered))
 
 
 def decode_conversation(codec: ChatCodec | None, body: bytes | Parsed | None) -> Conversation | None:

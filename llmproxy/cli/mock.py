@@ -12,6 +12,7 @@ from llmproxy.cli.output import emit, json_option
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
     ServeOptions,
+    background_host_option,
     configure_logging,
     explain,
     miss_status_option,
@@ -88,6 +89,7 @@ def mock() -> None:
 @miss_status_option("The status of a request nothing answers.")
 @strict_background_option
 @option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")
+@background_host_option
 @redact_field_option
 @proxy_options
 @reported("mock")
@@ -98,6 +100,7 @@ def run(
     miss_status: int | None,
     strict_background: bool,
     log: Path | None,
+    background_host: tuple[str, ...],
     redact_field: tuple[str, ...],
     **serving: Any,
 ) -> int:
@@ -117,6 +120,7 @@ def run(
         log=log,
         base_url_port=options.base_url_port,
         redactor=Redactor(frozenset(redact_field)),
+        background_hosts=background_host,
         routes=options.routes,
         intercept=options.intercept(),
     )

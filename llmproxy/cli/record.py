@@ -6,7 +6,15 @@ import click
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cli.reporting import reported
-from llmproxy.cli.serving import ServeOptions, configure_logging, explain, proxy_options, redact_field_option, serve
+from llmproxy.cli.serving import (
+    ServeOptions,
+    background_host_option,
+    configure_logging,
+    explain,
+    proxy_options,
+    redact_field_option,
+    serve,
+)
 from llmproxy.options import option
 
 
@@ -21,6 +29,7 @@ from llmproxy.options import option
     is_flag=True,
     help="Also record requests the upstream never answered whole (refused, timed out, cut off): an outage.",
 )
+@background_host_option
 @redact_field_option
 @proxy_options
 @reported("record")
@@ -29,6 +38,7 @@ def record(
     record_host: tuple[str, ...],
     record_all: bool,
     record_unanswered: bool,
+    background_host: tuple[str, ...],
     redact_field: tuple[str, ...],
     **serving: object,
 ) -> int:
@@ -52,6 +62,7 @@ def record(
         record_hosts=record_host,
         record_all=record_all,
         redactor=Redactor(frozenset(redact_field)),
+        background_hosts=background_host,
         routes=options.routes,
         intercept=options.intercept(),
         record_unanswered=record_unanswered,

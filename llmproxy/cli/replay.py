@@ -11,6 +11,7 @@ from llmproxy.cassette.replay_index import MatchOptions, OnExhausted
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import (
     ServeOptions,
+    background_host_option,
     configure_logging,
     explain,
     miss_status_option,
@@ -79,6 +80,7 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     help="Only report at which recorded call --budget-usd, --rpm, --tpm (or --chaos) would have refused, offline.",
 )
 @option("--fail-on-unused", is_flag=True, help="Exit non-zero if some recorded exchanges were never served.")
+@background_host_option
 @redact_field_option
 @proxy_options
 @reported("replay")
@@ -95,6 +97,7 @@ def replay(
     instant: bool,
     what_if: bool,
     fail_on_unused: bool,
+    background_host: tuple[str, ...],
     redact_field: tuple[str, ...],
     **serving: object,
 ) -> int:
@@ -124,6 +127,7 @@ def replay(
         strict_background=strict_background,
         allow_hosts=allow_host,
         redactor=Redactor(frozenset(redact_field)),
+        background_hosts=background_host,
         routes=options.routes,
         intercept=intercept,
     )

@@ -65,6 +65,15 @@ strict_background_option: Decorator = option(
 )
 
 
+background_host_option: Decorator = option(
+    "--background-host",
+    multiple=True,
+    metavar="HOST",
+    help="Treat every request to HOST as background traffic, as the telemetry llmproxy knows by its shape "
+    "(docs/replay.md#background-traffic): answered harmlessly in replay and mock, never recorded. Repeatable.",
+)
+
+
 redact_field_option: Decorator = option(
     "--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable."
 )
@@ -223,11 +232,13 @@ class ServeOptions:
         )
 
     def planned(self, plan: "Plan") -> "Plan":
-        """The plan with the journal sized, and the meter on when something shows the calls (`--live`, `-v`,
-        `--json`)."""
+        """The plan with the journal sized, the meter on when something shows the calls (`--live`, `-v`,
+        `--json`), and this machine's own services let through for a command llmproxy runs."""
         if self.as_json and self.print_env:
             raise UsageError("--json and --print-env both want stdout: choose one")
         metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
+        if self.command:  # its own local daemons pass through (docs/clis.md#local-daemons)
+            plan = plan.with_local_services()
         return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
 
     def journaled(self, plan: "Plan") -> "Plan":

@@ -11,13 +11,15 @@ proxy (`llmproxy.cli.doctor`).
 import datetime
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from cryptography import x509
 
 from llmproxy.ca import CertificateAuthority
 from llmproxy.doctor import clis, families, routing, trust
 from llmproxy.doctor.findings import Check, Section, Status
-from llmproxy.environment import child_environment, proxy_environment
+from llmproxy.egress import is_loopback
+from llmproxy.environment import BASE_URL_VARIABLES, child_environment, proxy_environment
 from llmproxy.providers.rules import (
     ANTHROPIC_HOSTS,
     CODE_ASSIST_HOSTS,
@@ -55,9 +57,10 @@ def diagnose(
     tested = child_environment(environ, proxy_environment(proxy, ca.cert_path, bundle)) if command else environ
     use = families.of_command(command, environ)
     if every_family:
-        use = families.Use(families.of_command((), environ).families, use.python, "every family (--all)")
+        use = families.every_family(use)
     cli = clis.named(command)
-    hosts = cli.hosts if cli is not None and cli.hosts else PROVIDER_HOSTS
+    # the hosts the command's configuration points at, else the ones its CLI calls, else every provider's
+    hosts = configured_hosts(environ) or (cli.hosts if cli is not None and cli.hosts else PROVIDER_HOSTS)
     return [
         _ca_check(ca),
         *routing.proxy_checks(tested, under_llmproxy),
@@ -65,6 +68,29 @@ def diagnose(
         *routing.host_checks(hosts, tested, proxy, bundle, under_llmproxy),
         *clis.checks(tested, command, extra_paths, any_cli=use.any_client),
     ]
+
+
+# the variables a command's configuration names its API's base URL in: the SDKs' and CLIs' own
+# (--base-url-env sets them), the GitHub Copilot CLI's own-key mode, and litellm's older spelling
+CONFIGURED_BASE_URLS = (
+    *(name for name in BASE_URL_VARIABLES if name != "OLLAMA_HOST"),
+    "COPILOT_PROVIDER_BASE_URL",
+    "OPENAI_API_BASE",
+)
+
+
+def configured_hosts(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The API hosts the environment's base-URL variables point at, in `CONFIGURED_BASE_URLS` order; a base URL
+    on this machine (llmproxy's own, a local model server) is reached without the proxy, and left out."""
+    hosts = []
+    for name in CONFIGURED_BASE_URLS:
+        try:
+            host = urlsplit(environ.get(name, "").strip()).hostname
+        except ValueError:
+            continue
+        if host and not is_loopback(host) and host not in hosts:
+            hosts.append(host)
+    return tuple(hosts)
 
 
 def _ca_check(ca: CertificateAuthority) -> Check:

@@ -1,7 +1,8 @@
 """The client families whose trust `llmproxy doctor` checks, which a command would use, and the fix for each.
 
 A probed family runs a real client (`probes`); a read family (`READ`) is judged from the file its CA
-variable names, because its client cannot be run on its own (Codex, Go programs, Bun-compiled CLIs).
+variable names, because its client cannot be run on its own (Codex, Go programs, Bun-compiled CLIs — known
+by name, or by the section Bun puts in the binary: `binaries`).
 """
 
 import os
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from llmproxy.doctor import clis
+from llmproxy.doctor.binaries import bun_compiled
 
 PYTHON_FAMILIES = ("python", "requests", "httpx", "httpx2", "botocore")
 PROBED = (*PYTHON_FAMILIES, "node", "curl", "openssl", "java")
@@ -46,11 +48,14 @@ SYSTEM_BUNDLES = (
 
 @dataclass(frozen=True, slots=True)
 class Use:
-    """The families a command would use, and the Python that would run its Python clients."""
+    """The families a command would use, and the Python that would run its Python clients. `guessed`: those it
+    only may use (a shell script, `make`, `--all`): one of them that does not trust the CA is a warning, not a
+    failure of the verdict — nothing says the command uses it."""
 
     families: tuple[str, ...]
     python: str
     why: str
+    guessed: frozenset[str] = frozenset()
 
     @property
     def any_client(self) -> bool:
@@ -68,6 +73,8 @@ def of_command(command: Sequence[str], environ: Mapping[str, str]) -> Use:
     if (cli := clis.named(command)) is not None and cli.runtime != "python":
         return Use((cli.runtime,), sys.executable, f"{cli.name} runs on {cli.runtime}")
     executable = shutil.which(command[0], path=environ.get("PATH")) or command[0]
+    if bun_compiled(Path(executable)):
+        return Use(("bun",), sys.executable, f"{name} is a Bun-compiled binary")
     interpreter = _interpreter(Path(executable), environ) or ""
     if _is_python(name):
         return Use(PYTHON_FAMILIES, executable, f"{name} is Python")
@@ -79,7 +86,15 @@ def of_command(command: Sequence[str], environ: Mapping[str, str]) -> Use:
         return Use((name,), sys.executable, f"{name} itself")
     if name in ("java", "mvn", "gradle", "jshell"):
         return Use(("java",), sys.executable, f"{name} runs on the JVM")
-    return Use(everything.families, sys.executable, f"every family: {name} may start any client")
+    families = everything.families
+    return Use(families, sys.executable, f"every family: {name} may start any client", frozenset(families))
+
+
+def every_family(use: Use) -> Use:
+    """`--all`: every family, those the command is not known to use guessed."""
+    families = of_command((), {}).families
+    known = set(use.families) - use.guessed
+    return Use(families, use.python, "every family (--all)", frozenset(families) - known)
 
 
 def fix(family: str, under_llmproxy: bool, java_store: Path, env_file: Path) -> str:

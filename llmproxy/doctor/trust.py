@@ -3,6 +3,7 @@ with a real client where one can be run, read from its CA file otherwise — and
 
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from llmproxy.ca import CertificateAuthority
@@ -29,7 +30,15 @@ def checks(
     for family in use.families:
         if family in families.READ:
             results[family] = _read(family, environ, ca.cert_path)
-    return [_check(family, result, ca.directory, under_llmproxy) for family, result in results.items()]
+    checked = [_check(family, result, ca.directory, under_llmproxy) for family, result in results.items()]
+    return [_guessed(check, use.why) if check.name in use.guessed else check for check in checked]
+
+
+def _guessed(check: Check, why: str) -> Check:
+    """A family the command only may use: what would fail it is said, as a warning."""
+    if check.status is not Status.FAIL:
+        return check
+    return replace(check, status=Status.WARN, detail=f"{check.detail} (a guess: {why})")
 
 
 def _probe(family: str, python: str, proxy: str, url: str, environ: Mapping[str, str]) -> Result:

@@ -10,7 +10,7 @@ the status, the text and tool calls, or why nothing matched.
 import contextlib
 import logging
 import threading
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +20,7 @@ import orjson
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming, decode_conversation
-from llmproxy.chain.reply import Reply
+from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.errors import LlmproxyError
 from llmproxy.mock import spec
 from llmproxy.mock.engine import MockDecision, MockMiss
@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 _EXCERPT = 2000  # characters of a text kept in an entry
 
+
+_AFTER = frozenset(source.value for source in ReplySource)  # what answered a request the mock passed on
 
 KEPT = 10_000  # entries kept in memory: a stress run of millions of requests must not grow without bound
 SHOWN = 100  # requests listed in the end-of-run summary
@@ -48,6 +50,7 @@ class MockLog:
     def __init__(self, redactor: Redactor, path: Path | None = None) -> None:
         self.count = 0  # requests logged
         self.missed_count = 0
+        self.passed: Counter[str] = Counter()  # requests something after the mock answered, by what answered
         self._logged: list[_Logged] = []
         self._unread: deque[_Logged] = deque()  # entries holding a body, oldest first (some read since)
         self._unread_bytes = 0
@@ -74,6 +77,13 @@ class MockLog:
     def missed(self, request: Incoming, miss: MockMiss) -> None:
         self._add(request, {"miss": miss.explain()})
 
+    def passed_on(self, request: Incoming, source: ReplySource) -> None:
+        """No expectation matched `request`, and something after the mock answered it: the cassette behind it,
+        the background stage, the upstream (`answeredBy` says which). Not a miss: the client got its answer."""
+        with self._lock:
+            self.passed[source.value] += 1
+        self._add(request, {"answeredBy": source.value})
+
     @property
     def entries(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -88,8 +98,12 @@ class MockLog:
         """The counts, then a line per request (the latest `SHOWN`): what came in and what answered it.
         `faulted_before`: requests an injected fault answered before they reached the mock (counted, not listed)."""
         before = faulted_before and f" ({faulted_before:,} answered by an injected fault before reaching the mock)"
-        counted = f"{self.count - self.missed_count:,} of {plural(self.count + faulted_before, 'request')}"
+        mocked = self.count - self.missed_count - sum(self.passed.values())
+        counted = f"{mocked:,} of {plural(self.count + faulted_before, 'request')}"
         lines = [f"mock answered {counted}{before or ''}"]
+        if self.passed:  # "; 3 more answered after it (cassette ×2, background)"
+            by = ", ".join(f"{source} ×{count:,}" if count > 1 else source for source, count in self.passed.items())
+            lines[0] += f"; {sum(self.passed.values()):,} more answered after it ({by})"
         if self.count > SHOWN:
             whole = self._path is not None and self._failure is None  # written whole, open still or closed
             where = "the --log file has them all" if whole else "--log FILE keeps them all"
@@ -100,7 +114,7 @@ class MockLog:
             turn = f" (turn index {head.get('turnIndex', '-')})"
             if "mcp" in outcome or "a2a" in outcome:  # to a mock MCP server or A2A agent: it says what it asked
                 what, turn = f"{head['method']} {head['host']}{head['path']}", ""
-            elif "miss" in outcome:  # what came in, exactly, and why nothing answered it
+            elif "miss" in outcome or outcome["answeredBy"] in _AFTER:  # what came in, exactly
                 what = f"{head['method']} {head['host']}{head['path']}"
             answered = f"missed: {outcome['miss']}" if "miss" in outcome else outcome["answeredBy"]
             lines.append(f"  {head['seq']}. {what}{turn}: {answered}")

@@ -11,6 +11,7 @@ import pytest
 from llmproxy.ca import CertificateAuthority, ensure_ca
 from llmproxy.destinations import parse_map
 from llmproxy.errors import LlmproxyError
+from llmproxy_addons import proxy as proxy_module
 from llmproxy_addons.proxy import ProxySettings, ProxyThread
 from llmproxy_addons.upstreams import Destination, Upstreams
 from tests.certs import UpstreamCA, make_test_ca
@@ -98,6 +99,23 @@ def test_reverse_listener_serves_a_base_url_with_the_targets_path(
     assert reverse.target == f"{loopback.url}/v1"
 
 
+def test_a_port_taken_between_choosing_it_and_listening_is_chosen_again(
+    ca: CertificateAuthority, busy_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listener whose port llmproxy chose itself (a reverse target's, the base URL's) is chosen afresh when
+    another process took the port in the moment between: the run starts all the same."""
+    chosen = iter([busy_port])
+    real = proxy_module.free_port
+    monkeypatch.setattr(proxy_module, "free_port", lambda host="127.0.0.1": next(chosen, None) or real(host))
+    settings = ProxySettings(confdir=ca.directory, reverse=("http://127.0.0.1:9/v1",), base_url_port=0)
+    with ProxyThread(settings, []) as proxy:
+        (reverse,) = proxy.listeners[1:]
+        assert proxy.base_url is not None
+        ports = {int(listener.url.rsplit(":", 1)[1]) for listener in (reverse, proxy.base_url)}
+    assert busy_port not in ports
+    assert len(ports) == 2
+
+
 def test_stop_closes_the_listeners(ca: CertificateAuthority) -> None:
     with ProxyThread(ProxySettings(confdir=ca.directory), []) as proxy:
         port = int(proxy.url.rsplit(":", 1)[1])
@@ -119,6 +137,16 @@ def test_a_port_in_use_is_a_clear_error(ca: CertificateAuthority, busy_port: int
 def test_bad_map_urls_are_refused(url: str) -> None:
     with pytest.raises(LlmproxyError, match="expected an http"):
         Destination.parse(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:", "http://127.0.0.1:/v1", "https://[::1]:", "http://127.0.0.1:notaport", "http://h:0"]
+)
+@pytest.mark.parametrize("option", ["--map", "--reverse"])
+def test_a_url_without_a_valid_port_is_refused(url: str, option: str) -> None:
+    """`http://127.0.0.1:` (a port variable left unset) is no port at all, not the scheme's default."""
+    with pytest.raises(LlmproxyError, match=f"^{option}: .* has no valid port"):
+        Destination.parse(url, option)
 
 
 @pytest.mark.parametrize("entry", ["api.anthropic.com", "=http://x", "h="])

@@ -188,6 +188,16 @@ def test_hosts_go_through_llmproxy_only_when_the_environment_sends_them_there(tm
     assert hosts["api.anthropic.com"]["detail"] == "goes through llmproxy (CONNECT and TLS for it)"
 
 
+def test_the_host_checked_is_the_one_the_commands_configuration_names(tmp_path: Path) -> None:
+    """A CLI pointed at a gateway (the GitHub Copilot CLI's own-key mode here) calls that host, not the
+    providers': it is the one checked, and the verdict holds."""
+    shell = {**clean_environment(tmp_path), "COPILOT_PROVIDER_BASE_URL": "https://models.corp.example/v1"}
+    code, document = doctor(shell, "--", sys.executable, "-c", "pass")
+    hosts = by_name(document, "provider hosts")
+    assert list(hosts) == ["models.corp.example"]
+    assert (code, hosts["models.corp.example"]["status"]) == (0, "ok")
+
+
 @pytest.mark.skipif(shutil.which("update-ca-certificates") is None, reason="needs Debian's update-ca-certificates")
 def test_system_install_puts_the_ca_in_the_bundle_openssl_and_python_read(tmp_path: Path) -> None:
     """The real update-ca-certificates, on folders of the test's own (the system's stay untouched)."""

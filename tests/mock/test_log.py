@@ -9,10 +9,11 @@ from pathlib import Path
 import orjson
 
 from llmproxy.cassette.redact import Redactor
-from llmproxy.chain import Incoming
-from llmproxy.chain.reply import Reply
+from llmproxy.chain import Chain, Context, Door, Incoming, Network, Stage
+from llmproxy.chain.reply import Reply, ReplySource
+from llmproxy.chain.stages.mock import MockStage
 from llmproxy.mock import spec
-from llmproxy.mock.engine import MockDecision, MockMiss
+from llmproxy.mock.engine import MockDecision, MockEngine, MockMiss
 from llmproxy.mock.log import KEPT, SHOWN, UNREAD_BYTES, MockLog
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.base import ChatCodec
@@ -142,3 +143,36 @@ def test_request_bodies_held_for_unread_entries_stay_within_their_budget() -> No
         tracemalloc.stop()
     assert held < UNREAD_BYTES + 16 * len(big)  # the bodies within budget, and the entries' 2,000-character excerpts
     assert all(entry["toolResults"][0]["text"] == big[:2000] for entry in log.entries)
+
+
+class Answers(Stage):
+    """A stage after the mock that answers everything, as the cassette behind it does."""
+
+    name = "replay"
+
+    def decide(self, incoming: Incoming, context: Context) -> Reply | None:
+        return Reply(200, (), b"{}", source=ReplySource.CASSETTE)
+
+
+def test_what_something_after_the_mock_answered_is_no_miss_of_its_own() -> None:
+    """A request no expectation matched, answered by the cassette behind the mock or sent upstream, is logged
+    with what answered it — not as "missed: no expectation matched" beside the line saying it was answered;
+    one nothing answers is the mock's miss."""
+    log = MockLog(Redactor())
+    mock = MockStage(MockEngine(spec.ExpectationsFile(expectations=())), log)
+    proxy = Context(Door.PROXY)
+    behind = Chain([mock, Answers()], network=Network())
+    assert behind.answer(Incoming(REQUEST.raw), proxy) is not None
+    assert Chain([mock], network=Network(everything=True)).answer(Incoming(REQUEST.raw), proxy) is None  # upstream
+    refused = Chain([mock], network=Network()).answer(Incoming(REQUEST.raw), proxy)
+    assert refused is not None
+    assert refused.source is ReplySource.MISS
+    assert log.summary().splitlines() == [
+        "mock answered 0 of 3 requests; 2 more answered after it (cassette, upstream)",
+        "  1. POST api.example.com/v1/things (turn index -): cassette",
+        "  2. POST api.example.com/v1/things (turn index -): upstream",
+        "  3. POST api.example.com/v1/things (turn index -): missed: no expectation answers this request "
+        "(none were given)",
+    ]
+    assert [entry["seq"] for entry in log.misses] == [3]
+    assert [entry.get("answeredBy") for entry in log.entries] == ["cassette", "upstream", None]

@@ -1,12 +1,13 @@
 """The background stage: what the coding CLIs and agent frameworks send beside their model calls (telemetry,
-flags, update checks, registry look-ups: `llmproxy.background_traffic`) gets a harmless answer when nothing before it
+flags, update checks, registry look-ups, and the analytics protocols known by their shape:
+`llmproxy.background_traffic`) gets a harmless answer when nothing before it
 answered and the network is closed to it — instead of a miss that fails the run. What may go out (a record
 mode, `--allow-host`) goes out. Left out of the chain with `--strict-background`."""
 
 import threading
 from collections import Counter
 
-from llmproxy.background_traffic import Background, background
+from llmproxy.background_traffic import KNOWN, Background, BackgroundTraffic
 from llmproxy.chain.chain import Network
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
@@ -17,18 +18,21 @@ class BackgroundStage(Stage):
     name = "background"
     EXPLAINED = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"  # also a plan's
 
-    def __init__(self, network: Network) -> None:
+    def __init__(self, network: Network, traffic: BackgroundTraffic = KNOWN) -> None:
+        """`traffic`: what is background traffic (with the hosts `--background-host` names)."""
         self.network = network
+        self.traffic = traffic
         self.answered: Counter[str] = Counter()  # "Claude Code telemetry" → how many
         self._lock = threading.Lock()
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
-        entry = background(incoming.raw.host, incoming.raw.path)
+        raw = incoming.raw
+        entry = self.traffic.recognise(raw.host, raw.path, llm_api=incoming.route is not None, method=raw.method)
         if entry is None or (context.forwards and self.network.refusal(incoming) is None):
             return None
         with self._lock:
             self.answered[_name(entry)] += 1
-        answer = entry.answer
+        answer = entry.answering(incoming.headers.get("content-type", ""))
         return Reply(
             answer.status, (("content-type", answer.content_type),), answer.body, source=ReplySource.BACKGROUND
         )

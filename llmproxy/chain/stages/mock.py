@@ -60,9 +60,13 @@ class MockStage(Stage):
         if engine is None:
             return None
         outcome = engine.answer(incoming)
-        if isinstance(outcome, MockMiss):
-            log.missed(incoming, outcome)
-            incoming.decline(self.name, outcome.explain())
+        if isinstance(outcome, MockMiss):  # logged once the chain knows whether anything after it answers
+            incoming.decline(
+                self.name,
+                outcome.explain(),
+                on_refusal=lambda: log.missed(incoming, outcome),
+                on_answered=lambda source: log.passed_on(incoming, source),
+            )
             return None
         decision, reply = outcome
         if decision.chaos is not None:  # decided by the intercept tap, now that the answer is known

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 import orjson
 
-from llmproxy.background_traffic import background_url
+from llmproxy.background_traffic import KNOWN, BackgroundTraffic
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.decode import decode_response, exchange_route
@@ -84,20 +84,21 @@ class Replaying:
                 return path
         return None
 
-    def unused(self, passes_over: frozenset[str] = NOTHING) -> list[Exchange]:
+    def unused(self, passes_over: frozenset[str] = NOTHING, background: BackgroundTraffic = KNOWN) -> list[Exchange]:
         """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
         holding a fault of a kind `passes_over` names: they are not served)."""
         unused = self.index.unused(passes_over)
-        kept = {url: background_url(url) is None for url in {exchange.request.url for exchange in unused}}
-        return [exchange for exchange in unused if kept[exchange.request.url]]  # each URL looked up once
+        urls = {(exchange.request.url, exchange.operation is not None) for exchange in unused}
+        kept = {(url, llm): background.recognise_url(url, llm_api=llm) is None for url, llm in urls}  # each once
+        return [exchange for exchange in unused if kept[exchange.request.url, exchange.operation is not None]]
 
     def missed(self, miss: ReplayMiss) -> None:
         """A request with no recording was refused (nothing else answered it): a miss of this cassette set's."""
         with self.lock:
             self.misses.append(miss)
 
-    def summary(self, passes_over: frozenset[str] = NOTHING) -> list[str]:
-        unused = self.unused(passes_over)
+    def summary(self, passes_over: frozenset[str] = NOTHING, background: BackgroundTraffic = KNOWN) -> list[str]:
+        unused = self.unused(passes_over, background)
         lines = [f"replayed {plural(self.hits, 'request')}: {len(self.misses)} missed, {len(unused)} unused"]
         for miss in self.misses:  # with the paths that differ, as the miss diagnostic gave them
             first, *differences = miss.explain().splitlines()
@@ -127,6 +128,7 @@ class ReplayStage(Stage):
         self.timing = timing
         self.error_status = error_status
         self.chaos = chaos
+        self.background = KNOWN  # what is background traffic, left out of "unused" (the plan's, with its hosts)
 
     def passes_over(self, incoming: Incoming | None = None) -> frozenset[str]:
         """The recorded faults not served: those that stood in for an answer, when chaos is on (for `incoming`,
@@ -142,7 +144,7 @@ class ReplayStage(Stage):
 
     def unused(self) -> list[Exchange]:
         """Recorded exchanges never served, and not to be (`Replaying.unused`)."""
-        return self.state.value.unused(self.passes_over())
+        return self.state.value.unused(self.passes_over(), self.background)
 
     def decide(self, incoming: Incoming, context: Context) -> Reply | None:
         serving = self.state.value
@@ -192,7 +194,7 @@ class ReplayStage(Stage):
         return f"{names} ({serving.index.size} exchanges; streams at {pace(self.timing)})"
 
     def summary(self) -> list[str]:
-        return self.state.value.summary(self.passes_over())
+        return self.state.value.summary(self.passes_over(), self.background)
 
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:
         exchange = hit.exchange
