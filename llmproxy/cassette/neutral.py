@@ -72,7 +72,8 @@ _BUDGETS = frozenset(
 _BUDGET_DEPTH = 2  # `$.request.generationConfig.maxOutputTokens` is as deep as they are
 # a place is a whole path: not the start of a longer name, nor the end of one (`/tmp/a` is not in `/tmp/ab`)
 _BEFORE = r"(?<![A-Za-z0-9_.~-])"
-_AFTER = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_])"
+_RELATIVE_BEFORE = r"(?<![/:])"
+_AFTER = r"(?:(?<=/)|(?![A-Za-z0-9_-]|\.[A-Za-z0-9_]))"
 _MANGLED_MIN = 8  # shorter dash-mangled forms (`-tmp-a`) read like command-line flags
 
 
@@ -95,6 +96,7 @@ class _Forms:
 @functools.lru_cache(maxsize=64)
 def _forms(cwd: str, home: str | None) -> _Forms:
     forms: dict[str, str] = {}
+    relatives: set[str] = set()  # relative to the working directory: a path's start, not inside one
 
     def add(value: str, token: str) -> None:
         if len(value) > 1 and value not in forms:
@@ -111,15 +113,24 @@ def _forms(cwd: str, home: str | None) -> _Forms:
             if path.startswith(home_path + "/"):
                 add("~/" + path[len(home_path) + 1 :], "<cwd>")
             relative = os.path.relpath(home_path, path)
-            if relative.startswith("..") and relative.strip("./"):  # `../../homes/x`, not a bare `../..`
-                add(relative, "<home>")
+            if relative.startswith(".."):
+                if relative.strip("./"):  # `../../homes/x`, not a bare `../..`
+                    add(relative, "<home>")
+                    relatives.add(relative)
+            elif relative != ".":  # HOME inside the working directory: `home/…`, never the bare word
+                add(relative + "/", "<home>/")
+                relatives.add(relative + "/")
     for value, token in list(forms.items()):
         mangled = re.sub(r"[^A-Za-z0-9]", "-", value)
         if value.startswith("/") and len(mangled) >= _MANGLED_MIN:
             add(mangled, token)
     if not forms:
         return _Forms(None, forms)
-    alternatives = "|".join(re.escape(value) for value in sorted(forms, key=len, reverse=True))
+    alternatives = "|".join(
+        # an absolute path may follow a slash (`file:///…`), a relative one starts at a path's start
+        _RELATIVE_BEFORE + re.escape(value) if value in relatives else re.escape(value)
+        for value in sorted(forms, key=len, reverse=True)
+    )
     return _Forms(re.compile(f"{_BEFORE}(?:{alternatives}){_AFTER}"), forms)
 
 

@@ -62,6 +62,11 @@ def neutral_text(text: str, places: Places) -> str:
         (A, "in ~/.claude/projects/-srv-runs-alpha-project/", "in ~/.claude/projects/<cwd>/"),
         (QWEN, "settings at ../../homes/alice/.qwen/settings.json", "settings at <home>/.qwen/settings.json"),
         (UNDER_HOME, "open ~/code/app/README.md", "open <cwd>/README.md"),
+        (
+            A,
+            "Settings: home/.agent/settings.json, at home, /usr/home/x",
+            "Settings: <home>/.agent/settings.json, at home, /usr/home/x",
+        ),
         # a longer name is another place, and text that only looks alike stays
         (
             A,
