@@ -157,25 +157,41 @@ class Neutral:
 
     def apply(self, body: Any) -> Neutralised:
         """`body` (parsed JSON) with what depends on where and when it was made neutralised."""
-        forms = _forms(self.places.cwd, self.places.home) if self.places is not None else _Forms(None, {})
+        cwd, home = (self.places.cwd, self.places.home) if self.places is not None else (None, None)
         slack = 0
 
-        def place(match: re.Match[str]) -> str:
-            nonlocal slack
-            slack += len(match.group())
-            return forms.tokens[match.group()]
-
         def text(value: str) -> str:
-            if forms.pattern is not None:
-                value = forms.pattern.sub(place, value)
-            value = _DATETIME.sub("<datetime>", value)
-            for pattern, replacement in _DATES:
-                value = pattern.sub(replacement, value)
-            return _TIME.sub("<time>", value)
+            nonlocal slack
+            value, replaced = _neutral_text(value, cwd, home)
+            slack += replaced
+            return value
 
         budgets: list[tuple[str, int]] = []
         body = _walk(_without_budgets(body, "$", budgets), text, ids=False)
         return Neutralised(body, tuple(budgets), slack)
+
+
+@functools.lru_cache(maxsize=4096)  # an agent sends its system prompt and history again with every request
+def _neutral_text(value: str, cwd: str | None, home: str | None) -> tuple[str, int]:
+    """A string with the places (of `cwd`, `home`) and the dates and times neutralised, and how many characters
+    of places it held."""
+    forms = _forms(cwd, home) if cwd is not None else _Forms(None, {})
+    replaced = 0
+
+    def place(match: re.Match[str]) -> str:
+        nonlocal replaced
+        replaced += len(match.group())
+        return forms.tokens[match.group()]
+
+    # each pattern only where what it needs is: a regular expression costs a pass over the string
+    if forms.pattern is not None and ("/" in value or "-" in value):  # in every form of a place
+        value = forms.pattern.sub(place, value)
+    if "-" in value:
+        value = _DATETIME.sub("<datetime>", value)
+    if " 1" in value or " 2" in value:  # a written-out date's year (19xx, 20xx) follows a space
+        for pattern, replacement in _DATES:
+            value = pattern.sub(replacement, value)
+    return (_TIME.sub("<time>", value) if ":" in value else value), replaced
 
 
 def budgets_fit(recorded: Neutralised, received: Neutralised) -> bool:
@@ -203,6 +219,7 @@ def _walk(value: Any, text: Callable[[str], str], ids: bool) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=1024)  # the same few keys, request after request
 def _names_ids(key: str) -> bool:
     return key == "metadata" or key.replace("_", "").replace("-", "").lower() in _ID_FIELDS
 

@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 
 from llmproxy.cassette import jsonpath
@@ -209,7 +209,7 @@ class ReplayIndex:
                 self._requests.append(request if self._exchanges.on_websocket(position) else None)
                 view = self._recorded_view(request, position)
                 if view.neutralised is not None and view.neutralised.budgets:  # kept apart: `_fitting` reads them
-                    self._budgets[position] = replace(view.neutralised, body=None)
+                    self._budgets[position] = Neutralised(None, view.neutralised.budgets, view.neutralised.slack)
                 found = _digest(view.key)
                 self._queues.setdefault(found, []).append(position)
                 if found == key:
