@@ -14,19 +14,10 @@ from tests.e2e.clis import (
     OPENCODE,
     around,
     assert_missed_fast,
-    cli_env,
     record_scripted,
     replay_changed_prompt,
-    write_opencode_config,
 )
-
-KEY = "sk-ant-api03-" + "d" * 86
-
-
-def opencode_env(root: Path, **variables: str) -> dict[str, str]:
-    env = cli_env(root, ANTHROPIC_API_KEY=KEY, **variables)
-    write_opencode_config(root / "home")
-    return env
+from tests.e2e.test_opencode import opencode_env
 
 
 @pytest.mark.e2e
