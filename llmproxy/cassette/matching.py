@@ -20,7 +20,7 @@ import orjson
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.bodies import body_bytes
 from llmproxy.cassette.model import JsonBody, Request
-from llmproxy.cassette.neutral import Neutral, Neutralised, budgets_fit
+from llmproxy.cassette.neutral import ONE_PLACE, Neutral, Neutralised, budgets_fit
 from llmproxy.cassette.presets import Preset
 from llmproxy.http import default_port
 from llmproxy.providers.registry import facts
@@ -74,6 +74,8 @@ class RequestView:
             body = body_bytes(request.body).decode("utf-8", "replace")
         method = request.method.upper()
         key = orjson.dumps([method, host, url.path, query, body], option=orjson.OPT_SORT_KEYS)
+        if neutralised is not None and neutralised.slack:
+            key = key.replace(*ONE_PLACE)
         return cls(method, host, url.path or "/", query, body, key, neutralised)
 
     def fits(self, received: "RequestView") -> bool:

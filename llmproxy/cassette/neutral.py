@@ -73,8 +73,12 @@ _BUDGET_DEPTH = 2  # `$.request.generationConfig.maxOutputTokens` is as deep as 
 # a place is a whole path: not the start of a longer name, nor the end of one (`/tmp/a` is not in `/tmp/ab`)
 _BEFORE = r"(?<![A-Za-z0-9_.~-])"
 _RELATIVE_BEFORE = r"(?<![/:])"
-_AFTER = r"(?:(?<=/)|(?![A-Za-z0-9_-]|\.[A-Za-z0-9_]))"
+_AFTER = r"(?:(?<=/\.)|(?![A-Za-z0-9_-]|\.[A-Za-z0-9_]))"
 _MANGLED_MIN = 8  # shorter dash-mangled forms (`-tmp-a`) read like command-line flags
+
+
+# one place in a request's key: a run started in HOME shows both as `<cwd>`, another shows HOME as `<home>`
+ONE_PLACE = (b"<home>", b"<cwd>")
 
 
 def here() -> Places | None:
@@ -117,9 +121,9 @@ def _forms(cwd: str, home: str | None) -> _Forms:
                 if relative.strip("./"):  # `../../homes/x`, not a bare `../..`
                     add(relative, "<home>")
                     relatives.add(relative)
-            elif relative != ".":  # HOME inside the working directory: `home/…`, never the bare word
-                add(relative + "/", "<home>/")
-                relatives.add(relative + "/")
+            elif relative != ".":  # HOME inside the working directory: its dot-folders (`home/.qwen`), not a word
+                add(relative + "/.", "<home>/.")
+                relatives.add(relative + "/.")
     for value, token in list(forms.items()):
         mangled = re.sub(r"[^A-Za-z0-9]", "-", value)
         if value.startswith("/") and len(mangled) >= _MANGLED_MIN:

@@ -64,8 +64,8 @@ def neutral_text(text: str, places: Places) -> str:
         (UNDER_HOME, "open ~/code/app/README.md", "open <cwd>/README.md"),
         (
             A,
-            "Settings: home/.agent/settings.json, at home, /usr/home/x",
-            "Settings: <home>/.agent/settings.json, at home, /usr/home/x",
+            "Settings: home/.agent/settings.json, at home/office, /usr/home/.x",
+            "Settings: <home>/.agent/settings.json, at home/office, /usr/home/.x",
         ),
         # a longer name is another place, and text that only looks alike stays
         (
@@ -139,6 +139,12 @@ def test_a_budget_further_apart_than_the_places_explain_misses() -> None:
     exact = ReplayIndex([recorded(plain, None)], MatchOptions(places=B))
     assert isinstance(exact.take(request(plain | {"max_tokens": 101}), None), ReplayMiss)
     assert isinstance(exact.take(request(plain), None), ReplayHit)
+
+
+def test_a_run_started_in_home_matches_one_started_elsewhere() -> None:
+    in_home = Places(cwd="/home/alice", home="/home/alice")
+    index = ReplayIndex([recorded(prompt(in_home, "2026-11-28T22:16:41Z"), in_home)], MatchOptions(places=B))
+    assert isinstance(index.take(request(prompt(B, "2026-11-28T22:16:41Z")), None), ReplayHit)
 
 
 def test_a_cassette_that_does_not_say_where_it_was_recorded_is_compared_with_the_places_of_now() -> None:
