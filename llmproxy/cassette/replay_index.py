@@ -143,10 +143,7 @@ class ReplayIndex:
             queue = self._queue(key, passes_over)
             pick = self._fitting(key, queue, view, passes_over)
             if queue and pick is None:  # the same request but for its budget: too far apart to be derived
-                position = queue[0]
-                recorded = self._recorded_view(self._requests[position] or self._exchanges.request(position), position)
-                found = tuple(differences(recorded, view))
-                return ReplayMiss(_describe(request), self._exchanges[position], found, position=position)
+                return self._budget_miss(request, view, queue[0])
             if queue and pick is not None and not serve:
                 return ReplayHit(self._exchanges[queue[pick]])
             if queue and pick is not None:
@@ -155,6 +152,8 @@ class ReplayIndex:
                 self._last[key] = position
                 return ReplayHit(self._exchanges[position])
             if key in self._last:
+                if not self._fits(self._last[key], view):
+                    return self._budget_miss(request, view, self._last[key])
                 if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
                     return ReplayHit(self._exchanges[self._last[key]], repeated=True)
                 return ReplayMiss(_describe(request), None, (), exhausted=True)
@@ -191,14 +190,25 @@ class ReplayIndex:
         while queue:
             for index in range(checked, len(queue)):
                 position = queue[index]
-                budgets = self._budgets.get(position)
-                fits = budgets is None or view.neutralised is None or budgets_fit(budgets, view.neutralised)
-                if fits and not (passes_over and self._exchanges.injected(position) & passes_over):
+                passed_over = passes_over and self._exchanges.injected(position) & passes_over
+                if self._fits(position, view) and not passed_over:
                     return index
             checked = len(queue)
             if self._index_until(key) is None:
                 return None
         return None
+
+    def _fits(self, position: int, view: RequestView) -> bool:
+        """Whether the output budgets of an indexed exchange agree with `view`'s (`neutral.budgets_fit`)."""
+        budgets = self._budgets.get(position)
+        return budgets is None or view.neutralised is None or budgets_fit(budgets, view.neutralised)
+
+    def _budget_miss(self, request: Request, view: RequestView, position: int) -> ReplayMiss:
+        """The miss of a request that matches an indexed exchange but for output budgets too far apart to be
+        derived from the places neutralised: their difference. Holds the lock."""
+        recorded = self._recorded_view(self._requests[position] or self._exchanges.request(position), position)
+        found = tuple(differences(recorded, view))
+        return ReplayMiss(_describe(request), self._exchanges[position], found, position=position)
 
     def _index_until(self, key: bytes) -> list[int] | None:
         """Index on until an exchange with `key` (a digest) is indexed (its queue) or all are (None). Holds the

@@ -8,7 +8,7 @@ import pytest
 from llmproxy.cassette.matching import RequestView
 from llmproxy.cassette.model import Exchange, JsonBody, Places, Request, Timings
 from llmproxy.cassette.neutral import Neutral, mentions
-from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
+from llmproxy.cassette.replay_index import MatchOptions, OnExhausted, ReplayHit, ReplayIndex, ReplayMiss
 from tests.cassette.factory import STARTED
 
 A = Places(cwd="/srv/runs/alpha-project", home="/srv/runs/alpha-project/home")
@@ -139,6 +139,11 @@ def test_a_budget_further_apart_than_the_places_explain_misses() -> None:
     exact = ReplayIndex([recorded(plain, None)], MatchOptions(places=B))
     assert isinstance(exact.take(request(plain | {"max_tokens": 101}), None), ReplayMiss)
     assert isinstance(exact.take(request(plain), None), ReplayHit)
+    # nor does serving its last again, when every recording of the request was served
+    again = ReplayIndex([recorded(plain, None)], MatchOptions(on_exhausted=OnExhausted.REPEAT_LAST, places=B))
+    assert isinstance(again.take(request(plain), None), ReplayHit)
+    assert isinstance(again.take(request(plain), None), ReplayHit)
+    assert isinstance(again.take(request(plain | {"max_tokens": 101}), None), ReplayMiss)
 
 
 def test_a_run_started_in_home_matches_one_started_elsewhere() -> None:
