@@ -774,8 +774,8 @@ SET_UP_ERRORS = {
     " expectations, chaos)",
     "'a', 'b'": "@pytest.mark.llmproxy takes at most one positional argument: the cassette",
     'mode="nonee"': "mode='nonee': expected one of none, once, new_episodes, all, rewrite (did you mean 'none'?)",
-    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, none (did you"
-    " mean 'claude-code'?)",
+    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, default, none"
+    " (did you mean 'claude-code'?)",
     "cassette=5": "cassette=5: expected a cassette's name or path",
     "expectations=5": "expectations=5: expected an expectations file's path",
     "match=5": "match=5: expected JSONPaths of request-body fields to ignore, or a MatchOptions",
