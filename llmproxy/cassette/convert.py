@@ -20,6 +20,7 @@ from llmproxy.cassette.model import (
     Extends,
     Injection,
     JsonBody,
+    Places,
     Request,
     Response,
     Timings,
@@ -67,10 +68,11 @@ def to_exchange(
     redactor: Redactor,
     history: HistoryIndex | None = None,
     connection: int | None = None,
+    places: Places | None = None,
 ) -> Exchange:
     """`history`: the cassette's index; a request body whose history extends an earlier one is stored
     shortened, with the reference that restores it. `connection`: for an exchange of WebSocket messages, the
-    id of the first exchange on its connection (its own id for the first)."""
+    id of the first exchange on its connection (its own id for the first). `places`: where the client ran."""
     notes = list(raw.notes)
     request, route = _request(raw.request, redactor, notes, history, exchange_id)
     parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
@@ -92,6 +94,7 @@ def to_exchange(
         timings=build(Timings, started_at=raw.started_at, ttfb_ms=_ms(raw.ttfb_ms), total_ms=_ms(raw.total_ms)),
         notes=notes or None,
         injected=[Injection.model_validate(record) for record in raw.injected] or None,
+        places=places,
     )
 
 

@@ -3,9 +3,10 @@
 A request is seen through a `RequestView`: method, host (with a non-default port), path, query (minus
 volatile parameters) and body. A JSON body is compared parsed, so key order and whitespace never matter;
 volatile fields are dropped first: the built-in ones of its API, the client preset's, and the user's
-`--ignore` paths. A JSON-RPC request (an MCP call recorded with `--record-host`) matches on its method and
-params, not its id. Both sides are redacted the same way before they get here, so a key matches its
-placeholder. Views with equal keys match; `differences` explains a miss path by path.
+`--ignore` paths; what depends on where and when the client ran is neutralised (`neutral.py`). A JSON-RPC
+request (an MCP call recorded with `--record-host`) matches on its method and params, not its id. Both sides
+are redacted the same way before they get here, so a key matches its placeholder. Views with equal keys
+match; `differences` explains a miss path by path.
 """
 
 import functools
@@ -19,6 +20,7 @@ import orjson
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.bodies import body_bytes
 from llmproxy.cassette.model import JsonBody, Request
+from llmproxy.cassette.neutral import ONE_PLACE, Neutral, Neutralised, budgets_fit
 from llmproxy.cassette.presets import Preset
 from llmproxy.http import default_port
 from llmproxy.providers.registry import facts
@@ -42,12 +44,19 @@ class RequestView:
     query: tuple[tuple[str, str], ...]
     body: Any  # normalised JSON, or the body's text, or None
     key: bytes
+    neutralised: Neutralised | None = None  # the default preset's: the budgets it left out of `body`, its slack
 
     @classmethod
     def of(
-        cls, request: Request, provider: str | None, preset: Preset | None, ignore: tuple[jsonpath.Path, ...] = ()
+        cls,
+        request: Request,
+        provider: str | None,
+        preset: Preset | None,
+        ignore: tuple[jsonpath.Path, ...] = (),
+        neutral: Neutral | None = None,
     ) -> "RequestView":
-        """`provider` picks the built-in volatile fields; `preset` the client's; `ignore` the user's."""
+        """`provider` picks the built-in volatile fields; `preset` the client's; `ignore` the user's; `neutral`
+        what depends on where and when the request was made (None: nothing)."""
         url = urlsplit(request.url)
         default = default_port(url.scheme)
         host = (url.hostname or "").lower() + (f":{url.port}" if url.port and url.port != default else "")
@@ -55,13 +64,25 @@ class RequestView:
             sorted((k, v) for k, v in parse_qsl(url.query, keep_blank_values=True) if k not in VOLATILE_QUERY)
         )
         body: Any = None
+        neutralised = None
         if isinstance(request.body, JsonBody):
             body = normalise(request.body.json_, provider, preset, ignore)
+            if neutral is not None:
+                neutralised = neutral.apply(body)
+                body = neutralised.body
         elif request.body is not None:
             body = body_bytes(request.body).decode("utf-8", "replace")
         method = request.method.upper()
         key = orjson.dumps([method, host, url.path, query, body], option=orjson.OPT_SORT_KEYS)
-        return cls(method, host, url.path or "/", query, body, key)
+        if neutralised is not None and neutralised.slack:
+            key = key.replace(*ONE_PLACE)
+        return cls(method, host, url.path or "/", query, body, key, neutralised)
+
+    def fits(self, received: "RequestView") -> bool:
+        """Whether a request with this view's key answers `received` (same key): whether their output budgets
+        agree (`neutral.budgets_fit`)."""
+        ours, theirs = self.neutralised, received.neutralised
+        return ours is None or theirs is None or budgets_fit(ours, theirs)
 
 
 def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: Iterable[jsonpath.Path]) -> Any:
@@ -87,7 +108,20 @@ def differences(recorded: RequestView, received: RequestView, limit: int = 5) ->
         if ours != theirs:
             found.append(Difference(name, _excerpt(ours), _excerpt(theirs)))
     _diff(recorded.body, received.body, (), found, limit)
+    if not recorded.fits(received):
+        found.extend(_budget_differences(recorded, received))
     return found[:limit]
+
+
+def _budget_differences(recorded: RequestView, received: RequestView) -> list[Difference]:
+    """The output budgets further apart than the places neutralised allow."""
+    ours = dict(recorded.neutralised.budgets if recorded.neutralised else ())
+    theirs = dict(received.neutralised.budgets if received.neutralised else ())
+    return [
+        Difference(path, str(ours.get(path, "(missing)")), str(theirs.get(path, "(missing)")))
+        for path in [*ours, *(path for path in theirs if path not in ours)]
+        if ours.get(path) != theirs.get(path)
+    ]
 
 
 def _diff(a: Any, b: Any, path: jsonpath.Path, found: list[Difference], limit: int) -> None:

@@ -153,6 +153,14 @@ class Injection(_Model):
     retry_after_s: StrictFloat | None = Field(None, description="the retry-after the client was sent, in seconds")
 
 
+class Places(_Model):
+    """Where the client ran while this exchange was recorded, so a replay from another folder or with another
+    HOME can neutralise them in the requests it compares (docs/replay.md)."""
+
+    cwd: str = Field(description="the working directory of llmproxy and the command it ran")
+    home: str | None = Field(None, description="its HOME")
+
+
 class Exchange(_Model):
     id: StrictInt = Field(ge=1, description="unique in the cassette, increasing in file order")
     provider: str | None = Field(None, description="the API spoken: anthropic, openai, gemini, bedrock, …")
@@ -170,6 +178,7 @@ class Exchange(_Model):
     timings: Timings
     notes: list[str] = Field(default_factory=list, description="what the recorder noticed: invalid JSON, …")
     injected: list[Injection] = Field(default_factory=list, description="faults llmproxy put in on purpose")
+    places: Places | None = Field(None, description="where the client ran: replay neutralises these in requests")
 
 
 class Cassette(_Model):

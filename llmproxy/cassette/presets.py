@@ -15,7 +15,7 @@ from typing import Any
 from llmproxy.cassette import jsonpath
 
 _DATE = (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>")
-_LONG_DATE = (
+LONG_DATE = (
     re.compile(
         r"\b(?:(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, )?"
         r"(?:January|February|March|April|May|June|July|August|September|October|November|December) \d{1,2}, \d{4}\b"
@@ -23,7 +23,7 @@ _LONG_DATE = (
     "<date>",
 )
 # JavaScript's Date.toDateString(): "Wed Nov 25 2026"
-_JS_DATE = (
+JS_DATE = (
     re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} \d{4}\b"),
     "<date>",
 )
@@ -102,7 +102,7 @@ PRESETS: Mapping[str, Preset] = {
             ),
             rewrites=(
                 _DATE,
-                _LONG_DATE,
+                LONG_DATE,
                 _UUID,
                 (re.compile(r"\bcch=[0-9a-f]+"), "cch=<volatile>"),  # a per-run hash in the billing header
                 # the machine it runs on: another laptop or CI runner must still match
@@ -123,7 +123,7 @@ PRESETS: Mapping[str, Preset] = {
             anchors=(re.compile(r"<cwd>([^<]+)</cwd>"), re.compile(r"(/[^\s`'\"]*?)/skills/")),
             rewrites=(
                 _DATE,
-                _LONG_DATE,
+                LONG_DATE,
                 _UUID,
                 # the machine it runs on, in its environment context: another laptop or CI runner must still match
                 (re.compile(r"<(shell|timezone)>[^<]*</\1>"), r"<\1><volatile></\1>"),
@@ -142,7 +142,7 @@ PRESETS: Mapping[str, Preset] = {
             ),
             rewrites=(
                 _DATE,
-                _LONG_DATE,
+                LONG_DATE,
                 _UUID,
                 # what its shell tool adds to a command's output: the process group it ran in
                 (re.compile(r"\bProcess Group PGID: \d+"), "Process Group PGID: <volatile>"),
@@ -163,8 +163,8 @@ PRESETS: Mapping[str, Preset] = {
             ),
             rewrites=(
                 _DATE,
-                _LONG_DATE,
-                _JS_DATE,
+                LONG_DATE,
+                JS_DATE,
                 _UUID,
                 # the machine it runs on, from its <env> block
                 (re.compile(r"(\n  (?:Is directory a git repo|Platform): )[^\n]*"), r"\1<volatile>"),
@@ -172,6 +172,10 @@ PRESETS: Mapping[str, Preset] = {
         ),
     )
 }
+
+
+# what `--preset` takes: a client's name, "default" (only what any client varies: `neutral.py`), or "none"
+CHOICES = (*PRESETS, "default", "none")
 
 
 def preset_for(headers: Mapping[str, str]) -> Preset | None:

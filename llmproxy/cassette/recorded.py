@@ -14,7 +14,7 @@ from typing import Any, overload
 from llmproxy.cassette.files import read_stored
 from llmproxy.cassette.history import rebuild
 from llmproxy.cassette.leftovers import reading
-from llmproxy.cassette.model import Exchange, Extends, Request
+from llmproxy.cassette.model import Exchange, Extends, Places, Request
 from llmproxy.cassette.store import gc_paused
 from llmproxy.errors import CassetteError
 
@@ -56,6 +56,14 @@ class Recorded(Sequence[Exchange]):
     def provider(self, position: int) -> str | None:
         entry = self._entries[position]
         return entry.provider if isinstance(entry, Exchange) else entry.get("provider")
+
+    def places(self, position: int) -> Places | None:
+        """Where the client ran when an exchange was recorded, if the cassette says."""
+        entry = self._entries[position]
+        if isinstance(entry, Exchange):
+            return entry.places
+        places = entry.get("places")
+        return Places.model_validate(places) if places is not None else None
 
     def request(self, position: int) -> Request:
         """An exchange's request, without making the exchange's model (nor keeping the request's)."""

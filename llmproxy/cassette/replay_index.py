@@ -19,7 +19,8 @@ from enum import StrEnum
 from llmproxy.background_traffic import background_url
 from llmproxy.cassette import jsonpath
 from llmproxy.cassette.matching import Difference, RequestView, closest, differences
-from llmproxy.cassette.model import Exchange, Request, header_pairs
+from llmproxy.cassette.model import Exchange, Places, Request, header_pairs
+from llmproxy.cassette.neutral import Neutral, Neutralised, budgets_fit, here
 from llmproxy.cassette.presets import PRESETS, Preset, preset_for
 from llmproxy.cassette.recorded import Recorded, recorded_of
 from llmproxy.cassette.store import gc_paused
@@ -70,9 +71,10 @@ class ReplayMiss:
 
 @dataclass(frozen=True, slots=True)
 class MatchOptions:
-    preset: str | None = None  # a name from PRESETS, "none", or None: from each request's User-Agent
+    preset: str | None = None  # one of presets.CHOICES, or None: the default and the client's by its User-Agent
     ignore: tuple[jsonpath.Path, ...] = ()
     on_exhausted: OnExhausted = OnExhausted.ERROR
+    places: Places | None = None  # where the client runs; None: llmproxy's own (`neutral.here`)
 
 
 class ReplayIndex:
@@ -88,6 +90,9 @@ class ReplayIndex:
         made models only as they are served."""
         self.options = options
         self._exchanges = recorded_of(exchanges)
+        # the default preset: the client's places for what it sends now, and for what was recorded where the
+        # cassette does not say (recorded before it did, or by hand)
+        self._neutral = None if options.preset == "none" else Neutral(options.places or here())
         # as far as indexed: a WebSocket message's request as matched (read whole with its connection's earlier
         # messages), None for an HTTP request, made again from the cassette when a miss needs it
         self._requests: list[Request | None] = []
@@ -99,6 +104,7 @@ class ReplayIndex:
         self._last: dict[bytes, int] = {}
         self._used: set[int] = set()
         self._passed: set[bytes] = set()  # keys of which injected faults were passed over
+        self._budgets: dict[int, Neutralised] = {}  # the output budgets of the positions indexed that have any
         self._lock = threading.Lock()
 
     @property
@@ -110,8 +116,12 @@ class ReplayIndex:
         """Its exchanges, in recorded order."""
         return self._exchanges
 
-    def view(self, request: Request, provider: str | None) -> RequestView:
-        return RequestView.of(request, provider, self._preset(request), self.options.ignore)
+    def view(self, request: Request, provider: str | None, places: Places | None = None) -> RequestView:
+        """`places`: where a recorded request was made, as its exchange says; None: where the client runs now."""
+        neutral = self._neutral
+        if neutral is not None and places is not None:
+            neutral = Neutral(places)
+        return RequestView.of(request, provider, self._preset(request), self.options.ignore, neutral)
 
     def take(
         self, request: Request, provider: str | None, passes_over: frozenset[str] = frozenset()
@@ -133,14 +143,19 @@ class ReplayIndex:
         key = _digest(view.key)
         with self._lock:
             queue = self._queue(key, passes_over)
-            if queue and not serve:
-                return ReplayHit(self._exchanges[queue[0]])
-            if queue:
-                position = queue.pop(0)
+            pick = self._fitting(key, queue, view, passes_over)
+            if queue and pick is None:  # the same request but for its budget: too far apart to be derived
+                return self._budget_miss(request, view, queue[0])
+            if queue and pick is not None and not serve:
+                return ReplayHit(self._exchanges[queue[pick]])
+            if queue and pick is not None:
+                position = queue.pop(pick)
                 self._used.add(position)
                 self._last[key] = position
                 return ReplayHit(self._exchanges[position])
             if key in self._last:
+                if not self._fits(self._last[key], view):
+                    return self._budget_miss(request, view, self._last[key])
                 if self.options.on_exhausted is OnExhausted.REPEAT_LAST:
                     return ReplayHit(self._exchanges[self._last[key]], repeated=True)
                 return ReplayMiss(_describe(request), None, (), exhausted=True)
@@ -174,6 +189,35 @@ class ReplayIndex:
             if queue:
                 return queue
 
+    def _fitting(
+        self, key: bytes, queue: list[int] | None, view: RequestView, passes_over: frozenset[str]
+    ) -> int | None:
+        """Where in `queue` (the positions not yet served for `key`) the first exchange whose output budgets
+        agree with `view`'s is, indexed on as far as it takes to find one. Holds the lock."""
+        checked = 0
+        while queue:
+            for index in range(checked, len(queue)):
+                position = queue[index]
+                passed_over = passes_over and self._exchanges.injected(position) & passes_over
+                if self._fits(position, view) and not passed_over:
+                    return index
+            checked = len(queue)
+            if self._index_until(key) is None:
+                return None
+        return None
+
+    def _fits(self, position: int, view: RequestView) -> bool:
+        """Whether the output budgets of an indexed exchange agree with `view`'s (`neutral.budgets_fit`)."""
+        budgets = self._budgets.get(position)
+        return budgets is None or view.neutralised is None or budgets_fit(budgets, view.neutralised)
+
+    def _budget_miss(self, request: Request, view: RequestView, position: int) -> ReplayMiss:
+        """The miss of a request that matches an indexed exchange but for output budgets too far apart to be
+        derived from the places neutralised: their difference. Holds the lock."""
+        recorded = self._recorded_view(self._requests[position] or self._exchanges.request(position), position)
+        found = tuple(differences(recorded, view))
+        return ReplayMiss(_describe(request), self._exchanges[position], found, position=position)
+
     def _index_until(self, key: bytes) -> list[int] | None:
         """Index on until an exchange with `key` (a digest) is indexed (its queue) or all are (None). Holds the
         lock."""
@@ -181,7 +225,10 @@ class ReplayIndex:
             for request in self._reading:
                 position = len(self._requests)
                 self._requests.append(request if self._exchanges.on_websocket(position) else None)
-                found = _digest(self.view(request, self._exchanges.provider(position)).key)
+                view = self._recorded_view(request, position)
+                if view.neutralised is not None and view.neutralised.budgets:  # kept apart: `_fitting` reads them
+                    self._budgets[position] = Neutralised(None, view.neutralised.budgets, view.neutralised.slack)
+                found = _digest(view.key)
                 self._queues.setdefault(found, []).append(position)
                 if found == key:
                     return self._queues[key]
@@ -192,7 +239,7 @@ class ReplayIndex:
         if self._views is None:  # a miss has indexed every exchange: `_requests` holds them all
             with gc_paused():
                 self._views = [
-                    self.view(request or self._exchanges.request(position), self._exchanges.provider(position))
+                    self._recorded_view(request or self._exchanges.request(position), position)
                     for position, request in enumerate(self._requests)
                 ]
         return self._views
@@ -208,11 +255,15 @@ class ReplayIndex:
             ]
         return self._kinds
 
+    def _recorded_view(self, request: Request, position: int) -> RequestView:
+        return self.view(request, self._exchanges.provider(position), self._exchanges.places(position))
+
     def extended(self, more: Sequence[Exchange]) -> "ReplayIndex":
         """This index with `more` recorded exchanges after its own (a cassette loaded into a running replay): what
         it has served stays served, so identical requests go on through the recordings in order."""
         with self._lock:
             grown = ReplayIndex(Recorded.joined([self._exchanges, recorded_of(more)]), self.options)
+            grown._neutral = self._neutral  # the places it started with, wherever it runs now
             indexed = len(self._requests)
             grown._requests = list(self._requests)
             grown._reading = itertools.islice(grown._reading, indexed, None)  # those are indexed already
@@ -220,6 +271,7 @@ class ReplayIndex:
             grown._last = dict(self._last)
             grown._used = set(self._used)
             grown._passed = set(self._passed)
+            grown._budgets = dict(self._budgets)
         return grown
 
     def unused(self, passes_over: frozenset[str] = frozenset()) -> list[Exchange]:
@@ -238,7 +290,7 @@ class ReplayIndex:
 
     def _preset(self, request: Request) -> Preset | None:
         name = self.options.preset
-        if name == "none":
+        if name in ("none", "default"):
             return None
         if name is not None:
             return PRESETS[name]

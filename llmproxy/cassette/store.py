@@ -48,7 +48,8 @@ from llmproxy.cassette.files import (
 from llmproxy.cassette.history import HistoryIndex, inflate
 from llmproxy.cassette.journal import Journal, this_process
 from llmproxy.cassette.leftovers import Leftover, reading, remove_dead_temporaries, say
-from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Request, Timings, build, dump
+from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Places, Request, Timings, build, dump
+from llmproxy.cassette.neutral import here, mentions
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.unanswered import unanswered
 from llmproxy.errors import CassetteError
@@ -163,6 +164,7 @@ class CassetteWriter:
         self._pending = pending
         self._lost: str | None = None  # why an exchange could not be written to `pending`
         self._index = HistoryIndex()
+        self._places = here()  # the client's: the command llmproxy runs inherits them (a writer process too)
         for exchange in inflate(existing):
             if isinstance(exchange.request.body, JsonBody):
                 self._index.observe(exchange.id, exchange.request.body.json_)
@@ -352,7 +354,7 @@ class CassetteWriter:
         self._next_id += 1
         connection = None if raw.websocket is None else self._connections.setdefault(raw.websocket, exchange_id)
         try:
-            exchange = to_exchange(raw, exchange_id, self._redactor, self._index, connection)
+            exchange = to_exchange(raw, exchange_id, self._redactor, self._index, connection, self._places_in(raw))
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
@@ -371,6 +373,11 @@ class CassetteWriter:
         except OSError as exc:  # still in the journal, which the next recording or replay reads
             self._lost = exc.strerror or str(exc)
             logger.error("%s: could not write the exchange to the new cassette: %s", self.path, exc.strerror or exc)
+
+    def _places_in(self, raw: RawExchange) -> Places | None:
+        """The client's places, for an exchange whose request holds them (replay neutralises them there)."""
+        places = self._places
+        return places if places is not None and mentions(raw.request.body, places) else None
 
     def _bare(self, raw: RawExchange, exchange_id: int, exc: Exception) -> Exchange:
         request = raw.request

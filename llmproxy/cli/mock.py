@@ -85,7 +85,10 @@ def mock() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also answer from this cassette when no expectation matches (repeatable).",
 )
-@preset_option("For the cassette: ignore what this client varies between runs (default: from the User-Agent).")
+@preset_option(
+    "For the cassette: ignore what this client varies between runs (default: the default preset and the"
+    " client's, from its User-Agent; `default`: the default preset alone; `none`: compare as sent)."
+)
 @miss_status_option("The status of a request nothing answers.")
 @strict_background_option
 @option("--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="Write the request log here.")

@@ -59,7 +59,11 @@ def _ignore(values: tuple[str, ...]) -> tuple[jsonpath.Path, ...]:
     help="none: offline, strict; once; new_episodes; all; rewrite (vcrpy's meanings).",
 )
 @option("--allow-host", multiple=True, metavar="HOST", help="Let traffic to HOST reach the network. Repeatable.")
-@preset_option("Ignore what this client varies between runs (default: chosen from the User-Agent).")
+@preset_option(
+    "Ignore what this client varies between runs (default: the default preset — working directory, HOME,"
+    " date-times, run ids — and the client's, from its User-Agent; `default`: the default preset alone;"
+    " `none`: compare as sent)."
+)
 @option(
     "--ignore", multiple=True, metavar="JSONPATH", help="Ignore this body field when matching ($.a.b[0]). Repeatable."
 )

@@ -18,7 +18,7 @@ import click
 
 from llmproxy import log_lines
 from llmproxy.cassette import redacted_logs
-from llmproxy.cassette.presets import PRESETS
+from llmproxy.cassette.presets import CHOICES
 from llmproxy.cli.children import Interrupt, check_runnable, run_child, stopped_by_sigterm, wait_for_stop
 from llmproxy.cli.output import emit
 from llmproxy.destinations import check_reverse, parse_map
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 def preset_option(help: str) -> Decorator:
     """`--preset`: what a client varies between runs, left out when matching recordings."""
-    return option("--preset", type=click.Choice([*PRESETS, "none"]), help=help)
+    return option("--preset", type=click.Choice(CHOICES), help=help)
 
 
 def miss_status_option(help: str) -> Decorator:

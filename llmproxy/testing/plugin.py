@@ -535,11 +535,11 @@ def _one_of(name: str, value: object, choices: Sequence[str]) -> LlmproxyError:
 def _match(preset: str | None, match: "MatchOptions | Sequence[str] | None") -> "MatchOptions":
     """`match`: MatchOptions, or JSONPaths of body fields to ignore when matching."""
     from llmproxy.cassette import jsonpath
-    from llmproxy.cassette.presets import PRESETS
+    from llmproxy.cassette.presets import CHOICES
     from llmproxy.cassette.replay_index import MatchOptions
 
-    if preset is not None and preset not in (*PRESETS, "none"):
-        raise _one_of("preset", preset, [*PRESETS, "none"])
+    if preset is not None and preset not in CHOICES:
+        raise _one_of("preset", preset, CHOICES)
     if isinstance(match, MatchOptions):
         return match if preset is None else MatchOptions(preset, match.ignore, match.on_exhausted)
     paths = [match] if isinstance(match, str) else match or ()

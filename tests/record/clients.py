@@ -161,7 +161,35 @@ def coping_session() -> dict[str, str]:
     return outcome
 
 
+def agent_session() -> dict[str, str]:
+    """A coding agent's first turn, as CLIs without a preset of their own make it (on the OpenAI SDK, as Kilo
+    and Cline do): where it runs and the time in its system prompt, a fresh session id, a budget sized to what
+    the prompt leaves of the context window."""
+    import datetime
+    import pathlib
+    import uuid
+
+    import openai
+
+    cwd, home = pathlib.Path.cwd(), pathlib.Path.home()
+    system = (
+        f"You are a coding agent. Working directory: {cwd}\n"
+        f"Settings: {os.path.relpath(home / '.agent' / 'settings.json', cwd)}\n"
+        f"Project folder: {home}/.agent/projects/{str(cwd).replace('/', '-')}\n"
+        f"<current_datetime>{datetime.datetime.now(datetime.UTC).isoformat(timespec='milliseconds')}</current_datetime>"
+    )
+    client = openai.OpenAI(api_key=SECRET, max_retries=0)
+    first = client.chat.completions.create(
+        model="gpt-5-mini",
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": QUESTION}],
+        max_tokens=250_000 - len(system) // 4,
+        metadata={"session_id": str(uuid.uuid4())},
+    )
+    return {"first": first.choices[0].message.content or ""}
+
+
 SESSIONS = {
+    "agent": agent_session,
     "coping": coping_session,
     "compatible": compatible_session,
     "anthropic": anthropic_session,

@@ -6,6 +6,7 @@ proves what reached the network."""
 
 import json
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,6 +156,41 @@ def test_openai(llmproxy, request):
     tester.runpytest("--llmproxy-mode", "none", "--llmproxy-block-network").assert_outcomes(passed=1)
     assert upstream.count == before + 1  # replayed: nothing reached the network
     assert answers(tester) == recorded
+
+
+def test_a_project_recorded_in_one_folder_replays_from_another_with_a_fresh_home(
+    tester: pytest.Pytester, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+):
+    """The default preset's places are the test's working directory and HOME: a prompt that holds them, recorded
+    in one checkout, replays strictly from another checkout of the project with another HOME."""
+    body = """
+import pathlib
+
+def test_where(llmproxy, request):
+    note(request, ask(f"Working directory: {os.getcwd()}. Settings: {pathlib.Path.home()}/.agent/settings.json"))
+    assert [call.answered.value for call in llmproxy.calls] == ["upstream" if llmproxy.mode == "all" else "hit"]
+"""
+    source = module(tester, upstream, "test_where", body)
+    monkeypatch.setenv("HOME", str(tester.path / "home"))
+    before = upstream.count
+    tester.runpytest("--llmproxy-mode", "once").assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+    recorded = answers(tester)
+    cassette = tester.path / "cassettes" / "test_where" / "test_where.json"
+    assert str(tester.path) in cassette.read_text()  # as sent
+
+    checkout = tester.path.parent / (tester.path.name + "-another-checkout")
+    (checkout / "cassettes").mkdir(parents=True)
+    shutil.copy(source, checkout / source.name)
+    shutil.copytree(tester.path / "cassettes" / "test_where", checkout / "cassettes" / "test_where")
+    shutil.copy(tester.path / "tox.ini", checkout / "tox.ini")
+    monkeypatch.chdir(checkout)
+    monkeypatch.setenv("HOME", str(checkout / "fresh-home"))
+    replayed = tester.runpytest(str(checkout), "--rootdir", str(checkout), "--llmproxy-mode", "none")
+    replayed.assert_outcomes(passed=1)
+    assert upstream.count == before + 1
+    path = checkout / "answers.jsonl"
+    assert [json.loads(line)["text"] for line in path.read_text().splitlines()] == list(recorded.values())
 
 
 def test_the_proxy_is_not_restarted_between_tests(tester: pytest.Pytester, upstream: Upstream):
@@ -742,8 +778,8 @@ SET_UP_ERRORS = {
     " expectations, chaos)",
     "'a', 'b'": "@pytest.mark.llmproxy takes at most one positional argument: the cassette",
     'mode="nonee"': "mode='nonee': expected one of none, once, new_episodes, all, rewrite (did you mean 'none'?)",
-    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, none (did you"
-    " mean 'claude-code'?)",
+    'preset="claude"': "preset='claude': expected one of claude-code, codex, gemini-cli, opencode, default, none"
+    " (did you mean 'claude-code'?)",
     "cassette=5": "cassette=5: expected a cassette's name or path",
     "expectations=5": "expectations=5: expected an expectations file's path",
     "match=5": "match=5: expected JSONPaths of request-body fields to ignore, or a MatchOptions",
