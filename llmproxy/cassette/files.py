@@ -307,7 +307,7 @@ def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Gene
                     end = data.find(_CLOSE, max(0, searched))
                 at = end + len(_CLOSE)
                 try:
-                    made = _made(make, orjson.loads(memoryview(data)[start:at]), parts, path)
+                    made = _made(make, _read_exchange(parts, data, start, at, path), parts, path)
                 except (orjson.JSONDecodeError, ValidationError):
                     return False
                 count += 1
@@ -354,6 +354,14 @@ def _read_cassette[T](path: Path, make: Make[T], parts: Parts) -> list[tuple[int
         except ValidationError as exc:
             raise CassetteError(f"{path}: {describe(exc, data.get('exchanges'))}") from None
         raise
+
+
+def _read_exchange(parts: Parts, data: bytes, start: int, end: int, where: object) -> Any:
+    """One exchange's JSON, as `one_by_one` found it in the file, parsed with its parts put back."""
+    try:
+        return parts.read(data, start, end)
+    except PartError as exc:
+        raise CassetteError(f"{where}: {exc}") from None
 
 
 def _made[T](make: Make[T], data: Any, parts: Parts, where: object) -> tuple[int, T]:

@@ -43,9 +43,17 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
     ("request", "systemInstruction"),  # Gemini Code Assist
     ("request", "tools"),
 )
-# A reference as the writer lays it out, in a journal line or indented in the cassette: JSON strings cannot
-# hold an unescaped quote after "{" and white space, so this only ever matches a reference object.
+
+
+# A reference in JSON text: compact, or as the cassette lays it out. In a JSON string the quotes would be
+# escaped, so only an object can match.
+_REFERS = b'"$part"'
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
+# The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
+# line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
+_PARTS_OPENING = b'\n      "parts": {'
+_PARTS_CLOSING = b"\n      },"
+_ID = re.compile(rb'^\{\s*"id":\s*(\d+)')
 
 
 class PartError(ValueError):
@@ -230,14 +238,37 @@ def _mentions_ref(exchange: dict[str, Any]) -> bool:
 
 
 class Parts:
-    """The parts a cassette's exchanges introduced so far, read in file order: `resolve` gives each exchange back
-    whole."""
+    """The parts a cassette's exchanges introduced so far, read in file order: `read` (an exchange as the cassette
+    lays it out) and `resolve` (one already parsed) give each exchange back whole. References are replaced in
+    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts."""
 
     def __init__(self) -> None:
-        self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON
+        self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON, its own references put back
 
     def clear(self) -> None:
         self._parts.clear()
+
+    def read(self, data: bytes, start: int, end: int) -> Any:
+        """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
+        orjson.JSONDecodeError."""
+        opening = data.find(_PARTS_OPENING, start, end)
+        if opening < 0:  # no parts, so no references (or another layout: read the slower way)
+            return self.resolve(orjson.loads(memoryview(data)[start:end]))
+        after = opening + len(_PARTS_OPENING)
+        if data.startswith(b"},", after):  # refers to earlier parts only
+            introduced, cut = {}, after + 2
+        else:
+            closing = data.find(_PARTS_CLOSING, after, end)
+            if closing < 0:
+                return self.resolve(orjson.loads(memoryview(data)[start:end]))
+            cut = closing + len(_PARTS_CLOSING)
+            introduced = orjson.loads(memoryview(data)[after - 1 : cut - 1])
+        rest = data[start:opening] + data[cut:end]
+        who = _who(rest)
+        if not isinstance(introduced, dict):
+            raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
+        self._introduce(who, introduced)
+        return orjson.loads(self._put_back(who, rest))
 
     def resolve(self, data: Any) -> Any:
         """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
@@ -248,6 +279,21 @@ class Parts:
         introduced = data[PARTS]
         if not isinstance(introduced, dict):
             raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
+        self._introduce(who, introduced)
+        rest = orjson.dumps({key: value for key, value in data.items() if key != PARTS})
+        return orjson.loads(self._put_back(who, rest))
+
+    def _introduce(self, who: str, introduced: dict[str, Any]) -> None:
+        for ident, value in introduced.items():  # each after the parts it refers to
+            encoded = self._put_back(who, orjson.dumps(value))
+            if (found := part_id(encoded)) != ident:
+                raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
+            self._parts[ident.encode()] = encoded
+
+    def _put_back(self, who: str, text: bytes) -> bytes:
+        """JSON text with each reference replaced by its part's."""
+        if _REFERS not in text:
+            return text
 
         def part(match: re.Match[bytes]) -> bytes:
             found = self._parts.get(match[1])
@@ -255,10 +301,12 @@ class Parts:
                 raise PartError(f"{who}: part {match[1].decode()} is not introduced by it or an earlier exchange")
             return found
 
-        for ident, value in introduced.items():  # each after the parts it refers to
-            encoded = _REFERENCE.sub(part, orjson.dumps(value))
-            if part_id(encoded) != ident:
-                raise PartError(f"{who}: part {ident} does not match its content (which hashes to {part_id(encoded)})")
-            self._parts[ident.encode()] = encoded
-        rest = {key: value for key, value in data.items() if key != PARTS}
-        return orjson.loads(_REFERENCE.sub(part, orjson.dumps(rest)))
+        whole = _REFERENCE.sub(part, text)
+        if _REFERS in whole:  # an object with a "$part" key that names no part: not a reference llmproxy wrote
+            raise PartError(f'{who}: a {{"$part": …}} object that names no part (an id is 12 hex digits)')
+        return whole
+
+
+def _who(text: bytes) -> str:
+    found = _ID.search(text)
+    return f"exchange {int(found[1])}" if found else "an exchange"
