@@ -234,7 +234,7 @@ def compacted(exchanges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 def _mentions_ref(exchange: dict[str, Any]) -> bool:
-    return b'"$part"' in orjson.dumps(exchange)
+    return _REFERS in orjson.dumps(exchange)
 
 
 class Parts:

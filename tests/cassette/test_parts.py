@@ -13,6 +13,7 @@ from llmproxy.cassette.model import JsonBody
 from llmproxy.cassette.parts import PARTS, part_id
 from llmproxy.cassette.recorded import load_recorded
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
 from llmproxy.cli import main
 from llmproxy.errors import CassetteError
@@ -245,3 +246,45 @@ def test_the_compact_command_leaves_a_cassette_with_a_leftover_journal_alone(tmp
     assert "a recording that died left c.json.journal: record or replay it first" in result.output
     assert copy.read_bytes() == before
     assert journal_path(copy).exists()
+
+
+def test_the_documented_example_reads_as_a_whole_request(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("## Shared parts") :]
+    example = orjson.loads(section[section.index("```json") + 7 : section.index("```\n")])
+    path = tmp_path / "c.json"
+    path.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": [example]}, option=orjson.OPT_INDENT_2))
+    body = load_cassette(path).exchanges[0].request.body
+    assert isinstance(body, JsonBody)
+    assert body.json_["system"] == example[PARTS]["99188f61ea11"]
+    assert body.json_["tools"] == [example[PARTS]["c4539f5a92b7"]]
+
+
+def test_a_miss_on_a_compacted_cassette_names_the_shared_part_by_its_request_path(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0), turn(1))
+    index = ReplayIndex(load_recorded(path))
+    recorded = load_cassette(path).exchanges[1].request
+    assert isinstance(recorded.body, JsonBody)
+    tools = [*TOOLS[:3], {**TOOLS[3], "description": "changed"}, *TOOLS[4:]]
+    sent = recorded.model_copy(update={"body": JsonBody(json={**recorded.body.json_, "tools": tools})})
+    miss = index.take(sent, "anthropic")
+    assert isinstance(miss, ReplayMiss)
+    assert [difference.path for difference in miss.differences] == ["$.tools[3].description"]
+    assert isinstance(index.take(recorded, "anthropic"), ReplayHit)
+
+
+@pytest.mark.parametrize(
+    "command", [["report", "--format", "json"], ["explain"], ["cassette", "to-expectations"]], ids=" ".join
+)
+def test_reports_and_conversions_of_a_compacted_cassette_are_the_same(command: list[str], tmp_path: Path) -> None:
+    source = ROOT / "cassettes" / "claude-code-tool-loop.json"
+    before, after = tmp_path / "before" / "c.json", tmp_path / "after" / "c.json"
+    for path in (before, after):
+        path.parent.mkdir()
+        shutil.copy(source, path)
+    compact_cassette(after)
+    runner = CliRunner()
+    said = [runner.invoke(main, [*command, str(path)]) for path in (before, after)]
+    assert said[0].exit_code == said[1].exit_code == 0
+    assert said[0].stdout.replace(str(before), str(after)) == said[1].stdout
