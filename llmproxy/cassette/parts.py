@@ -49,10 +49,12 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
 # escaped, so only an object can match.
 _REFERS = b'"$part"'
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
+_PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
 _PARTS_OPENING = b'\n      "parts": {'
 _PARTS_CLOSING = b"\n      },"
+_REQUEST = b'\n      "request": '  # the exchange's own field (its request's are indented deeper)
 _ID = re.compile(rb'^\{\s*"id":\s*(\d+)')
 
 
@@ -251,24 +253,39 @@ class Parts:
     def read(self, data: bytes, start: int, end: int) -> Any:
         """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
         orjson.JSONDecodeError."""
-        opening = data.find(_PARTS_OPENING, start, end)
+        head = data.find(_REQUEST, start, end)  # "parts" comes before the request, among the first fields
+        opening = data.find(_PARTS_OPENING, start, head if head >= 0 else end)
         if opening < 0:  # no parts, so no references (or another layout: read the slower way)
             return self.resolve(orjson.loads(memoryview(data)[start:end]))
         after = opening + len(_PARTS_OPENING)
         if data.startswith(b"},", after):  # refers to earlier parts only
-            introduced, cut = {}, after + 2
+            cut = after + 2
         else:
             closing = data.find(_PARTS_CLOSING, after, end)
             if closing < 0:
                 return self.resolve(orjson.loads(memoryview(data)[start:end]))
             cut = closing + len(_PARTS_CLOSING)
-            introduced = orjson.loads(memoryview(data)[after - 1 : cut - 1])
         rest = data[start:opening] + data[cut:end]
         who = _who(rest)
-        if not isinstance(introduced, dict):
-            raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
-        self._introduce(who, introduced)
+        if cut != after + 2:
+            self._introduce_lines(who, data[after + 1 : cut - len(_PARTS_CLOSING)])
         return orjson.loads(self._put_back(who, rest))
+
+    def _introduce_lines(self, who: str, block: bytes) -> None:
+        """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
+        for line in block.split(b",\n"):
+            found = _PART_LINE.match(line)
+            if found is None:  # not laid out as llmproxy writes it: parsed
+                introduced = orjson.loads(b"{" + block + b"}")
+                if not isinstance(introduced, dict):
+                    raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
+                self._introduce(who, introduced)
+                return
+            ident, encoded = found[1], self._put_back(who, line[found.end() :])
+            if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
+                self._introduce(who, {ident.decode(): orjson.loads(encoded)})
+            else:
+                self._parts[ident] = encoded
 
     def resolve(self, data: Any) -> Any:
         """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
@@ -292,19 +309,23 @@ class Parts:
 
     def _put_back(self, who: str, text: bytes) -> bytes:
         """JSON text with each reference replaced by its part's."""
-        if _REFERS not in text:
+        at = text.find(_REFERS)
+        if at < 0:
             return text
-
-        def part(match: re.Match[bytes]) -> bytes:
-            found = self._parts.get(match[1])
-            if found is None:
-                raise PartError(f"{who}: part {match[1].decode()} is not introduced by it or an earlier exchange")
-            return found
-
-        whole = _REFERENCE.sub(part, text)
-        if _REFERS in whole:  # an object with a "$part" key that names no part: not a reference llmproxy wrote
-            raise PartError(f'{who}: a {{"$part": …}} object that names no part (an id is 12 hex digits)')
-        return whole
+        pieces, done = [], 0
+        while at >= 0:
+            brace = text.rfind(b"{", done, at)
+            found = _REFERENCE.match(text, brace) if brace >= 0 and not text[brace + 1 : at].strip() else None
+            if found is None:  # an object with a "$part" key that is not a reference llmproxy wrote
+                raise PartError(f'{who}: a {{"$part": …}} object that names no part (an id is 12 hex digits)')
+            part = self._parts.get(found[1])
+            if part is None:
+                raise PartError(f"{who}: part {found[1].decode()} is not introduced by it or an earlier exchange")
+            pieces += [text[done:brace], part]
+            done = found.end()
+            at = text.find(_REFERS, done)
+        pieces.append(text[done:])
+        return b"".join(pieces)
 
 
 def _who(text: bytes) -> str:
