@@ -54,7 +54,7 @@ _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
 _PARTS_OPENING = b'\n      "parts": {'
 _PARTS_CLOSING = b"\n      },"
-_REQUEST = b'\n      "request": '  # the exchange's own field (its request's are indented deeper)
+_HEAD = 2048  # bytes: id, provider, operation, vendor, model, streaming, websocket and background come before it
 _ID = re.compile(rb'^\{\s*"id":\s*(\d+)')
 
 
@@ -253,8 +253,8 @@ class Parts:
     def read(self, data: bytes, start: int, end: int) -> Any:
         """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
         orjson.JSONDecodeError."""
-        head = data.find(_REQUEST, start, end)  # "parts" comes before the request, among the first fields
-        opening = data.find(_PARTS_OPENING, start, head if head >= 0 else end)
+        # "parts" comes before the request, after the first few short fields: only the exchange's head is looked at
+        opening = data.find(_PARTS_OPENING, start, min(end, start + _HEAD))
         if opening < 0:  # no parts, so no references (or another layout: read the slower way)
             return self.resolve(orjson.loads(memoryview(data)[start:end]))
         after = opening + len(_PARTS_OPENING)
@@ -273,6 +273,7 @@ class Parts:
 
     def _introduce_lines(self, who: str, block: bytes) -> None:
         """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
+        nested = _REFERS in block  # a part that refers to earlier parts (one look at the whole block)
         for line in block.split(b",\n"):
             found = _PART_LINE.match(line)
             if found is None:  # not laid out as llmproxy writes it: parsed
@@ -281,7 +282,9 @@ class Parts:
                     raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
                 self._introduce(who, introduced)
                 return
-            ident, encoded = found[1], self._put_back(who, line[found.end() :])
+            ident, encoded = found[1], line[found.end() :]
+            if nested:
+                encoded = self._put_back(who, encoded)
             if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
                 self._introduce(who, {ident.decode(): orjson.loads(encoded)})
             else:
