@@ -8,8 +8,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.files import journal_path, read_exchanges, read_stored
-from llmproxy.cassette.model import JsonBody
+from llmproxy.cassette.model import JsonBody, dump
 from llmproxy.cassette.parts import PARTS, part_id
 from llmproxy.cassette.recorded import load_recorded
 from llmproxy.cassette.redact import Redactor
@@ -17,7 +18,7 @@ from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
 from llmproxy.cli import main
 from llmproxy.errors import CassetteError
-from llmproxy.model.exchange import RawExchange
+from llmproxy.model.exchange import RawEvent, RawExchange
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response, sse_events
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -288,3 +289,43 @@ def test_reports_and_conversions_of_a_compacted_cassette_are_the_same(command: l
     said = [runner.invoke(main, [*command, str(path)]) for path in (before, after)]
     assert said[0].exit_code == said[1].exit_code == 0
     assert said[0].stdout.replace(str(before), str(after)) == said[1].stdout
+
+
+GOLDEN = sorted(path for path in (ROOT / "tests" / "golden").iterdir() if path.is_dir() and path.name != "report")
+STREAM_TYPES = {
+    ".sse": "text/event-stream",
+    ".ndjson": "application/x-ndjson",
+    ".eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+@pytest.mark.parametrize("folder", GOLDEN, ids=lambda path: path.name)
+def test_golden_answers_recorded_twice_read_back_as_they_were_sent(folder: Path, tmp_path: Path) -> None:
+    """Each golden answer of an API, after a request with shared instructions, twice: later exchanges refer to
+    the first's parts; every answer reads back byte for byte, as the file without parts does."""
+    goldens = sorted(path for path in folder.iterdir() if path.suffix in (".json", *STREAM_TYPES))
+    recorded = []
+    for number, golden in enumerate(goldens):
+        data = golden.read_bytes()
+        if golden.suffix == ".json":
+            answer = response(data)
+        else:
+            chunks = tuple(RawEvent(float(n), data[n * 64 : (n + 1) * 64]) for n in range((len(data) + 63) // 64))
+            answer = response(events=chunks, content_type=STREAM_TYPES[golden.suffix])
+        recorded += [exchange(turn(number).request, answer), exchange(turn(number).request, answer)]
+    path = tmp_path / "c.json"
+    record(path, *recorded)
+    plain = tmp_path / "plain.json"
+    stored = [dump(e) for e in read_exchanges(path)]
+    plain.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": stored}, option=orjson.OPT_INDENT_2))
+    assert load_cassette(path) == load_cassette(plain)
+    loaded = load_cassette(path).exchanges
+    for position, golden in enumerate(goldens):
+        data = golden.read_bytes()
+        for answer in (loaded[2 * position].response, loaded[2 * position + 1].response):
+            assert answer is not None
+            if answer.events is None:
+                assert answer.body is not None
+                assert body_bytes(answer.body) == orjson.dumps(orjson.loads(data))  # replay's compact JSON
+            else:
+                assert b"".join(event_bytes(event) for event in answer.events) == data
