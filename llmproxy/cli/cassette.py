@@ -148,11 +148,12 @@ def _found(count: int) -> str:
 @click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
 @option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="default: stdout")
 def to_expectations(path: Path, output: Path | None) -> None:
-    """Turn a cassette's chat sessions into an expectations file for `llmproxy mock`.
+    """Turn a cassette's chat sessions, MCP servers and A2A agents into an expectations file for `llmproxy mock`.
 
     One conversation per recorded session, one turn per recorded chat exchange, answering as the recording
-    did; other traffic is skipped. Says on stderr what was written and skipped. Exits 2 when the cassette
-    cannot be read or the output cannot be written.
+    did; the MCP servers and A2A agents it talked to as mcpServers and a2aAgents; other traffic is skipped.
+    Says on stderr what was written and skipped. Exits 2 when the cassette cannot be read or the output cannot
+    be written.
     """
     from llmproxy.cassette.store import load_cassette
     from llmproxy.mock.from_cassette import convert, dumps

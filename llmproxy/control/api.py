@@ -12,6 +12,7 @@ from llmproxy.control.auth import Access
 from llmproxy.control.event_models import Counters, StreamEvent
 from llmproxy.control.events import EventHub
 from llmproxy.control.journal_calls import kept_journal
+from llmproxy.control.mock_a2a_api import mock_a2a_endpoints
 from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
     API_BASE,
@@ -179,6 +180,7 @@ def control_api(session: Session) -> Router:
             query=Scope,
         ),
         *mock_mcp_endpoints(session),
+        *mock_a2a_endpoints(session),
     ]
     return Router(BASE, endpoints, "llmproxy control API", __version__, closing=[hub.close])
 

@@ -33,6 +33,7 @@ from llmproxy.control.analysis_models import (
     MissesQuery,
     ReportQuery,
 )
+from llmproxy.control.mock_a2a_models import MockA2aAgents
 from llmproxy.control.mock_mcp_models import MockMcpServers
 from llmproxy.control.models import (
     API_BASE,
@@ -143,6 +144,10 @@ class Client:
         """The mock MCP servers: where each is served, its tools with the calls they have had, resources,
         prompts (MockServer's `list_mock_tools`)."""
         return MockMcpServers.model_validate(self._call("GET", "/mcp-servers"))
+
+    def a2a_agents(self) -> MockA2aAgents:
+        """The mock A2A agents: where each is served, its agent card, the messages its replies answered."""
+        return MockA2aAgents.model_validate(self._call("GET", "/a2a-agents"))
 
     def _scoped(self, test_id: str | None) -> str:
         scope = test_id or self.test_id

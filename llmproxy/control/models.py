@@ -240,7 +240,7 @@ class Verified(ApiModel):
 
 class Reset(ApiModel):
     expectations: int | None = Field(
-        None, description="expectations and mock MCP servers removed; absent when the run has no mock"
+        None, description="expectations, mock MCP servers and A2A agents removed; absent when the run has no mock"
     )
     journal: int | None = Field(None, description="journal entries forgotten; absent when it keeps none")
     chaos: int = Field(description="hosts whose chaos profile was removed")

@@ -61,7 +61,7 @@ def read(message: Any) -> Request | Response:
     if not isinstance(method, str):
         raise Invalid(error(known, INVALID_REQUEST, f"the method is a string, not {_kind(method)}"))
     if "id" in message and not _an_id(given):
-        raise Invalid(error(None, INVALID_REQUEST, f"an MCP request id is a string or an integer, not {_kind(given)}"))
+        raise Invalid(error(None, INVALID_REQUEST, f"a request id is a string or an integer, not {_kind(given)}"))
     params = message.get("params")
     if params is None:
         params = {}

@@ -24,6 +24,7 @@ from llmproxy.chain.reply import Reply
 from llmproxy.errors import LlmproxyError, MockError
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.mock import spec, token_count
+from llmproxy.mock.a2a.http import A2aEndpoints, AgentStanding
 from llmproxy.mock.adversarial import adversarial_answer
 from llmproxy.mock.background import BackgroundResponses
 from llmproxy.mock.failover import FailoverState
@@ -36,7 +37,7 @@ from llmproxy.mock.token_count import estimated_count
 logger = logging.getLogger(__name__)
 _NOTHING = spec.Respond(text="", usage=spec.Usage())  # the answer to a request that asks for no output
 _LIFECYCLE = spec.HttpReply()  # what the log says answered a background response's later requests
-_MCP = spec.HttpReply()  # and what answered a request to a mock MCP server (its gist says more)
+_MCP = spec.HttpReply()  # and what answered a request to a mock MCP server or A2A agent (its gist says more)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,17 +85,23 @@ class MockEngine:
         self._lock = threading.Lock()
         self._background = BackgroundResponses()
         self._mcp = McpEndpoints(expectations.mcpServers) if expectations.mcpServers else None
+        self._a2a = A2aEndpoints(expectations.a2aAgents) if expectations.a2aAgents else None
 
     def mcp_standing(self) -> list[ServerStanding]:
         """The MCP servers it serves (docs/mcp.md), each with what it has served."""
         return self._mcp.standing() if self._mcp is not None else []
+
+    def a2a_standing(self, base_url: str) -> list[AgentStanding]:
+        """The A2A agents it serves (docs/a2a.md), each with its card as read on `base_url` and what it served."""
+        return self._a2a.standing(base_url) if self._a2a is not None else []
 
     def add(self, expectations: spec.ExpectationsFile, test_id: str | None = None) -> list[int]:
         """Answer from `expectations` too, from the next request on, each numbered after every entry so far and
         placed by its priority after the entries of the same priority (as if appended to the file); their
         numbers. `test_id`: they answer only requests that carry it (`x-llmproxy-test-id`), so tests sharing one
         mock do not answer each other's requests. Their MCP servers are served too, one named as a server
-        already served in its place; MockError when one would share a path or URL with another."""
+        already served in its place, and so are their A2A agents; MockError when one would share a path or URL with
+        another."""
         if expectations.mcpServers:
             try:
                 if self._mcp is None:
@@ -103,6 +110,14 @@ class MockEngine:
                     self._mcp.add(expectations.mcpServers)
             except ValueError as error:
                 raise MockError(f"mcpServers: {error}") from None
+        if expectations.a2aAgents:
+            try:
+                if self._a2a is None:
+                    self._a2a = A2aEndpoints(expectations.a2aAgents)
+                else:
+                    self._a2a.add(expectations.a2aAgents)
+            except ValueError as error:
+                raise MockError(f"a2aAgents: {error}") from None
         with self._lock:
             added = [
                 _Entry.of(self._numbered + offset, entry, test_id)
@@ -121,8 +136,9 @@ class MockEngine:
         return removed
 
     def clear(self, test_id: str | None = None) -> int:
-        """Stop answering from every entry (numbering goes on) and serving every MCP server, or only from the
-        entries of `test_id` (MCP servers are served to every test); how many entries and servers there were."""
+        """Stop answering from every entry (numbering goes on) and serving every MCP server and A2A agent, or only
+        from the entries of `test_id` (servers and agents are served to every test); how many entries, servers and
+        agents there were."""
         with self._lock:
             kept = [entry for entry in self._entries if test_id is not None and entry.test_id != test_id]
             cleared = len(self._entries) - len(kept)
@@ -130,6 +146,9 @@ class MockEngine:
             if test_id is None and self._mcp is not None:
                 cleared += len(self._mcp.servers)
                 self._mcp = None
+            if test_id is None and self._a2a is not None:
+                cleared += len(self._a2a.agents)
+                self._a2a = None
         return cleared
 
     def standing(self) -> list["Standing"]:
@@ -172,11 +191,15 @@ class MockEngine:
     def answer(self, request: Incoming) -> tuple[MockDecision, Reply] | MockMiss:
         """The decision and its reply on the wire. An answer that cannot be encoded for this request (a body
         its codec cannot read) is a miss that names the expectation and why, never an error of the mock's own. A
-        request to one of the file's MCP servers is answered by that server first."""
+        request to one of the file's MCP servers or A2A agents is answered by it first."""
         if self._mcp is not None:
             served = self._mcp.answer(request)
             if served is not None:
                 return MockDecision(_MCP, served.source, 0, gist=served.gist, missed=served.missed), served.reply
+        if self._a2a is not None:
+            called = self._a2a.answer(request)
+            if called is not None:
+                return MockDecision(_MCP, called.source, 0, gist=called.gist, missed=called.missed), called.reply
         lifecycle = self._background.answer(request)
         if lifecycle is not None:
             word, reply = lifecycle

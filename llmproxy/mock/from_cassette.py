@@ -25,6 +25,7 @@ import orjson
 
 from llmproxy.cassette.decode import decode_exchange, decode_response, exchange_route
 from llmproxy.cassette.model import Cassette, Exchange, JsonBody, Response, build, header_pairs
+from llmproxy.mock.servers_from_cassette import servers
 from llmproxy.mock.spec import (
     Conversation,
     ConversationSpec,
@@ -59,7 +60,13 @@ class Conversion:
         turns = sum(
             len(entry.conversation.turns) for entry in self.expectations.expectations if isinstance(entry, Conversation)
         )
-        text = f"wrote {plural(conversations, 'conversation')}, {plural(turns, 'turn')} to {destination}"
+        text = f"wrote {plural(conversations, 'conversation')}, {plural(turns, 'turn')}"
+        document = self.expectations
+        if document.mcpServers:
+            text += f", {plural(len(document.mcpServers), 'MCP server')}"
+        if document.a2aAgents:
+            text += f", {plural(len(document.a2aAgents), 'A2A agent')}"
+        text += f" to {destination}"
         if self.skipped:
             reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
             text += f"; skipped {plural(self.skipped.total(), 'exchange')}: {reasons}"
@@ -79,7 +86,10 @@ def convert(cassette: Cassette) -> Conversion:
     groups: list[tuple[tuple[str, str, str | None], list[_Recorded]]] = []
     open_groups: dict[tuple[str, str, str | None], list[_Recorded]] = {}
     finals = _background_finals(cassette.exchanges)
+    mcp_servers, a2a_agents, theirs = servers(cassette.exchanges, skipped)
     for exchange in cassette.exchanges:
+        if exchange.id in theirs:
+            continue
         recorded = _read(exchange, skipped, finals.get(exchange.id))
         if recorded is None:
             continue
@@ -89,14 +99,15 @@ def convert(cassette: Cassette) -> Conversion:
             groups.append((recorded.key, group))
         group.append(recorded)
     conversations = tuple(_conversation(key, group) for key, group in groups)
-    return Conversion(ExpectationsFile(expectations=conversations), skipped)
+    document = ExpectationsFile(expectations=conversations, mcpServers=tuple(mcp_servers), a2aAgents=tuple(a2a_agents))
+    return Conversion(document, skipped)
 
 
 def dumps(expectations: ExpectationsFile) -> bytes:
     """The file as JSON (indent 2, fields in the models' order, a turn's `match` first), with only the
     fields that differ from their defaults, so it stays short enough to edit."""
     value = expectations.model_dump(mode="json", exclude_defaults=True)
-    for entry in value["expectations"]:
+    for entry in value.get("expectations", []):
         if "conversation" in entry:
             entry["conversation"]["turns"] = [_match_first(turn) for turn in entry["conversation"]["turns"]]
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"

@@ -98,7 +98,7 @@ class MockLog:
             head, outcome = logged.head, logged.outcome
             what = f"{head.get('provider') or head['host']} {head.get('model') or ''}".rstrip()
             turn = f" (turn index {head.get('turnIndex', '-')})"
-            if "mcp" in outcome:  # a request to a mock MCP server: it says what it asked
+            if "mcp" in outcome or "a2a" in outcome:  # to a mock MCP server or A2A agent: it says what it asked
                 what, turn = f"{head['method']} {head['host']}{head['path']}", ""
             elif "miss" in outcome:  # what came in, exactly, and why nothing answered it
                 what = f"{head['method']} {head['host']}{head['path']}"

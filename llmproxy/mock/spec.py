@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from llmproxy.intercept.profile import ChaosProfile
+from llmproxy.mock.a2a.spec import A2aAgent, check_agents
 from llmproxy.mock.mcp.spec import McpServer, check_servers
 from llmproxy.mock.structured import checked_schema
 from llmproxy.model import Role, StopReason
@@ -304,25 +305,32 @@ type Entry = Annotated[
 
 
 def _expectations_or_servers(schema: dict[str, Any]) -> None:
-    """The published schema says what the model's validator does: a file of MCP servers alone needs no
-    `expectations`."""
+    """The published schema says what the model's validator does: a file of MCP servers or A2A agents alone
+    needs no `expectations`."""
     schema.pop("required", None)
-    schema["anyOf"] = [{"required": ["expectations"]}, {"required": ["mcpServers"]}]
+    schema["anyOf"] = [{"required": [name]} for name in _SECTIONS]
+
+
+_SECTIONS = ("expectations", "mcpServers", "a2aAgents")
 
 
 class ExpectationsFile(_Spec):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_expectations_or_servers)
 
-    expectations: tuple[Entry, ...] = Field(description="may be left out when the file has mcpServers")
+    expectations: tuple[Entry, ...] = Field(description="may be left out when the file has mcpServers or a2aAgents")
     mcpServers: tuple[McpServer, ...] = Field(
         default=(), description="mock MCP servers, over Streamable HTTP on the mock and over stdio (docs/mcp.md)"
+    )
+    a2aAgents: tuple[A2aAgent, ...] = Field(
+        default=(), description="mock A2A agents, over JSON-RPC and server-sent events on the mock (docs/a2a.md)"
     )
 
     @model_validator(mode="before")
     @classmethod
-    def _mcp_servers_alone(cls, data: Any) -> Any:
-        """A file of MCP servers only needs no empty `expectations`; any other file does not go without it."""
-        if isinstance(data, dict) and "mcpServers" in data and "expectations" not in data:
+    def _servers_alone(cls, data: Any) -> Any:
+        """A file of MCP servers or A2A agents only needs no empty `expectations`; any other file does not go
+        without it."""
+        if isinstance(data, dict) and "expectations" not in data and {"mcpServers", "a2aAgents"} & data.keys():
             return {**data, "expectations": []}
         return data
 
@@ -330,3 +338,8 @@ class ExpectationsFile(_Spec):
     @classmethod
     def _servers_apart(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
         return check_servers(servers)
+
+    @field_validator("a2aAgents")
+    @classmethod
+    def _agents_apart(cls, agents: tuple[A2aAgent, ...]) -> tuple[A2aAgent, ...]:
+        return check_agents(agents)

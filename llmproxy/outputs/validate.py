@@ -26,6 +26,14 @@ class McpServerEntry(Part):
     prompts: list[str]
 
 
+class A2aAgentEntry(Part):
+    name: str
+    path: str = Field(description="its JSON-RPC endpoint on the mock's base URL")
+    url: str | None = Field(description="the real agent's URL it is also served under, through the proxy")
+    skills: list[str]
+    replies: int
+
+
 class MockValidation(Document):
     command: Literal["mock validate"] = "mock validate"
     file: str
@@ -33,6 +41,7 @@ class MockValidation(Document):
     errors: list[str] = Field(description="each problem, with the file and the JSON path of the field")
     entries: list[Entry] = Field(description="the file's entries in order; empty when it is not valid")
     mcpServers: list[McpServerEntry] = Field(default=[], description="the file's mock MCP servers (docs/mcp.md)")
+    a2aAgents: list[A2aAgentEntry] = Field(default=[], description="the file's mock A2A agents (docs/a2a.md)")
 
 
 def validation(file: str, loaded: spec.ExpectationsFile) -> MockValidation:
@@ -48,7 +57,17 @@ def validation(file: str, loaded: spec.ExpectationsFile) -> MockValidation:
         )
         for server in loaded.mcpServers
     ]
-    return MockValidation(file=file, valid=True, errors=[], entries=entries, mcpServers=servers)
+    agents = [
+        A2aAgentEntry(
+            name=agent.name,
+            path=agent.served_path,
+            url=agent.url,
+            skills=[skill.id for skill in agent.skills],
+            replies=len(agent.replies),
+        )
+        for agent in loaded.a2aAgents
+    ]
+    return MockValidation(file=file, valid=True, errors=[], entries=entries, mcpServers=servers, a2aAgents=agents)
 
 
 def invalid(file: str, message: str) -> MockValidation:
@@ -69,6 +88,9 @@ def describe(document: MockValidation) -> str:
             plural(len(server.prompts), "prompt"),
         ]
         parts.append(f"MCP server {server.name} ({', '.join(offered)})")
+    for agent in document.a2aAgents:
+        offered = [plural(len(agent.skills), "skill"), plural(agent.replies, "reply", "replies")]
+        parts.append(f"A2A agent {agent.name} ({', '.join(offered)})")
     return f"{document.file}: valid, {', '.join(parts)}"
 
 

@@ -16,6 +16,7 @@ SUITE = "cassettes/report/test-suite"  # crafted, one cassette per test as the p
 RUNS = [*AGENTS, *CHAOS, *CRAFTED_RUNS, SUITE, "cassettes"]
 
 
+@pytest.mark.xdist_group("suite_cassettes")  # one worker records the suite, not each
 @pytest.mark.parametrize("grouping", list(Grouping))
 def test_the_report_over_a_per_test_folder_agrees_with_itself(suite_cassettes: Path, grouping: Grouping) -> None:
     assert_consistent(*run_of(str(suite_cassettes), grouping=grouping))

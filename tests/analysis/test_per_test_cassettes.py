@@ -6,10 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from llmproxy.analysis.report import Report, Signal
 from tests.analysis.reports import report_of
 
 UNUSED = "UNUSED_TOOL_SCHEMA"
+
+pytestmark = pytest.mark.xdist_group("suite_cassettes")  # one worker records the suite, not each
 
 
 def fired(report: Report, signal: str) -> Signal | None:

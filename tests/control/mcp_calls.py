@@ -77,6 +77,7 @@ async def exercise(client: Client) -> list[str]:
             "inline": {
                 "expectations": [{"match": {"model": "gpt-loaded"}, "respond": {"text": "loaded"}}],
                 "mcpServers": [weather_server],
+                "a2aAgents": [{"name": "helper", "replies": [{"message": "On it."}]}],
             }
         },
     )
@@ -153,6 +154,8 @@ async def exercise(client: Client) -> list[str]:
     (server,) = (await use("list_mock_tools"))["servers"]
     assert (server["name"], server["mockUrl"]) == ("weather", f"{base_url}/mcp/weather")
     assert [(tool["name"], tool["calls"]) for tool in server["tools"]] == [("get_forecast", 1)]
+    (agent,) = (await use("list_mock_agents"))["agents"]
+    assert (agent["name"], agent["mockUrl"], agent["served"]) == ("helper", f"{base_url}/a2a/helper", [0])
     reset = await use("reset")
     assert reset["expectations"] >= 2  # the file's, and what is left of those added above
     assert (await use("retrieve_active_expectations"))["expectations"] == []

@@ -90,7 +90,12 @@ def test_input_schemas_are_the_endpoints_models() -> None:
     assert verify["additionalProperties"] is False
     assert "Match" in verify["$defs"]
     assert made["retrieve_request_responses"].input_schema["required"] == ["seq"]
-    assert set(made["create_expectation"].input_schema["properties"]) == {"testId", "expectations", "mcpServers"}
+    assert set(made["create_expectation"].input_schema["properties"]) == {
+        "testId",
+        "expectations",
+        "mcpServers",
+        "a2aAgents",
+    }
     json.dumps([tool.input_schema for tool in made.values()])  # each is JSON
 
 

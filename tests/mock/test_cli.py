@@ -131,6 +131,7 @@ def test_validate_json_lists_the_entries_or_the_errors(tmp_path: Path) -> None:
                 {"kind": "conversation", "answers": ["respond", "error"]},
             ],
             "mcpServers": [],
+            "a2aAgents": [],
         },
     )
     code, document = validated(bad)

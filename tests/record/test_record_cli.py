@@ -171,14 +171,17 @@ def start_recorder(world: World, *extra: str) -> tuple[subprocess.Popen[str], di
         name, _, value = line.removeprefix("export ").rstrip("\n").partition("=")
         variables[name] = value.strip("'")
         if name == "NODE_USE_ENV_PROXY":  # the last line
-            break
-    return process, variables
+            return process, variables
+    process.kill()  # it stopped before printing its environment: say why, leave no process behind
+    _, stderr = process.communicate(timeout=10)
+    raise AssertionError(f"llmproxy record exited {process.returncode} before printing its environment:\n{stderr}")
 
 
 def run_client(world: World, variables: dict[str, str], name: str) -> None:
-    subprocess.run(
-        [sys.executable, str(CLIENTS), name], env=world.env() | variables, check=True, capture_output=True, timeout=60
+    run = subprocess.run(
+        [sys.executable, str(CLIENTS), name], env=world.env() | variables, capture_output=True, text=True, timeout=60
     )
+    assert run.returncode == 0, f"the {name} client exited {run.returncode}:\n{run.stderr}"
 
 
 def test_without_a_command_it_prints_the_environment_and_records_until_sigterm(world: World) -> None:
@@ -198,8 +201,13 @@ RECORDED = [("anthropic", False), ("anthropic", True), ("openai", True), ("opena
 def record_two_sessions(world: World) -> subprocess.Popen[str]:
     """A recorder that has journalled four exchanges."""
     process, variables = start_recorder(world)
-    run_client(world, variables, "anthropic")
-    run_client(world, variables, "openai")
+    try:
+        run_client(world, variables, "anthropic")
+        run_client(world, variables, "openai")
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)  # the recorder and its writer, so no process outlives the test
+        process.communicate(timeout=10)
+        raise
     journal = journal_path(world.cassette)
     deadline = time.monotonic() + 20  # a header line, then one line per exchange
     while time.monotonic() < deadline and (not journal.exists() or journal.read_text().count("\n") < 5):

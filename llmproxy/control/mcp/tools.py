@@ -77,6 +77,7 @@ NAMES: Final[Mapping[tuple[str, str], str]] = {
     ("POST", "/expectations"): "create_expectation",
     ("DELETE", "/expectations"): "clear_expectations",
     ("GET", "/mcp-servers"): "list_mock_tools",
+    ("GET", "/a2a-agents"): "list_mock_agents",  # MockServer has none: named after list_mock_tools
 }
 
 

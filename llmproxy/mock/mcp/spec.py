@@ -299,7 +299,7 @@ class Prompt(_Spec):
 
     @model_validator(mode="after")
     def _unique_arguments(self) -> Self:
-        _unique("argument", [argument.name for argument in self.arguments])
+        unique("argument", [argument.name for argument in self.arguments])
         return self
 
 
@@ -337,10 +337,10 @@ class McpServer(_Spec):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Self:
-        _unique("tool", [tool.name for tool in self.tools])
-        _unique("resource", [resource.uri for resource in self.resources])
-        _unique("resource template", [template.uriTemplate for template in self.resourceTemplates])
-        _unique("prompt", [prompt.name for prompt in self.prompts])
+        unique("tool", [tool.name for tool in self.tools])
+        unique("resource", [resource.uri for resource in self.resources])
+        unique("resource template", [template.uriTemplate for template in self.resourceTemplates])
+        unique("prompt", [prompt.name for prompt in self.prompts])
         return self
 
     @property
@@ -355,13 +355,13 @@ def variables(template: str) -> list[str]:
 
 def check_servers(servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
     """ValueError unless every server has a name and a place of its own."""
-    _unique("MCP server", [server.name for server in servers])
-    _unique("MCP server path", [server.served_path for server in servers])
-    _unique("MCP server url", [server.url for server in servers if server.url is not None])
+    unique("MCP server", [server.name for server in servers])
+    unique("MCP server path", [server.served_path for server in servers])
+    unique("MCP server url", [server.url for server in servers if server.url is not None])
     return servers
 
 
-def _unique(what: str, names: list[str]) -> None:
+def unique(what: str, names: list[str]) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:

@@ -128,20 +128,30 @@ def _holds(expected: Any, given: Any) -> bool:
     return bool(expected == given)
 
 
+def sequence_step(served: int, length: int, on_exhausted: str) -> int | None:
+    """Which answer of a sequence of `length` the `served`-th matching call gets (0-based), as `onExhausted`
+    says once they are used up; None when that is an error. A2A agents' replies step the same way."""
+    index = served - 1
+    if index < length:
+        return index
+    if on_exhausted == "loop":
+        return index % length
+    return None if on_exhausted == "error" else length - 1
+
+
+def exhausted(length: int) -> str:
+    return f"the sequence's {length} answers are used up (onExhausted: error)"
+
+
 def _answer(result: _Result, number: int) -> Picked:
     definition = result.definition
     sequence = definition.sequence
     if sequence is None:
         return Picked(definition, number)
-    index = result.served - 1
-    if index >= len(sequence):
-        if definition.onExhausted == "loop":
-            index %= len(sequence)
-        elif definition.onExhausted == "error":
-            said = f"the sequence's {len(sequence)} answers are used up (onExhausted: error)"
-            return Picked(spec.ToolAnswer(text=said, isError=True), number, len(sequence) + 1, exhausted=True)
-        else:
-            index = len(sequence) - 1
+    index = sequence_step(result.served, len(sequence), definition.onExhausted)
+    if index is None:
+        answer = spec.ToolAnswer(text=exhausted(len(sequence)), isError=True)
+        return Picked(answer, number, len(sequence) + 1, exhausted=True)
     return Picked(sequence[index], number, index + 1)
 
 
