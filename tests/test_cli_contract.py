@@ -117,6 +117,7 @@ CASES: dict[str, dict[str, Case]] = {
         "unusable": Case(("{corrupt}",), 2),
     },
     "cassette to-expectations": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
+    "cassette compact": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
     "chaos validate": {
         "passing": Case(("{chaos}",), 0),
         "failing": Case(("{bad_chaos}",), 1),

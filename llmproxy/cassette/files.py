@@ -15,6 +15,7 @@ same way, until ``"append": "started"``.
 import contextlib
 import logging
 import os
+import re
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import orjson
 from pydantic import ValidationError
 
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
+from llmproxy.cassette.parts import PARTS, PartError, Parts
 from llmproxy.errors import CassetteError
 
 logger = logging.getLogger(__name__)
@@ -64,7 +66,46 @@ def pending(header: object) -> bool:
 
 
 def encode_cassette(exchanges: list[dict[str, Any]]) -> bytes:
-    return orjson.dumps({"llmproxy_cassette": VERSION, "exchanges": exchanges}, option=orjson.OPT_INDENT_2) + b"\n"
+    """The whole file, as `PendingCassette` writes it."""
+    if not exchanges:
+        return b'{\n  "llmproxy_cassette": %d,\n  "exchanges": []\n}\n' % VERSION
+    listed = b",\n    ".join(encode_exchange(exchange) for exchange in exchanges)
+    return b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [\n    %s\n  ]\n}\n' % (VERSION, listed)
+
+
+def encode_exchange(exchange: dict[str, Any]) -> bytes:
+    """One exchange as the cassette lays it out, indented for its place in the list: one value per line, except
+    each shared part and each stream event's fields, one line of compact JSON each (a tool definition is one line
+    of the diff when it changes, an event's timing is a line of its own, and deep JSON does not pay for its
+    indentation), and a reference to a part, ``{"$part": "…"}``, on one line."""
+    parts = exchange.get(PARTS)
+    response = exchange.get("response")
+    events = response.get("events") if isinstance(response, dict) else None
+    shown = exchange
+    if parts:
+        shown = {**shown, PARTS: {}}
+    if events:
+        shown = {**shown, "response": {**response, "events": []}}  # type: ignore[dict-item]
+    text = orjson.dumps(shown, option=orjson.OPT_INDENT_2)
+    # The exchange's own fields are indented by two, its request's and response's by four: deeper ones by more.
+    if parts:
+        lines = b",\n".join(
+            b"    %s: %s" % (orjson.dumps(ident), orjson.dumps(value)) for ident, value in parts.items()
+        )
+        text = text.replace(b'\n  "%s": {}' % PARTS.encode(), b'\n  "%s": {\n%s\n  }' % (PARTS.encode(), lines), 1)
+    if events:
+        listed = b",\n".join(_event(event) for event in events)
+        text = text.replace(b'\n    "events": []', b'\n    "events": [\n%s\n    ]' % listed, 1)
+    return _SPREAD_REFERENCE.sub(rb'{"$part": \1}', text).replace(b"\n", b"\n    ")
+
+
+# A reference as orjson indents it (JSON strings hold no raw newline: only an object can match).
+_SPREAD_REFERENCE = re.compile(rb'\{\n *"\$part": ("[0-9a-f]{12}")\n *\}')
+
+
+def _event(event: dict[str, Any]) -> bytes:
+    fields = b",\n".join(b"        %s: %s" % (orjson.dumps(key), orjson.dumps(value)) for key, value in event.items())
+    return b"      {\n%s\n      }" % fields
 
 
 class PendingCassette:
@@ -84,8 +125,7 @@ class PendingCassette:
 
     def append(self, exchange: dict[str, Any]) -> None:
         """Raises OSError (a full disk): the exchange is then still in the journal."""
-        text = orjson.dumps(exchange, option=orjson.OPT_INDENT_2).replace(b"\n", b"\n    ")
-        self._handle.write((b",\n    " if self._count else b"\n    ") + text)
+        self._handle.write((b",\n    " if self._count else b"\n    ") + encode_exchange(exchange))
         self._count += 1
 
     def commit(self) -> None:
@@ -163,9 +203,13 @@ def read_file_alone(path: Path, journal: bool) -> list[Exchange]:
     without the journal beside it, or a `journal` without its cassette — what `cassette check` is given to
     check. Raises CassetteError."""
     if journal:
-        _, journalled = _read_journal(path, Exchange.model_validate)
+        parts = Parts()
+        cassette = path.with_name(path.name.removesuffix(".journal"))
+        if cassette != path and cassette.exists():  # the parts its exchanges may refer to
+            _read_cassette(cassette, lambda data: None, parts)
+        _, journalled = _read_journal(path, Exchange.model_validate, parts)
         return [exchange for _, exchange in journalled]
-    return [exchange for _, exchange in _read_cassette(path, Exchange.model_validate)]
+    return [exchange for _, exchange in _read_cassette(path, Exchange.model_validate, Parts())]
 
 
 def _checked(data: Any) -> dict[str, Any]:
@@ -181,9 +225,10 @@ def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
     journal = journal_path(path)
     if not path.exists() and not journal.exists():
         raise CassetteError(f"{path}: no such cassette")
-    exchanges = _read_cassette(path, make) if path.exists() else []
+    parts = Parts()  # the journal's exchanges may refer to the cassette's parts
+    exchanges = _read_cassette(path, make, parts) if path.exists() else []
     if journal.exists():
-        rewrite, journalled = _read_journal(journal, make)
+        rewrite, journalled = _read_journal(journal, make, parts)
         if rewrite == STARTED:
             exchanges = journalled
         elif rewrite is None:
@@ -228,11 +273,12 @@ _CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last e
 CHUNK = 1 << 20  # bytes `one_by_one` reads at a time
 
 
-def one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, bool]:
+def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Generator[tuple[int, T], None, bool]:
     """The exchanges of a cassette in `encode_cassette`'s layout, each parsed and checked alone (its id and
     what `make` keeps of it), read a chunk at a time; returns True when the whole file was read so, False as
     soon as it is not in that layout or an exchange does not parse or validate (the caller then reads the
-    file whole)."""
+    file whole). `parts`: those of the exchanges read so far (a reader's own, else a new one's)."""
+    parts = Parts() if parts is None else parts
     try:
         with path.open("rb") as handle:
             data = handle.read(CHUNK)
@@ -261,7 +307,7 @@ def one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, b
                     end = data.find(_CLOSE, max(0, searched))
                 at = end + len(_CLOSE)
                 try:
-                    made = _made(make, orjson.loads(memoryview(data)[start:at]))
+                    made = _made(make, _read_exchange(parts, data, start, at, path), parts, path)
                 except (orjson.JSONDecodeError, ValidationError):
                     return False
                 count += 1
@@ -272,12 +318,13 @@ def one_by_one[T](path: Path, make: Make[T]) -> Generator[tuple[int, T], None, b
         return False
 
 
-def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
-    """Each exchange's id and what `make` keeps of it. A file as llmproxy writes it is read exchange by
-    exchange (`one_by_one`), so memory never holds the whole file's bytes beside its parsed JSON (with the
-    parser's own buffers, that doubled the peak of loading 10,000 exchanges); any other is read whole."""
+def _read_cassette[T](path: Path, make: Make[T], parts: Parts) -> list[tuple[int, T]]:
+    """Each exchange's id and what `make` keeps of it, its shared parts added to `parts` (empty until then). A
+    file as llmproxy writes it is read exchange by exchange (`one_by_one`), so memory never holds the whole
+    file's bytes beside its parsed JSON (with the parser's own buffers, that doubled the peak of loading 10,000
+    exchanges); any other is read whole."""
     made: list[tuple[int, T]] = []
-    stream = one_by_one(path, make)
+    stream = one_by_one(path, make, parts)
     while True:
         try:
             made.append(next(stream))
@@ -285,6 +332,7 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
             if stop.value:
                 return made
             break  # read whole, which says what is wrong where
+    parts.clear()  # the cassette's are the first parts read: read again, whole
     data = _parse(path, _read(path))
     if not isinstance(data, dict) or "llmproxy_cassette" not in data:
         raise CassetteError(f'{path}: not an llmproxy cassette (no "llmproxy_cassette" version field)')
@@ -299,7 +347,7 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
         exchanges = data.get("exchanges")
         if not isinstance(exchanges, list) or set(data) != {"llmproxy_cassette", "exchanges"}:
             Cassette.model_validate(data)  # says what is wrong with the envelope
-        return [_made(make, exchange) for exchange in exchanges]  # type: ignore[union-attr]
+        return [_made(make, exchange, parts, path) for exchange in exchanges]  # type: ignore[union-attr]
     except ValidationError:
         try:  # said as the whole document's error, which names the exchange and its place in the file
             Cassette.model_validate(data)
@@ -308,13 +356,27 @@ def _read_cassette[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
         raise
 
 
-def _made[T](make: Make[T], data: Any) -> tuple[int, T]:
+def _read_exchange(parts: Parts, data: bytes, start: int, end: int, where: object) -> Any:
+    """One exchange's JSON, as `one_by_one` found it in the file, parsed with its parts put back."""
+    try:
+        return parts.read(data, start, end)
+    except PartError as exc:
+        raise CassetteError(f"{where}: {exc}") from None
+
+
+def _made[T](make: Make[T], data: Any, parts: Parts, where: object) -> tuple[int, T]:
+    """The exchange's id and what `make` keeps of it, its shared parts put back. Raises CassetteError for a
+    part that cannot be (ValidationError for what the model refuses)."""
+    try:
+        data = parts.resolve(data)
+    except PartError as exc:
+        raise CassetteError(f"{where}: {exc}") from None
     kept = make(data)  # first: it checks that `data` is an exchange, with an id
     exchange_id: int = data["id"]
     return exchange_id, kept
 
 
-def _read_journal[T](path: Path, make: Make[T]) -> tuple[str | None, list[tuple[int, T]]]:
+def _read_journal[T](path: Path, make: Make[T], parts: Parts) -> tuple[str | None, list[tuple[int, T]]]:
     """Its rewrite state (None: appended to the cassette; "started": it replaces it; "pending" or "none": nothing
     to read) and its exchanges."""
     lines = _read(path).split(b"\n")
@@ -334,7 +396,7 @@ def _read_journal[T](path: Path, make: Make[T]) -> tuple[str | None, list[tuple[
         where = f"{path}: line {number}"
         data = _parse(where, line)
         try:
-            exchanges.append(_made(make, data))
+            exchanges.append(_made(make, data, parts, where))
         except ValidationError as exc:
             raise CassetteError(f"{where}: {describe(exc, [data], prefix='$')}") from None
     return rewrite, exchanges

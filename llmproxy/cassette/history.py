@@ -39,7 +39,7 @@ def history(body: Any) -> tuple[tuple[str, ...], list[Any]] | None:
     Chat, Bedrock Converse, Ollama, Cohere: `messages`; OpenAI Responses: `input`; Gemini: `contents`; Code
     Assist: `request.contents`), as each provider declares it: the first call loads every provider's facts."""
     for path in history_paths():
-        value = _get(body, path)
+        value = value_at(body, path)
         if isinstance(value, list):
             return path, value
     return None
@@ -106,10 +106,10 @@ def rebuild(exchange_id: int, ref: Extends, body: Any, bodies: dict[int, Any]) -
     path = parse_path(ref.path)
     if ref.exchange not in bodies:
         raise ValueError(f"{where}: exchange {ref.exchange} is not an earlier exchange with a JSON request body")
-    base = _get(bodies[ref.exchange], path)
+    base = value_at(bodies[ref.exchange], path)
     if not isinstance(base, list) or len(base) < ref.items:
         raise ValueError(f"{where}: exchange {ref.exchange} has no list of {ref.items} items at {ref.path}")
-    tail = _get(body, path)
+    tail = value_at(body, path)
     if not isinstance(tail, list):
         raise ValueError(f"{where}: the request body has no list at {ref.path}")
     return with_list(body, path, base[: ref.items] + tail)
@@ -126,7 +126,7 @@ def _chain(items: list[Any]) -> Iterable[bytes]:
         yield digest
 
 
-def _get(value: Any, path: tuple[str, ...]) -> Any:
+def value_at(value: Any, path: tuple[str, ...]) -> Any:
     for key in path:
         if not isinstance(value, dict):
             return None

@@ -172,6 +172,13 @@ class Exchange(_Model):
     streaming: StrictBool = False
     websocket: WebSocket | None = None
     background: Background | None = None
+    parts: dict[str, Any] | None = Field(
+        None,
+        description="shared parts this exchange introduces, by id (the first 12 hex digits of the SHA-256 of the "
+        'part\'s compact JSON); in it and every later exchange, a {"$part": ID} object in a request body or a '
+        "response stands for the part. Present (if empty) on every exchange that refers to one; readers put the "
+        "parts back (docs/cassette-format.md)",
+    )
     request: Request
     response: Response | None = None
     error: str | None = Field(None, description="the upstream or connection failure, when there is no response")

@@ -50,6 +50,7 @@ from llmproxy.cassette.journal import Journal, this_process
 from llmproxy.cassette.leftovers import Leftover, reading, remove_dead_temporaries, say
 from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Places, Request, Timings, build, dump
 from llmproxy.cassette.neutral import here, mentions
+from llmproxy.cassette.parts import Compactor, compacted
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.unanswered import unanswered
 from llmproxy.errors import CassetteError
@@ -130,6 +131,34 @@ def load_cassette(path: Path) -> Cassette:
         return Cassette(llmproxy_cassette=VERSION, exchanges=exchanges)
 
 
+def compact_cassette(path: Path) -> tuple[int, int]:
+    """Write a cassette again with its shared parts stored once (`parts.py`), as a recording of it would now: in
+    place, atomically, holding its journal's lock so that no recording writes it meanwhile. Returns its size
+    before and after (the same when it was compact already: then it is not written). Raises CassetteError: no
+    such cassette, a recording holds it or one that died left its journal (a recording or replay of it settles
+    that first), or it cannot be read or written."""
+    path = Path(path)
+    if not path.is_file():
+        raise CassetteError(f"{path}: no such cassette")
+    journal = Journal.claim(path)
+    stale = journal.stale
+    try:
+        if stale:
+            raise CassetteError(f"{path}: a recording that died left {journal.path.name}: record or replay it first")
+        before = path.stat().st_size
+        exchanges = read_exchanges(path)
+        try:
+            inflate(exchanges)  # every shared history resolves: nothing is written from a cassette that is wrong
+        except ValueError as exc:
+            raise CassetteError(f"{path}: {exc}") from None
+        data = encode_cassette(list(compacted(dump(exchange) for exchange in exchanges)))
+        if data != path.read_bytes():
+            write_atomic(path, data)
+        return before, len(data)
+    finally:
+        journal.release(remove=not stale)
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a cassette's objects are built: they all live on, and the
@@ -155,10 +184,12 @@ class CassetteWriter:
         journal: Journal,
         header: dict[str, Any],
         pending: PendingCassette,
+        compactor: Compactor,
         keep_unanswered: bool = False,
     ) -> None:
         """Use `open`."""
         self.path = path
+        self._compactor = compactor  # it compacted `existing` into `pending`: what follows them shares their parts
         self._redactor = redactor
         self._keep_unanswered = keep_unanswered
         self._pending = pending
@@ -224,7 +255,7 @@ class CassetteWriter:
                 existing = read_exchanges(path)
                 load_cassette(path)  # every shared history must resolve before appending to it
                 if recovering:  # its exchanges join the cassette now
-                    write_atomic(path, encode_cassette([dump(exchange) for exchange in existing]))
+                    write_atomic(path, encode_cassette(list(compacted(dump(exchange) for exchange in existing))))
             header: dict[str, Any] = {"llmproxy_journal": JOURNAL_VERSION, "owner": owner or this_process()}
             if rewrite:
                 header["rewrite"] = PENDING
@@ -232,7 +263,8 @@ class CassetteWriter:
             elif pending:
                 header["append"] = PENDING
             journal.begin(header)
-            written = PendingCassette(path, (dump(exchange) for exchange in existing))
+            compactor = Compactor()
+            written = PendingCassette(path, (compactor.compact(dump(exchange)) for exchange in existing))
         except OSError as exc:
             journal.release(remove=created)
             raise CassetteError(f"cannot record to {path}: {exc.strerror or exc}") from None
@@ -243,7 +275,7 @@ class CassetteWriter:
             say(leftover.recovered() if recovering else leftover.discarded(), removed)
         elif removed:
             say(f"{path}: removed what a writer that is gone left", removed)
-        return cls(path, redactor, existing, journal, header, written, keep_unanswered)
+        return cls(path, redactor, existing, journal, header, written, compactor, keep_unanswered)
 
     def start(self) -> None:
         """The run began cleanly: from now on the recording counts (with `rewrite`, it replaces the cassette)."""
@@ -359,7 +391,7 @@ class CassetteWriter:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
         exchange = self._background.link(exchange)
-        stored = dump(exchange)
+        stored = self._compactor.compact(dump(exchange))
         self._summary.count(exchange)
         self._audit(raw, exchange)
         if not self._journal_failed:

@@ -112,6 +112,34 @@ def _undecoded(path: Path, as_json: bool) -> list["Undecoded"]:
     return listed
 
 
+@cassette.command()
+@click.argument("paths", metavar="FILE...", nargs=-1, required=True, type=click.Path(path_type=Path))
+def compact(paths: tuple[Path, ...]) -> None:
+    """Rewrite cassettes so that what their requests repeat is stored once.
+
+    Each FILE is written again as a recording writes it now: system prompts, instructions and each tool
+    definition stored once as a shared part, any large value that recurs too; every reader sees the same
+    exchanges as before. Each file is replaced atomically, under its recording lock. Prints each file's size
+    before and after; exits 2 when a file cannot be compacted (missing, unreadable, being recorded, with a
+    journal a killed recording left), one line each.
+    """
+    from llmproxy.cassette.store import compact_cassette
+
+    failed = 0
+    for path in paths:
+        try:
+            before, after = compact_cassette(path)
+        except CassetteError as exc:
+            click.echo(f"cannot compact: {exc}", err=True)
+            failed += 1
+            continue
+        if before == after:
+            click.echo(f"{path}: {before:,} bytes, already compact")
+        else:
+            click.echo(f"{path}: {before:,} → {after:,} bytes ({after / before:.0%})")
+    raise SystemExit(2 if failed else 0)
+
+
 def _found(count: int) -> str:
     return f"{plural(count, 'secret-looking value')} found" if count else "no secret-looking values"
 

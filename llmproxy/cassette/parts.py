@@ -1,0 +1,336 @@
+"""Shared parts: a value an agent sends again and again is stored once per cassette.
+
+A coding agent re-sends its system prompt and every tool definition on each call, and the Responses API echoes
+them back in three events of every answer; history sharing (`history.py`) stores the conversation once, but not
+these. So a stored exchange may name, in ``parts``, values it introduces, each under an id derived from its
+content (the first 12 hex digits of the SHA-256 of its compact JSON), and any JSON value in its request body or
+response (body, events) may be the object ``{"$part": ID}``, standing for a part this exchange or an earlier one
+in the same cassette introduced. Parts are taken from request bodies at the places that hold instructions — each
+tool definition alone, so a tool list that changes by one tool stores one new tool — and, anywhere else, a large
+value the moment it is seen again. Ids depend on content alone: recording the same session again writes the same
+parts, in the same places.
+
+`Compactor` turns stored exchanges (as `model.dump` gives them, redacted, histories shared) into that form, one
+after the other in cassette order; `Parts` turns them back, one after the other, when the file is read, so every
+reader past `files.py` sees whole exchanges. An exchange without ``parts`` has no references, so a cassette
+written before parts existed is read as it always was: a request that happens to send ``{"$part": …}`` itself is
+stored without parts (whole), and its object is never taken for a reference.
+"""
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+
+from llmproxy.cassette.history import history
+
+PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
+REF = "$part"
+MIN_BYTES = 256  # a smaller value costs about as much to refer to as to store again
+LARGE_BYTES = 1024  # a request's value this large is a part the first time it is seen (it may well come again)
+ID_HEX = 12
+# Where a request body holds instructions and tool definitions, in every API llmproxy knows: a value here is
+# stored as a part the first time it is seen, each item of a list alone.
+_AT_ONCE: tuple[tuple[str, ...], ...] = (
+    ("system",),  # Anthropic, Bedrock Converse
+    ("instructions",),  # OpenAI Responses
+    ("tools",),  # every API's tool list
+    ("toolConfig", "tools"),  # Bedrock Converse
+    ("systemInstruction",),  # Gemini
+    ("system_instruction",),
+    ("request", "systemInstruction"),  # Gemini Code Assist
+    ("request", "tools"),
+)
+
+
+# A reference in JSON text: compact, or as the cassette lays it out. In a JSON string the quotes would be
+# escaped, so only an object can match.
+_REFERS = b'"$part"'
+_REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
+_PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
+# The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
+# line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
+_PARTS_OPENING = b'\n      "parts": {'
+_PARTS_CLOSING = b"\n      },"
+_HEAD = 2048  # bytes: id, provider, operation, vendor, model, streaming, websocket and background come before it
+_ID = re.compile(rb'^\{\s*"id":\s*(\d+)')
+
+
+class PartError(ValueError):
+    """A reference to a part that no earlier exchange introduced, or a part whose content is not its id's."""
+
+
+def part_id(encoded: bytes) -> str:
+    return hashlib.sha256(encoded).hexdigest()[:ID_HEX]
+
+
+class Compactor:
+    """Stored exchanges in cassette order, each with the parts it introduces and its repeated values referred to.
+    The same exchanges give the same bytes whatever was compacted before them in another file: a cassette
+    appended to is compacted again from its first exchange."""
+
+    def __init__(self) -> None:
+        self._known: set[str] = set()  # the ids of parts introduced so far
+        self._seen: set[str] = set()  # large values seen once, not parts (yet)
+        self._digests: dict[int, tuple[int, str]] = {}  # for the exchange being compacted: id(value) → size, id
+        self._recurring: set[str] = set()  # the part ids of values it holds more than once
+
+    def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
+        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
+        nothing in it is shared, or when its request already sends a `{"$part": …}` object of its own."""
+        request = exchange.get("request")
+        body = request.get("body") if isinstance(request, dict) else None
+        response = exchange.get("response")
+        if _mentions_ref(exchange):
+            return exchange
+        new: dict[str, Any] = {}
+        changed = False
+        self._recurring = self._count(exchange)
+        if isinstance(body, dict) and "json" in body:
+            json_ = self._request_json(body["json"], new)
+            if json_ is not body["json"]:
+                exchange = {**exchange, "request": {**request, "body": {**body, "json": json_}}}  # type: ignore[dict-item]
+                changed = True
+        if isinstance(response, dict):
+            shared = self._response(response, new)
+            if shared is not response:
+                exchange = {**exchange, "response": shared}
+                changed = True
+        self._digests.clear()
+        if not changed:
+            return exchange
+        ordered: dict[str, Any] = {}
+        for key, value in exchange.items():  # the parts just before the request, where a reader meets them first
+            if key == "request":
+                ordered[PARTS] = new
+            ordered[key] = value
+        return ordered
+
+    def _request_json(self, json_: Any, new: dict[str, Any]) -> Any:
+        if not isinstance(json_, dict):
+            return self._value(json_, new, strings_from=LARGE_BYTES)
+        found = history(json_)
+        return self._object(json_, (), {found[0]} if found else set(), new)
+
+    def _object(
+        self, value: dict[str, Any], path: tuple[str, ...], conversation: set[tuple[str, ...]], new: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A request body's object at `path`: instructions and tools are parts at once; any other value of the
+        body's own (not its conversation) too when it is large (a telemetry batch), and in the conversation each
+        large string (a tool's output, a file), which a later turn may send again."""
+        result: dict[str, Any] = {}
+        changed = False
+        for key, item in value.items():
+            here = (*path, key)
+            if here in _AT_ONCE:
+                if isinstance(item, list):
+                    listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in item]
+                    shared: Any = listed if any(a is not b for a, b in zip(listed, item, strict=True)) else item
+                else:
+                    shared = self._value(item, new, introduce_from=MIN_BYTES)
+            elif isinstance(item, dict) and any(p[: len(here)] == here for p in (*_AT_ONCE, *conversation)):
+                shared = self._object(item, here, conversation, new)
+            elif here in conversation:
+                shared = self._value(item, new, strings_from=LARGE_BYTES)
+            else:
+                shared = self._value(item, new, introduce_from=LARGE_BYTES, strings_from=LARGE_BYTES)
+            changed = changed or shared is not item
+            result[key] = shared
+        return result if changed else value
+
+    def _response(self, response: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        result = dict(response)
+        changed = False
+        body = response.get("body")
+        if isinstance(body, dict) and "json" in body:
+            json_ = self._value(body["json"], new)
+            if json_ is not body["json"]:
+                result["body"] = {**body, "json": json_}
+                changed = True
+        events = response.get("events")
+        if isinstance(events, list):
+            shared_events = []
+            for event in events:
+                key = next((k for k in ("data", "json", "message") if isinstance(event, dict) and k in event), None)
+                if key is not None:
+                    value = self._value(event[key], new)
+                    if value is not event[key]:
+                        event = {**event, key: value}
+                        changed = True
+                shared_events.append(event)
+            result["events"] = shared_events
+        return result if changed else response
+
+    def _value(self, value: Any, new: dict[str, Any], introduce_from: int = 0, strings_from: int = 0) -> Any:
+        """`value` with itself or what is in it referred to: a part already known; else, what is in it referred to
+        first, a new part when it was seen before (or occurs again in this exchange), or is at least
+        `introduce_from` bytes (a string in it, `strings_from`). A part may so refer to smaller parts."""
+        size, ident = self._digest(value)
+        if size < MIN_BYTES:
+            return value
+        if ident in self._known:
+            return {REF: ident}
+        inner = value
+        if isinstance(value, dict):
+            items = {key: self._value(item, new, strings_from=strings_from) for key, item in value.items()}
+            inner = items if any(items[key] is not value[key] for key in value) else value
+        elif isinstance(value, list):
+            listed = [self._value(item, new, strings_from=strings_from) for item in value]
+            inner = listed if any(a is not b for a, b in zip(listed, value, strict=True)) else value
+        if (
+            ident in self._seen
+            or ident in self._recurring
+            or 0 < introduce_from <= size
+            or (isinstance(value, str) and 0 < strings_from <= size)
+        ):
+            self._known.add(ident)
+            new[ident] = inner  # after the parts it refers to, which a reader must know first
+            return {REF: ident}
+        self._seen.add(ident)
+        return inner
+
+    def _digest(self, value: Any) -> tuple[int, str]:
+        """The size of a value's compact JSON and its part id; (0, "") for what is never a part (a number)."""
+        if not isinstance(value, dict | list | str):
+            return 0, ""
+        known = self._digests.get(id(value))
+        if known is None:
+            encoded = orjson.dumps(value)
+            known = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
+            self._digests[id(value)] = known
+        return known
+
+    def _count(self, exchange: dict[str, Any]) -> set[str]:
+        """The part ids of the large values an exchange holds more than once (the Responses API echoes its
+        request's tools in three events)."""
+        counts: dict[str, int] = {}
+        request, response = exchange.get("request"), exchange.get("response")
+        pending: list[Any] = []
+        if isinstance(request, dict) and isinstance(request.get("body"), dict):
+            pending.append(request["body"].get("json"))
+        if isinstance(response, dict):
+            if isinstance(response.get("body"), dict):
+                pending.append(response["body"].get("json"))
+            for event in response.get("events") or ():
+                if isinstance(event, dict):
+                    pending += [event.get(key) for key in ("data", "json", "message")]
+        while pending:
+            value = pending.pop()
+            size, ident = self._digest(value)
+            if size < MIN_BYTES:
+                continue
+            counts[ident] = counts.get(ident, 0) + 1
+            if isinstance(value, dict):
+                pending += value.values()
+            elif isinstance(value, list):
+                pending += value
+        return {ident for ident, count in counts.items() if count > 1}
+
+
+def compacted(exchanges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A whole cassette's stored exchanges, in order, compacted."""
+    compactor = Compactor()
+    return (compactor.compact(exchange) for exchange in exchanges)
+
+
+def _mentions_ref(exchange: dict[str, Any]) -> bool:
+    return _REFERS in orjson.dumps(exchange)
+
+
+class Parts:
+    """The parts a cassette's exchanges introduced so far, read in file order: `read` (an exchange as the cassette
+    lays it out) and `resolve` (one already parsed) give each exchange back whole. References are replaced in
+    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts."""
+
+    def __init__(self) -> None:
+        self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON, its own references put back
+
+    def clear(self) -> None:
+        self._parts.clear()
+
+    def read(self, data: bytes, start: int, end: int) -> Any:
+        """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
+        orjson.JSONDecodeError."""
+        # "parts" comes before the request, after the first few short fields: only the exchange's head is looked at
+        opening = data.find(_PARTS_OPENING, start, min(end, start + _HEAD))
+        if opening < 0:  # no parts, so no references (or another layout: read the slower way)
+            return self.resolve(orjson.loads(memoryview(data)[start:end]))
+        after = opening + len(_PARTS_OPENING)
+        if data.startswith(b"},", after):  # refers to earlier parts only
+            cut = after + 2
+        else:
+            closing = data.find(_PARTS_CLOSING, after, end)
+            if closing < 0:
+                return self.resolve(orjson.loads(memoryview(data)[start:end]))
+            cut = closing + len(_PARTS_CLOSING)
+        rest = data[start:opening] + data[cut:end]
+        who = _who(rest)
+        if cut != after + 2:
+            self._introduce_lines(who, data[after + 1 : cut - len(_PARTS_CLOSING)])
+        return orjson.loads(self._put_back(who, rest))
+
+    def _introduce_lines(self, who: str, block: bytes) -> None:
+        """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
+        nested = _REFERS in block  # a part that refers to earlier parts (one look at the whole block)
+        for line in block.split(b",\n"):
+            found = _PART_LINE.match(line)
+            if found is None:  # not laid out as llmproxy writes it: parsed
+                introduced = orjson.loads(b"{" + block + b"}")
+                if not isinstance(introduced, dict):
+                    raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
+                self._introduce(who, introduced)
+                return
+            ident, encoded = found[1], line[found.end() :]
+            if nested:
+                encoded = self._put_back(who, encoded)
+            if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
+                self._introduce(who, {ident.decode(): orjson.loads(encoded)})
+            else:
+                self._parts[ident] = encoded
+
+    def resolve(self, data: Any) -> Any:
+        """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
+        Raises PartError naming the exchange and the part."""
+        if not isinstance(data, dict) or PARTS not in data:
+            return data
+        who = f"exchange {data['id']}" if isinstance(data.get("id"), int) else "an exchange"
+        introduced = data[PARTS]
+        if not isinstance(introduced, dict):
+            raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
+        self._introduce(who, introduced)
+        rest = orjson.dumps({key: value for key, value in data.items() if key != PARTS})
+        return orjson.loads(self._put_back(who, rest))
+
+    def _introduce(self, who: str, introduced: dict[str, Any]) -> None:
+        for ident, value in introduced.items():  # each after the parts it refers to
+            encoded = self._put_back(who, orjson.dumps(value))
+            if (found := part_id(encoded)) != ident:
+                raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
+            self._parts[ident.encode()] = encoded
+
+    def _put_back(self, who: str, text: bytes) -> bytes:
+        """JSON text with each reference replaced by its part's."""
+        at = text.find(_REFERS)
+        if at < 0:
+            return text
+        pieces, done = [], 0
+        while at >= 0:
+            brace = text.rfind(b"{", done, at)
+            found = _REFERENCE.match(text, brace) if brace >= 0 and not text[brace + 1 : at].strip() else None
+            if found is None:  # an object with a "$part" key that is not a reference llmproxy wrote
+                raise PartError(f'{who}: a {{"$part": …}} object that names no part (an id is 12 hex digits)')
+            part = self._parts.get(found[1])
+            if part is None:
+                raise PartError(f"{who}: part {found[1].decode()} is not introduced by it or an earlier exchange")
+            pieces += [text[done:brace], part]
+            done = found.end()
+            at = text.find(_REFERS, done)
+        pieces.append(text[done:])
+        return b"".join(pieces)
+
+
+def _who(text: bytes) -> str:
+    found = _ID.search(text)
+    return f"exchange {int(found[1])}" if found else "an exchange"

@@ -1,0 +1,331 @@
+"""Shared parts: what requests repeat is stored once per cassette, and every reader still sees whole exchanges."""
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.files import journal_path, read_exchanges, read_stored
+from llmproxy.cassette.model import JsonBody, dump
+from llmproxy.cassette.parts import PARTS, part_id
+from llmproxy.cassette.recorded import load_recorded
+from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
+from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
+from llmproxy.cli import main
+from llmproxy.errors import CassetteError
+from llmproxy.model.exchange import RawEvent, RawExchange
+from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response, sse_events
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = sorted(
+    path for path in (ROOT / "cassettes").rglob("*.json") if path.read_bytes().startswith(b'{\n  "llmproxy_cassette"')
+)
+SYSTEM = "You are a careful coding agent. " + " ".join(f"Rule {n}: say what you did." for n in range(40))
+TOOLS = [
+    {"name": f"tool_{n}", "description": f"Tool number {n}. " * 20, "input_schema": {"type": "object"}}
+    for n in range(6)
+]
+
+
+def turn(number: int, tools: list[dict[str, object]] = TOOLS, system: str = SYSTEM, t_ms: float = 1.0) -> RawExchange:
+    """One call of an agent session: the same system prompt and tools, one more user message each turn."""
+    messages = [{"role": "user", "content": f"step {n}"} for n in range(number + 1)]
+    body = {"model": "claude-x", "system": system, "tools": tools, "messages": messages, "stream": True}
+    events = sse_events({"type": "content_block_delta", "text": f"done {number}"}, {"type": "message_stop"})
+    events = tuple(replace(event, t_ms=event.t_ms + t_ms) for event in events)
+    return exchange(request(body), response(events=events, content_type="text/event-stream"))
+
+
+def record(path: Path, *exchanges: RawExchange) -> None:
+    writer = CassetteWriter.open(path, Redactor())
+    writer.start()
+    for item in exchanges:
+        writer.add(item)
+    writer.close()
+
+
+def stored(path: Path) -> list[dict[str, object]]:
+    return list(orjson.loads(path.read_bytes())["exchanges"])
+
+
+def test_a_session_stores_its_system_prompt_and_each_tool_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, *(turn(n) for n in range(3)))
+    text = path.read_text()
+    assert text.count("Rule 39: say") == 1
+    assert all(text.count(f"Tool number {n}. ") == 20 for n in range(6))  # one copy of each description
+    first, second, third = stored(path)
+    assert len(first[PARTS]) == 7
+    assert second[PARTS] == third[PARTS] == {}
+    body = first["request"]["body"]["json"]  # type: ignore[index]
+    assert body["system"] == {"$part": part_id(orjson.dumps(SYSTEM))}
+    # readers see every request whole
+    for number, loaded in enumerate(load_cassette(path).exchanges):
+        assert isinstance(loaded.request.body, JsonBody)
+        assert loaded.request.body.json_["system"] == SYSTEM
+        assert loaded.request.body.json_["tools"] == TOOLS
+        assert len(loaded.request.body.json_["messages"]) == number + 1
+
+
+def test_a_tool_list_changed_by_one_tool_stores_one_new_tool(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    changed = [*TOOLS[:3], {**TOOLS[3], "description": "Another tool entirely. " * 20}, *TOOLS[4:]]
+    record(path, turn(0), turn(1, tools=changed))
+    second = stored(path)[1]
+    assert list(second[PARTS]) == [part_id(orjson.dumps(changed[3]))]  # type: ignore[call-overload]
+
+
+def test_appending_a_turn_leaves_every_earlier_line_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0), turn(1))
+    before = path.read_bytes()
+    record(path, turn(2, tools=[*TOOLS, {"name": "new", "description": "A new tool. " * 30}]))
+    after = path.read_bytes()
+    kept = before.removesuffix(b"\n  ]\n}\n")
+    assert after.startswith(kept + b",\n")
+    assert after.count(b"A new tool. ") == 30  # the new tool is the only new part, in the new exchange
+    assert [e.id for e in load_cassette(path).exchanges] == [1, 2, 3]
+
+
+def test_recording_the_same_session_again_changes_only_timing_lines(tmp_path: Path) -> None:
+    first, again = tmp_path / "a.json", tmp_path / "b.json"
+    record(first, *(turn(n) for n in range(3)))
+    record(again, *(turn(n, t_ms=7.25) for n in range(3)))
+    one, other = first.read_text().splitlines(), again.read_text().splitlines()
+    assert len(one) == len(other)
+    differing = [b for a, b in zip(one, other, strict=True) if a != b]
+    assert differing
+    assert all(line.strip().startswith('"t_ms"') for line in differing)
+
+
+def test_ids_depend_on_content_not_on_order(tmp_path: Path) -> None:
+    forward, backward = tmp_path / "f.json", tmp_path / "b.json"
+    record(forward, turn(0), turn(1, tools=TOOLS[::-1]))
+    record(backward, turn(0, tools=TOOLS[::-1]), turn(1))
+    assert set(stored(forward)[0][PARTS]) == set(stored(backward)[0][PARTS])  # type: ignore[arg-type]
+
+
+def test_a_secret_in_a_shared_part_is_redacted_once_and_everywhere(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    system = SYSTEM + f" Use the key {ANTHROPIC_KEY} for the staging account."
+    record(path, turn(0, system=system), turn(1, system=system))
+    text = path.read_text()
+    assert ANTHROPIC_KEY not in text
+    assert text.count("<redacted:sk-ant:") == 3  # the part, and each request's x-api-key header
+    for loaded in load_cassette(path).exchanges:
+        assert isinstance(loaded.request.body, JsonBody)
+        assert "<redacted:sk-ant:" in loaded.request.body.json_["system"]
+    result = CliRunner().invoke(main, ["cassette", "check", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_request_that_sends_a_part_object_itself_is_stored_whole(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    body = {"model": "claude-x", "system": SYSTEM, "metadata": {"$part": "0123456789ab"}, "messages": []}
+    record(path, exchange(request(body), response()))
+    (only,) = stored(path)
+    assert PARTS not in only
+    loaded = load_cassette(path).exchanges[0].request.body
+    assert isinstance(loaded, JsonBody)
+    assert loaded.json_ == body
+
+
+def test_a_large_value_an_answer_repeats_is_stored_once(tmp_path: Path) -> None:
+    """The Responses API echoes its request's tools in three events of each answer."""
+    path = tmp_path / "c.json"
+    echoed = {"id": "resp_1", "status": "in_progress", "tools": TOOLS, "instructions": SYSTEM}
+    events = sse_events(
+        {"type": "response.created", "response": echoed},
+        {"type": "response.in_progress", "response": echoed},
+        {"type": "response.completed", "response": {**echoed, "status": "completed"}},
+        event=None,
+    )
+    body = {"model": "gpt-x", "instructions": SYSTEM, "tools": TOOLS, "input": [], "stream": True}
+    answer = response(events=events, content_type="text/event-stream")
+    raw = exchange(request(body, host="api.openai.com", path="/v1/responses"), answer)
+    record(path, raw)
+    text = path.read_text()
+    assert text.count("Rule 39: say") == 1
+    assert text.count("Tool number 5. ") == 20
+    loaded = load_cassette(path).exchanges[0]
+    assert loaded.response is not None
+    assert loaded.response.events is not None
+    assert [event.data for event in loaded.response.events] == [  # type: ignore[union-attr]
+        {"type": "response.created", "response": echoed},
+        {"type": "response.in_progress", "response": echoed},
+        {"type": "response.completed", "response": {**echoed, "status": "completed"}},
+    ]
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda path: str(path.relative_to(ROOT / "cassettes")))
+def test_compacting_a_committed_cassette_loses_nothing(path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    compact_cassette(copy)
+    assert load_cassette(copy) == load_cassette(path)
+    assert list(load_recorded(copy)) == list(load_recorded(path))
+    assert read_exchanges(copy) == read_exchanges(path)  # histories still shared as they were
+    assert read_stored(copy) == read_stored(path)
+    compacted = copy.read_bytes()
+    assert compact_cassette(copy)[1] == len(compacted)
+    assert copy.read_bytes() == compacted
+
+
+def test_a_missing_part_is_one_line_naming_the_exchange_and_the_part(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0), turn(1))
+    ident = part_id(orjson.dumps(SYSTEM))
+    data = orjson.loads(path.read_bytes())
+    del data["exchanges"][0][PARTS][ident]
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(CassetteError) as caught:
+        load_cassette(path)
+    assert str(caught.value) == f"{path}: exchange 1: part {ident} is not introduced by it or an earlier exchange"
+    result = CliRunner().invoke(main, ["cassette", "check", str(path)])
+    assert result.exit_code == 2
+    assert f"exchange 1: part {ident} is not introduced by it or an earlier exchange" in result.output
+
+
+def test_a_part_whose_content_is_not_its_id_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0), turn(1))
+    ident = part_id(orjson.dumps(SYSTEM))
+    text = path.read_text().replace(SYSTEM[:40], "You are a careless coding agent. ", 1)
+    path.write_text(text)
+    with pytest.raises(CassetteError, match=f"^{path}: exchange 1: part {ident} does not match its content"):
+        load_cassette(path)
+    with pytest.raises(CassetteError, match=f"exchange 1: part {ident} does not match"):
+        load_recorded(path)
+
+
+def test_a_journal_refers_to_its_cassettes_parts(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0))
+    writer = CassetteWriter.open(path, Redactor())
+    writer.start()
+    writer.write(turn(1))  # journalled; the recorder is then killed before closing
+    journal = journal_path(path).read_bytes()
+    writer._journal.release(remove=False)
+    writer._pending.abort()
+    assert b"Rule 39: say" not in journal.splitlines()[1]  # the part is the cassette's
+    loaded = load_cassette(path).exchanges
+    assert [e.id for e in loaded] == [1, 2]
+    assert isinstance(loaded[1].request.body, JsonBody)
+    assert loaded[1].request.body.json_["system"] == SYSTEM
+    result = CliRunner().invoke(main, ["cassette", "check", str(journal_path(path))])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_compact_command_rewrites_each_file_and_says_so(tmp_path: Path) -> None:
+    source = ROOT / "cassettes" / "claude-code-tool-loop.json"
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    runner = CliRunner()
+    result = runner.invoke(main, ["cassette", "compact", str(copy), str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    size = copy.stat().st_size
+    assert f"{copy}: {source.stat().st_size:,} → {size:,} bytes" in result.output
+    assert f"cannot compact: {tmp_path / 'missing.json'}: no such cassette" in result.output
+    assert not journal_path(copy).exists()
+    again = runner.invoke(main, ["cassette", "compact", str(copy)])
+    assert again.exit_code == 0
+    assert again.output == f"{copy}: {size:,} bytes, already compact\n"
+
+
+def test_the_compact_command_leaves_a_cassette_with_a_leftover_journal_alone(tmp_path: Path) -> None:
+    copy = tmp_path / "c.json"
+    shutil.copy(ROOT / "cassettes" / "opencode-tool-loop.json", copy)
+    before = copy.read_bytes()
+    journal_path(copy).write_bytes(b'{"llmproxy_journal": 1, "owner": "pid 1: gone"}\n')
+    result = CliRunner().invoke(main, ["cassette", "compact", str(copy)])
+    assert result.exit_code == 2
+    assert "a recording that died left c.json.journal: record or replay it first" in result.output
+    assert copy.read_bytes() == before
+    assert journal_path(copy).exists()
+
+
+def test_the_documented_example_reads_as_a_whole_request(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("## Shared parts") :]
+    example = orjson.loads(section[section.index("```json") + 7 : section.index("```\n")])
+    path = tmp_path / "c.json"
+    path.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": [example]}, option=orjson.OPT_INDENT_2))
+    body = load_cassette(path).exchanges[0].request.body
+    assert isinstance(body, JsonBody)
+    assert body.json_["system"] == example[PARTS]["99188f61ea11"]
+    assert body.json_["tools"] == [example[PARTS]["c4539f5a92b7"]]
+
+
+def test_a_miss_on_a_compacted_cassette_names_the_shared_part_by_its_request_path(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    record(path, turn(0), turn(1))
+    index = ReplayIndex(load_recorded(path))
+    recorded = load_cassette(path).exchanges[1].request
+    assert isinstance(recorded.body, JsonBody)
+    tools = [*TOOLS[:3], {**TOOLS[3], "description": "changed"}, *TOOLS[4:]]
+    sent = recorded.model_copy(update={"body": JsonBody(json={**recorded.body.json_, "tools": tools})})
+    miss = index.take(sent, "anthropic")
+    assert isinstance(miss, ReplayMiss)
+    assert [difference.path for difference in miss.differences] == ["$.tools[3].description"]
+    assert isinstance(index.take(recorded, "anthropic"), ReplayHit)
+
+
+@pytest.mark.parametrize(
+    "command", [["report", "--format", "json"], ["explain"], ["cassette", "to-expectations"]], ids=" ".join
+)
+def test_reports_and_conversions_of_a_compacted_cassette_are_the_same(command: list[str], tmp_path: Path) -> None:
+    source = ROOT / "cassettes" / "claude-code-tool-loop.json"
+    before, after = tmp_path / "before" / "c.json", tmp_path / "after" / "c.json"
+    for path in (before, after):
+        path.parent.mkdir()
+        shutil.copy(source, path)
+    compact_cassette(after)
+    runner = CliRunner()
+    said = [runner.invoke(main, [*command, str(path)]) for path in (before, after)]
+    assert said[0].exit_code == said[1].exit_code == 0
+    assert said[0].stdout.replace(str(before), str(after)) == said[1].stdout
+
+
+GOLDEN = sorted(path for path in (ROOT / "tests" / "golden").iterdir() if path.is_dir() and path.name != "report")
+STREAM_TYPES = {
+    ".sse": "text/event-stream",
+    ".ndjson": "application/x-ndjson",
+    ".eventstream": "application/vnd.amazon.eventstream",
+}
+
+
+@pytest.mark.parametrize("folder", GOLDEN, ids=lambda path: path.name)
+def test_golden_answers_recorded_twice_read_back_as_they_were_sent(folder: Path, tmp_path: Path) -> None:
+    """Each golden answer of an API, after a request with shared instructions, twice: later exchanges refer to
+    the first's parts; every answer reads back byte for byte, as the file without parts does."""
+    goldens = sorted(path for path in folder.iterdir() if path.suffix in (".json", *STREAM_TYPES))
+    recorded = []
+    for number, golden in enumerate(goldens):
+        data = golden.read_bytes()
+        if golden.suffix == ".json":
+            answer = response(data)
+        else:
+            chunks = tuple(RawEvent(float(n), data[n * 64 : (n + 1) * 64]) for n in range((len(data) + 63) // 64))
+            answer = response(events=chunks, content_type=STREAM_TYPES[golden.suffix])
+        recorded += [exchange(turn(number).request, answer), exchange(turn(number).request, answer)]
+    path = tmp_path / "c.json"
+    record(path, *recorded)
+    plain = tmp_path / "plain.json"
+    stored = [dump(e) for e in read_exchanges(path)]
+    plain.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": stored}, option=orjson.OPT_INDENT_2))
+    assert load_cassette(path) == load_cassette(plain)
+    loaded = load_cassette(path).exchanges
+    for position, golden in enumerate(goldens):
+        data = golden.read_bytes()
+        for answer in (loaded[2 * position].response, loaded[2 * position + 1].response):
+            assert answer is not None
+            if answer.events is None:
+                assert answer.body is not None
+                assert body_bytes(answer.body) == orjson.dumps(orjson.loads(data))  # replay's compact JSON
+            else:
+                assert b"".join(event_bytes(event) for event in answer.events) == data
