@@ -91,11 +91,14 @@ def test_report_counts_each_mcp_tool_and_names_it_in_the_oversized_result_signal
     assert report["totals"]["callCount"] == 2
     [row] = report["mcpTools"]
     assert (row["server"], row["tool"], row["calls"], row["errors"]) == ("weather", "get_forecast", 2, 1)
-    assert row["resultBytes"] > row["largestResultBytes"] > len(BIG)
+    assert (row["resultBytes"], row["largestResultBytes"]) == (8_527, 8_455)  # the error's, and BIG's as JSON
     assert row["totalLatencyMs"] > 0
     [oversized] = [signal for signal in report["signals"] if signal["id"] == "OVERSIZED_TOOL_RESULT"]
     assert oversized["mcpTools"] == [{"server": "weather", "tool": "get_forecast"}]
-    assert "tool get_forecast of MCP server weather" in oversized["detail"]
+    # as docs/report.md quotes it
+    assert oversized["detail"].endswith(
+        "They came from tool get_forecast of MCP server weather (its largest result 8,455 bytes)."
+    )
 
 
 def test_the_terminal_and_markdown_reports_and_explain_list_the_mcp_tools(run_file: Path) -> None:
@@ -107,6 +110,7 @@ def test_the_terminal_and_markdown_reports_and_explain_list_the_mcp_tools(run_fi
     explained_text = CliRunner().invoke(main, ["explain", str(run_file)]).stdout
     assert "MCP tool calls (2 calls):" in explained_text
     assert "weather · get_forecast: 2 calls, 1 error," in explained_text
+    assert "ms each, 8,527 bytes of results" in explained_text  # as docs/report.md quotes it
     explained = json.loads(CliRunner().invoke(main, ["explain", "--json", str(run_file)]).stdout)
     validate(explained, "explain")
     assert [(row["server"], row["tool"], row["calls"]) for row in explained["mcpTools"]] == [
