@@ -107,6 +107,9 @@ def test_the_terminal_and_markdown_reports_and_explain_list_the_mcp_tools(run_fi
     assert "| weather | get_forecast | 2 | 1 |" in markdown
     terminal = CliRunner().invoke(main, ["report", "--format", "terminal", str(run_file)]).stdout
     assert "MCP tool calls" in terminal
+    html = CliRunner().invoke(main, ["report", "--format", "html", str(run_file)]).stdout
+    assert '<table data-testid="mcp-tools">' in html
+    assert "<td>weather</td><td>get_forecast</td>" in html
     explained_text = CliRunner().invoke(main, ["explain", str(run_file)]).stdout
     assert "MCP tool calls (2 calls):" in explained_text
     assert "weather · get_forecast: 2 calls, 1 error," in explained_text
