@@ -7,7 +7,8 @@ https://modelcontextprotocol.io/specification/2025-11-25/schema), or any request
 header (`Mcp-Session-Id`, `MCP-Protocol-Version`) — a session's notifications and answers, its GET stream, its
 DELETE. A2A: a JSON-RPC POST of one of A2A's methods, in either dialect (0.3's `message/send`, 1.0's
 `SendMessage`), or a GET of an agent card at its well-known path. MCP's headers are read first: both protocols
-have a `tasks/get`.
+have a `tasks/get`. llmproxy's own control plane (its MCP server at `/llmproxy/mcp`) is never one of them: a
+run's cassette does not keep the agent driving llmproxy, nor replay answer it.
 """
 
 import re
@@ -67,6 +68,7 @@ AGENT_CARD: Final = re.compile(r"/\.well-known/agent(-card)?\.json$")
 SESSION_HEADER: Final = "mcp-session-id"
 VERSION_HEADER: Final = "mcp-protocol-version"
 _MCP_HEADERS: Final = (SESSION_HEADER, VERSION_HEADER)
+_LLMPROXY_OWN: Final = "/llmproxy/"  # the control port's paths
 NOT_RECORDED: Final = -32001  # the JSON-RPC error (of the implementation-defined range) a replay miss gets
 
 
@@ -77,6 +79,8 @@ def mcp_method(method: str) -> bool:
 def protocol(method: str, path: str, headers: Mapping[str, str], body: Any) -> ToolProtocol | None:
     """The protocol a request speaks, from its HTTP method, path (without the query), headers (by lower-case
     name) and body parsed as JSON (None when it is not JSON); None for anything else."""
+    if path.startswith(_LLMPROXY_OWN):
+        return None
     if any(name in headers for name in _MCP_HEADERS):
         return "mcp"
     if method == "GET":
