@@ -20,6 +20,7 @@ from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import (
     CallRow,
     Filter,
+    McpToolRef,
     Redaction,
     Report,
     SessionRow,
@@ -32,6 +33,7 @@ from llmproxy.analysis.resilience import resilience
 from llmproxy.analysis.savings import ZERO, Savings
 from llmproxy.analysis.signals import SignalFinding, detect
 from llmproxy.analysis.sources import Grouping, SourceSummary
+from llmproxy.analysis.tool_servers import ToolTally, oversized_origins, tool_row
 from llmproxy.analysis.verdict import Failures, verdict
 from llmproxy.model import Conversation
 from llmproxy.pricing import PriceBook, Priced, Unpriced, library_version
@@ -97,11 +99,13 @@ def build_report(
     selection: Selection = Selection(),
     conversation: Callable[[RecordedCall], Conversation | None] = lambda call: None,
     prices_files: Sequence[str] = (),
+    tool_servers: Sequence[ToolTally] = (),
 ) -> Report:
+    """`tool_servers`: the run's MCP tool calls (`Recorded.tool_servers`), reported beside the chat calls."""
     chosen, dropped = select(calls, selection)
     scrub = Scrubber()
     retries = _retries(chosen)
-    findings = detect(chosen, Savings(book))
+    findings = [oversized_origins(finding, chosen, tool_servers) for finding in detect(chosen, Savings(book))]
     spend = sum((call.cost.usd for call in chosen if isinstance(call.cost, Priced)), ZERO)
     totals = _totals(chosen, retries, spend)
     rows = [_row(index, call, index in retries, scrub) for index, call in enumerate(chosen, 1)]
@@ -134,6 +138,7 @@ def build_report(
         appendix=extra,
         callGraph=graph,
         resilience=injected,
+        mcpTools=[tool_row(tally) for tally in tool_servers],
         redaction=Redaction(redactor="llmproxy cassette redactor", placeholders=scrub.replaced),
     )
 
@@ -269,6 +274,7 @@ def _signal(finding: SignalFinding, calls: Sequence[RecordedCall]) -> Signal:
         estimatedSavingUsd=money(finding.saving) if finding.saving is not None else None,
         recommendation=recommendation,
         fix=fix,
+        mcpTools=[McpToolRef(server=server, tool=tool) for server, tool in finding.mcp_tools],
     )
 
 

@@ -14,6 +14,7 @@ from llmproxy.analysis.graph import call_graph
 from llmproxy.analysis.redaction import Scrubber
 from llmproxy.analysis.report import CallGraph
 from llmproxy.analysis.sources import Recorded
+from llmproxy.analysis.tool_servers import ToolTally, timeline_lines
 from llmproxy.model import Conversation, Role
 from llmproxy.pricing import Priced
 from llmproxy.words import plural
@@ -62,22 +63,28 @@ def explain_selected(
     return calls, coverage, explanation
 
 
-def timeline(calls: Sequence[RecordedCall], explanation: Explanation | None, gaps: Sequence[str] = ()) -> str:
-    """The calls in order with their time from the first, then the richest conversation step by step; `gaps`
-    says what the calls are not (`Coverage.gaps`: the older calls `--max-calls` left out…)."""
+def timeline(
+    calls: Sequence[RecordedCall],
+    explanation: Explanation | None,
+    gaps: Sequence[str] = (),
+    tools: Sequence[ToolTally] = (),
+) -> str:
+    """The calls in order with their time from the first, then the richest conversation step by step, then the
+    MCP tool calls (`tools`); `gaps` says what the calls are not (`Coverage.gaps`: the older calls
+    `--max-calls` left out…)."""
     if not calls:
-        return "\n".join(["no chat calls", *gaps]) + "\n"
+        return "\n".join(["no chat calls", *gaps, *timeline_lines(tools)]) + "\n"
     start = calls[0].started_at
     lines = [f"{plural(len(calls), 'call')} from {start.isoformat()}", *gaps]
     for index, call in enumerate(calls, 1):
         offset = (call.started_at - start).total_seconds()
         cost = dollars(call.cost.usd) if isinstance(call.cost, Priced) else "unpriced"
         latency = f"{call.latency_ms:,.0f} ms" if call.latency_ms is not None else "—"
-        tools = ", ".join(use.name for use in call.tool_calls)
+        called = ", ".join(use.name for use in call.tool_calls)
         lines.append(
             f"  +{offset:8.2f}s  #{index:<3} {call.model or '?'}  in {call.usage.input_tokens:,}"
             f" (cached {call.usage.cache_read_tokens:,}) out {call.usage.output_tokens:,}  {cost}  {latency}"
-            + (f"  → {tools}" if tools else f"  {call.finish_reason or call.error or ''}")
+            + (f"  → {called}" if called else f"  {call.finish_reason or call.error or ''}")
         )
     if explanation is not None:
         lines += ["", f"richest conversation ({explanation.session}, call {explanation.call}):"]
@@ -91,4 +98,4 @@ def timeline(calls: Sequence[RecordedCall], explanation: Explanation | None, gap
                 continue
             lines.append(f"  {node.kind.lower():>9}: {node.label}")
             lines += [f"            └─ calls {labels[tool].label}" for tool in invoked.get(node.id, [])]
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *timeline_lines(tools)]) + "\n"

@@ -112,6 +112,11 @@ class Fix(_Model):
     docsUrl: str | None
 
 
+class McpToolRef(_Model):
+    server: str
+    tool: str
+
+
 class Signal(_Model):
     id: str
     severity: Severity
@@ -123,6 +128,9 @@ class Signal(_Model):
     estimatedSavingUsd: Money | None
     recommendation: str
     fix: Fix
+    mcpTools: list[McpToolRef] = Field(
+        default_factory=list, description="the MCP server and tool the affected calls' tool results came from"
+    )
 
 
 class Verdict(_Model):
@@ -282,6 +290,19 @@ class Resilience(_Model):
         return ", ".join(f"{kind} {count}" for kind, count in self.injected.items())
 
 
+class McpToolRow(_Model):
+    """One MCP tool's calls in the run (its server's and the agent's side of the traffic, not the model's)."""
+
+    server: str = Field(description="the name the server gave itself in initialize, else its address")
+    tool: str
+    calls: int
+    errors: int = Field(description="no answer, an HTTP or JSON-RPC error, or a tool error (isError)")
+    totalLatencyMs: float
+    meanLatencyMs: float
+    resultBytes: int = Field(description="the results' JSON, summed: what the agent had to feed its model")
+    largestResultBytes: int
+
+
 class Report(_Model):
     schemaVersion: Literal[1]
     command: Literal["report"] = Field(
@@ -301,3 +322,6 @@ class Report(_Model):
     callGraph: CallGraph | None = Field(description="the richest conversation of the report")
     baseline: Comparison | None = None
     resilience: Resilience | None = Field(None, description="faults llmproxy injected; null when none were")
+    mcpTools: list[McpToolRow] = Field(
+        default_factory=list, description="the MCP tool calls beside the model calls, per server and tool"
+    )

@@ -56,6 +56,7 @@ class SignalFinding:
     wasted_input_tokens: int | None
     saving: Decimal | None
     detail: str
+    mcp_tools: tuple[tuple[str, str], ...] = ()  # (server, tool) the finding's tool results came from
 
 
 type Detector = Callable[[Sequence[RecordedCall], Savings], SignalFinding | None]

@@ -20,6 +20,7 @@ from llmproxy.analysis.calls import Lineage, RecordedCall, build_call
 from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
 from llmproxy.analysis.kept import KeptRequests
 from llmproxy.analysis.mocklog import is_mock_log, mock_log_calls
+from llmproxy.analysis.tool_servers import ToolServerCalls
 from llmproxy.cassette.files import iter_exchanges, journal_path
 from llmproxy.cassette.history import HistoryIndex, history
 from llmproxy.cassette.model import Exchange, JsonBody
@@ -74,6 +75,7 @@ class Recorded:
         self.calls: list[RecordedCall] = []
         self.sources: list[SourceSummary] = []
         self._kept: dict[str, KeptRequests] = {}
+        self.tool_servers = ToolServerCalls()  # the MCP tool calls beside the chat calls
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
             for path in cassette_files(paths):
                 if is_mock_log(path):
@@ -101,7 +103,9 @@ class Recorded:
         """Add the calls of one cassette's exchanges, in recorded order."""
         summary = SourceSummary(name)
         kept = self._kept[name] = KeptRequests()
-        self._add(summary, list(_calls(name, exchanges, self.book, self.grouping, summary, kept)))
+        found = list(_calls(name, exchanges, self.book, self.grouping, summary, kept, self.tool_servers))
+        self.tool_servers.settle()
+        self._add(summary, found)
 
     def _add(self, summary: SourceSummary, found: list[RecordedCall]) -> None:
         summary.calls = len(found)
@@ -122,6 +126,7 @@ def _calls(
     grouping: Grouping,
     summary: SourceSummary,
     kept: KeptRequests,
+    tool_servers: ToolServerCalls,
 ) -> Iterator[RecordedCall]:
     path = Path(source)
     conversations: dict[int, str] = {}  # exchange id → the conversation it belongs to
@@ -161,6 +166,8 @@ def _calls(
         summary.exchanges += 1
         exchange = _shared(exchange, index)
         decoded = read_chat(exchange, routes)
+        if isinstance(decoded, str):
+            tool_servers.add(exchange)
         kept.add(exchange.id, exchange.request, decoded.route if isinstance(decoded, ChatExchange) else None)
         if isinstance(decoded, str):
             finished = runs.poll(exchange)

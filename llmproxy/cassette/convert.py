@@ -34,6 +34,7 @@ from llmproxy.http import authority
 from llmproxy.model import Route
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
 from llmproxy.providers.routes import detect, with_body
+from llmproxy.tool_protocols import SESSION_HEADER
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,8 @@ def to_exchange(
     )
 
 
-MATCHED_HEADERS = frozenset({"user-agent"})  # the only header replay reads: it picks the client's preset
+# the only headers replay reads: the user agent picks the client's preset, an MCP session its own recordings
+MATCHED_HEADERS = frozenset({"user-agent", SESSION_HEADER})
 
 
 def to_request(

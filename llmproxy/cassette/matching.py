@@ -4,9 +4,9 @@ A request is seen through a `RequestView`: method, host (with a non-default port
 volatile parameters) and body. A JSON body is compared parsed, so key order and whitespace never matter;
 volatile fields are dropped first: the built-in ones of its API, the client preset's, and the user's
 `--ignore` paths; what depends on where and when the client ran is neutralised (`neutral.py`). A JSON-RPC
-request (an MCP call recorded with `--record-host`) matches on its method and params, not its id. Both sides
-are redacted the same way before they get here, so a key matches its placeholder. Views with equal keys
-match; `differences` explains a miss path by path.
+request (an MCP server's or A2A agent's) matches on its method and params, not its id. Both sides are
+redacted the same way before they get here, so a key matches its placeholder. Views with equal keys match;
+`differences` explains a miss path by path.
 """
 
 import functools

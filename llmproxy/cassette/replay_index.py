@@ -6,7 +6,8 @@ the closest recorded request and the paths where the received one differs. What 
 `unused`, for the end-of-run summary. Exchanges marked with faults of the kinds a request `passes_over` (the
 faults llmproxy injected in an answer's place, when live chaos decides instead) are neither served to it nor
 unused. A request that came over a WebSocket is matched read whole
-(`cassette/websocket.py`): the request it stands for, whether or not the client sent all of it.
+(`cassette/websocket.py`): the request it stands for, whether or not the client sent all of it. Of identical
+MCP requests, one recorded in the request's own session (`Mcp-Session-Id`) is served first.
 """
 
 import hashlib
@@ -25,6 +26,7 @@ from llmproxy.cassette.presets import PRESETS, Preset, preset_for
 from llmproxy.cassette.recorded import Recorded, recorded_of
 from llmproxy.cassette.store import gc_paused
 from llmproxy.cassette.websocket import matched_requests
+from llmproxy.tool_protocols import SESSION_HEADER
 
 
 class OnExhausted(StrEnum):
@@ -149,6 +151,8 @@ class ReplayIndex:
             if queue and pick is not None and not serve:
                 return ReplayHit(self._exchanges[queue[pick]])
             if queue and pick is not None:
+                if pick == 0:  # a tool server's request (no output budget) goes to its own MCP session first
+                    pick = self._same_session(key, queue, request)
                 position = queue.pop(pick)
                 self._used.add(position)
                 self._last[key] = position
@@ -173,6 +177,24 @@ class ReplayIndex:
             return ReplayMiss(_describe(request), None, ())
         found = tuple(differences(views[near], view))
         return ReplayMiss(_describe(request), self._exchanges[near], found, position=near)
+
+    def _same_session(self, key: bytes, queue: list[int], request: Request) -> int:
+        """Where in `queue` (the positions of `key`, a digest) the first exchange recorded in the request's MCP
+        session is, indexing on as far as it takes; 0 when none is, or the request has no session. Replay hands
+        a client the session id it recorded (in `initialize`'s answer), so a session's requests carry the id
+        they were recorded with: each session is answered what it was, whatever order two sessions ask in.
+        Holds the lock."""
+        session = _session_id(request.headers)
+        if session is None:
+            return 0
+        at = 0
+        while True:
+            while at < len(queue):
+                if _session_id(self._exchanges[queue[at]].request.headers) == session:
+                    return at
+                at += 1
+            if self._index_until(key) is None:  # grows `queue` by the next exchange of `key`
+                return 0
 
     def _queue(self, key: bytes, passes_over: frozenset[str]) -> list[int] | None:
         """The positions not yet served for `key` (a digest), indexed on as far as it takes to have one to serve,
@@ -303,3 +325,7 @@ def _digest(key: bytes) -> bytes:
 
 def _describe(request: Request) -> str:
     return f"{request.method} {request.url}"
+
+
+def _session_id(headers: Sequence[str]) -> str | None:
+    return next((value for name, value in header_pairs(headers) if name.lower() == SESSION_HEADER), None)

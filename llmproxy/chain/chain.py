@@ -26,7 +26,7 @@ from typing import Final
 from llmproxy.cassette.convert import request_line
 from llmproxy.cassette.redact import REDACTOR, Redactor
 from llmproxy.chain.incoming import Incoming
-from llmproxy.chain.misses import miss_reply
+from llmproxy.chain.misses import jsonrpc_miss_reply, miss_reply
 from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
 from llmproxy.chain.state import State
@@ -34,6 +34,7 @@ from llmproxy.egress import EgressPolicy, Refused, is_loopback
 from llmproxy.errors import LlmproxyError
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import websocket_codec
+from llmproxy.tool_protocols import protocol
 
 logger = logging.getLogger(__name__)
 
@@ -271,7 +272,11 @@ class Chain:
         with self._lock:
             self.refusals += 1
         logger.error("refused: %s", message)
-        miss = miss_reply(incoming.route, message, network.miss_status)
+        request_id = _jsonrpc_request_id(incoming)
+        if request_id is not None:
+            miss = jsonrpc_miss_reply(request_id, message)
+        else:
+            miss = miss_reply(incoming.route, message, network.miss_status)
         return Reply(miss.status, miss.headers, miss.body, source=ReplySource.MISS)
 
 
@@ -334,3 +339,12 @@ def layout(stages: Mapping[str, str], network: Network, taps: Mapping[str, str])
     lines += [f"  {network.explain()}", "response side, in order:"]
     lines += [f"  {name}: {taps.get(name, '(empty)')}" for name in RESPONSE_SIDE]
     return "\n".join(lines)
+
+
+def _jsonrpc_request_id(incoming: Incoming) -> str | int | None:
+    """The id of an MCP or A2A JSON-RPC request (not a notification), which a miss answers in JSON-RPC."""
+    message = incoming.json
+    if not isinstance(message, dict) or protocol(incoming.method, incoming.path, incoming.headers, message) is None:
+        return None
+    request_id = message.get("id")
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None

@@ -7,14 +7,20 @@ opencode through the AI SDK) retry 408, 409, 429 and 5xx, and `x-should-retry: f
 Codex retries 5xx and transport errors; the Gemini CLI retries 429 and 5xx; google-genai and botocore retry
 neither 400. A 5xx — MockServer's 599 — is retried by all of them, so a miss took minutes to surface: it
 stays available as an explicit `--miss-status`.
+
+A JSON-RPC request to an MCP server or an A2A agent gets a JSON-RPC error instead (`NOT_RECORDED`, with the
+request's id, HTTP 200): its SDK raises it with llmproxy's diagnostic as the message, where a 404 would read as
+a session gone (the MCP client starts another) and say nothing of why.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 
 from llmproxy.model import ErrorKind, Route
 from llmproxy.providers.registry import error_encoder
+from llmproxy.tool_protocols import NOT_RECORDED
 
 NO_RETRY = (
     ("x-should-retry", "false"),  # read by the Stainless SDKs before any status rule
@@ -42,3 +48,10 @@ def miss_reply(route: Route | None, message: str, status: int | None = None) -> 
         return MissReply(status or 404, (("content-type", "application/json"), *retry), body)
     reply = error_encoder(route)(ErrorKind.INVALID_REQUEST, message)
     return MissReply(status or reply.status, (*reply.headers.items(), *retry), reply.body)
+
+
+def jsonrpc_miss_reply(request_id: Any, message: str) -> MissReply:
+    """The answer to a tool server's or agent's JSON-RPC request nothing answers: its JSON-RPC error."""
+    error = {"code": NOT_RECORDED, "message": f"llmproxy: {message}"}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+    return MissReply(200, (("content-type", "application/json"), MISS_HEADER), body)

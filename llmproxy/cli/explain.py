@@ -30,6 +30,7 @@ def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output:
     """
     from llmproxy.analysis.explain import explain_selected, timeline
     from llmproxy.analysis.graph import mermaid
+    from llmproxy.analysis.tool_servers import tool_row
     from llmproxy.cli.report import read_selected
     from llmproxy.outputs import dumps
     from llmproxy.outputs.explain import Explained
@@ -38,10 +39,12 @@ def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output:
     with unreadable_exits():
         recorded, selected = read_selected(paths, **selection)
     calls, coverage, explanation = explain_selected(recorded, selected)
+    tools = recorded.tool_servers.ordered()
     if fmt == "timeline":
-        write_output(timeline(calls, explanation, coverage.gaps()), output)
+        write_output(timeline(calls, explanation, coverage.gaps(), tools), output)
     elif fmt == "json":
-        document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation)
+        rows = [tool_row(tally) for tally in tools]
+        document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation, mcpTools=rows)
         write_output(dumps(document) + "\n", output)
     elif explanation is not None:
         for gap in coverage.gaps():  # beside the chart, which has no place for it

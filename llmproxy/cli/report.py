@@ -152,6 +152,7 @@ def build_from_cli(paths: tuple[Path, ...], **options: Any) -> "Report":
             selection=selection,
             conversation=recorded.conversation,
             prices_files=[path.name for path in options["prices_files"]],
+            tool_servers=recorded.tool_servers.ordered(),
         )
 
 

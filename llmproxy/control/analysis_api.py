@@ -19,6 +19,7 @@ from llmproxy.analysis.graph import mermaid
 from llmproxy.analysis.render import render
 from llmproxy.analysis.report import Report
 from llmproxy.analysis.sources import Grouping, Recorded
+from llmproxy.analysis.tool_servers import tool_row
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.replay_index import ReplayHit
 from llmproxy.chain.incoming import Incoming
@@ -104,20 +105,22 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
             grouping=read.grouping,
             selection=_selection(query),
             conversation=read.conversation,
+            tool_servers=read.tool_servers.ordered(),
         )
         return Rendered(render(built, query.format), MEDIA[query.format])
 
     def explain(call: Call[Any, ExplainQuery, Any]) -> Rendered:
         query = call.query
         assert query is not None
-        calls, coverage, explanation = explain_selected(
-            _read(kept_journal(session.journal), query, reader), _selection(query)
-        )
+        read = _read(kept_journal(session.journal), query, reader)
+        calls, coverage, explanation = explain_selected(read, _selection(query))
+        tools = read.tool_servers.ordered()
         if query.format == "json":
-            document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation)
+            rows = [tool_row(tally) for tally in tools]
+            document = Explained(calls=len(calls), gaps=coverage.gaps(), explanation=explanation, mcpTools=rows)
             return Rendered(dumps(document) + "\n", MEDIA["json"])
         if query.format == "timeline":
-            return Rendered(timeline(calls, explanation, coverage.gaps()), MEDIA["timeline"])
+            return Rendered(timeline(calls, explanation, coverage.gaps(), tools), MEDIA["timeline"])
         if explanation is None:
             raise ApiError(404, f"no chat call to explain among the {len(calls)} selected: a chart needs one")
         return Rendered(mermaid(explanation.callGraph), MEDIA["mermaid"])

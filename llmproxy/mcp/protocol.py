@@ -5,12 +5,13 @@ Streamable HTTP headers ("Transports", …/basic/transports#streamable-http)."""
 
 from typing import Final
 
+from llmproxy.tool_protocols import SESSION_HEADER as SESSION_HEADER
+from llmproxy.tool_protocols import VERSION_HEADER as VERSION_HEADER
+
 VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # oldest first
 LATEST: Final = VERSIONS[-1]
 ASSUMED: Final = "2025-03-26"  # what a request without MCP-Protocol-Version speaks (2025-06-18 transports)
 
-SESSION_HEADER: Final = "mcp-session-id"
-VERSION_HEADER: Final = "mcp-protocol-version"
 
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

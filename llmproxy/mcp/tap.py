@@ -32,11 +32,11 @@ from llmproxy.mcp import jsonrpc
 from llmproxy.mcp.jsonrpc import INTERNAL_ERROR, PARSE_ERROR
 from llmproxy.mcp.stdio_exchange import answered_as, raw_exchange
 from llmproxy.model.exchange import RawExchange
+from llmproxy.tool_protocols import NOT_RECORDED
 
 logger = logging.getLogger(__name__)
 
 SERVER_GONE: Final = -32000  # the implementation-defined server-error range: the tap's own errors
-NOT_RECORDED: Final = -32001
 _EXIT_GRACE: Final = 5.0  # seconds a server has to exit once its stdin is closed
 
 

@@ -28,28 +28,11 @@ from llmproxy.cassette.model import Exchange, JsonBody, SseEvent
 from llmproxy.mock.a2a import spec as a2a
 from llmproxy.mock.a2a import wire
 from llmproxy.mock.mcp import spec as mcp
+from llmproxy.tool_protocols import AGENT_CARD, MCP_METHODS
 
 type JsonObject = dict[str, Any]
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_MCP_METHODS = frozenset(
-    {
-        "initialize",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "resources/subscribe",
-        "resources/unsubscribe",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "logging/setLevel",
-    }
-)
-_CARD = re.compile(r"/\.well-known/agent(-card)?\.json$")
 _NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 _SCHEMA_ERROR = -32602  # the mock answers arguments failing a tool's inputSchema itself
 
@@ -81,10 +64,10 @@ def servers(
     used: set[int] = set()
     for exchange in exchanges:
         url = exchange.request.url.partition("?")[0]
-        if exchange.request.method == "GET" and _CARD.search(urlsplit(url).path):
+        if exchange.request.method == "GET" and AGENT_CARD.search(urlsplit(url).path):
             body = _json(exchange.response.body) if exchange.response is not None else None
             if isinstance(body, dict) and isinstance(body.get("name"), str):
-                cards[_CARD.sub("", url)] = body
+                cards[AGENT_CARD.sub("", url)] = body
                 used.add(exchange.id)
             continue
         request = _json(exchange.request.body)
@@ -95,7 +78,7 @@ def servers(
         ):
             continue
         method = request["method"]
-        kind = mcp_endpoints if method in _MCP_METHODS else a2a_endpoints if wire.verb(method) else None
+        kind = mcp_endpoints if method in MCP_METHODS else a2a_endpoints if wire.verb(method) else None
         if kind is None:
             continue
         used.add(exchange.id)

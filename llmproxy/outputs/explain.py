@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from llmproxy.analysis.explain import Explanation
+from llmproxy.analysis.report import McpToolRow
 from llmproxy.outputs import Document
 
 
@@ -18,4 +19,7 @@ class Explained(Document):
     explanation: Explanation | None = Field(
         description="the conversation of the request with the most history: its messages, tool calls and call"
         " graph; null when there is no chat call to explain (exit status 1)"
+    )
+    mcpTools: list[McpToolRow] = Field(
+        default_factory=list, description="the MCP tool calls beside the chat calls, per server and tool"
     )

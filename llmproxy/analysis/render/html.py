@@ -74,6 +74,7 @@ def render_html(report: Report) -> str:
         "<h2>Calls</h2>",
         _table(report.calls),
         _injected(report),
+        _mcp_tools(report),
         "<h2>Call graph</h2>",
         _graph(report.callGraph),
         "<h2>Opportunities</h2>",
@@ -239,6 +240,24 @@ def _injected(report: Report) -> str:
         f'<tr data-kind="{escape(f.kind)}"><td class="n">{f.call}</td><td>{escape(f"{f.kind}: {f.detail}")}</td>'
         f"<td>{escape(f.rule)}</td><td>{escape(f.followed)}</td></tr>"
         for f in r.faults
+    ]
+    return "".join(rows) + "</tbody></table>"
+
+
+def _mcp_tools(report: Report) -> str:
+    """The MCP tool calls beside the model calls, per server and tool."""
+    if not report.mcpTools:
+        return ""
+    rows = [
+        '<h2>MCP tool calls</h2><table data-testid="mcp-tools"><thead><tr><th>server</th><th>tool</th>'
+        '<th class="n">calls</th><th class="n">errors</th><th class="n">mean latency</th>'
+        '<th class="n">result bytes</th></tr></thead><tbody>'
+    ]
+    rows += [
+        f'<tr><td>{escape(row.server)}</td><td>{escape(row.tool)}</td><td class="n">{row.calls}</td>'
+        f'<td class="n">{row.errors}</td><td class="n">{row.meanLatencyMs:,.0f} ms</td>'
+        f'<td class="n">{row.resultBytes:,}</td></tr>'
+        for row in report.mcpTools
     ]
     return "".join(rows) + "</tbody></table>"
 

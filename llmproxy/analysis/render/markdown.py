@@ -30,6 +30,7 @@ def render_markdown(report: Report) -> str:
         _opportunities(report),
         _comparison(report),
         _injected(report),
+        _mcp_tools(report),
         _appendix(report),
     ]
     return "\n\n".join(part for part in parts if part) + "\n"
@@ -182,6 +183,24 @@ def _injected(report: Report) -> str:
     ]
     lines += [
         f"| {f.call} | {_cell(f'{f.kind}: {f.detail}')} | {_cell(f.rule)} | {_cell(f.followed)} |" for f in r.faults
+    ]
+    return "\n".join(lines)
+
+
+def _mcp_tools(report: Report) -> str:
+    """The MCP tool calls beside the model calls: what each tool cost in time and in results fed back."""
+    if not report.mcpTools:
+        return ""
+    lines = [
+        "## MCP tool calls",
+        "",
+        "| server | tool | calls | errors | mean latency | result bytes | largest result |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {_cell(row.server)} | {_cell(row.tool)} | {row.calls} | {row.errors} | {row.meanLatencyMs:,.0f} ms"
+        f" | {row.resultBytes:,} | {row.largestResultBytes:,} |"
+        for row in report.mcpTools
     ]
     return "\n".join(lines)
 

@@ -32,7 +32,7 @@ def terminal_view(report: Report) -> RenderableType:
         lines.append(Text(baseline_line(report)))
     border = "red" if v.reliability else "none"
     verdict = Panel(Group(*lines), title="llmproxy report", expand=False, border_style=border)
-    return Group(verdict, _calls(report), *_injected(report), _signals(report))
+    return Group(verdict, _calls(report), *_injected(report), *_mcp_tools(report), _signals(report))
 
 
 def _grade_style(report: Report) -> str:
@@ -95,6 +95,20 @@ def _injected(report: Report) -> list[RenderableType]:
         table.add_column(name)
     for fault in r.faults:
         table.add_row(str(fault.call), f"{fault.kind}: {fault.detail}", fault.rule, fault.followed)
+    return [table]
+
+
+def _mcp_tools(report: Report) -> list[RenderableType]:
+    """The MCP tool calls beside the model calls, per server and tool."""
+    if not report.mcpTools:
+        return []
+    table = Table(title="MCP tool calls", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    for name in ("server", "tool", "calls", "errors", "mean ms", "result bytes"):
+        table.add_column(name, justify="left" if name in ("server", "tool") else "right")
+    for row in report.mcpTools:
+        table.add_row(
+            row.server, row.tool, str(row.calls), str(row.errors), f"{row.meanLatencyMs:,.0f}", f"{row.resultBytes:,}"
+        )
     return [table]
 
 

@@ -1,10 +1,11 @@
 """The record tap: what the upstream answers goes into the cassette, unchanged and unbuffered.
 
 A stream passes to the client piece by piece as it arrives; the tap only notes each piece and its time for
-`StreamCapture`, which cuts it into wire events. A plain body is recorded whole when it ends. Only LLM APIs
-and the hosts the scope adds are kept; what llmproxy answered itself (a replay hit, a mock) is not a new
-recording. Everything here is observation: it never changes what the client receives, and what fails here
-the chain logs, never letting it into the traffic (fail open).
+`StreamCapture`, which cuts it into wire events. A plain body is recorded whole when it ends. Only LLM APIs,
+MCP servers' and A2A agents' traffic (told by its shape, `llmproxy.tool_protocols`) and the hosts the scope
+adds are kept; what llmproxy answered itself (a replay hit, a mock) is not a new recording. Everything here is
+observation: it never changes what the client receives, and what fails here the chain logs, never letting it
+into the traffic (fail open).
 """
 
 import logging
@@ -25,6 +26,7 @@ from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
 from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
 from llmproxy.record_scope import RecordScope
+from llmproxy.tool_protocols import protocol
 
 if TYPE_CHECKING:
     from llmproxy.cassette.store import RecordSummary
@@ -96,7 +98,10 @@ class RecordTap(Tap):
         return reply
 
     def _covers(self, incoming: Incoming) -> bool:
-        return self.scope.covers(incoming.raw.host) or incoming.route is not None
+        """An LLM API, a host the scope names, or a tool server's or agent's traffic by its shape."""
+        if self.scope.covers(incoming.raw.host) or incoming.route is not None:
+            return True
+        return protocol(incoming.method, incoming.path, incoming.headers, incoming.json) is not None
 
     def explain(self) -> str:
         return f"to {self.destination}" if self.destination else "to a cassette"

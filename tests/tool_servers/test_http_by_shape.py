@@ -1,0 +1,128 @@
+"""HTTP MCP servers and A2A agents are recorded by the shape of their traffic, with no `--record-host`: the
+official `mcp` and `a2a-sdk` clients talk through the recording proxy to llmproxy's mock servers (standing in
+for real ones on 127.0.0.1), then through the replaying proxy with those servers gone, and get the same results.
+A request the recording does not hold gets a JSON-RPC error that says why."""
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.tool_servers import protocol_of
+from llmproxy.session import Listening, mocking, recording, replaying
+from tests.mock.a2a.worked import WORKED as A2A_WORKED
+from tests.mock.mcp.worked import WORKED as MCP_WORKED
+from tests.mock.test_servers_from_recording import a2a_session, mcp_session
+
+
+def run[T](use: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(use())
+
+
+async def _talk(proxy_url: str, base_url: str) -> tuple[list[Any], list[Any]]:
+    async with (
+        httpx2.AsyncClient(proxy=proxy_url, trust_env=False) as mcp_http,
+        Client(streamable_http_client(f"{base_url}/mcp/weather", http_client=mcp_http)) as client,
+        httpx.AsyncClient(proxy=proxy_url, trust_env=False) as a2a_http,
+    ):
+        return await mcp_session(client), await a2a_session(f"{base_url}/a2a/translator", a2a_http)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, tuple[list[Any], list[Any]]]:
+    """One recorded run of both clients against the mock servers, with no host named: the cassette, the
+    servers' base URL, and what the clients got."""
+    tmp_path = tmp_path_factory.mktemp("by-shape")
+    originals = tmp_path / "originals.json"
+    originals.write_text(json.dumps({"mcpServers": MCP_WORKED["mcpServers"], "a2aAgents": A2A_WORKED["a2aAgents"]}))
+    cassette = tmp_path / "run.json"
+    listening = Listening(ca_directory=tmp_path / "ca")
+    with mocking(originals, listening) as real, recording(cassette, listening) as proxy:
+        got = run(lambda: _talk(proxy.url, real.base_url))
+        base_url = real.base_url
+    return cassette, base_url, got
+
+
+def test_mcp_and_a2a_traffic_is_recorded_by_its_shape_as_its_own_kind(
+    recorded: tuple[Path, str, tuple[list[Any], list[Any]]],
+) -> None:
+    cassette, _, _ = recorded
+    kinds = [protocol_of(exchange) for exchange in read_exchanges(cassette)]
+    assert kinds.count("mcp") >= 12  # initialize, notifications, the stream's GET, the calls, the DELETE
+    assert kinds.count("a2a") >= 6  # the agent cards and the messages
+    assert None not in kinds  # nothing else went through
+
+
+def test_the_sdk_clients_get_the_same_answers_replayed_with_the_servers_gone(
+    recorded: tuple[Path, str, tuple[list[Any], list[Any]]], tmp_path: Path
+) -> None:
+    cassette, base_url, (recorded_mcp, recorded_a2a) = recorded
+    with replaying(cassette, listening=Listening(ca_directory=tmp_path / "ca")) as proxy:
+        replayed_mcp, replayed_a2a = run(lambda: _talk(proxy.url, base_url))
+        assert not proxy.misses
+        assert not proxy.unused, [e.request.url for e in proxy.unused]
+    assert replayed_mcp == recorded_mcp
+    assert replayed_a2a == recorded_a2a
+
+
+def test_a_tool_call_the_recording_does_not_hold_gets_a_json_rpc_error_saying_why(
+    recorded: tuple[Path, str, tuple[list[Any], list[Any]]], tmp_path: Path
+) -> None:
+    cassette, base_url, _ = recorded
+
+    async def call_madrid(proxy_url: str) -> str:
+        async with (
+            httpx2.AsyncClient(proxy=proxy_url, trust_env=False) as http,
+            Client(streamable_http_client(f"{base_url}/mcp/weather", http_client=http)) as client,
+        ):
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("get_forecast", {"city": "Madrid"})
+            return raised.value.error.message
+
+    with replaying(cassette, listening=Listening(ca_directory=tmp_path / "ca")) as proxy:
+        message = run(lambda: call_madrid(proxy.url))
+    assert message.startswith("llmproxy: POST ")
+    assert "no recorded exchange matches" in message
+    assert "$.params.arguments.city" in message
+    assert "Madrid" in message
+
+
+def test_each_mcp_session_is_replayed_its_own_answers_whatever_order_the_sessions_ask_in(tmp_path: Path) -> None:
+    """Two sessions ask the same tool the same thing and were answered differently (the server's sequence went
+    on): replayed, each session gets what it got, even when the second asks first."""
+    originals = tmp_path / "originals.json"
+    originals.write_text(json.dumps({"mcpServers": MCP_WORKED["mcpServers"]}))
+    cassette = tmp_path / "run.json"
+    listening = Listening(ca_directory=tmp_path / "ca")
+
+    async def two_sessions(proxy_url: str, base_url: str, second_first: bool) -> dict[str, Any]:
+        async with (
+            httpx2.AsyncClient(proxy=proxy_url, trust_env=False) as http,
+            Client(streamable_http_client(f"{base_url}/mcp/weather", http_client=http)) as first,
+            Client(streamable_http_client(f"{base_url}/mcp/weather", http_client=http)) as second,
+        ):
+            got: dict[str, Any] = {}
+            order = [("second", second), ("first", first)] if second_first else [("first", first), ("second", second)]
+            for name, client in order:
+                try:
+                    got[name] = (await client.call_tool("get_forecast", {"city": "Rome"})).model_dump()
+                except MCPError as error:
+                    got[name] = (error.code, error.error.message)
+            return got
+
+    with mocking(originals, listening) as real, recording(cassette, listening) as proxy:
+        base_url = real.base_url
+        recorded = run(lambda: two_sessions(proxy.url, base_url, second_first=False))
+    assert recorded["first"] != recorded["second"]
+    with replaying(cassette, listening=listening) as proxy:
+        replayed = run(lambda: two_sessions(proxy.url, base_url, second_first=True))
+    assert replayed == recorded
