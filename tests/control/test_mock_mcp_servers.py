@@ -199,7 +199,10 @@ def test_starting_afresh_removes_the_mcp_servers_with_every_other_expectation(
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
     with httpx2.Client(trust_env=False) as http:
         answer = http.post(f"{proxy.base_url}/mcp/weather", json=initialize)
-    assert answer.status_code == 404, answer.text  # a miss: nothing serves the path any more
+    # a miss: nothing serves the path any more, said as a JSON-RPC error an MCP client reads (not a lost session)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["error"]["code"] == -32001
+    assert "no expectation answers this request" in answer.json()["error"]["message"]
     status, answer, _ = call(proxy, "POST", "/expectations", {"mcpServers": [WEATHER]})
     assert status == 200, answer
     assert forecast(proxy, "Paris") == ["Sunny."]  # its path is free again, its counts afresh

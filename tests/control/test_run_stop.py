@@ -15,9 +15,13 @@ from llmproxy.session import Listening, recording
 from tests.control.test_run_api import CAPITAL, ask
 from tests.mock.sdk_clients import openai_client
 
+# The run ends once the answer is sent: the Ctrl-C may come before the command has printed it, so the command
+# holds Ctrl-C back until it has (it is then delivered, as a terminal's would be).
 STOP_THEN_WAIT = (
-    "import time; from llmproxy.control.client import Client; "
-    "print(Client.from_environment().stop().stopping, flush=True); time.sleep(120)"
+    "import signal, time; from llmproxy.control.client import Client; "
+    "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); "
+    "print(Client.from_environment().stop().stopping, flush=True); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); time.sleep(120)"
 )
 
 
