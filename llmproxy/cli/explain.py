@@ -11,7 +11,7 @@ from llmproxy.options import option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @selection_options
 @option(
     "--format",

@@ -1,0 +1,66 @@
+"""An agent's logged answer as a report call (`llmproxy.agent_logs`): the log's counts, priced by the same
+book as a recorded call.
+
+A log keeps each answer, not the request that asked for it: a report over logs has costs, tokens, tool calls
+and the KPIs; the signals that read the request itself (system prompt, tools offered, context, duplicates)
+have nothing to read, and stay quiet (docs/agent-logs.md lists them).
+"""
+
+import orjson
+
+from llmproxy.agent_logs.entries import LogEntry, LoggedTool
+from llmproxy.analysis.calls import RecordedCall, ToolUse, fingerprint
+from llmproxy.model import Operation, Provider
+from llmproxy.pricing import PriceBook
+
+_OPERATIONS = {
+    Provider.ANTHROPIC: Operation.MESSAGES,
+    Provider.OPENAI: Operation.RESPONSES,
+    Provider.GEMINI: Operation.GENERATE_CONTENT,
+}
+
+
+def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
+    """An answer as a report row: what the log says of it. The request is not in the log (the signals that
+    read the request itself have nothing to read), so its shape is its own: never a duplicate of another."""
+    host, path = entry.url.removeprefix("https://").split("/", 1)
+    calls = tuple(map(_tool_use, entry.tool_calls))
+    return RecordedCall(
+        source=entry.source,
+        exchange_id=entry.line,
+        session=session,
+        conversation=f"{entry.agent}:{entry.session}",
+        started_at=entry.started_at,
+        provider=entry.provider,
+        operation=_OPERATIONS.get(entry.provider, Operation.CHAT_COMPLETIONS),
+        vendor=book.vendor(None, entry.url, entry.provider),
+        host=host,
+        path=f"/{path}",
+        url=entry.url,
+        model=entry.model,
+        status=200,
+        error=None,
+        usage=entry.usage,
+        cost=book.cost(entry.usage, entry.model, at=entry.started_at, url=entry.url, provider=entry.provider),
+        latency_ms=None,
+        ttfb_ms=None,
+        tool_calls=calls,
+        finish_reason=entry.stop_reason,
+        message_count=0,
+        system_fingerprint=None,
+        system_tokens=0,
+        defined_tools=(),
+        defined_tool_tokens=0,
+        tool_results=(),
+        large_blocks=(),
+        shape=fingerprint(f"{entry.source}\n{entry.line}"),
+        output_text=entry.text,
+        history_tokens=0,
+        head_system="",
+        scale=1.0,
+    )
+
+
+def _tool_use(call: LoggedTool) -> ToolUse:
+    arguments = orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS).decode()
+    return ToolUse(call.id, call.name, arguments, fingerprint(f"{call.name}\n{arguments}"))
