@@ -7,6 +7,7 @@ cache, output, reasoning, cache read and write) and the `cost` opencode worked o
 a session of its own (its `parent_id` names the session that started it): its messages are counted there.
 """
 
+import contextlib
 import sqlite3
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -42,7 +43,7 @@ def opencode_entries(path: Path, skips: Skips) -> list[LogEntry]:
         return [entry] if entry is not None else []
     try:
         # read-only: opencode may be running; nothing of its database is changed
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as database:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as database:
             rows = database.execute("SELECT rowid, id, session_id, data FROM message ORDER BY time_created, rowid")
             entries = []
             for rowid, message_id, session, data in rows:

@@ -1,0 +1,153 @@
+"""Reports over coding agents' own session logs, in process, over fixtures the real CLIs wrote
+(scripts/capture_agent_logs.py): each agent's own running totals equal the report's; an answer repeated by
+a resumed session, a replaying sidechain or a refreshed Codex counter is counted once; a damaged line is a
+counted skip naming its line; `--from` finds an agent's logs where its environment says."""
+
+import contextlib
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from llmproxy.agent_logs.read import REPEATED
+from llmproxy.analysis.sources import Recorded
+from llmproxy.cli.report import report
+from llmproxy.pricing import PriceBook
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_logs"
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def _totals(recorded: Recorded) -> tuple[int, int, int, int]:
+    calls = recorded.calls
+    return (
+        sum(call.usage.input_tokens for call in calls),
+        sum(call.usage.cache_read_tokens for call in calls),
+        sum(call.usage.cache_write_tokens for call in calls),
+        sum(call.usage.output_tokens for call in calls),
+    )
+
+
+def test_claude_code_totals_equal_its_own_running_cost_state() -> None:
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    state = next(line for line in _lines(log) if line["type"] == "cost-state")
+    (usage,) = state["modelUsage"].values()
+    recorded = Recorded([log], PriceBook())
+    read, write = usage["cacheReadInputTokens"], usage["cacheCreationInputTokens"]
+    assert _totals(recorded) == (usage["inputTokens"] + read + write, read, write, usage["outputTokens"])
+    spend = sum(call.cost.usd for call in recorded.calls if hasattr(call.cost, "usd"))
+    assert round(float(spend), 7) == round(state["totalCostUSD"], 7)  # the same prices as Claude Code's own
+    assert [call.tool_calls[0].name for call in recorded.calls if call.tool_calls] == ["Bash"]
+
+
+def test_codex_totals_equal_its_thread_total() -> None:
+    (log,) = (FIXTURES / "codex").glob("rollout-*.jsonl")
+    counts = [line["payload"]["info"] for line in _lines(log) if line["payload"].get("type") == "token_count"]
+    total = counts[-1]["total_token_usage"]
+    recorded = Recorded([log], PriceBook())
+    expected = (total["input_tokens"], total["cached_input_tokens"], 0, total["output_tokens"])
+    assert _totals(recorded) == expected
+    assert [call.model for call in recorded.calls] == ["gpt-5-codex"] * 2
+
+
+def test_codex_without_usage_records_counts_each_moved_total_once(tmp_path: Path) -> None:
+    """Versions before usage records: the token_count events, one repeated as the interface refreshes."""
+    (log,) = (FIXTURES / "codex").glob("rollout-*.jsonl")
+    lines = [line for line in log.read_bytes().splitlines() if b'"token_usage_record"' not in line]
+    repeat = next(line for line in lines if b'"token_count"' in line)
+    older = tmp_path / log.name
+    older.write_bytes(b"\n".join([*lines, repeat]) + b"\n")
+    assert _totals(Recorded([older], PriceBook())) == _totals(Recorded([log], PriceBook()))
+
+
+def test_opencode_totals_equal_its_session_row() -> None:
+    database = FIXTURES / "opencode" / "opencode.db"
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as connection:
+        row = connection.execute(
+            "SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, cost FROM session"
+        ).fetchone()
+    recorded = Recorded([database.parent], PriceBook())
+    uncached, output, read, write, cost = row
+    assert _totals(recorded) == (uncached + read + write, read, write, output)
+    spend = sum(call.cost.usd for call in recorded.calls if hasattr(call.cost, "usd"))
+    assert round(float(spend), 6) == round(cost, 6)
+
+
+def test_gemini_cli_answers_are_read_once_though_rewritten() -> None:
+    (log,) = (FIXTURES / "gemini").glob("*.jsonl")
+    answers = {line["id"]: line for line in _lines(log) if line.get("type") == "gemini"}
+    recorded = Recorded([log], PriceBook())
+    assert len(recorded.calls) == len(answers) == 2  # the first answer is written twice (its tool's result)
+    assert _totals(recorded)[3] == sum(a["tokens"]["output"] + a["tokens"]["thoughts"] for a in answers.values())
+
+
+def test_a_resumed_copy_of_a_session_is_counted_once(tmp_path: Path) -> None:
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    shutil.copy(log, tmp_path / "a-first.jsonl")
+    shutil.copy(log, tmp_path / "b-resumed.jsonl")
+    recorded = Recorded([tmp_path], PriceBook())
+    assert _totals(recorded) == _totals(Recorded([log], PriceBook()))
+    resumed = next(source for source in recorded.sources if source.path.endswith("b-resumed.jsonl"))
+    assert resumed.skipped[REPEATED] == 2
+
+
+def test_a_sidechain_replaying_its_parent_is_counted_once_and_its_own_answers_too(tmp_path: Path) -> None:
+    """A subagent's file (written first here) replays a parent's message under another request id, and adds
+    an answer of its own: the parent's answer counts once, in the parent's file; the subagent's counts."""
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    parent = _lines(log)
+    replayed = [
+        line | {"isSidechain": True, "requestRef": "replay-" + str(line.get("requestRef"))}
+        for line in parent
+        if line["type"] == "assistant"
+    ]
+    own = replayed[-1] | {"message": replayed[-1]["message"] | {"id": "msg_subagent_own"}}
+    folder = tmp_path / "project"
+    (folder / "session" / "subagents").mkdir(parents=True)
+    (folder / "session" / "subagents" / "agent-1.jsonl").write_bytes(
+        b"\n".join(orjson.dumps(line) for line in [*replayed, own]) + b"\n"
+    )
+    shutil.copy(log, folder / "z-parent.jsonl")
+    recorded = Recorded([folder], PriceBook())
+    parents = [call for call in recorded.calls if call.source.endswith("z-parent.jsonl")]
+    assert len(parents) == 2
+    assert [call.source.endswith("agent-1.jsonl") for call in recorded.calls].count(True) == 1
+
+
+def test_a_line_that_is_not_json_is_a_counted_skip_naming_its_line(tmp_path: Path) -> None:
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    lines = log.read_bytes().splitlines()
+    damaged = tmp_path / log.name
+    damaged.write_bytes(b"\n".join([*lines[:2], b'{"type": "assistant", "message": {"id', *lines[2:]]) + b"\n")
+    recorded = Recorded([tmp_path], PriceBook())
+    assert len(recorded.calls) == 2
+    assert recorded.sources[0].skipped == {"not JSON (line 3)": 1}
+
+
+@pytest.mark.parametrize(
+    ("agent", "variable", "folder"),
+    [
+        ("claude", "CLAUDE_CONFIG_DIR", "claude-config/projects/-home-user-work"),
+        ("codex", "CODEX_HOME", "codex-home/sessions/2026/11/29"),
+    ],
+)
+def test_from_reads_the_agents_logs_where_its_environment_says(
+    tmp_path: Path, agent: str, variable: str, folder: str
+) -> None:
+    target = tmp_path / folder
+    target.mkdir(parents=True)
+    for log in (FIXTURES / agent).glob("*.jsonl"):
+        shutil.copy(log, target / log.name)
+    root = tmp_path / folder.split("/")[0]
+    result = CliRunner().invoke(report, ["--from", agent, "--json"], env={variable: str(root), "HOME": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    built = orjson.loads(result.output)
+    assert built["totals"]["callCount"] == 2
+    assert built["sources"][0]["path"].startswith(str(target))
