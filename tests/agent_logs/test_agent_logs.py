@@ -19,6 +19,8 @@ from llmproxy.cli.report import report
 from llmproxy.pricing import PriceBook
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_logs"
+# none of the agents' own overrides from the environment the tests run in
+UNSET: dict[str, str | None] = dict.fromkeys(("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"))
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -146,8 +148,20 @@ def test_from_reads_the_agents_logs_where_its_environment_says(
     for log in (FIXTURES / agent).glob("*.jsonl"):
         shutil.copy(log, target / log.name)
     root = tmp_path / folder.split("/")[0]
-    result = CliRunner().invoke(report, ["--from", agent, "--json"], env={variable: str(root), "HOME": str(tmp_path)})
+    env = UNSET | {variable: str(root), "HOME": str(tmp_path)}
+    result = CliRunner().invoke(report, ["--from", agent, "--json"], env=env)
     assert result.exit_code == 0, result.output
     built = orjson.loads(result.output)
     assert built["totals"]["callCount"] == 2
     assert built["sources"][0]["path"].startswith(str(target))
+
+
+def test_from_twice_reads_both_agents(tmp_path: Path) -> None:
+    for agent, folder in (("claude", ".claude/projects/-home-user-work"), ("codex", ".codex/sessions/2026")):
+        (tmp_path / folder).mkdir(parents=True)
+        for log in (FIXTURES / agent).glob("*.jsonl"):
+            shutil.copy(log, tmp_path / folder / log.name)
+    both = ["--from", "claude", "--from", "codex", "--json"]
+    result = CliRunner().invoke(report, both, env=UNSET | {"HOME": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.output)["totals"]["providers"] == ["anthropic", "openai"]
