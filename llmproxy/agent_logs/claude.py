@@ -28,6 +28,7 @@ def is_claude_log(first: dict[str, Any]) -> bool:
 def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
     undated = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     found: dict[tuple[str, ...], LogEntry] = {}
+    usages: dict[tuple[str, ...], dict[str, Any]] = {}  # each answer's last usage, read once all lines are
     for number, line in json_lines(path, skips, _WANTED):
         message = line.get("message")
         if line.get("type") != "assistant" or not isinstance(message, dict):
@@ -62,7 +63,7 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
                 usage=Usage(),
                 sidechain=line.get("isSidechain") is True,
             )
-        entry.usage = _usage(usage)
+        usages[key] = usage
         entry.stop_reason = message.get("stop_reason") or entry.stop_reason
         for block in message.get("content") or ():
             if not isinstance(block, dict):
@@ -73,6 +74,8 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
                 entry.tool_calls.append(
                     LoggedTool(str(block.get("id", "")), str(block.get("name", "")), block.get("input"))
                 )
+    for answer, entry in found.items():
+        entry.usage = _usage(usages[answer])
     return list(found.values())
 
 

@@ -6,6 +6,8 @@ and the KPIs; the signals that read the request itself (system prompt, tools off
 have nothing to read, and stay quiet (docs/agent-logs.md lists them).
 """
 
+import functools
+
 import orjson
 
 from llmproxy.agent_logs.entries import LogEntry, LoggedTool
@@ -23,7 +25,7 @@ _OPERATIONS = {
 def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
     """An answer as a report row: what the log says of it. The request is not in the log (the signals that
     read the request itself have nothing to read), so its shape is its own: never a duplicate of another."""
-    host, path = entry.url.removeprefix("https://").split("/", 1)
+    host, path = _host_and_path(entry.url)
     calls = tuple(map(_tool_use, entry.tool_calls))
     return RecordedCall(
         source=entry.source,
@@ -33,9 +35,9 @@ def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
         started_at=entry.started_at,
         provider=entry.provider,
         operation=_OPERATIONS.get(entry.provider, Operation.CHAT_COMPLETIONS),
-        vendor=book.vendor(None, entry.url, entry.provider),
+        vendor=_vendor(book, entry.url, entry.provider),
         host=host,
-        path=f"/{path}",
+        path=path,
         url=entry.url,
         model=entry.model,
         status=200,
@@ -64,3 +66,15 @@ def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
 def _tool_use(call: LoggedTool) -> ToolUse:
     arguments = orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS).decode()
     return ToolUse(call.id, call.name, arguments, fingerprint(f"{call.name}\n{arguments}"))
+
+
+@functools.lru_cache(maxsize=16)
+def _host_and_path(url: str) -> tuple[str, str]:
+    """Split once per URL: an agent's answers all name the same one or two."""
+    host, path = url.removeprefix("https://").split("/", 1)
+    return host, f"/{path}"
+
+
+@functools.lru_cache(maxsize=16)
+def _vendor(book: PriceBook, url: str, provider: Provider) -> str | None:
+    return book.vendor(None, url, provider)

@@ -7,8 +7,9 @@ conversation is recognised — and its history read once — whether the cassett
 """
 
 import hashlib
+import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from llmproxy.agent_logs.entries import LogEntry
 from llmproxy.agent_logs.files import PATTERNS, agent_of
 from llmproxy.agent_logs.read import read_logs
 from llmproxy.analysis.agent_calls import log_call
@@ -101,14 +103,9 @@ class Recorded:
         """The answers in agents' logs, each once however many logs repeat it, in each log's sessions."""
         entries, skipped = read_logs(logs)
         found: dict[str, list[RecordedCall]] = {str(path): [] for path, _ in logs}
+        session_of = _LOG_SESSIONS.get(self.grouping, _log_file)
         for entry in entries:
-            path = Path(entry.source)
-            session = {
-                Grouping.FOLDER: str(path.parent),
-                Grouping.CONVERSATION: f"{entry.agent}:{entry.session}",
-                Grouping.HOST: entry.url.split("/")[2],
-            }.get(self.grouping, entry.source)
-            found[entry.source].append(log_call(entry, self.book, session))
+            found[entry.source].append(log_call(entry, self.book, session_of(entry)))
         for source, calls in found.items():
             summary = SourceSummary(source, skipped=skipped[source])
             summary.exchanges = len(calls)
@@ -274,6 +271,17 @@ class HistoryDigests:
         for inherited in passed:
             self._found[inherited, position] = digest
         return digest
+
+
+def _log_file(entry: LogEntry) -> str:
+    return entry.source
+
+
+_LOG_SESSIONS: dict[Grouping, Callable[[LogEntry], str]] = {  # what a session is, for an agent's log entry
+    Grouping.FOLDER: lambda entry: os.path.dirname(entry.source),
+    Grouping.CONVERSATION: lambda entry: f"{entry.agent}:{entry.session}",
+    Grouping.HOST: lambda entry: entry.url.split("/")[2],
+}
 
 
 def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExchange) -> str:
