@@ -18,7 +18,7 @@ from llmproxy.agent_logs.entries import LogEntry, LoggedTool, Skips, count, json
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Provider, Usage
 
-URL = "https://generativelanguage.googleapis.com/v1beta/models:streamGenerateContent"
+URL = "https://generativelanguage.googleapis.com/v1beta/models"
 
 
 def is_gemini_log(first: dict[str, Any]) -> bool:

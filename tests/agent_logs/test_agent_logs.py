@@ -13,9 +13,14 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from llmproxy.agent_logs.exchanges import logged_exchanges
+from llmproxy.agent_logs.files import agent_of
 from llmproxy.agent_logs.read import REPEATED
-from llmproxy.analysis.sources import Recorded
+from llmproxy.analysis.sources import Recorded, cassette_files
 from llmproxy.cli.report import report
+from llmproxy.control.api import BASE, control_api
+from llmproxy.control.at_rest import session_at_rest
+from llmproxy.control.auth import Access
 from llmproxy.pricing import PriceBook
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agent_logs"
@@ -165,3 +170,18 @@ def test_from_twice_reads_both_agents(tmp_path: Path) -> None:
     result = CliRunner().invoke(report, both, env=UNSET | {"HOME": str(tmp_path)})
     assert result.exit_code == 0, result.output
     assert orjson.loads(result.output)["totals"]["providers"] == ["anthropic", "openai"]
+
+
+def test_the_dashboard_shows_the_logged_answers_as_the_report_counts_them() -> None:
+    """`llmproxy ui LOGS`: each answer an exchange whose answer is the API's body for it, so the dashboard's
+    report over the journal has the calls, tokens, costs and tool calls `llmproxy report` finds in the logs."""
+    logs = [(path, agent_of(path)) for path in cassette_files([FIXTURES]) if agent_of(path) is not None]
+    router = control_api(session_at_rest([], logged_exchanges(logs)))  # type: ignore[arg-type]
+    answer = router.handle("GET", f"{BASE}/report?format=json", b"", Access.READ)
+    assert answer.status == 200, answer.body
+    shown = orjson.loads(answer.body)["totals"]
+    result = CliRunner().invoke(report, [str(FIXTURES), "--json"])
+    reported = orjson.loads(result.output)["totals"]
+    kept = ("callCount", "inputTokens", "cachedInputTokens", "cacheWriteTokens", "outputTokens", "toolCallCount")
+    assert {key: shown[key] for key in kept} == {key: reported[key] for key in kept}
+    assert shown["estimatedCostUsd"] == reported["estimatedCostUsd"]
