@@ -185,3 +185,62 @@ def test_the_dashboard_shows_the_logged_answers_as_the_report_counts_them() -> N
     kept = ("callCount", "inputTokens", "cachedInputTokens", "cacheWriteTokens", "outputTokens", "toolCallCount")
     assert {key: shown[key] for key in kept} == {key: reported[key] for key in kept}
     assert shown["estimatedCostUsd"] == reported["estimatedCostUsd"]
+
+
+def _recording_of(logs: list[Path], cassette: Path) -> None:
+    """A cassette of the API's answers to the logged ones (the body the API sends for each): the calls a
+    recording of the same run holds, to reconcile the logs with."""
+    exchanges = [
+        exchange.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for _, found in logged_exchanges([(log, agent_of(log) or "") for log in logs])
+        for exchange in found
+    ]
+    for number, exchange in enumerate(exchanges, 1):
+        exchange["id"] = number
+    cassette.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": exchanges}))
+
+
+def test_reconcile_matches_by_response_id_and_names_what_differs(tmp_path: Path) -> None:
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    _recording_of([log], tmp_path / "run.json")
+    agreed = CliRunner().invoke(report, ["--reconcile", str(log), str(tmp_path / "run.json"), "--json"])
+    assert agreed.exit_code == 0, agreed.output
+    result = orjson.loads(agreed.output)
+    assert [pair["matchedBy"] for pair in result["matched"]] == ["response id"] * 2
+    assert result["verdict"].startswith("agrees: 2 of 2 logged answers match")
+
+    # the log says the last answer had one output token more than the wire
+    lines = _lines(log)
+    last = max(i for i, line in enumerate(lines) if line["type"] == "assistant")
+    lines[last]["message"]["usage"]["output_tokens"] += 1
+    changed = tmp_path / "logs" / log.name
+    changed.parent.mkdir()
+    changed.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
+    differs = CliRunner().invoke(report, ["--reconcile", str(changed.parent), str(tmp_path / "run.json")])
+    assert differs.exit_code == 1
+    assert differs.output.startswith("llmproxy report --reconcile: disagrees: 1 of 2 logged answers match")
+    assert "DIFFERS (response id)" in differs.output
+
+
+def test_reconcile_names_the_calls_the_log_lacks_and_the_answers_never_recorded(tmp_path: Path) -> None:
+    """The Gemini CLI keeps its own ids: matched by tokens. A recorded call the log lacks is named; a logged
+    answer with no recorded call fails the reconciliation."""
+    (log,) = (FIXTURES / "gemini").glob("*.jsonl")
+    _recording_of([log, *(FIXTURES / "claude").glob("*.jsonl")], tmp_path / "run.json")
+    lacking = CliRunner().invoke(report, ["--reconcile", str(log), str(tmp_path / "run.json"), "--json"])
+    assert lacking.exit_code == 0, lacking.output
+    result = orjson.loads(lacking.output)
+    assert [pair["matchedBy"] for pair in result["matched"]] == ["tokens"] * 2
+    assert [call["purpose"] for call in result["notInLog"]] == ["side request (no tools offered)"] * 2
+
+    _recording_of([], tmp_path / "empty.json")
+    unrecorded = CliRunner().invoke(report, ["--reconcile", str(log), str(tmp_path / "empty.json"), "--json"])
+    assert unrecorded.exit_code == 1
+    assert len(orjson.loads(unrecorded.output)["notRecorded"]) == 2
+
+
+def test_reconcile_needs_logs_and_a_cassette(tmp_path: Path) -> None:
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    refused = CliRunner().invoke(report, ["--reconcile", str(log)])
+    assert refused.exit_code == 2
+    assert "--reconcile needs an agent's logs and a cassette of the same run" in refused.output
