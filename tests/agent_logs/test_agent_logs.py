@@ -244,3 +244,30 @@ def test_reconcile_needs_logs_and_a_cassette(tmp_path: Path) -> None:
     refused = CliRunner().invoke(report, ["--reconcile", str(log)])
     assert refused.exit_code == 2
     assert "--reconcile needs an agent's logs and a cassette of the same run" in refused.output
+
+
+def test_a_forked_codex_thread_replaying_its_parent_counts_the_parent_once(tmp_path: Path) -> None:
+    """A forked or subagent thread's file starts with its own `session_meta`, then its parent's, then the
+    parent's history again: what follows the parent's is the parent's, counted once."""
+    (log,) = (FIXTURES / "codex").glob("rollout-*.jsonl")
+    lines = [line for line in _lines(log) if line["type"] != "token_usage_record"]  # the older format
+    parent = tmp_path / "rollout-parent.jsonl"
+    parent.write_bytes(b"\n".join(orjson.dumps(line) for line in lines) + b"\n")
+    meta = lines[0]
+    child_meta = meta | {"payload": meta["payload"] | {"id": "child-thread", "session_id": "child-thread"}}
+    child = tmp_path / "rollout-child.jsonl"
+    child.write_bytes(b"\n".join(orjson.dumps(line) for line in [child_meta, *lines]) + b"\n")
+    recorded = Recorded([tmp_path], PriceBook())
+    assert _totals(recorded) == _totals(Recorded([log], PriceBook()))
+    assert sum(source.skipped[REPEATED] for source in recorded.sources) == 2  # where read second
+
+
+def test_the_gemini_cli_whole_file_format_reads_as_its_lines_do(tmp_path: Path) -> None:
+    """Before JSONL, the Gemini CLI wrote `chats/session-….json`: the header's fields and every message."""
+    (log,) = (FIXTURES / "gemini").glob("*.jsonl")
+    lines = _lines(log)
+    messages = {line["id"]: line for line in lines if "id" in line and "type" in line}
+    whole = tmp_path / "tmp" / "project" / "chats" / "session-2026-11-29T01-48-e99ba473.json"
+    whole.parent.mkdir(parents=True)
+    whole.write_bytes(orjson.dumps(lines[0] | {"messages": list(messages.values())}))
+    assert _totals(Recorded([tmp_path], PriceBook())) == _totals(Recorded([log], PriceBook()))
