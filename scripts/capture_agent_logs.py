@@ -3,7 +3,7 @@ record` against the scripted local upstream (tests/e2e/agent_runs.py), its sessi
 temporary folder the run used becomes `/home/user`, and every text longer than 400 characters (system
 prompts, instructions, tool definitions) is cut to a marker, so the fixtures hold the counts and ids the
 tests read and little else. opencode's database is copied (`VACUUM INTO`, its write-ahead log folded in)
-with only its session and message tables.
+with only its session, message and part tables.
 
     .venv/bin/python scripts/capture_agent_logs.py [claude codex gemini opencode]
 """
@@ -67,7 +67,7 @@ def _database(source: Path, target: Path, temporary: str) -> None:
     with sqlite3.connect(source) as database:
         database.execute("VACUUM INTO ?", (str(target),))
     with sqlite3.connect(target) as database:
-        kept = {"session", "message"}
+        kept = {"session", "message", "part"}
         tables = [name for (name,) in database.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         database.execute("PRAGMA foreign_keys = OFF")
         for name in tables:

@@ -85,6 +85,9 @@ def test_opencode_totals_equal_its_session_row() -> None:
     assert _totals(recorded) == (uncached + read + write, read, write, output)
     spend = sum(call.cost.usd for call in recorded.calls if hasattr(call.cost, "usd"))
     assert round(float(spend), 6) == round(cost, 6)
+    # each step of a message is a call, with the text and tool calls of that step (its parts)
+    assert [[tool.name for tool in call.tool_calls] for call in recorded.calls] == [["bash"], []]
+    assert recorded.calls[1].output_text == "The command printed llmproxy-ok."
 
 
 def test_gemini_cli_answers_are_read_once_though_rewritten() -> None:
