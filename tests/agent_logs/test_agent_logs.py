@@ -17,6 +17,7 @@ from llmproxy.agent_logs.exchanges import logged_exchanges
 from llmproxy.agent_logs.files import agent_of
 from llmproxy.agent_logs.read import REPEATED
 from llmproxy.analysis.sources import Recorded, cassette_files
+from llmproxy.cli.explain import explain
 from llmproxy.cli.report import report
 from llmproxy.control.api import BASE, control_api
 from llmproxy.control.at_rest import session_at_rest
@@ -274,3 +275,13 @@ def test_the_gemini_cli_whole_file_format_reads_as_its_lines_do(tmp_path: Path) 
     whole.parent.mkdir(parents=True)
     whole.write_bytes(orjson.dumps(lines[0] | {"messages": list(messages.values())}))
     assert _totals(Recorded([tmp_path], PriceBook())) == _totals(Recorded([log], PriceBook()))
+
+
+def test_explain_lists_the_logged_calls_and_says_why_it_draws_no_graph() -> None:
+    result = CliRunner().invoke(explain, [str(FIXTURES / "claude")])
+    assert result.exit_code == 1
+    assert "2 calls from" in result.stdout
+    assert "→ Bash" in result.stdout
+    assert result.stderr == (
+        "llmproxy explain: no request kept (a log keeps only answers) or none that decodes to explain\n"
+    )
