@@ -285,3 +285,17 @@ def test_explain_lists_the_logged_calls_and_says_why_it_draws_no_graph() -> None
     assert result.stderr == (
         "llmproxy explain: no request kept (a log keeps only answers) or none that decodes to explain\n"
     )
+
+
+def test_a_secret_in_a_logged_tool_call_never_reaches_the_dashboard(tmp_path: Path) -> None:
+    secret = "sk-ant-api03-" + "Q7" * 43
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    text = log.read_text().replace("echo llmproxy-ok", f"curl -H 'x-api-key: {secret}' https://example.com")
+    (tmp_path / log.name).write_text(text)
+    logs = [(tmp_path / log.name, "claude")]
+    router = control_api(session_at_rest([], logged_exchanges(logs)))  # type: ignore[arg-type]
+    for path in ("journal", "report?format=json", "journal/1"):
+        answer = router.handle("GET", f"{BASE}/{path}", b"", Access.READ)
+        assert answer.status == 200, (path, answer.body)
+        assert secret.encode() not in answer.body
+    assert secret not in CliRunner().invoke(report, [str(tmp_path), "--json"]).output
