@@ -11,7 +11,7 @@ import functools
 import orjson
 
 from llmproxy.agent_logs.entries import LogEntry, LoggedTool
-from llmproxy.analysis.calls import RecordedCall, ToolUse, fingerprint
+from llmproxy.analysis.calls import RecordedCall, ToolUse, answer_call, fingerprint
 from llmproxy.model import Operation, Provider
 from llmproxy.pricing import PriceBook
 
@@ -23,11 +23,10 @@ _OPERATIONS = {
 
 
 def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
-    """An answer as a report row: what the log says of it. The request is not in the log (the signals that
-    read the request itself have nothing to read), so its shape is its own: never a duplicate of another."""
+    """An answer as a report row: what the log says of it (the request is not in the log: `answer_call`)."""
     host, path = _host_and_path(entry.url)
     calls = tuple(map(_tool_use, entry.tool_calls))
-    return RecordedCall(
+    return answer_call(
         source=entry.source,
         exchange_id=entry.line,
         session=session,
@@ -44,22 +43,9 @@ def log_call(entry: LogEntry, book: PriceBook, session: str) -> RecordedCall:
         error=None,
         usage=entry.usage,
         cost=book.cost(entry.usage, entry.model, at=entry.started_at, url=entry.url, provider=entry.provider),
-        latency_ms=None,
-        ttfb_ms=None,
         tool_calls=calls,
         finish_reason=entry.stop_reason,
-        message_count=0,
-        system_fingerprint=None,
-        system_tokens=0,
-        defined_tools=(),
-        defined_tool_tokens=0,
-        tool_results=(),
-        large_blocks=(),
-        shape=fingerprint(f"{entry.source}\n{entry.line}"),
         output_text=entry.text,
-        history_tokens=0,
-        head_system="",
-        scale=1.0,
     )
 
 
