@@ -17,6 +17,7 @@ from llmproxy.agent_logs.exchanges import logged_exchanges
 from llmproxy.agent_logs.files import agent_of
 from llmproxy.agent_logs.read import REPEATED
 from llmproxy.analysis.sources import Recorded, cassette_files
+from llmproxy.cli import main
 from llmproxy.cli.explain import explain
 from llmproxy.cli.report import report
 from llmproxy.control.api import BASE, control_api
@@ -299,3 +300,28 @@ def test_a_secret_in_a_logged_tool_call_never_reaches_the_dashboard(tmp_path: Pa
         assert answer.status == 200, (path, answer.body)
         assert secret.encode() not in answer.body
     assert secret not in CliRunner().invoke(report, [str(tmp_path), "--json"]).output
+
+
+def test_the_documented_commands_run_as_written(tmp_path: Path) -> None:
+    """docs/agent-logs.md's commands, in a home holding Claude Code's and Codex's logs where they keep them
+    (`~` is that home; LOGS and CASSETTE, the Claude Code log and a recording of its answers)."""
+    home = tmp_path / "home"
+    for agent, folder in (("claude", ".claude/projects/-home-user-work"), ("codex", ".codex/sessions/2026")):
+        (home / folder).mkdir(parents=True)
+        for log in (FIXTURES / agent).glob("*.jsonl"):
+            shutil.copy(log, home / folder / log.name)
+    (log,) = (FIXTURES / "claude").glob("*.jsonl")
+    _recording_of([log], tmp_path / "run.json")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "agent-logs.md").read_text()
+    block = page.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].split() for line in block.splitlines()]
+    assert [words[:2] for words in commands] == [["llmproxy", "report"]] * 2 + [["llmproxy", "verify"]] + [
+        ["llmproxy", "report"]
+    ]
+    for words in commands:
+        argv = [
+            {"LOGS": str(log), "CASSETTE": str(tmp_path / "run.json")}.get(word, word.replace("~", str(home)))
+            for word in words[1:]
+        ]
+        result = CliRunner().invoke(main, argv, env=UNSET | {"HOME": str(home)})
+        assert result.exit_code == 0, (words, result.output)
