@@ -10,7 +10,8 @@ id, request and usage; one session in ten resumed (its first half copied into a 
 subagent's sidechain file. Both commands are measured whole, as a user runs them — `llmproxy report DIR
 --format json -o /dev/null` and `ccusage claude session --offline --json` (CLAUDE_CONFIG_DIR set to the
 folder) — by wall time and the child's CPU seconds and peak RSS; each once, ccusage first (the page cache
-warm for both after generation). ccusage comes from node_modules (package.json).
+warm for both after generation). ccusage's native binary comes from node_modules (package.json), run as its
+`npx ccusage` wrapper runs it.
 """
 
 import argparse
@@ -29,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CCUSAGE = ROOT / "node_modules" / ".bin" / "ccusage"
+CCUSAGE = ROOT / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"  # package.json
 TURNS = 60  # a session's tool-loop turns
 MODELS = ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
 
@@ -128,7 +129,10 @@ def main() -> None:
             size, answers = generate(root, args.megabytes)
             print(f"generated {size / 1e6:,.0f} MB of Claude Code logs, {answers:,} answers, in {root}")
         env = {"PATH": os.environ["PATH"], "HOME": str(root), "CLAUDE_CONFIG_DIR": str(root), "LANG": "C.UTF-8"}
-        theirs = measure([str(CCUSAGE), "claude", "session", "--offline", "--json"], env)
+        binary = root / "ccusage"  # npm keeps the binary's mode as packed, not executable: run a copy
+        shutil.copy(CCUSAGE, binary)
+        binary.chmod(0o755)
+        theirs = measure([str(binary), "claude", "session", "--offline", "--json"], env)
         output = Path(tempfile.mkstemp(suffix=".json")[1])
         report = [sys.executable, "-m", "llmproxy", "report", str(root / "projects"), "--format", "json"]
         ours = measure([*report, "-o", str(output)], env | {"PYTHONPATH": str(ROOT)})

@@ -5,15 +5,17 @@ offline) counts the same tokens as llmproxy for Claude Code and Codex where both
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.e2e.agent_runs import AgentRun, run_agent
 from tests.e2e.clis import CLIS, FINAL_TEXT, ROOT
 
-CCUSAGE = ROOT / "node_modules" / ".bin" / "ccusage"
+CCUSAGE = ROOT / "node_modules" / "@ccusage" / "ccusage-linux-x64" / "bin" / "ccusage"  # package.json
 LOG_FOLDERS = {
     "claude": ".claude",
     "codex": ".codex/sessions",
@@ -63,7 +65,7 @@ def test_the_log_reconciles_with_the_recording_call_by_call(run: AgentRun) -> No
 
 
 @pytest.mark.e2e
-def test_ccusage_counts_the_same_tokens(run: AgentRun) -> None:
+def test_ccusage_counts_the_same_tokens(run: AgentRun, tmp_path: Path) -> None:
     """ccusage's `input` is the uncached input (llmproxy's input less cache reads and writes). Where the two
     differ, the difference is the documented one (docs/agent-logs.md#ccusage): ccusage takes the cache
     writes from the log's split by lifetime (`cache_creation`), which Claude Code writes as zeros when the
@@ -71,11 +73,14 @@ def test_ccusage_counts_the_same_tokens(run: AgentRun) -> None:
     if run.agent not in ("claude", "codex"):
         pytest.skip("ccusage is compared on Claude Code and Codex logs")
     if not CCUSAGE.exists():
-        pytest.skip("ccusage is not installed: scripts/setup.sh installs it from package.json (needs npm)")
+        pytest.skip("ccusage is not installed: scripts/setup.sh installs it from package.json (needs npm, Linux x64)")
+    binary = tmp_path / "ccusage"  # npm keeps the binary's mode as packed, not executable: run a copy
+    shutil.copy(CCUSAGE, binary)
+    binary.chmod(0o755)
     env = {"PATH": os.environ["PATH"], "HOME": str(run.home), "LANG": "C.UTF-8"}
     env |= {"CLAUDE_CONFIG_DIR": str(run.home / ".claude"), "CODEX_HOME": str(run.home / ".codex")}
     theirs = subprocess.run(
-        [str(CCUSAGE), run.agent, "session", "--offline", "--json"],
+        [str(binary), run.agent, "session", "--offline", "--json"],
         capture_output=True,
         text=True,
         env=env,
