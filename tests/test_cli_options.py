@@ -55,6 +55,7 @@ def test_every_option_of_every_command_refuses_or_adds_a_second_value() -> None:
         *("--cassette", "--allow-host", "--ignore", "--record-host", "--prices"),
         "--replay",  # mcp: tests/control/test_mcp_stdio.py
         "--background-host",  # record, replay and mock: tests/replay/test_background_traffic.py
+        "--from",  # report, explain and verify: tests/agent_logs/test_agent_logs.py
     }
 
 

@@ -119,6 +119,68 @@ class RecordedCall:
         return max(0, self.usage.output_tokens - self.usage.reasoning_tokens)
 
 
+def answer_call(
+    *,
+    source: str,
+    exchange_id: int,
+    session: str,
+    conversation: str,
+    started_at: datetime,
+    provider: Provider,
+    operation: Operation,
+    vendor: str | None,
+    host: str,
+    path: str,
+    url: str,
+    model: str | None,
+    status: int | None,
+    error: str | None,
+    usage: Usage,
+    cost: Priced | Unpriced,
+    tool_calls: tuple[ToolUse, ...],
+    finish_reason: str | None,
+    output_text: str,
+    message_count: int = 0,
+) -> RecordedCall:
+    """A call known by its answer alone (a mock log, an agent's log): the request is not kept, so nothing of
+    it is known — no system prompt, tools, history or timings — and its shape is its own (`source#id`), never
+    a duplicate of another's. The signals that read the request have nothing to read, and stay quiet."""
+    return RecordedCall(
+        source=source,
+        exchange_id=exchange_id,
+        session=session,
+        conversation=conversation,
+        started_at=started_at,
+        provider=provider,
+        operation=operation,
+        vendor=vendor,
+        host=host,
+        path=path,
+        url=url,
+        model=model,
+        status=status,
+        error=error,
+        usage=usage,
+        cost=cost,
+        latency_ms=None,
+        ttfb_ms=None,
+        tool_calls=tool_calls,
+        finish_reason=finish_reason,
+        message_count=message_count,
+        system_fingerprint=None,
+        system_tokens=0,
+        defined_tools=(),
+        defined_tool_tokens=0,
+        tool_results=(),
+        large_blocks=(),
+        shape=fingerprint(f"{source}\n{exchange_id}"),
+        output_text=output_text,
+        history_tokens=0,
+        head_system="",
+        scale=1.0,
+    )
+
+
 def fingerprint(text: str) -> str:
     return _digest(text.encode())
 

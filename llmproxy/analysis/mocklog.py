@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from llmproxy.analysis.calls import RecordedCall, ToolUse, fingerprint
+from llmproxy.analysis.calls import RecordedCall, ToolUse, answer_call, fingerprint
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Operation, Provider, Usage
 from llmproxy.pricing import PriceBook
@@ -70,7 +70,7 @@ def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, unda
         for n, call in enumerate(entry.get("toolCalls", []))
         if (arguments := orjson.dumps(call.get("arguments", {}), option=orjson.OPT_SORT_KEYS).decode())
     )
-    return RecordedCall(
+    return answer_call(
         source=str(path),
         exchange_id=entry["seq"],
         session=session,
@@ -87,20 +87,8 @@ def _call(entry: dict[str, Any], path: Path, book: PriceBook, session: str, unda
         error=entry.get("error"),
         usage=usage,
         cost=book.cost(usage, model, at=started, url=url, provider=provider),
-        latency_ms=None,
-        ttfb_ms=None,
         tool_calls=calls,
         finish_reason=("tool_use" if calls else "end_turn") if status == 200 else None,
         message_count=2 * entry["turnIndex"] + 1,
-        system_fingerprint=None,
-        system_tokens=0,
-        defined_tools=(),
-        defined_tool_tokens=0,
-        tool_results=(),
-        large_blocks=(),
-        shape=fingerprint(f"{path}\n{entry['seq']}"),  # the request is not in the log: never a duplicate
         output_text=entry.get("text", ""),
-        history_tokens=0,
-        head_system="",
-        scale=1.0,
     )

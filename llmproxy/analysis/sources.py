@@ -1,4 +1,5 @@
-"""The calls a report reads: cassettes and mock logs (files, or folders searched for them), in sessions.
+"""The calls a report reads: cassettes, mock logs and coding agents' session logs (files, or folders searched
+for them), in sessions.
 
 Each cassette is read as stored, its shared histories left shared (`decode`). A request stored whole whose
 history begins with an earlier request's is given the same sharing on the fly (`HistoryIndex`), so a
@@ -6,8 +7,9 @@ conversation is recognised — and its history read once — whether the cassett
 """
 
 import hashlib
+import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -15,6 +17,10 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from llmproxy.agent_logs.entries import LogEntry
+from llmproxy.agent_logs.files import PATTERNS, agent_of
+from llmproxy.agent_logs.read import read_logs
+from llmproxy.analysis.agent_calls import log_call
 from llmproxy.analysis.background import POLL, BackgroundRuns
 from llmproxy.analysis.calls import Lineage, RecordedCall, build_call
 from llmproxy.analysis.decode import ChatExchange, Routes, read_chat
@@ -54,10 +60,11 @@ class SourceSummary:
 
 
 def cassette_files(paths: Sequence[Path]) -> list[Path]:
-    """The cassettes and mock logs named, folders searched (recursively, in name order) for files that are
-    cassettes (`*.json`) or mock logs (`*.jsonl`), globs expanded (`inputs.py`). Raises LlmproxyError for a
-    path that does not exist (a cassette that is only a journal so far does)."""
-    files = expand_paths(paths, ("*.json", "*.jsonl"), _is_cassette_or_log)
+    """The cassettes and logs named, folders searched (recursively, in name order) for files that are
+    cassettes (`*.json`), mock logs (`*.jsonl`) or agents' session logs (`agent_logs.files`), globs expanded
+    (`inputs.py`). Raises LlmproxyError for a path that does not exist (a cassette that is only a journal so
+    far does)."""
+    files = expand_paths(paths, tuple(dict.fromkeys(("*.json", *PATTERNS))), _is_cassette_or_log)
     for path in files:
         if not (path.exists() or journal_path(path).exists()):
             raise LlmproxyError(f"{path}: no such file or folder")
@@ -77,8 +84,11 @@ class Recorded:
         self._kept: dict[str, KeptRequests] = {}
         self.tool_servers = ToolServerCalls()  # the MCP tool calls beside the chat calls
         with gc_paused():  # every object read lives on: the collector's passes over them would be wasted
+            logs: list[tuple[Path, str]] = []
             for path in cassette_files(paths):
-                if is_mock_log(path):
+                if (agent := agent_of(path)) is not None:
+                    logs.append((path, agent))
+                elif is_mock_log(path):
                     summary = SourceSummary(str(path))
                     session = str(path.parent) if grouping is Grouping.FOLDER else str(path)
                     found = list(mock_log_calls(path, book, session, summary.skipped))
@@ -86,6 +96,20 @@ class Recorded:
                     self._add(summary, found)
                 else:
                     self.read(str(path), iter_exchanges(path))
+            if logs:
+                self._read_logs(logs)
+
+    def _read_logs(self, logs: list[tuple[Path, str]]) -> None:
+        """The answers in agents' logs, each once however many logs repeat it, in each log's sessions."""
+        entries, skipped = read_logs(logs)
+        found: dict[str, list[RecordedCall]] = {str(path): [] for path, _ in logs}
+        session_of = _LOG_SESSIONS.get(self.grouping, _log_file)
+        for entry in entries:
+            found[entry.source].append(log_call(entry, self.book, session_of(entry)))
+        for source, calls in found.items():
+            summary = SourceSummary(source, skipped=skipped[source])
+            summary.exchanges = len(calls)
+            self._add(summary, calls)
 
     @classmethod
     def of_exchanges(
@@ -249,6 +273,17 @@ class HistoryDigests:
         return digest
 
 
+def _log_file(entry: LogEntry) -> str:
+    return entry.source
+
+
+_LOG_SESSIONS: dict[Grouping, Callable[[LogEntry], str]] = {  # what a session is, for an agent's log entry
+    Grouping.FOLDER: lambda entry: os.path.dirname(entry.source),
+    Grouping.CONVERSATION: lambda entry: f"{entry.agent}:{entry.session}",
+    Grouping.HOST: lambda entry: entry.url.split("/")[2],
+}
+
+
 def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExchange) -> str:
     if grouping is Grouping.FOLDER:
         return str(path.parent)
@@ -260,8 +295,10 @@ def _session(grouping: Grouping, path: Path, conversation: str, decoded: ChatExc
 
 
 def _is_cassette_or_log(path: Path) -> bool:
-    """Whether a file in a searched folder is a cassette (its opening says so: other JSON is passed over) or a
-    mock log."""
+    """Whether a file in a searched folder is a cassette (its opening says so: other JSON is passed over), a
+    mock log or an agent's session log."""
+    if agent_of(path) is not None:
+        return True
     if path.suffix == ".jsonl":
         return is_mock_log(path)
     try:

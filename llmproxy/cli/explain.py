@@ -11,7 +11,7 @@ from llmproxy.options import option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @selection_options
 @option(
     "--format",
@@ -51,5 +51,7 @@ def explain(paths: tuple[Path, ...], format_: str | None, as_json: bool, output:
             click.echo(f"llmproxy explain: {gap}", err=True)
         write_output(mermaid(explanation.callGraph), output)
     if explanation is None:
-        click.echo("llmproxy explain: no chat call to explain", err=True)
+        # an agent's log or a mock log keeps the answers, not the requests a call graph is drawn from
+        why = "no chat call" if not calls else "no request kept (a log keeps only answers) or none that decodes"
+        click.echo(f"llmproxy explain: {why} to explain", err=True)
         raise SystemExit(1)

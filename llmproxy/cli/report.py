@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from llmproxy.agent_logs.files import AGENTS
 from llmproxy.cli import usage
 from llmproxy.cli.output import json_option
 from llmproxy.errors import LlmproxyError
@@ -57,6 +58,13 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
                 help="what a session is (one cassette per test: cassette)",
             ),
             option(
+                "--from",
+                "from_agents",
+                multiple=True,
+                type=click.Choice(AGENTS),
+                help="also read this coding agent's session logs where it keeps them (repeatable; docs/agent-logs.md)",
+            ),
+            option(
                 "--prices",
                 "prices_files",
                 multiple=True,
@@ -70,7 +78,7 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @selection_options
 @option("--format", "format_", type=click.Choice(FORMATS), help="default: terminal on a TTY, else markdown")
 @json_option
@@ -80,23 +88,33 @@ def selection_options[F: Callable[..., object]](command: F) -> F:
     type=click.Path(dir_okay=False, path_type=Path),
     help="an earlier report (--json) to compare with: signals new / resolved / unchanged, KPI deltas",
 )
+@option(
+    "--reconcile",
+    is_flag=True,
+    help="check agents' logs against a recording of the same run, call by call (PATHS: the logs and the cassette)",
+)
 def report(
     paths: tuple[Path, ...],
     format_: str | None,
     as_json: bool,
     output: Path | None,
     baseline: Path | None,
+    reconcile: bool,
     **selection: Any,
 ) -> None:
     """Report on recorded LLM calls: cost, cache use, retries, and the changes that would save money.
 
-    PATHS are cassettes, or folders searched for them, or globs. --json is --format json. Exits 2 when an
-    input cannot be read.
+    PATHS are cassettes, coding agents' session logs, or folders searched for them, or globs; --from AGENT
+    reads an agent's logs where it keeps them. --json is --format json. Exits 2 when an input cannot be read.
     """
     from llmproxy.analysis.render import render
     from llmproxy.cassette.store import gc_paused
 
     fmt = json_format(format_, as_json)
+    if reconcile:
+        with unreadable_exits():
+            _reconcile(paths, fmt, output, **selection)
+        return
     with gc_paused(), unreadable_exits():  # what is read lives until the report is written: no collection
         built = build_from_cli(paths, **selection)
         if baseline is not None:
@@ -114,6 +132,31 @@ def report(
         write_output(render(built, fmt), output)
 
 
+def _reconcile(paths: tuple[Path, ...], fmt: str | None, output: Path | None, **selection: Any) -> None:
+    """`--reconcile`: the logs among PATHS (and --from's) against the cassettes among them. Exits 1 when a
+    logged answer has no recorded call or its tokens differ from the wire's."""
+    import orjson
+
+    from llmproxy.agent_logs.files import agent_of, default_locations
+    from llmproxy.analysis.reconcile import reconcile
+    from llmproxy.analysis.sources import cassette_files
+    from llmproxy.pricing import PriceBook, load_price_rules
+
+    if fmt not in (None, "json", "terminal", "markdown"):
+        raise click.UsageError(f"--reconcile writes a table or --json, not --format {fmt}")
+    found = cassette_files((*paths, *(p for agent in selection["from_agents"] for p in default_locations(agent))))
+    logs = [(path, agent) for path in found if (agent := agent_of(path)) is not None]
+    cassettes = [path for path in found if agent_of(path) is None]
+    if not logs or not cassettes:
+        raise click.UsageError("--reconcile needs an agent's logs and a cassette of the same run")
+    book = PriceBook([rule for path in selection["prices_files"] for rule in load_price_rules(path)])
+    result = reconcile(logs, cassettes, book)
+    text = result.table() if fmt != "json" else orjson.dumps(result.as_json(), option=orjson.OPT_INDENT_2).decode()
+    write_output(text if text.endswith("\n") else text + "\n", output)
+    if not result.agrees:
+        raise SystemExit(1)
+
+
 def read_selected(
     paths: tuple[Path, ...],
     *,
@@ -125,13 +168,18 @@ def read_selected(
     max_calls: int,
     group_by: str,
     prices_files: tuple[Path, ...],
+    from_agents: tuple[str, ...] = (),
 ) -> "tuple[Recorded, Selection]":
-    """The calls in the cassettes and the selection the options describe. Raises LlmproxyError when an input
-    cannot be read."""
+    """The calls in the cassettes and logs and the selection the options describe. Raises LlmproxyError when
+    an input cannot be read."""
+    from llmproxy.agent_logs.files import default_locations
     from llmproxy.analysis.build import Selection
     from llmproxy.analysis.sources import Grouping, Recorded
     from llmproxy.pricing import PriceBook, load_price_rules
 
+    paths = (*paths, *(found for agent in from_agents for found in default_locations(agent)))
+    if not paths:
+        raise click.UsageError("name a cassette, a log or a folder, or --from AGENT")
     book = PriceBook([rule for path in prices_files for rule in load_price_rules(path)])
     recorded = Recorded(paths, book, Grouping(group_by))
     return recorded, Selection(session, host, provider, model, parse_since(since), max_calls)

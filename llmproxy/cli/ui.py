@@ -1,17 +1,25 @@
-"""`llmproxy ui CASSETTE|FOLDER…`: the dashboard over cassettes at rest — no proxy runs; their exchanges are the
-journal the page reads (docs/ui.md)."""
+"""`llmproxy ui CASSETTE|LOG|FOLDER…`: the dashboard over cassettes (and coding agents' logs) at rest — no
+proxy runs; their exchanges are the journal the page reads (docs/ui.md)."""
 
 from pathlib import Path
 
 import click
 
+from llmproxy.agent_logs.files import AGENTS
 from llmproxy.cli.reporting import reported
 from llmproxy.cli.serving import no_open_option
 from llmproxy.options import option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, metavar="CASSETTE|FOLDER…", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, metavar="CASSETTE|LOG|FOLDER…", type=click.Path(path_type=Path))
+@option(
+    "--from",
+    "from_agents",
+    multiple=True,
+    type=click.Choice(AGENTS),
+    help="also show this coding agent's session logs where it keeps them (repeatable; docs/agent-logs.md)",
+)
 @option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -20,19 +28,26 @@ from llmproxy.options import option
 )
 @no_open_option
 @option("--debug", is_flag=True, help="Show the traceback of an error.")
-def ui(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool) -> None:
+def ui(paths: tuple[Path, ...], from_agents: tuple[str, ...], port: int, no_open: bool, debug: bool) -> None:
     """Browse cassettes in the dashboard, no proxy running: `llmproxy ui cassettes/`.
 
     Serves the dashboard on 127.0.0.1 over the exchanges of each CASSETTE, or of every cassette in a FOLDER,
-    and prints its URL (with its token, which only reads), opening it in the browser when stdout is a
-    terminal. Runs until Ctrl-C."""
-    _serve(paths, port, no_open, debug=debug)
+    and the answers in coding agents' session logs (a LOG, a FOLDER, or --from AGENT), and prints its URL
+    (with its token, which only reads), opening it in the browser when stdout is a terminal. Runs until
+    Ctrl-C."""
+    if not paths and not from_agents:
+        raise click.UsageError("name a cassette, a log or a folder, or --from AGENT")
+    _serve(paths, port, no_open, debug=debug, from_agents=from_agents)
 
 
 @reported("ui")
-def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = False) -> int:
+def _serve(
+    paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = False, from_agents: tuple[str, ...] = ()
+) -> int:
     import secrets
 
+    from llmproxy.agent_logs.exchanges import logged_exchanges
+    from llmproxy.agent_logs.files import agent_of, default_locations
     from llmproxy.analysis.sources import cassette_files
     from llmproxy.cli.children import wait_for_stop
     from llmproxy.control.api import control_api
@@ -45,10 +60,13 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
     from llmproxy.intercept.engine import Intercept
     from llmproxy.words import plural
 
-    cassettes = [path for path in cassette_files(paths) if path.suffix == ".json"]
-    if not cassettes:
-        raise LlmproxyError(f"no cassette in {', '.join(map(str, paths))}")
-    session = session_at_rest(cassettes)
+    found = cassette_files((*paths, *(path for agent in from_agents for path in default_locations(agent))))
+    logs = [(path, agent) for path in found if (agent := agent_of(path)) is not None]
+    cassettes = [path for path in found if path.suffix == ".json" and agent_of(path) is None]
+    if not cassettes and not logs:
+        raise LlmproxyError(f"no cassette or agent log in {', '.join(map(str, paths))}")
+    answers = logged_exchanges(logs)
+    session = session_at_rest(cassettes, answers)
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
     # at rest nothing can be changed: the page is entered with the token that only reads
     try:
@@ -59,7 +77,8 @@ def _serve(paths: tuple[Path, ...], port: int, no_open: bool, debug: bool = Fals
         # every entry read and summarised before the URL is given: the page's first listing only sends them
         server.plane.handle("GET", f"{API_BASE}/journal", b"", Access.READ)
         kept = session.journal.kept if session.journal is not None else 0
-        click.echo(f"llmproxy ui: {plural(kept, 'exchange')} from {plural(len(cassettes), 'cassette')}", err=True)
+        read = plural(len(cassettes), "cassette") + (f" and {plural(len(answers), 'agent log')}" if answers else "")
+        click.echo(f"llmproxy ui: {plural(kept, 'exchange')} from {read}", err=True)
         announce("ui", server.ui_url(read_only=True), no_open, lambda line: click.echo(line, err=True))
         click.echo("Stop with Ctrl-C.", err=True)
         return 128 + wait_for_stop()

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from llmproxy.analysis.gates import Verdict
     from llmproxy.analysis.sources import Recorded
 
-_PATHS = click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+_PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 _JSON = json_option
 _PARTIAL = option(
     "--allow-partial",

@@ -95,9 +95,10 @@ def _headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple((name.strip(), value.strip()) for name, _, value in pairs)
 
 
-def journal_of(cassettes: Sequence[Path]) -> Journal:
+def journal_of(cassettes: Sequence[Path], more: Sequence[tuple[str, Sequence[Exchange]]] = ()) -> Journal:
     """Every exchange of `cassettes`, in file order, cassette after cassette (by the time each started, so a
-    folder reads as the run it was). Raises CassetteError for a file that is not a cassette."""
+    folder reads as the run it was), and those of `more` (named exchanges read elsewhere: an agent's log).
+    Raises CassetteError for a file that is not a cassette."""
     found: list[tuple[datetime, int, str, Exchange]] = []
     for order, path in enumerate(cassettes):
         try:
@@ -105,6 +106,8 @@ def journal_of(cassettes: Sequence[Path]) -> Journal:
         except ValueError as error:
             raise CassetteError(f"{path}: {error}") from None
         found += [(exchange.timings.started_at, order, str(path), exchange) for exchange in exchanges]
+    for order, (name, named) in enumerate(more, len(cassettes)):
+        found += [(exchange.timings.started_at, order, name, exchange) for exchange in named]
     found.sort(key=lambda item: (item[0], item[1]))
     journal = Journal(max(1, len(found)))
     reader = _Stored()
@@ -115,8 +118,9 @@ def journal_of(cassettes: Sequence[Path]) -> Journal:
     return journal
 
 
-def session_at_rest(cassettes: Sequence[Path]) -> Session:
-    """A session that runs no proxy, its journal the cassettes' exchanges: what the control API reads."""
-    journal = journal_of(cassettes)
+def session_at_rest(cassettes: Sequence[Path], more: Sequence[tuple[str, Sequence[Exchange]]] = ()) -> Session:
+    """A session that runs no proxy, its journal the cassettes' exchanges (and `more`, as `journal_of` reads
+    them): what the control API reads."""
+    journal = journal_of(cassettes, more)
     plan = Plan(journal=journal.capacity)
     return Session(plan, Chain(taps=[JournalTap(journal, _REDACTOR)]))

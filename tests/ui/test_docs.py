@@ -2,7 +2,9 @@
 docs/control.md's curl example of the event stream reads the stream of a running mock."""
 
 import json
+import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,19 +50,35 @@ def test_the_mock_with_ui_prints_the_dashboard_and_serves_the_command(page_folde
     assert re.search(r"llmproxy mock: dashboard http://127\.0\.0\.1:\d+/llmproxy/ui/\?token=\S+\n", result.stderr)
 
 
-def test_llmproxy_ui_serves_the_cassettes_until_stopped() -> None:
-    [command] = [line for line in commands() if line.startswith("llmproxy ui")]
+def served(command: str, env: dict[str, str] | None = None) -> list[str]:
+    """The first two lines `llmproxy ui …` prints, then Ctrl-C."""
     argv = [*LLMPROXY, *command.removeprefix("llmproxy ").split()]
-    with subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True) as process:
+    with subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True, env=env) as process:
         assert process.stderr is not None
         said = [process.stderr.readline() for _ in range(2)]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 128 + signal.SIGINT
+    assert re.fullmatch(r"llmproxy ui: dashboard http://127\.0\.0\.1:\d+/llmproxy/ui/\?token=\S+\n", said[1])
+    return said
+
+
+def test_llmproxy_ui_serves_the_cassettes_until_stopped() -> None:
+    [command] = [line for line in commands() if line.startswith("llmproxy ui cassettes/")]
+    said = served(command)
     cassettes = len(
         [path for path in (ROOT / "cassettes").rglob("*.json") if b"llmproxy_cassette" in path.read_bytes()]
     )
     assert re.fullmatch(rf"llmproxy ui: \d+ exchanges from {cassettes} cassettes\n", said[0])
-    assert re.fullmatch(r"llmproxy ui: dashboard http://127\.0\.0\.1:\d+/llmproxy/ui/\?token=\S+\n", said[1])
+
+
+def test_llmproxy_ui_serves_an_agents_logs_from_where_it_keeps_them(tmp_path: Path) -> None:
+    [command] = [line for line in commands() if line.startswith("llmproxy ui --from")]
+    projects = tmp_path / ".claude" / "projects" / "-home-user-work"
+    projects.mkdir(parents=True)
+    for log in (ROOT / "tests" / "fixtures" / "agent_logs" / "claude").glob("*.jsonl"):
+        shutil.copy(log, projects / log.name)
+    said = served(command, {"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    assert said[0] == "llmproxy ui: 2 exchanges from 0 cassettes and 1 agent log\n"
 
 
 def test_the_curl_example_reads_the_event_stream(page_folder: Path) -> None:
