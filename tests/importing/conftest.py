@@ -94,7 +94,8 @@ def mitmproxy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: Scr
                 break
             except OSError:
                 if time.monotonic() > deadline or process.poll() is not None:
-                    raise AssertionError(f"mitmdump did not start: {process.stderr.read() if process.stderr else ''}")
+                    said = process.stderr.read() if process.stderr else b""
+                    raise AssertionError(f"mitmdump did not start: {said!r}") from None
                 time.sleep(0.1)
         answers = session(stand_in.url, KEY, proxy=f"http://127.0.0.1:{port}")
     finally:
@@ -105,6 +106,6 @@ def mitmproxy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: Scr
     return {"flows": Recording(flows, answers, stand_in.url), "har": Recording(har, answers, stand_in.url)}
 
 
-def answers_of(text: str) -> dict[str, str]:
-    answers: dict[str, str] = json.loads(text.strip().splitlines()[-1])
+def answers_of(text: str) -> list[dict[str, str]]:
+    answers: list[dict[str, str]] = json.loads(text.strip().splitlines()[-1])
     return answers

@@ -1,6 +1,6 @@
 """One session of the official SDKs against a base URL: OpenAI chat completions (plain and streamed) and Anthropic
 messages (plain and streamed). Run in-process under vcrpy to record a cassette, or as a child of `llmproxy replay`
-(`python sdk_session.py BASE_URL [PROXY]`) to replay an imported one; prints the answers as JSON."""
+(`python sdk_session.py BASE_URL --times N`) to replay imported ones; prints the answers as JSON."""
 
 import json
 import os
@@ -48,6 +48,6 @@ def _session(chat: "openai.OpenAI", claude: "anthropic.Anthropic") -> dict[str, 
     }
 
 
-if __name__ == "__main__":
-    proxy = sys.argv[2] if len(sys.argv) > 2 else None
-    print(json.dumps(session(sys.argv[1], os.environ.get("SESSION_KEY", "sk-none"), proxy)))
+if __name__ == "__main__":  # BASE_URL --times N: the session N times, a list of their answers
+    times = int(sys.argv[3]) if sys.argv[2:3] == ["--times"] else 1
+    print(json.dumps([session(sys.argv[1], os.environ.get("SESSION_KEY", "sk-none")) for _ in range(times)]))
