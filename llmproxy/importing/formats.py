@@ -10,7 +10,7 @@ from pathlib import Path
 import ijson  # type: ignore[import-untyped]
 
 from llmproxy.importing.entries import Entry, UnreadableError
-from llmproxy.importing.har import read_har
+from llmproxy.importing.har import json_error, read_har
 from llmproxy.importing.vcrpy import read_vcrpy
 
 type FlowReader = Callable[[Path], Iterator[Entry]]
@@ -46,5 +46,5 @@ def _top_key(path: Path) -> str | None:
                 if prefix == "" and event == "map_key":
                     return str(value)
     except ijson.JSONError as exc:
-        raise UnreadableError(f"{path}: not valid JSON ({exc})") from None
+        raise UnreadableError(f"{path}: not valid JSON ({json_error(exc)})") from None
     return None

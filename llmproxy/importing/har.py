@@ -37,9 +37,14 @@ def read_har(path: Path) -> Iterator[Entry]:
                     )
     except ijson.JSONError as exc:
         after = f" after entry {index}" if index >= 0 else ""
-        raise UnreadableError(f"{path}: not a complete HAR file{after}: {exc}") from None
+        raise UnreadableError(f"{path}: not a complete HAR file{after}: {json_error(exc)}") from None
     if index < 0 and not _has_log(path):
         raise UnreadableError(f"{path}: not a HAR file (no log.entries)")
+
+
+def json_error(exc: Exception) -> str:
+    """ijson's C backend points at the place in lines of their own: the first line says what."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _has_log(path: Path) -> bool:

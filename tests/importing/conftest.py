@@ -1,4 +1,4 @@
-"""Recordings made by the other tools themselves, once per module: vcrpy (YAML and JSON serializers) around the
+"""Recordings made by the other tools themselves, once per test session: vcrpy (YAML and JSON serializers) around the
 official SDKs, and mitmproxy's `mitmdump -w` with its `savehar` addon around the same SDKs, against a local
 stand-in API whose Anthropic answers are gzip-encoded (streamed ones too, as one encoded body)."""
 
@@ -46,7 +46,7 @@ def gzipping(answer: Callable[[Received], Reply]) -> Callable[[Received], Reply]
     return encoded
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stand_in() -> Iterator[ScriptedServer]:
     server = ScriptedServer(turns(12))  # four for each recording
     server.answer = gzipping(server.scripted)
@@ -54,7 +54,7 @@ def stand_in() -> Iterator[ScriptedServer]:
     server.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def vcrpy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: ScriptedServer) -> dict[str, Recording]:
     import vcr
 
@@ -76,7 +76,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def mitmproxy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: ScriptedServer) -> dict[str, Recording]:
     """`mitmdump -w session.mitm --set hardump=session.har` as a plain proxy between the SDKs and the stand-in."""
     folder = tmp_path_factory.mktemp("mitmproxy")
