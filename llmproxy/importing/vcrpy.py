@@ -100,7 +100,7 @@ def _exchange(interaction: dict[str, Any], started_at: datetime) -> RawExchange:
         str(request["uri"]),
         version,
         _headers(request.get("headers")),
-        _body(request.get("body")),
+        _body(request),
         encoded=True,
     )
     status = response["status"]
@@ -110,7 +110,7 @@ def _exchange(interaction: dict[str, Any], started_at: datetime) -> RawExchange:
         str(reason or ""),
         version,
         _headers(response.get("headers")),
-        _body(response.get("body")),
+        _body(response),
         encoded=True,
     )
     return wire.raw_exchange(raw_request, answer, started_at)
@@ -135,13 +135,25 @@ def _headers(headers: Any) -> list[tuple[str, str]]:
     return pairs
 
 
-def _body(body: Any) -> bytes:
-    """A body as vcrpy stores it: a string, ``!!binary`` bytes, ``{string: …}``, Ruby VCR's
-    ``{encoding, string}`` or ``{base64_string}``, or nothing."""
+def _body(part: dict[str, Any]) -> bytes:
+    """A request's or response's body as vcrpy stores it: a string, ``!!binary`` bytes, ``{string: …}``, Ruby
+    VCR's ``{encoding, string}`` or ``{base64_string}``, or nothing; and as the custom serializers of some
+    projects store JSON bodies parsed (pydantic-ai's ``parsed_body: …`` and ``body: {type: json, content: …}``),
+    written back as compact JSON."""
+    if "parsed_body" in part:
+        return orjson.dumps(part["parsed_body"], default=str)
+    body = part.get("body")
     if isinstance(body, dict):
         if "base64_string" in body:
             return base64.b64decode(body["base64_string"])
+        if "content" in body and "string" not in body:
+            content = body["content"]
+            return orjson.dumps(content, default=str) if body.get("type") == "json" else _text(content)
         body = body.get("string")
+    return _text(body)
+
+
+def _text(body: Any) -> bytes:
     if body is None:
         return b""
     if isinstance(body, bytes):
