@@ -37,7 +37,11 @@ class ImportSummary:
     def lines(self, listed: int = 20) -> list[str]:
         lines = []
         for summary in self.written:
-            lines += str(summary).replace("recorded ", "imported ", 1).splitlines()
+            if summary.untouched:
+                fate = "is as it was" if summary.path.exists() else "is not written"
+                lines.append(f"imported nothing: {summary.path} {fate}")
+            else:
+                lines += str(summary).replace("recorded ", "imported ", 1).splitlines()
         if self.dropped:
             hosts = ", ".join(f"{host} {count}" for host, count in self.dropped.most_common(5))
             more = ", …" if len(self.dropped) > 5 else ""
@@ -65,16 +69,18 @@ def import_files(
     summary = ImportSummary(files=len(files))
     scope = RecordScope.of(everything=keep_other)
     writer = CassetteWriter.open(output, redactor, rewrite=rewrite, pending=True)
+    kept = 0
     try:
         for path in files:
-            _write(writer, read_entries(path, read_flows), scope, summary)
+            kept += _write(writer, read_entries(path, read_flows), scope, summary)
     except (UnreadableError, OSError) as exc:
         writer.close()  # never started: the cassette stays as it was
         raise CassetteError(_reason(exc)) from None
     except BaseException:
         writer.close()
         raise
-    writer.mark_started()
+    if kept:  # an import of nothing leaves the cassette as it was, or unwritten
+        writer.mark_started()
     summary.written.append(writer.close())
     return summary
 
@@ -130,14 +136,18 @@ def _staging(folder: Path) -> str:
     return tempfile.mkdtemp(prefix=".llmproxy-import-", dir=folder)
 
 
-def _write(writer: CassetteWriter, entries: Iterable[Entry], scope: RecordScope, summary: ImportSummary) -> None:
+def _write(writer: CassetteWriter, entries: Iterable[Entry], scope: RecordScope, summary: ImportSummary) -> int:
+    """How many exchanges were handed to the writer."""
+    kept = 0
     for entry in entries:
         if entry.exchange is None:
             summary.broken.append(f"{entry.where}: {entry.problem}")
         elif _kept(entry.exchange, scope):
             writer.write(entry.exchange)
+            kept += 1
         else:
             summary.dropped[entry.exchange.request.host] += 1
+    return kept
 
 
 def _kept(exchange: RawExchange, scope: RecordScope) -> bool:

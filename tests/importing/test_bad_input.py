@@ -111,3 +111,23 @@ def test_a_folder_imports_into_one_cassette_or_one_each(vcrpy_recordings: dict[s
         f"cannot import: {each / 'test_json.json'} exists: --rewrite replaces it; nothing written\n",
     )
     assert run("cassette", "import", str(folder), "-o", str(each), "--per-file", "--rewrite")[0] == 0
+
+
+def test_an_import_of_nothing_writes_nothing(tmp_path: Path) -> None:
+    har = tmp_path / "page.har"
+    entry = {
+        "startedDateTime": "2026-05-01T12:00:00.000Z",
+        "time": 5,
+        "request": {"method": "GET", "url": "https://example.com/", "httpVersion": "h2", "headers": []},
+        "response": {"status": 200, "statusText": "", "httpVersion": "h2", "headers": [], "content": {"text": "hi"}},
+        "timings": {"wait": 4, "receive": 1},
+    }
+    har.write_bytes(orjson.dumps({"log": {"version": "1.2", "entries": [entry]}}))
+    output = tmp_path / "out.json"
+    code, said = run("cassette", "import", str(har), "-o", str(output))
+    assert code == 0
+    assert said.splitlines() == [
+        f"imported nothing: {output} is not written",
+        "dropped 1 request to no LLM API (example.com 1): --keep-other keeps them",
+    ]
+    assert not output.exists()
