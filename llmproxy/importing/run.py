@@ -10,6 +10,7 @@ stops the import with the destination untouched.
 """
 
 import shutil
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,7 @@ def import_each(
         raise CassetteError(f"{existing[0]} exists: --rewrite replaces it")
     if folder.exists() and not folder.is_dir():
         raise CassetteError(f"--per-file writes a folder of cassettes, and {folder} is a file")
+    created = not folder.exists()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         staging = Path(_staging(folder))
@@ -122,17 +124,19 @@ def import_each(
             for written in one.written:
                 written.path = target
                 summary.written.append(written)
-        for target in targets.values():
-            if (staging / target.name).exists():
-                (staging / target.name).replace(target)
-    finally:
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        if created:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    for target in targets.values():
+        if (staging / target.name).exists():
+            (staging / target.name).replace(target)
+    shutil.rmtree(staging, ignore_errors=True)
     return summary
 
 
 def _staging(folder: Path) -> str:
-    import tempfile
-
     return tempfile.mkdtemp(prefix=".llmproxy-import-", dir=folder)
 
 

@@ -131,3 +131,13 @@ def test_an_import_of_nothing_writes_nothing(tmp_path: Path) -> None:
         "dropped 1 request to no LLM API (example.com 1): --keep-other keeps them",
     ]
     assert not output.exists()
+
+
+def test_a_per_file_import_that_fails_leaves_no_folder(vcrpy_recordings: dict[str, Recording], tmp_path: Path) -> None:
+    cut = tmp_path / "test_cut.yaml"
+    cut.write_bytes(vcrpy_recordings["yaml"].path.read_bytes()[:300] + b"\n  - {unclosed: [\n")
+    each = tmp_path / "each"
+    code, said = run("cassette", "import", str(vcrpy_recordings["yaml"].path), str(cut), "--per-file", "-o", str(each))
+    assert code == 2
+    assert said.startswith(f"cannot import: {cut}: not valid YAML at line ")
+    assert not each.exists()
