@@ -60,9 +60,14 @@ def import_(
 
 @click.command("export")
 @click.argument("path", metavar="CASSETTE", type=click.Path(path_type=Path))
-@option("--format", "form", required=True, type=click.Choice(["har", "vcrpy"]), help="what to write")
+@option(
+    "--format",
+    "form",
+    type=click.Choice(["har", "vcrpy"]),
+    help="what to write (default: from the output's name: .har is HAR, anything else a vcrpy cassette)",
+)
 @option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="the file to write")
-def export(path: Path, form: str, output: Path) -> None:
+def export(path: Path, form: str | None, output: Path) -> None:
     """Write a cassette as a HAR 1.2 file or a vcrpy cassette (YAML).
 
     Every exchange is written as it was recorded, its stream as one body holding the events, as those tools
@@ -70,6 +75,7 @@ def export(path: Path, form: str, output: Path) -> None:
     """
     from llmproxy.importing.export import export_cassette
 
+    form = form or ("har" if output.suffix.lower() == ".har" else "vcrpy")
     try:
         exported = export_cassette(path, form, output)
     except CassetteError as exc:

@@ -52,3 +52,13 @@ def test_a_cassette_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
     assert said.startswith("cannot export: ")
     assert said.count("\n") == 1
     assert not (tmp_path / "out.har").exists()
+
+
+def test_the_format_follows_the_outputs_name_unless_given(
+    vcrpy_recordings: dict[str, Recording], tmp_path: Path
+) -> None:
+    cassette = imported(vcrpy_recordings["json"], tmp_path)
+    assert run("cassette", "export", str(cassette), "-o", str(tmp_path / "out.har"))[0] == 0
+    assert (tmp_path / "out.har").read_text().startswith('{"log": {"version": "1.2"')
+    assert run("cassette", "export", str(cassette), "-o", str(tmp_path / "out.yml"))[0] == 0
+    assert (tmp_path / "out.yml").read_text().startswith("interactions:\n")
