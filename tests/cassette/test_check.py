@@ -384,6 +384,14 @@ def _encoded(data: bytes, encoding: str) -> bytes:
     return data
 
 
+def answered(tmp_path: Path, response_part: dict[str, Any]) -> Path:
+    """A cassette of one POST answered with `response_part`."""
+    path = tmp_path / "c.json"
+    request_part = {"method": "POST", "url": "https://h/", "http_version": "1.1", "headers": []}
+    path.write_bytes(cassette({"request": request_part, "response": response_part}))
+    return path
+
+
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "deflate, gzip"])
 @pytest.mark.parametrize("declared", ["content_encoding", "header"])
 def test_a_key_inside_a_content_encoded_body_is_found(tmp_path: Path, encoding: str, declared: str) -> None:
@@ -401,15 +409,7 @@ def test_a_key_inside_a_content_encoded_body_is_found(tmp_path: Path, encoding: 
         response_part["headers"].append(f"content-encoding: {encoding}")
     else:
         response_part["content_encoding"] = encoding
-    path = tmp_path / "c.json"
-    path.write_bytes(
-        cassette(
-            {
-                "request": {"method": "POST", "url": "https://h/", "http_version": "1.1", "headers": []},
-                "response": response_part,
-            }
-        )
-    )
+    path = answered(tmp_path, response_part)
     code, output = check(path)
     assert code == 1, output
     assert f"{path}:$.exchanges[0].response.body: github: ghp_A1…(40 chars)" in output
@@ -417,20 +417,12 @@ def test_a_key_inside_a_content_encoded_body_is_found(tmp_path: Path, encoding: 
 
 
 def test_a_clean_content_encoded_body_stays_clean(tmp_path: Path) -> None:
-    response_part = {
+    response_part: dict[str, Any] = {
         "status": 200,
         "reason": "OK",
         "http_version": "HTTP/1.1",
         "headers": ["content-type: application/json", "content-encoding: gzip"],
         "body": {"base64": base64.b64encode(_encoded(b'{"text": "nothing secret"}', "gzip")).decode()},
     }
-    path = tmp_path / "c.json"
-    path.write_bytes(
-        cassette(
-            {
-                "request": {"method": "POST", "url": "https://h/", "http_version": "1.1", "headers": []},
-                "response": response_part,
-            }
-        )
-    )
+    path = answered(tmp_path, response_part)
     assert check(path)[0] == 0
