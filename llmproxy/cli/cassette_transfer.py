@@ -29,11 +29,11 @@ def import_(
     """Import vcrpy / pytest-recording cassettes, HAR files and mitmproxy flow files into a cassette.
 
     FILE|DIR are files (their format is read from their content) or folders (searched for *.yaml, *.yml,
-    *.json, *.har, *.flow, *.flows, *.mitm and *.dump). LLM exchanges are stored as `llmproxy record` would
-    have stored them: redacted, decoded, streams cut into events; other traffic is dropped and counted
-    unless --keep-other. Entries that cannot be read are skipped, counted and named. Appends to an existing
-    cassette as a recording does (--rewrite replaces it). Nothing is written unless every file could be read;
-    exits 2, with one line, when one cannot.
+    *.yaml.gz, *.yml.gz, *.json, *.har, *.flow, *.flows, *.mitm and *.dump). LLM exchanges are stored as
+    `llmproxy record` would have stored them: redacted, decoded, streams cut into events; other traffic is
+    dropped and counted unless --keep-other. Entries that cannot be read are skipped, counted and named.
+    Appends to an existing cassette as a recording does (--rewrite replaces it). Nothing is written unless
+    every file could be read; exits 2, with one line, when one cannot.
     """
     from llmproxy.cassette.redact import Redactor
     from llmproxy.importing.formats import PATTERNS

@@ -1,9 +1,12 @@
 """Which tool wrote a file, from its first bytes, and its reader: a HAR file and a vcrpy JSON cassette are told
 apart by their top-level key, a mitmproxy flow file by its tnetstring start (``123:``), anything else is read
 as a vcrpy YAML cassette. Flow files are read by mitmproxy's own `io` module, which the core never imports:
-the caller passes that reader in."""
+the caller passes that reader in. A gzip-compressed file (LangChain's ``.yaml.gz`` cassettes) is a vcrpy
+cassette."""
 
+import gzip
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,8 +19,9 @@ from llmproxy.importing.vcrpy import read_vcrpy
 type FlowReader = Callable[[Path], Iterator[Entry]]
 
 # what a folder is searched for; a file named on the command line is read whatever its name
-PATTERNS = ("*.yaml", "*.yml", "*.json", "*.har", "*.flow", "*.flows", "*.mitm", "*.dump")
+PATTERNS = ("*.yaml", "*.yml", "*.yaml.gz", "*.yml.gz", "*.json", "*.har", "*.flow", "*.flows", "*.mitm", "*.dump")
 _TNETSTRING = re.compile(rb"\d{1,12}:")
+_GZIP = b"\x1f\x8b"
 
 
 def read_entries(path: Path, read_flows: FlowReader) -> Iterator[Entry]:
@@ -27,6 +31,9 @@ def read_entries(path: Path, read_flows: FlowReader) -> Iterator[Entry]:
         head = file.read(64 * 1024).lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head:
         raise UnreadableError(f"{path}: empty file")
+    if head.startswith(_GZIP):  # LangChain keeps its vcrpy cassettes as .yaml.gz
+        yield from read_vcrpy(path, _gunzipped(path))
+        return
     if _TNETSTRING.match(head):
         yield from read_flows(path)
     elif head[:1] == b"{":
@@ -36,6 +43,19 @@ def read_entries(path: Path, read_flows: FlowReader) -> Iterator[Entry]:
             yield from read_vcrpy(path, path.read_bytes())
     else:
         yield from read_vcrpy(path, path.read_bytes())
+
+
+def _gunzipped(path: Path) -> bytes:
+    try:
+        return gzip.decompress(path.read_bytes())
+    except (OSError, EOFError, zlib.error) as exc:
+        raise UnreadableError(f"{path}: not a complete gzip file ({exc})") from None
+
+
+def output_name(path: Path) -> str:
+    """The name a file's own cassette gets (`--per-file`): ``test_chat.yaml.gz`` → ``test_chat.json``."""
+    name = path.name.removesuffix(".gz")
+    return f"{Path(name).stem}.json"
 
 
 def _top_key(path: Path) -> str | None:

@@ -20,7 +20,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, RecordSummary
 from llmproxy.errors import CassetteError
 from llmproxy.importing.entries import Entry, UnreadableError
-from llmproxy.importing.formats import FlowReader, read_entries
+from llmproxy.importing.formats import FlowReader, output_name, read_entries
 from llmproxy.model.exchange import RawExchange
 from llmproxy.record_scope import RecordScope
 from llmproxy.words import plural
@@ -99,7 +99,7 @@ def import_each(
     ``test_chat.json``). Every cassette is written in a folder beside them, and all are moved in place once
     every file was read. Raises CassetteError, with nothing written, when a file cannot be read, two files
     would make the same cassette, or a cassette exists already (unless `rewrite`)."""
-    targets = {path: folder / f"{path.stem}.json" for path in files}
+    targets = {path: folder / output_name(path) for path in files}
     clashes = [target for target, count in Counter(targets.values()).items() if count > 1]
     if clashes:
         raise CassetteError(f"two input files would both be imported to {clashes[0]}: import them separately")

@@ -141,3 +141,22 @@ def test_a_per_file_import_that_fails_leaves_no_folder(vcrpy_recordings: dict[st
     assert code == 2
     assert said.startswith(f"cannot import: {cut}: not valid YAML at line ")
     assert not each.exists()
+
+
+def test_a_gzip_compressed_yaml_cassette_imports_as_its_yaml(
+    vcrpy_recordings: dict[str, Recording], tmp_path: Path
+) -> None:
+    """As LangChain keeps its cassettes (`.yaml.gz`); its own cassette is named without either suffix."""
+    import gzip
+
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    (folder / "test_chat.yaml.gz").write_bytes(gzip.compress(vcrpy_recordings["yaml"].path.read_bytes()))
+    each = tmp_path / "each"
+    code, said = run("cassette", "import", str(folder), "--per-file", "-o", str(each))
+    assert code == 0, said
+    assert said.startswith(f"imported 4 exchanges to {each / 'test_chat.json'}")
+    (folder / "test_cut.yaml.gz").write_bytes(gzip.compress(b"interactions: []\n")[:12])
+    code, said = run("cassette", "import", str(folder / "test_cut.yaml.gz"), "-o", str(tmp_path / "cut.json"))
+    assert code == 2
+    assert said.startswith(f"cannot import: {folder / 'test_cut.yaml.gz'}: not a complete gzip file (")
