@@ -25,6 +25,7 @@ from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.model import Exchange, Request, Response, header_pairs
 from llmproxy.cassette.store import load_cassette
 from llmproxy.errors import CassetteError
+from llmproxy.importing.wire import header
 
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _ON_THE_WIRE_ONLY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -101,7 +102,7 @@ def _har_request(request: Request) -> dict[str, Any]:
     }
     if request.body is not None:
         data = body_bytes(request.body)
-        har["postData"] = {"mimeType": _header(headers, "content-type") or "", **_content(data)}
+        har["postData"] = {"mimeType": header(headers, "content-type") or "", **_content(data)}
         har["bodySize"] = len(data)
     return har
 
@@ -121,8 +122,8 @@ def _har_response(response: Response | None, error: str | None) -> dict[str, Any
         "httpVersion": response.http_version,
         "cookies": [],
         "headers": [{"name": name, "value": value} for name, value in headers],
-        "content": {"size": len(data), "mimeType": _header(headers, "content-type") or "", **_content(data)},
-        "redirectURL": _header(headers, "location") or "",
+        "content": {"size": len(data), "mimeType": header(headers, "content-type") or "", **_content(data)},
+        "redirectURL": header(headers, "location") or "",
         "headersSize": -1,
         "bodySize": -1,
     }
@@ -183,7 +184,3 @@ def _answer(response: Response) -> bytes:
     if response.events is not None:
         return b"".join(event_bytes(event) for event in response.events)
     return body_bytes(response.body) if response.body is not None else b""
-
-
-def _header(headers: list[tuple[str, str]], name: str) -> str | None:
-    return next((value for key, value in headers if key.lower() == name), None)

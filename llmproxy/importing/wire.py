@@ -16,6 +16,7 @@ type Headers = Sequence[tuple[str, str]]
 
 
 def header(headers: Headers, name: str) -> str | None:
+    """The first value of the header `name` (lower-case), if any."""
     return next((value for key, value in headers if key.lower() == name), None)
 
 
@@ -26,7 +27,8 @@ def raw_request(
     if it still can be. Raises ValueError for a URL that is not absolute."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "ws", "wss") or not parts.hostname:
-        raise ValueError(f"not an absolute http(s) URL: {url[:200]!r}")
+        what = f"a {parts.scheme!r} URL" if parts.scheme else "a relative URL"
+        raise ValueError(f"{what}, not an absolute http(s) one")  # the URL itself may hold a key: not shown
     port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     encoding = header(headers, "content-encoding")

@@ -160,3 +160,22 @@ def test_a_gzip_compressed_yaml_cassette_imports_as_its_yaml(
     code, said = run("cassette", "import", str(folder / "test_cut.yaml.gz"), "-o", str(tmp_path / "cut.json"))
     assert code == 2
     assert said.startswith(f"cannot import: {folder / 'test_cut.yaml.gz'}: not a complete gzip file (")
+
+
+def test_an_entry_skipped_for_its_url_never_shows_the_url(tmp_path: Path) -> None:
+    """A URL may hold a key in its query: the skip says what is wrong with it, not what it is."""
+    har = tmp_path / "odd.har"
+    entry = {
+        "startedDateTime": "2026-05-01T12:00:00.000Z",
+        "request": {
+            "method": "GET",
+            "url": "ftp://files.example/?key=AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+            "headers": [],
+        },
+        "response": {"status": 200, "headers": [], "content": {}},
+    }
+    har.write_bytes(orjson.dumps({"log": {"version": "1.2", "entries": [entry]}}))
+    code, said = run("cassette", "import", str(har), "-o", str(tmp_path / "out.json"))
+    assert code == 0
+    assert f"  {har}: entry 0: a 'ftp' URL, not an absolute http(s) one" in said.splitlines()
+    assert "AIza" not in said
