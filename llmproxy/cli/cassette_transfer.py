@@ -17,6 +17,11 @@ from llmproxy.options import option
 @option("--per-file", is_flag=True, help="One cassette per input file, in the folder -o names.")
 @option("--keep-other", is_flag=True, help="Keep traffic to no LLM API too (as --record-all records it).")
 @option("--rewrite", is_flag=True, help="Replace the cassette(s) instead of appending to them.")
+@option(
+    "--record-unanswered",
+    is_flag=True,
+    help="Keep requests that got no answer too (a HAR entry with status 0, a flow that failed), as record does.",
+)
 @option("--redact-field", multiple=True, metavar="NAME", help="Also redact JSON fields named NAME. Repeatable.")
 def import_(
     paths: tuple[Path, ...],
@@ -24,6 +29,7 @@ def import_(
     per_file: bool,
     keep_other: bool,
     rewrite: bool,
+    record_unanswered: bool,
     redact_field: tuple[str, ...],
 ) -> None:
     """Import vcrpy / pytest-recording cassettes, HAR files and mitmproxy flow files into a cassette.
@@ -35,6 +41,10 @@ def import_(
     Appends to an existing cassette as a recording does (--rewrite replaces it). Nothing is written unless
     every file could be read; exits 2, with one line, when one cannot.
     """
+    import logging
+
+    from llmproxy import log_lines
+    from llmproxy.cassette import redacted_logs
     from llmproxy.cassette.redact import Redactor
     from llmproxy.importing.formats import PATTERNS
     from llmproxy.importing.run import import_each, import_files
@@ -47,10 +57,20 @@ def import_(
         what = "no file to import in it" if missing[0].is_dir() else "no such file"
         click.echo(f"cannot import: {missing[0]}: {what}", err=True)
         raise SystemExit(2)
+    redacted_logs.install()  # what the recorder warns of, as `record` says it: one redacted line each
+    log_lines.to_stderr("llmproxy cassette import", logging.WARNING, debug=False)
     redactor = Redactor(frozenset(redact_field))
     run = import_each if per_file else import_files
     try:
-        summary = run(files, output, read_flows, redactor=redactor, keep_other=keep_other, rewrite=rewrite)
+        summary = run(
+            files,
+            output,
+            read_flows,
+            redactor=redactor,
+            keep_other=keep_other,
+            rewrite=rewrite,
+            keep_unanswered=record_unanswered,
+        )
     except CassetteError as exc:
         click.echo(f"cannot import: {exc}; nothing written", err=True)
         raise SystemExit(2) from None

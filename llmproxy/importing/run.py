@@ -64,12 +64,13 @@ def import_files(
     redactor: Redactor,
     keep_other: bool = False,
     rewrite: bool = False,
+    keep_unanswered: bool = False,
 ) -> ImportSummary:
     """Every file's exchanges into one cassette, appended to what `output` holds (replacing it with `rewrite`).
     Raises CassetteError (nothing written) when a file cannot be read, or the cassette cannot be written."""
     summary = ImportSummary(files=len(files))
     scope = RecordScope.of(everything=keep_other)
-    writer = CassetteWriter.open(output, redactor, rewrite=rewrite, pending=True)
+    writer = CassetteWriter.open(output, redactor, rewrite=rewrite, pending=True, keep_unanswered=keep_unanswered)
     kept = 0
     try:
         for path in files:
@@ -94,6 +95,7 @@ def import_each(
     redactor: Redactor,
     keep_other: bool = False,
     rewrite: bool = False,
+    keep_unanswered: bool = False,
 ) -> ImportSummary:
     """Each file into a cassette of its own in `folder`, named after it (``test_chat.yaml`` →
     ``test_chat.json``). Every cassette is written in a folder beside them, and all are moved in place once
@@ -118,7 +120,9 @@ def import_each(
     try:
         for path, target in targets.items():
             staged = staging / target.name
-            one = import_files([path], staged, read_flows, redactor=redactor, keep_other=keep_other)
+            one = import_files(
+                [path], staged, read_flows, redactor=redactor, keep_other=keep_other, keep_unanswered=keep_unanswered
+            )
             summary.dropped += one.dropped
             summary.broken += one.broken
             for written in one.written:

@@ -7,6 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from llmproxy.cassette.store import load_cassette
 from tests.importing.conftest import Recording
 from tests.importing.test_import import run
 
@@ -179,3 +180,30 @@ def test_an_entry_skipped_for_its_url_never_shows_the_url(tmp_path: Path) -> Non
     assert code == 0
     assert f"  {har}: entry 0: a 'ftp' URL, not an absolute http(s) one" in said.splitlines()
     assert "AIza" not in said
+
+
+def test_a_request_never_answered_is_counted_or_kept_as_record_does(tmp_path: Path) -> None:
+    har = tmp_path / "refused.har"
+    entry = {
+        "startedDateTime": "2026-05-01T12:00:00.000Z",
+        "time": 5,
+        "request": {
+            "method": "POST",
+            "url": "https://api.openai.com/v1/chat/completions",
+            "headers": [],
+            "postData": {"mimeType": "application/json", "text": '{"model": "gpt-5", "messages": []}'},
+        },
+        "response": {"status": 0, "headers": [], "content": {}, "_error": "net::ERR_CONNECTION_REFUSED"},
+    }
+    har.write_bytes(orjson.dumps({"log": {"version": "1.2", "entries": [entry]}}))
+    output = tmp_path / "out.json"
+    code, said = run("cassette", "import", str(har), "-o", str(output))
+    assert code == 0
+    assert said.splitlines()[0] == (
+        f"imported nothing to {output}: the upstream answered none of 1 request; {output} is not written"
+    )
+    assert not output.exists()
+    code, said = run("cassette", "import", str(har), "-o", str(output), "--record-unanswered")
+    assert code == 0
+    assert said == f"imported 1 exchange to {output} (openai 1; 0 streamed, 1 not; 1 failed)\n"
+    assert [exchange.error for exchange in load_cassette(output).exchanges] == ["net::ERR_CONNECTION_REFUSED"]
