@@ -62,3 +62,16 @@ def test_the_format_follows_the_outputs_name_unless_given(
     assert (tmp_path / "out.har").read_text().startswith('{"log": {"version": "1.2"')
     assert run("cassette", "export", str(cassette), "-o", str(tmp_path / "out.yml"))[0] == 0
     assert (tmp_path / "out.yml").read_text().startswith("interactions:\n")
+
+
+def test_websocket_exchanges_are_left_out_and_counted(tmp_path: Path) -> None:
+    """Codex's Responses over a WebSocket have no form in HAR or vcrpy: the closing line says how many."""
+    cassette = Path(__file__).resolve().parents[2] / "cassettes" / "codex-websocket.json"
+    output = tmp_path / "codex.har"
+    code, said = run("cassette", "export", str(cassette), "-o", str(output))
+    assert (code, said) == (
+        0,
+        f"exported 6 exchanges (3 left out: no form in the format) from {cassette} to {output} (har)\n",
+    )
+    assert run("cassette", "import", str(output), "-o", str(tmp_path / "again.json"))[0] == 0
+    assert all(exchange.websocket is None for exchange in load_cassette(tmp_path / "again.json").exchanges)
