@@ -118,6 +118,14 @@ CASES: dict[str, dict[str, Case]] = {
     },
     "cassette to-expectations": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
     "cassette compact": {"passing": Case(("{good}",), 0), "unusable": Case(("{corrupt}",), 2)},
+    "cassette import": {
+        "passing": Case(("{vcrpy}", "-o", "{imported}"), 0),
+        "unusable": Case(("{corrupt_vcrpy}", "-o", "{imported}"), 2),
+    },
+    "cassette export": {
+        "passing": Case(("{good}", "-o", "{exported}"), 0),
+        "unusable": Case(("{corrupt}", "-o", "{exported}"), 2),
+    },
     "chaos validate": {
         "passing": Case(("{chaos}",), 0),
         "failing": Case(("{bad_chaos}",), 1),
@@ -350,6 +358,16 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     write("leaked.json", leaked)
     write("corrupt.json", quickstart[:300])
     write("empty.json", {"llmproxy_cassette": 1, "exchanges": []})
+    vcrpy = (
+        'interactions:\n- request:\n    body: \'{"model": "gpt-5-mini", "messages": []}\'\n    headers: {}\n'
+        "    method: POST\n    uri: https://api.openai.com/v1/chat/completions\n  response:\n"
+        "    body: {string: '{\"choices\": []}'}\n    headers: {content-type: [application/json]}\n"
+        "    status: {code: 200, message: OK}\nversion: 1\n"
+    )
+    write("vcrpy.yaml", vcrpy)
+    write("corrupt_vcrpy.yaml", vcrpy[:150] + "\n  - {unclosed: [\n")
+    files["imported"] = str(folder / "imported" / "imported.json")
+    files["exported"] = str(folder / "exported.har")
     write("a_file.txt", "not a folder")
     files["missing"] = str(folder / "missing.json")
     files["fresh"] = str(folder / "fresh" / "new.json")

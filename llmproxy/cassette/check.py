@@ -3,11 +3,12 @@
 The check redacts each file again, as recording would, and reports every place where that would change
 something: it knows exactly the kinds the redactor knows, from the same catalogue. A cassette or a journal
 is redacted exchange by exchange as the recorder stores one: headers by name, the URL's query, bodies by
-type (base64 ones decoded first), stream events joined per content block, tool call or choice (so a key
-split across deltas is found) with Bedrock's base64 chunks decoded. A body or stream stored "not
-decodable" is a finding too: its content was never scanned. Any other JSON document is redacted as JSON
-(secret fields at any depth, secrets in every string, ``"name: value"`` header lines and ``[name, value]``
-pairs); anything else line by line as text. Secrets are shown masked.
+type (base64 ones decoded first, and their content encoding undone when they still carry one: a
+hand-written or imported cassette may keep a body as it was on the wire), stream events joined per content
+block, tool call or choice (so a key split across deltas is found) with Bedrock's base64 chunks decoded.
+A body or stream stored "not decodable" is a finding too: its content was never scanned. Any other JSON
+document is redacted as JSON (secret fields at any depth, secrets in every string, ``"name: value"`` header
+lines and ``[name, value]`` pairs); anything else line by line as text. Secrets are shown masked.
 
 A file that cannot be scanned as what it is is not checked, and said so (`CassetteError`): read as text, its
 bodies, streams and headers would not be redacted as the recorder redacts them, and "no secret-looking
@@ -29,6 +30,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from llmproxy.cassette import secrets
 from llmproxy.cassette.bodies import event_bytes, is_binary_message
+from llmproxy.cassette.decoding import decode_body
 from llmproxy.cassette.files import invalid_json, read_file_alone
 from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Event, dump, header_pairs
@@ -191,6 +193,8 @@ def _part(part: dict[str, Any], where: str, redactor: Redactor, messages: bool) 
     headers = part.get("headers")
     lines = headers if isinstance(headers, list) and all(isinstance(h, str) for h in headers) else None
     content_type = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-type"), "")
+    declared = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-encoding"), None)
+    encoding = part.get("content_encoding") if isinstance(part.get("content_encoding"), str) else declared
     for key, value in part.items():
         here = f"{where}.{key}"
         if key == "headers" and lines is not None:
@@ -200,6 +204,9 @@ def _part(part: dict[str, Any], where: str, redactor: Redactor, messages: bool) 
         elif key == "body" and isinstance(value, dict):
             if value.get("not_decodable"):
                 yield here, "not decodable", str(value["not_decodable"])
+                continue
+            if (decoded := _still_encoded(value, encoding)) is not None:  # scanned as the recorder would see it
+                yield from _diff(decoded, redactor.text(decoded), here)
                 continue
             redacted = _body(value, redactor)
         elif key == "events" and isinstance(value, list):
@@ -233,6 +240,19 @@ def _body(body: dict[str, Any], redactor: Redactor) -> Any:
             return body
         return {**body, "base64": base64.b64encode(redactor.data(data)).decode("ascii")}
     return redactor.json(body)
+
+
+def _still_encoded(body: dict[str, Any], encoding: str | None) -> str | None:
+    """A base64 body kept as it was on the wire, still content-encoded (a hand-written or imported cassette;
+    the recorder stores bodies decoded), as the text it decodes to; None for any other body."""
+    if not encoding or not isinstance(body.get("base64"), str):
+        return None
+    try:
+        data = base64.b64decode(body["base64"], validate=True)
+    except binascii.Error:
+        return None
+    decoded, failed = decode_body(data, encoding)
+    return None if failed is not None else decoded.decode("utf-8", "replace")
 
 
 def _events(stored: list[Any], content_type: str, redactor: Redactor, messages: bool) -> Any:

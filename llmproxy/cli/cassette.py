@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 import click
 
 from llmproxy.cassette.check import check_file
+from llmproxy.cli.cassette_transfer import export, import_
 from llmproxy.cli.output import emit, json_option
 from llmproxy.errors import CassetteError
 from llmproxy.options import option
@@ -18,6 +19,10 @@ if TYPE_CHECKING:
 @click.group()
 def cassette() -> None:
     """Inspect and convert cassette files."""
+
+
+cassette.add_command(import_)
+cassette.add_command(export)
 
 
 @cassette.command()

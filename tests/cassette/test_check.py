@@ -1,3 +1,4 @@
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -369,3 +370,59 @@ def test_the_committed_cassettes_hold_no_secret() -> None:
     code, out = check(Path(__file__).resolve().parents[2] / "cassettes")
     assert code == 0, out
     assert out.endswith("no secret-looking values\n")
+
+
+def _encoded(data: bytes, encoding: str) -> bytes:
+    """`data` content-encoded as a server would send it under `Content-Encoding: encoding` (stacked: in order)."""
+    import gzip
+    import zlib
+
+    import brotli  # type: ignore[import-untyped]
+
+    for name in (part.strip() for part in encoding.split(",")):
+        data = {"gzip": gzip.compress, "deflate": zlib.compress, "br": brotli.compress}[name](data)
+    return data
+
+
+def answered(tmp_path: Path, response_part: dict[str, Any]) -> Path:
+    """A cassette of one POST answered with `response_part`."""
+    path = tmp_path / "c.json"
+    request_part = {"method": "POST", "url": "https://h/", "http_version": "1.1", "headers": []}
+    path.write_bytes(cassette({"request": request_part, "response": response_part}))
+    return path
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "deflate, gzip"])
+@pytest.mark.parametrize("declared", ["content_encoding", "header"])
+def test_a_key_inside_a_content_encoded_body_is_found(tmp_path: Path, encoding: str, declared: str) -> None:
+    """A hand-written or imported cassette may keep a body as it was on the wire, still encoded: the check
+    undoes the encoding before scanning, as the recorder would have before redacting."""
+    body = orjson.dumps({"content": [{"type": "text", "text": f"use {GITHUB_TOKEN}"}]})
+    response_part: dict[str, Any] = {
+        "status": 200,
+        "reason": "OK",
+        "http_version": "HTTP/1.1",
+        "headers": ["content-type: application/json"],
+        "body": {"base64": base64.b64encode(_encoded(body, encoding)).decode()},
+    }
+    if declared == "header":
+        response_part["headers"].append(f"content-encoding: {encoding}")
+    else:
+        response_part["content_encoding"] = encoding
+    path = answered(tmp_path, response_part)
+    code, output = check(path)
+    assert code == 1, output
+    assert f"{path}:$.exchanges[0].response.body: github: ghp_A1…(40 chars)" in output
+    assert GITHUB_TOKEN not in output
+
+
+def test_a_clean_content_encoded_body_stays_clean(tmp_path: Path) -> None:
+    response_part: dict[str, Any] = {
+        "status": 200,
+        "reason": "OK",
+        "http_version": "HTTP/1.1",
+        "headers": ["content-type: application/json", "content-encoding: gzip"],
+        "body": {"base64": base64.b64encode(_encoded(b'{"text": "nothing secret"}', "gzip")).decode()},
+    }
+    path = answered(tmp_path, response_part)
+    assert check(path)[0] == 0
