@@ -126,3 +126,24 @@ def test_each_mcp_session_is_replayed_its_own_answers_whatever_order_the_session
     with replaying(cassette, listening=listening) as proxy:
         replayed = run(lambda: two_sessions(proxy.url, base_url, second_first=True))
     assert replayed == recorded
+
+
+def test_what_an_mcp_client_awaits_no_answer_to_is_answered_harmlessly_when_not_recorded(
+    recorded: tuple[Path, str, tuple[list[Any], list[Any]]], tmp_path: Path
+) -> None:
+    """A client's GET stream and its notifications the recording lacks (a server that pushed requests over a
+    stream when recorded, a client that opens one later): the 405 of a server with no stream, a 202; no miss."""
+    cassette, base_url, _ = recorded
+    headers = {"mcp-session-id": "never-recorded", "mcp-protocol-version": "2025-11-25"}
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    answer = {"jsonrpc": "2.0", "id": "server-asked-1", "result": {"roots": []}}
+    with (
+        replaying(cassette, listening=Listening(ca_directory=tmp_path / "ca")) as proxy,
+        httpx.Client(proxy=proxy.url, trust_env=False) as http,
+    ):
+        stream = http.get(f"{base_url}/mcp/weather", headers={**headers, "accept": "text/event-stream"})
+        notified = http.post(f"{base_url}/mcp/weather", headers=headers, json=cancelled)
+        answered = http.post(f"{base_url}/mcp/weather", headers=headers, json=answer)
+        assert not proxy.misses
+    assert (stream.status_code, stream.headers["allow"]) == (405, "POST, DELETE")
+    assert (notified.status_code, answered.status_code) == (202, 202)

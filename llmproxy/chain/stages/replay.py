@@ -41,6 +41,7 @@ from llmproxy.intercept.engine import OVERRIDE
 from llmproxy.intercept.faults import STANDING_IN
 from llmproxy.model import Completion
 from llmproxy.providers.registry import chat_codec
+from llmproxy.tool_protocols import awaits_no_answer
 from llmproxy.words import plural
 
 if TYPE_CHECKING:
@@ -85,9 +86,10 @@ class Replaying:
         return None
 
     def unused(self, passes_over: frozenset[str] = NOTHING, background: BackgroundTraffic = KNOWN) -> list[Exchange]:
-        """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
-        holding a fault of a kind `passes_over` names: they are not served)."""
-        unused = self.index.unused(passes_over)
+        """Recorded exchanges never served (background traffic aside: its ids change every run; what an MCP
+        client awaits no answer to; and exchanges holding a fault of a kind `passes_over` names: they are not
+        served)."""
+        unused = [exchange for exchange in self.index.unused(passes_over) if not _awaits_no_answer(exchange)]
         urls = {(exchange.request.url, exchange.operation is not None) for exchange in unused}
         kept = {(url, llm): background.recognise_url(url, llm_api=llm) is None for url, llm in urls}  # each once
         return [exchange for exchange in unused if kept[exchange.request.url, exchange.operation is not None]]
@@ -205,6 +207,13 @@ class ReplayStage(Stage):
                 reply = serving.replies[id(exchange)] = recorded_reply(exchange, self.timing)._replace(shared=True)
             return reply
         return recorded_reply(exchange, self.timing, request_id)
+
+
+def _awaits_no_answer(exchange: Exchange) -> bool:
+    request = exchange.request
+    headers = {name.lower(): value for name, value in header_pairs(request.headers)}
+    body = request.body.json_ if isinstance(request.body, JsonBody) else None
+    return awaits_no_answer(request.method.upper(), headers, body)
 
 
 def pace(timing: float | None) -> str:
