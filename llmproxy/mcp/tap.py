@@ -21,7 +21,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any, Final, Protocol
@@ -108,8 +108,17 @@ class RecordingTap:
         # handed to the recorder on a thread of its own: a slow recorder (the run's control API) never holds
         # up the server's next line
         self._recording: queue.SimpleQueue[RawExchange | None] = queue.SimpleQueue()
+        self._own: dict[bytes, threading.Event] = {}  # the tap's own requests: their answers stay with it
 
-    def run(self, lines: IO[bytes]) -> int:
+    def own(self, request_id: str) -> threading.Event:
+        """Take the answer to request `request_id` for the tap itself (neither passed on nor recorded): the
+        event is set when it has come."""
+        event = threading.Event()
+        with self._lock:
+            self._own[_key(request_id)] = event
+        return event
+
+    def run(self, lines: Iterable[bytes]) -> int:
         """Start the server, pass `lines` (the agent's stdin) to it until they end, then wait for it; its exit
         status. Raises OSError when it cannot be started."""
         process = self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -168,6 +177,8 @@ class RecordingTap:
                 logger.warning("%s wrote a line that is not JSON-RPC, not passed on: %r", self.name, shown)
                 continue
             pending = self._take(message, line, stamp)
+            if pending is not None and self._answered_own(message):
+                continue
             self._output.write(line)
             if pending is not None:
                 self._record(pending, stamp)
@@ -194,6 +205,13 @@ class RecordingTap:
         if pending is not None:
             pending.written.append(((stamp - pending.started) * 1000, line))
         return pending
+
+    def _answered_own(self, message: Any) -> bool:
+        with self._lock:
+            event = self._own.pop(_key(message.get("id")), None)
+        if event is not None:
+            event.set()
+        return event is not None
 
     def _record(self, pending: _Pending, stamp: float) -> None:
         total = (stamp - pending.started) * 1000
@@ -236,24 +254,89 @@ class ReplayingTap:
 
     def answer(self, line: bytes) -> None:
         message = _parsed(line)
+        missed = self.answered_from_recording(line, message)
+        if missed is not None:
+            self.missed += 1
+            logger.warning("%s: not recorded: %s", self.name, missed)
+            self._output.write(orjson.dumps(jsonrpc.error(message["id"], NOT_RECORDED, f"llmproxy replay: {missed}")))
+
+    def answered_from_recording(self, line: bytes, message: Any) -> str | None:
+        """Answer the client's `line` (parsed: `message`) from the recording; why not, for a request the
+        recording lacks (None: it is answered, or needs no answer)."""
         if not isinstance(message, dict):
             logger.warning("%s: a line that is not a JSON-RPC message, answered with a parse error", self.name)
             self._output.write(orjson.dumps(jsonrpc.error(None, PARSE_ERROR, "parse error: not a JSON-RPC message")))
-            return
+            return None
         if not _is_request(message):
-            return  # a notification, or the client's answer to a request the recording never makes
+            return None  # a notification, or the client's answer to a request the recording never makes
         try:
             found = self.answerer.answer(line)
         except Exception as error:  # the run went away: this request cannot be answered, the session goes on
             found = f"the recording could not be read: {error}"
             logger.warning("%s: %s", self.name, found)
             self._output.write(orjson.dumps(jsonrpc.error(message["id"], INTERNAL_ERROR, found)))
-            return
+            return None
         if isinstance(found, str):
-            self.missed += 1
-            logger.warning("%s: not recorded: %s", self.name, found)
-            self._output.write(orjson.dumps(jsonrpc.error(message["id"], NOT_RECORDED, f"llmproxy replay: {found}")))
-            return
+            return found
         self.answered += 1
         for each in answered_as(found, message["id"]):
             self._output.write(each)
+        return None
+
+
+class FallbackTap:
+    """Replays what the recording holds and records what it lacks (a replay's `new_episodes` mode, as vcrpy
+    means it): each request is answered from the recording when it holds it; the first it lacks starts the
+    server, which answers it and each later one the recording lacks, each recorded. A server started late is
+    first told what the client told the recording before (its `initialize`, answered to the tap alone, and
+    `notifications/initialized`), so that it answers as it would have from the start; after that it also
+    gets the client's notifications."""
+
+    _HANDSHAKE_ID: Final = "llmproxy-mcp-tap-initialize"
+    _HANDSHAKE_WAIT: Final = 30.0  # seconds a server has to answer the handshake's initialize
+
+    def __init__(
+        self, name: str, command: Sequence[str], answerer: Answerer, recorder: Recorder, output: IO[bytes]
+    ) -> None:
+        self.name = name
+        self.replaying = ReplayingTap(name, answerer, output)
+        self.recording = RecordingTap(name, command, recorder, output)
+        self.started = False
+
+    def run(self, lines: IO[bytes]) -> int:
+        """Answer `lines` (the agent's stdin) until they end; the server's exit status, 0 when it never ran.
+        Raises OSError when the server cannot be started."""
+        told: list[tuple[bytes, bool]] = []  # what a late server must hear first; whether it is the initialize
+        stream = (line.rstrip(b"\r\n") for line in lines if line.strip())
+        for line in stream:
+            message = _parsed(line)
+            if self.replaying.answered_from_recording(line, message) is None:
+                told += self._to_tell(message)
+                continue
+            self.started = True
+            return self.recording.run(self._forwarded(told, line, stream))
+        return 0
+
+    def _to_tell(self, message: Any) -> list[tuple[bytes, bool]]:
+        if not isinstance(message, dict):
+            return []
+        if message.get("method") == "initialize" and _is_request(message):
+            return [(orjson.dumps({**message, "id": self._HANDSHAKE_ID}), True)]
+        if message.get("method") == "notifications/initialized":
+            return [(orjson.dumps(message), False)]
+        return []
+
+    def _forwarded(self, told: list[tuple[bytes, bool]], missed: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+        """What the server reads: the handshake, the first request the recording lacked, then each line of the
+        client's the recording does not answer."""
+        for line, initializes in told:
+            waited = self.recording.own(self._HANDSHAKE_ID) if initializes else None
+            yield line
+            if waited is not None and not waited.wait(self._HANDSHAKE_WAIT):
+                logger.warning("%s did not answer the replayed initialize within %gs", self.name, self._HANDSHAKE_WAIT)
+        yield missed
+        for line in rest:
+            message = _parsed(line)
+            if _is_request(message) and self.replaying.answered_from_recording(line, message) is None:
+                continue
+            yield line
