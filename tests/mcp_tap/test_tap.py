@@ -246,3 +246,38 @@ def test_inside_a_new_episodes_replay_the_tap_records_what_the_cassette_lacks(tm
     assert b"0 missed" in replaying.stderr
     assert b"handed 2 new exchanges" in replaying.stderr
     assert sum(refreshes(exchange) for exchange in read_stored(cassette)) == 2
+
+
+@pytest.mark.parametrize(("version", "batched"), [("2025-03-26", True), ("2025-06-18", False)])
+def test_a_batch_is_answered_as_the_agreed_version_says_recorded_and_replayed(
+    tmp_path: Path, version: str, batched: bool
+) -> None:
+    """A batch of two requests: under 2025-03-26 an array of both answers, recorded as two exchanges and
+    replayed under the ids the client gives then; under 2025-06-18 one JSON-RPC error, recording and replaying."""
+    server = llmproxy("mcp-serve", str(write_worked(tmp_path)))
+    cassette = tmp_path / "tools.json"
+    hello = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}  # type: ignore[dict-item]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+    def batch(first: int) -> list[object]:
+        calls = [("ping", {}), ("tools/call", {"name": "get_forecast", "arguments": {"city": "Paris"}})]
+        return [{"jsonrpc": "2.0", "id": first + n, "method": m, "params": p} for n, (m, p) in enumerate(calls)]
+
+    def answers(done: subprocess.CompletedProcess[bytes]) -> object:
+        assert done.returncode == 0, done.stderr.decode()
+        return json.loads(done.stdout.splitlines()[-1])
+
+    record = ("--name", "weather", "--cassette", str(cassette), "--mode", "record", "--", *server)
+    recorded = answers(tap(tmp_path, *record, lines=[hello, initialized, batch(2)]))
+    replay = ("--name", "weather", "--cassette", str(cassette), "--mode", "replay", "--", "/nonexistent")
+    replayed = answers(tap(tmp_path, *replay, lines=[hello, initialized, batch(22)]))
+    if not batched:
+        assert recorded == replayed
+        assert recorded["error"]["code"] == -32600  # type: ignore[index]
+        assert f"not part of MCP {version}" in recorded["error"]["message"]  # type: ignore[index]
+        return
+    assert [answer["id"] for answer in recorded] == [2, 3]  # type: ignore[attr-defined]
+    assert [answer["id"] for answer in replayed] == [22, 23]  # type: ignore[attr-defined]
+    assert [answer["result"] for answer in replayed] == [answer["result"] for answer in recorded]  # type: ignore[attr-defined]
+    assert recorded[1]["result"]["structuredContent"]["city"] == "Paris"  # type: ignore[index]
+    assert len(read_exchanges(cassette)) == 3  # initialize, then each request of the batch
