@@ -10,6 +10,7 @@ configures."""
 
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -54,6 +55,31 @@ MCP_SERVERS: list[dict[str, Any]] = [
         "tools": [{"name": "lookup", "results": [{"text": "The note says: bring an umbrella."}]}],
     },
 ]
+
+
+DOCS = (ROOT / "docs" / "mcp.md").read_text().split("## Coding CLIs with MCP servers", 1)[1].split("\n## ", 1)[0]
+
+
+def documented(cli: str, expectations: Path) -> Any:
+    """docs/mcp.md's configuration for `cli` (its section's JSON block), as run here: `llmproxy` this checkout's,
+    `agent.json` the test's expectations file."""
+    block = re.search(r"```json\n(.*?)```", DOCS.split(f"### {cli}\n", 1)[1], re.DOTALL)
+    assert block is not None
+
+    def words(given: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for word in given:
+            out += LLMPROXY if word == "llmproxy" else [str(expectations) if word == "agent.json" else local(word)]
+        return out
+
+    def local(value: Any) -> Any:
+        if isinstance(value, dict):
+            if value.get("command") == "llmproxy":
+                return {**value, "command": sys.executable, "args": ["-m", "llmproxy", *words(value["args"])]}
+            return {key: local(item) for key, item in value.items()}
+        return words(value) if isinstance(value, list) else value
+
+    return local(json.loads(block.group(1)))
 
 
 def tap(server: str, *command: str) -> dict[str, Any]:
@@ -134,10 +160,7 @@ def mocked(tmp_path_factory: pytest.TempPathFactory) -> Mocked:
         )
     )
     config = root / "mcp.json"
-    notes = tap("notes", *LLMPROXY, "mcp-serve", str(expectations), "--server", "notes")
-    config.write_text(
-        json.dumps({"mcpServers": {"weather": {"type": "http", "url": MCP_SERVERS[0]["url"]}, "notes": notes}})
-    )
+    config.write_text(json.dumps(documented("Claude Code", expectations)))
     env = cli_env(root, ANTHROPIC_API_KEY="sk-ant-api03-" + secrets.token_urlsafe(40))
     log = root / "mock.jsonl"
     cli = replace(CLAUDE, argv=claude_args(config, [call["name"] for call in calls]))
@@ -263,11 +286,9 @@ def test_gemini_cli_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
     tool = "mcp_notes_lookup"  # Gemini CLI's name for the server's tool: mcp_SERVER_TOOL
     expectations = notes_loop(tool, GEMINI_MOCK["expectations"][:-1], {"path": "^/v1internal:streamGenerateContent"})
     env = gemini_env(tmp_path)
-    served = tap("notes", *LLMPROXY, "mcp-serve", str(tmp_path / "expectations.json"), "--server", "notes")
+    # with the control token allowed through: Gemini CLI withholds what looks secret from its MCP servers
+    settings = documented("Gemini CLI", tmp_path / "expectations.json")
     (tmp_path / "home" / ".gemini").mkdir()
-    # Gemini CLI withholds from its MCP servers the variables whose names look secret (…TOKEN…) unless allowed
-    allowed = {"environmentVariableRedaction": {"allowed": ["LLMPROXY_CONTROL_TOKEN"]}}
-    settings = {"mcpServers": {"notes": {**served, "trust": True}}, "security": allowed}
     (tmp_path / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
     mock_tool_loop(GEMINI, tmp_path, env, expectations, conversation=4, tool=tool)
 
@@ -280,9 +301,7 @@ def test_opencode_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
     tool = "notes_lookup"  # opencode's name for the server's tool: SERVER_TOOL
     expectations = notes_loop(tool, OPENCODE_MOCK["expectations"][:-1], {"provider": "anthropic"})
     env = opencode_env(tmp_path)
-    served = tap("notes", *LLMPROXY, "mcp-serve", str(tmp_path / "expectations.json"), "--server", "notes")
     config_file = tmp_path / "home" / ".config" / "opencode" / "opencode.json"
-    config = json.loads(config_file.read_text())
-    config["mcp"] = {"notes": {"type": "local", "command": [served["command"], *served["args"]]}}
+    config = json.loads(config_file.read_text()) | documented("opencode", tmp_path / "expectations.json")
     config_file.write_text(json.dumps(config))
     mock_tool_loop(OPENCODE, tmp_path, env, expectations, conversation=2, tool=tool)
