@@ -211,6 +211,7 @@ def test_inside_a_mock_run_the_tap_passes_through(recorded: tuple[Path, Path, di
     assert b"weather: the run mocks: passing through, nothing recorded" in done.stderr
 
 
+@pytest.mark.slow
 def test_inside_a_new_episodes_replay_the_tap_records_what_the_cassette_lacks(tmp_path: Path) -> None:
     """`llmproxy replay --record-mode new_episodes`: the tap answers what the run's cassette holds and starts the
     server for what it lacks (told the client's initialize first), whose answers reach the agent and are
@@ -248,6 +249,7 @@ def test_inside_a_new_episodes_replay_the_tap_records_what_the_cassette_lacks(tm
     assert sum(refreshes(exchange) for exchange in read_stored(cassette)) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("version", "batched"), [("2025-03-26", True), ("2025-06-18", False)])
 def test_a_batch_is_answered_as_the_agreed_version_says_recorded_and_replayed(
     tmp_path: Path, version: str, batched: bool
