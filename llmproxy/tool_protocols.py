@@ -76,6 +76,23 @@ def mcp_method(method: str) -> bool:
     return method in MCP_METHODS or method.startswith("notifications/")
 
 
+def awaits_no_answer(method: str, headers: Mapping[str, str], body: Any) -> bool:
+    """Whether an MCP request over Streamable HTTP is one nothing in the client waits on: its GET, which opens
+    a stream for the server's own requests and notifications (a server may refuse it: 405), or a POST of
+    notifications and of its answers to the server's requests (202). A replay that lacks one answers it so
+    (the server's side of that stream was never the client's to replay), and does not count it unused."""
+    if not any(name in headers for name in _MCP_HEADERS):
+        return False
+    if method == "GET":
+        return True
+    if method != "POST":
+        return False
+    messages = body if isinstance(body, list) else [body]
+    return bool(messages) and all(
+        isinstance(message, dict) and ("method" not in message or message.get("id") is None) for message in messages
+    )
+
+
 def protocol(method: str, path: str, headers: Mapping[str, str], body: Any) -> ToolProtocol | None:
     """The protocol a request speaks, from its HTTP method, path (without the query), headers (by lower-case
     name) and body parsed as JSON (None when it is not JSON); None for anything else."""

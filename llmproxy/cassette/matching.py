@@ -86,11 +86,19 @@ class RequestView:
 
 
 def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: Iterable[jsonpath.Path]) -> Any:
-    if isinstance(body, dict) and body.get("jsonrpc") == "2.0" and "method" in body:
-        body = {key: value for key, value in body.items() if key != "id"}
+    if isinstance(body, list):  # a JSON-RPC batch: its requests matched as one is, in order
+        body = [_without_id(item) for item in body]
+    body = _without_id(body)
     for path in (*volatile_fields(provider), *ignore):
         body = jsonpath.drop(body, path)
     return preset.apply(body) if preset is not None else body
+
+
+def _without_id(message: Any) -> Any:
+    """A JSON-RPC request without its id: a client numbers its requests as it goes."""
+    if isinstance(message, dict) and message.get("jsonrpc") == "2.0" and "method" in message:
+        return {key: value for key, value in message.items() if key != "id"}
+    return message
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """`llmproxy mcp-tap -- CMD…`: between an agent and the stdio MCP server CMD, recording each of its exchanges
 or answering them from a cassette without starting it (docs/mcp.md). Inside `llmproxy record|replay -- agent`
-it follows the run: its cassette, its mode. Only JSON-RPC goes to stdout; what llmproxy says goes to stderr."""
+it follows the run: its cassette, its mode (a replay's `new_episodes` too: what the cassette lacks, the
+server answers and the run records). Only JSON-RPC goes to stdout; what llmproxy says goes to stderr."""
 
 import os
 from pathlib import Path
@@ -15,6 +16,7 @@ from llmproxy.errors import UsageError
 from llmproxy.options import option
 
 if TYPE_CHECKING:
+    from llmproxy.control.stdio_tap_client import RunRecorder
     from llmproxy.mcp.tap import Answerer, Recorder
 
 _MODES = ("record", "replay")
@@ -45,7 +47,9 @@ def mcp_tap(cassette: Path | None, mode: str | None, name: str | None, verbose: 
 
     The command an agent's MCP configuration runs in the server's place. Inside `llmproxy record -- agent` it
     starts the server and records each request and answer into the run's cassette; inside `llmproxy replay --
-    agent` it answers from it and starts nothing. Outside a run: `--cassette FILE --mode record|replay`.
+    agent` it answers from it and starts nothing; in `llmproxy replay --record-mode new_episodes` it answers
+    what the cassette holds and starts the server for what it lacks, recording its answers. Outside a run:
+    `--cassette FILE --mode record|replay`.
     """
     import sys
 
@@ -103,10 +107,32 @@ def _in_run(server: str, command: list[str], stdin: IO[bytes], stdout: IO[bytes]
         return status
     if mode == "replay":
         return _replay(server, RunAnswers(client, server), stdin, stdout)
+    if mode == "replay+record":  # new_episodes: what the replay lacks, the server answers and the run records
+        answers = RunAnswers(client, server, records_misses=True)
+        return _fallback(server, command, answers, RunRecorder(client), stdin, stdout)
     if mode == "mock":  # the model is scripted; the agent's tools still work, as they would without the tap
         click.echo(f"llmproxy mcp-tap: {server}: the run mocks: passing through, nothing recorded", err=True)
         return _record(server, command, _Nowhere(), stdin, stdout)
     raise UsageError(f"mcp-tap: the run is {mode}: the tap records in llmproxy record and replays in llmproxy replay")
+
+
+def _fallback(
+    server: str, command: list[str], answers: "Answerer", recorder: "RunRecorder", stdin: IO[bytes], stdout: IO[bytes]
+) -> int:
+    from llmproxy.mcp.tap import FallbackTap
+
+    tap = FallbackTap(server, command, answers, recorder, stdout)
+    try:
+        status = tap.run(stdin)
+    except OSError as error:
+        raise UsageError(f"mcp-tap: cannot start {command[0]}: {error.strerror or error}") from None
+    except KeyboardInterrupt:
+        tap.recording.stop()
+        raise
+    replayed = tap.replaying.answered
+    recorded = f", handed {recorder.handed} new exchanges to the run's recording" if tap.started else ""
+    click.echo(f"llmproxy mcp-tap: {server}: replayed {replayed} requests{recorded}", err=True)
+    return 0 if status == 0 else 1
 
 
 class _Nowhere:

@@ -37,7 +37,9 @@ def stdio_tap_endpoints(session: Session) -> list[Endpoint]:
         if replay is None or not replay.state.value.sources:
             raise ApiError(409, f"this run does not replay ({session.describe})")
         _check(body.server)
-        found = answer_from(replay.state.value, body.server, orjson.dumps(body.request))
+        if body.records_misses and session.record is None:
+            raise ApiError(409, f"this run does not record what its replay lacks ({session.describe})")
+        found = answer_from(replay.state.value, body.server, orjson.dumps(body.request), body.records_misses)
         return (
             StdioAnswer(written=None, miss=found) if isinstance(found, str) else StdioAnswer(written=found, miss=None)
         )

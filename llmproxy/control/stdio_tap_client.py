@@ -39,14 +39,17 @@ class RunRecorder:
 
 
 class RunAnswers:
-    """Answers from the run's replay."""
+    """Answers from the run's replay; `records_misses`: what it lacks goes to the server and is recorded (not
+    a miss of the run's)."""
 
-    def __init__(self, client: Client, server: str) -> None:
+    def __init__(self, client: Client, server: str, records_misses: bool = False) -> None:
         self.client = client
         self.server = server
+        self.records_misses = records_misses
 
     def answer(self, message: bytes) -> list[Any] | str:
-        answer = self.client.answer_stdio(StdioRequest(server=self.server, request=orjson.loads(message)))
+        asked = StdioRequest(server=self.server, request=orjson.loads(message), records_misses=self.records_misses)
+        answer = self.client.answer_stdio(asked)
         if answer.written is not None:
             return answer.written
         return answer.miss or "the run's replay answered nothing"

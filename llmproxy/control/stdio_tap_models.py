@@ -30,6 +30,10 @@ class StdioRecorded(ApiModel):
 class StdioRequest(ApiModel):
     server: str
     request: Any = Field(description="the JSON-RPC request the client wrote")
+    records_misses: bool = Field(
+        False,
+        description="the tap records what the replay lacks (new_episodes): such a request is not a miss of the run's",
+    )
 
 
 class StdioAnswer(ApiModel):

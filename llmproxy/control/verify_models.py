@@ -1,7 +1,6 @@
 """The JSON of the verifies beyond a count of requests (`llmproxy.control.verify_api`): the order requests
 arrived in, and the gates `llmproxy verify` runs on cassettes — a tool called, structured output, cost."""
 
-import re
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -9,6 +8,7 @@ from pydantic import Field, JsonValue, field_validator
 
 from llmproxy.control.models import ApiModel, Counted, JournalScope, NearMiss
 from llmproxy.mock import spec
+from llmproxy.mock.scripted import compiled
 
 
 class VerifySequence(JournalScope):
@@ -54,12 +54,7 @@ class VerifyToolCall(Counted):
     @field_validator("args_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"not a regular expression: {error}") from error
-        return value
+        return value if value is None else compiled(value)
 
 
 class VerifyStructuredOutput(JournalScope):

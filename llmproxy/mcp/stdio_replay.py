@@ -8,12 +8,13 @@ from llmproxy.chain.stages.replay import Replaying
 from llmproxy.mcp.stdio_exchange import matched_request, written_lines
 
 
-def answer_from(replaying: Replaying, server: str, message: bytes) -> list[Any] | str:
+def answer_from(replaying: Replaying, server: str, message: bytes, records_misses: bool = False) -> list[Any] | str:
     """What `server` wrote for the recorded request `message` matches (parsed lines, the answer last), or the
-    miss explained."""
+    miss explained (counted as the replay's miss unless the asker `records_misses`: it goes to the server)."""
     decision = replaying.index.take(matched_request(server, message), None)
     if isinstance(decision, ReplayMiss):
-        replaying.missed(decision)
+        if not records_misses:
+            replaying.missed(decision)
         return decision.explain().replace("\n", "; ")
     with replaying.lock:
         replaying.hits += 1

@@ -7,7 +7,6 @@ Field names are the file's (camelCase, as in MockServer); llmsim scripts keep ll
 script file from llmsim loads unchanged.
 """
 
-import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_val
 from llmproxy.intercept.profile import ChaosProfile
 from llmproxy.mock.a2a.spec import A2aAgent, check_agents
 from llmproxy.mock.mcp.spec import McpServer, check_servers
+from llmproxy.mock.scripted import compiled
 from llmproxy.mock.structured import checked_schema
 from llmproxy.model import Role, StopReason
 
@@ -59,10 +59,7 @@ class Match(_Spec):
     @classmethod
     def _compiles(cls, value: str | None, info: Any) -> str | None:
         if value is not None and (info.field_name == "latestMessageMatches" or value.startswith("^")):
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"not a regular expression: {error}") from error
+            compiled(value)
         return value
 
 

@@ -9,10 +9,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.files import encode_cassette, read_exchanges, read_stored, write_atomic
 from llmproxy.cassette.model import Exchange
 from tests.mcp_tap.client import CLIENT, run_client
 from tests.mock.mcp.worked import write_worked
@@ -208,3 +209,77 @@ def test_inside_a_mock_run_the_tap_passes_through(recorded: tuple[Path, Path, di
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(out.read_text()) == seen
     assert b"weather: the run mocks: passing through, nothing recorded" in done.stderr
+
+
+@pytest.mark.slow
+def test_inside_a_new_episodes_replay_the_tap_records_what_the_cassette_lacks(tmp_path: Path) -> None:
+    """`llmproxy replay --record-mode new_episodes`: the tap answers what the run's cassette holds and starts the
+    server for what it lacks (told the client's initialize first), whose answers reach the agent and are
+    recorded into the run's cassette; nothing is a miss, and the agent sees what a recording run saw."""
+    expectations = write_worked(tmp_path)
+    cassette = tmp_path / "run.json"
+    out = tmp_path / "seen.json"
+    tapped = llmproxy("mcp-tap", "--name", "weather", "--", *llmproxy("mcp-serve", str(expectations)))
+    agent = [sys.executable, str(CLIENT), str(out), *tapped]
+    env = environment(tmp_path)
+    recording = subprocess.run(
+        llmproxy("record", "--cassette", str(cassette), "--", *agent), env=env, capture_output=True, timeout=120
+    )
+    assert recording.returncode == 0, recording.stderr.decode()
+    seen = json.loads(out.read_text())
+
+    def refreshes(exchange: dict[str, Any]) -> bool:
+        return '"refresh"' in json.dumps(exchange["request"])
+
+    stored = read_stored(cassette)
+    kept = [exchange for exchange in stored if not refreshes(exchange)]
+    assert len(stored) - len(kept) == 2  # the two calls of the tool `refresh`
+    write_atomic(cassette, encode_cassette(kept))
+    out.unlink()
+    replaying = subprocess.run(
+        llmproxy("replay", "--cassette", str(cassette), "--record-mode", "new_episodes", "--", *agent),
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert replaying.returncode == 0, replaying.stderr.decode()
+    assert json.loads(out.read_text()) == seen
+    assert b"0 missed" in replaying.stderr
+    assert b"handed 2 new exchanges" in replaying.stderr
+    assert sum(refreshes(exchange) for exchange in read_stored(cassette)) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("version", "batched"), [("2025-03-26", True), ("2025-06-18", False)])
+def test_a_batch_is_answered_as_the_agreed_version_says_recorded_and_replayed(
+    tmp_path: Path, version: str, batched: bool
+) -> None:
+    """A batch of two requests: under 2025-03-26 an array of both answers, recorded as two exchanges and
+    replayed under the ids the client gives then; under 2025-06-18 one JSON-RPC error, recording and replaying."""
+    server = llmproxy("mcp-serve", str(write_worked(tmp_path)))
+    cassette = tmp_path / "tools.json"
+    hello = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": version}}  # type: ignore[dict-item]
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+    def batch(first: int) -> list[object]:
+        calls = [("ping", {}), ("tools/call", {"name": "get_forecast", "arguments": {"city": "Paris"}})]
+        return [{"jsonrpc": "2.0", "id": first + n, "method": m, "params": p} for n, (m, p) in enumerate(calls)]
+
+    def answers(done: subprocess.CompletedProcess[bytes]) -> object:
+        assert done.returncode == 0, done.stderr.decode()
+        return json.loads(done.stdout.splitlines()[-1])
+
+    record = ("--name", "weather", "--cassette", str(cassette), "--mode", "record", "--", *server)
+    recorded = answers(tap(tmp_path, *record, lines=[hello, initialized, batch(2)]))
+    replay = ("--name", "weather", "--cassette", str(cassette), "--mode", "replay", "--", "/nonexistent")
+    replayed = answers(tap(tmp_path, *replay, lines=[hello, initialized, batch(22)]))
+    if not batched:
+        assert recorded == replayed
+        assert recorded["error"]["code"] == -32600  # type: ignore[index]
+        assert f"not part of MCP {version}" in recorded["error"]["message"]  # type: ignore[index]
+        return
+    assert [answer["id"] for answer in recorded] == [2, 3]  # type: ignore[attr-defined]
+    assert [answer["id"] for answer in replayed] == [22, 23]  # type: ignore[attr-defined]
+    assert [answer["result"] for answer in replayed] == [answer["result"] for answer in recorded]  # type: ignore[attr-defined]
+    assert recorded[1]["result"]["structuredContent"]["city"] == "Paris"  # type: ignore[index]
+    assert len(read_exchanges(cassette)) == 3  # initialize, then each request of the batch

@@ -126,3 +126,75 @@ def test_each_mcp_session_is_replayed_its_own_answers_whatever_order_the_session
     with replaying(cassette, listening=listening) as proxy:
         replayed = run(lambda: two_sessions(proxy.url, base_url, second_first=True))
     assert replayed == recorded
+
+
+def test_what_an_mcp_client_awaits_no_answer_to_is_answered_harmlessly_when_not_recorded(
+    recorded: tuple[Path, str, tuple[list[Any], list[Any]]], tmp_path: Path
+) -> None:
+    """A client's GET stream and its notifications the recording lacks (a server that pushed requests over a
+    stream when recorded, a client that opens one later): the 405 of a server with no stream, a 202; no miss."""
+    cassette, base_url, _ = recorded
+    headers = {"mcp-session-id": "never-recorded", "mcp-protocol-version": "2025-11-25"}
+    cancelled = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}
+    answer = {"jsonrpc": "2.0", "id": "server-asked-1", "result": {"roots": []}}
+    with (
+        replaying(cassette, listening=Listening(ca_directory=tmp_path / "ca")) as proxy,
+        httpx.Client(proxy=proxy.url, trust_env=False) as http,
+    ):
+        stream = http.get(f"{base_url}/mcp/weather", headers={**headers, "accept": "text/event-stream"})
+        notified = http.post(f"{base_url}/mcp/weather", headers=headers, json=cancelled)
+        answered = http.post(f"{base_url}/mcp/weather", headers=headers, json=answer)
+        assert not proxy.misses
+    assert (stream.status_code, stream.headers["allow"]) == (405, "POST, DELETE")
+    assert (notified.status_code, answered.status_code) == (202, 202)
+
+
+def test_a_json_rpc_batch_replays_its_answers_under_the_ids_the_client_gives_now(tmp_path: Path) -> None:
+    """A session that agreed to 2025-03-26 sends a batch (two requests, one array) and gets their answers (an
+    event stream here: the tool logs first); replayed with other ids, the same answers come back under the new
+    ids. Under 2025-06-18 the same batch is
+    refused with a JSON-RPC error, recorded and replayed as such."""
+    originals = tmp_path / "originals.json"
+    originals.write_text(json.dumps({"mcpServers": MCP_WORKED["mcpServers"]}))
+    cassette = tmp_path / "run.json"
+    listening = Listening(ca_directory=tmp_path / "ca")
+    accept = {"accept": "application/json, text/event-stream"}
+
+    def batches(proxy_url: str, url: str, first: int) -> list[Any]:
+        answers = []
+        with httpx.Client(proxy=proxy_url, trust_env=False, headers=accept) as http:
+            for version in ("2025-03-26", "2025-06-18"):
+                hello = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+                opened = http.post(url, json={"jsonrpc": "2.0", "id": first, "method": "initialize", "params": hello})
+                session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": version}
+                http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+                batch = [
+                    {"jsonrpc": "2.0", "id": first + 1, "method": "ping"},
+                    {"jsonrpc": "2.0", "id": first + 2, "method": "tools/call", "params": {"name": "refresh"}},
+                ]
+                answered = http.post(url, headers=session, json=batch)
+                answers.append((answered.status_code, _answers(answered)))
+        return answers
+
+    with mocking(originals, listening) as real, recording(cassette, listening) as proxy:
+        url = f"{real.base_url}/mcp/weather"
+        recorded = batches(proxy.url, url, first=1)
+    (ok, answers), (refused, error) = recorded
+    assert (ok, [answer["id"] for answer in answers]) == (200, [2, 3])
+    assert answers[1]["result"]["content"][0]["text"] == "Refreshed 3 stations."
+    assert (refused, error["error"]["code"]) == (400, -32600)
+    with replaying(cassette, listening=listening) as proxy:
+        replayed = batches(proxy.url, url, first=11)
+        assert not proxy.misses
+    (ok, answers), refusal = replayed
+    assert (ok, [answer["id"] for answer in answers]) == (200, [12, 13])
+    assert [answer["result"] for answer in answers] == [answer["result"] for answer in recorded[0][1]]
+    assert refusal == recorded[1]
+
+
+def _answers(response: httpx.Response) -> Any:
+    """The JSON body, or the JSON-RPC answers an event stream carries (its notifications aside)."""
+    if not response.headers["content-type"].startswith("text/event-stream"):
+        return response.json()
+    messages = [json.loads(line[6:]) for line in response.text.splitlines() if line.startswith("data: ")]
+    return [message for message in messages if "id" in message]

@@ -41,6 +41,7 @@ from llmproxy.intercept.engine import OVERRIDE
 from llmproxy.intercept.faults import STANDING_IN
 from llmproxy.model import Completion
 from llmproxy.providers.registry import chat_codec
+from llmproxy.tool_protocols import awaits_no_answer
 from llmproxy.words import plural
 
 if TYPE_CHECKING:
@@ -85,9 +86,10 @@ class Replaying:
         return None
 
     def unused(self, passes_over: frozenset[str] = NOTHING, background: BackgroundTraffic = KNOWN) -> list[Exchange]:
-        """Recorded exchanges never served (background traffic aside: its ids change every run; and exchanges
-        holding a fault of a kind `passes_over` names: they are not served)."""
-        unused = self.index.unused(passes_over)
+        """Recorded exchanges never served (background traffic aside: its ids change every run; what an MCP
+        client awaits no answer to; and exchanges holding a fault of a kind `passes_over` names: they are not
+        served)."""
+        unused = [exchange for exchange in self.index.unused(passes_over) if not _awaits_no_answer(exchange)]
         urls = {(exchange.request.url, exchange.operation is not None) for exchange in unused}
         kept = {(url, llm): background.recognise_url(url, llm_api=llm) is None for url, llm in urls}  # each once
         return [exchange for exchange in unused if kept[exchange.request.url, exchange.operation is not None]]
@@ -198,13 +200,20 @@ class ReplayStage(Stage):
 
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:
         exchange = hit.exchange
-        request_id = _jsonrpc_id(request)
+        request_id = _jsonrpc_id(request, exchange.request)
         if request_id is None:
             reply = serving.replies.get(id(exchange))
             if reply is None:
                 reply = serving.replies[id(exchange)] = recorded_reply(exchange, self.timing)._replace(shared=True)
             return reply
         return recorded_reply(exchange, self.timing, request_id)
+
+
+def _awaits_no_answer(exchange: Exchange) -> bool:
+    request = exchange.request
+    headers = {name.lower(): value for name, value in header_pairs(request.headers)}
+    body = request.body.json_ if isinstance(request.body, JsonBody) else None
+    return awaits_no_answer(request.method.upper(), headers, body)
 
 
 def pace(timing: float | None) -> str:
@@ -254,10 +263,33 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
     )
 
 
-def _jsonrpc_id(request: Request) -> object | None:
+@dataclass(frozen=True, slots=True)
+class BatchIds:
+    """A JSON-RPC batch's ids as replayed: each recorded request's id (its JSON) → the id the request in its
+    place has now (a batch is matched item by item, in order, ids aside)."""
+
+    renumbered: dict[bytes, object]
+
+    def of(self, recorded: object) -> object:
+        return self.renumbered.get(orjson.dumps(recorded), recorded)
+
+
+def _jsonrpc_id(request: Request, recorded: Request) -> object | None:
+    """What replaces a JSON-RPC answer's id: the request's id, or for a batch its ids by the recorded ones."""
     body = request.body
-    if isinstance(body, JsonBody) and isinstance(body.json_, dict) and body.json_.get("jsonrpc") == "2.0":
+    if not isinstance(body, JsonBody):
+        return None
+    if isinstance(body.json_, dict) and body.json_.get("jsonrpc") == "2.0":
         return body.json_.get("id")
+    if isinstance(body.json_, list) and isinstance(recorded.body, JsonBody) and isinstance(recorded.body.json_, list):
+        pairs = zip(recorded.body.json_, body.json_, strict=False)
+        return BatchIds(
+            {
+                orjson.dumps(then.get("id")): now.get("id")
+                for then, now in pairs
+                if isinstance(then, dict) and isinstance(now, dict) and "id" in then
+            }
+        )
     return None
 
 
@@ -266,6 +298,13 @@ def _with_jsonrpc_id(body: bytes, request_id: object) -> bytes:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
         return body
+    if isinstance(request_id, BatchIds):
+        answers = value if isinstance(value, list) else [value]
+        renumbered = [
+            {**answer, "id": request_id.of(answer["id"])} if isinstance(answer, dict) and "id" in answer else answer
+            for answer in answers
+        ]
+        return orjson.dumps(renumbered if isinstance(value, list) else renumbered[0])
     if isinstance(value, dict) and "id" in value:
         return orjson.dumps({**value, "id": request_id})
     return body

@@ -22,9 +22,7 @@ from llmproxy.mcp import jsonrpc
 from llmproxy.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonObject
 from llmproxy.mock.a2a import spec, wire
 from llmproxy.mock.a2a.wire import Verb
-from llmproxy.mock.mcp.tools import exhausted, sequence_step
-
-_EXCERPT = 60
+from llmproxy.mock.scripted import Script, Unmatched, cut, exhausted
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +78,6 @@ class _Task:
         return made
 
 
-@dataclass(slots=True)
-class _Reply:
-    definition: spec.AgentReply
-    pattern: re.Pattern[str] | None
-    served: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class ReplyStanding:
     """How many messages each reply has answered, in the file's order, and the tasks opened."""
@@ -101,8 +92,9 @@ class A2aAgentMock:
     def __init__(self, definition: spec.A2aAgent) -> None:
         self.definition = definition
         self.name = definition.name
-        self._replies = [
-            _Reply(reply, re.compile(reply.match.textMatches) if reply.match and reply.match.textMatches else None)
+        self._script = Script.of(definition.replies)
+        self._patterns = [
+            re.compile(reply.match.textMatches) if reply.match and reply.match.textMatches else None
             for reply in definition.replies
         ]
         self._tasks: dict[str, _Task] = {}
@@ -110,7 +102,7 @@ class A2aAgentMock:
 
     def standing(self) -> ReplyStanding:
         with self._lock:
-            return ReplyStanding(tuple(reply.served for reply in self._replies), len(self._tasks))
+            return ReplyStanding(self._script.served(), len(self._tasks))
 
     def answer(self, message: Any) -> Answered:
         """Any JSON value received as one JSON-RPC request."""
@@ -172,13 +164,18 @@ class A2aAgentMock:
         if task is not None and task.done:
             raise _Refused(wire.UNSUPPORTED_OPERATION, f"task {task.id} is {task.state}: it takes no more messages")
         text = wire.texts(message)
-        picked = self._pick(text, continues=task is not None)
+        continues = task is not None
+        replies = self.definition.replies
+        picked = self._script.pick(lambda index: _mismatches(replies[index], self._patterns[index], text, continues))
         missed = None
-        if isinstance(picked, _Unmatched):
-            missed = picked.explain(self.name)
+        if isinstance(picked, Unmatched):
+            missed = picked.explain(f"no reply of agent {self.name} answers this message", "reply")
             answer, by = spec.AgentAnswer(states=(spec.TaskStatus(state="failed", text=missed),)), "no reply (missed)"
+        elif picked.answer is None:
+            failed = spec.TaskStatus(state="failed", text=exhausted((picked.step or 1) - 1))
+            answer, by = spec.AgentAnswer(states=(failed,)), picked.said("reply")
         else:
-            answer, by = picked
+            answer, by = picked.answer, picked.said("reply")
         if answer.error is not None:
             error = answer.error
             return Answered(jsonrpc.error(request.id, error.code, error.message, error.data), said=method, by=by)
@@ -230,29 +227,6 @@ class A2aAgentMock:
             raise _Refused(wire.TASK_NOT_FOUND, f"task {task_id} not found")
         return task
 
-    def _pick(self, text: str, continues: bool) -> "tuple[spec.AgentAnswer, str] | _Unmatched":
-        refused: list[tuple[int, tuple[str, ...]]] = []
-        for number, reply in enumerate(self._replies, 1):
-            reasons = _mismatches(reply, text, continues)
-            if reasons:
-                refused.append((number, reasons))
-                continue
-            reply.served += 1
-            return _sequenced(reply, number)
-        number, reasons = min(refused, key=lambda refusal: len(refusal[1]))
-        return _Unmatched(reasons, number)
-
-
-@dataclass(frozen=True, slots=True)
-class _Unmatched:
-    reasons: tuple[str, ...]
-    nearest: int
-
-    def explain(self, agent: str) -> str:
-        return f"no reply of agent {agent} answers this message; nearest, reply {self.nearest}: " + "; ".join(
-            self.reasons
-        )
-
 
 class _Refused(Exception):
     def __init__(self, code: int, message: str) -> None:
@@ -260,32 +234,17 @@ class _Refused(Exception):
         self.code = code
 
 
-def _mismatches(reply: _Reply, text: str, continues: bool) -> tuple[str, ...]:
-    definition = reply.definition
-    match = definition.match
+def _mismatches(reply: spec.AgentReply, pattern: re.Pattern[str] | None, text: str, continues: bool) -> tuple[str, ...]:
+    match = reply.match
     reasons = []
     if match is not None:
         if match.textContains is not None and match.textContains.casefold() not in text.casefold():
-            reasons.append(f"textContains: {match.textContains!r} not in {_excerpt(text)}")
-        if reply.pattern is not None and not reply.pattern.search(text):
-            reasons.append(f"textMatches: /{reply.pattern.pattern}/ not found in {_excerpt(text)}")
+            reasons.append(f"textContains: {match.textContains!r} not in {cut(repr(text))}")
+        if pattern is not None and not pattern.search(text):
+            reasons.append(f"textMatches: /{pattern.pattern}/ not found in {cut(repr(text))}")
         if match.continues is not None and match.continues != continues:
             reasons.append("continues: the message " + ("opens a new task" if match.continues else "continues a task"))
-    if not reasons and definition.times is not None and reply.served >= definition.times:
-        reasons.append(f"times: all {definition.times} used")
     return tuple(reasons)
-
-
-def _sequenced(reply: _Reply, number: int) -> tuple[spec.AgentAnswer, str]:
-    definition = reply.definition
-    sequence = definition.sequence
-    if sequence is None:
-        return definition, f"reply {number}"
-    index = sequence_step(reply.served, len(sequence), definition.onExhausted)
-    if index is None:
-        failed = spec.TaskStatus(state="failed", text=exhausted(len(sequence)))
-        return spec.AgentAnswer(states=(failed,)), f"reply {number} sequence exhausted"
-    return sequence[index], f"reply {number} sequence step {index + 1}"
 
 
 def _steps(task: _Task, start: int, interval: float, artifacts: int | None = None) -> list[tuple[float, JsonObject]]:
@@ -402,8 +361,3 @@ def _new_id() -> str:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _excerpt(text: str) -> str:
-    quoted = repr(text)
-    return quoted if len(quoted) <= _EXCERPT else quoted[: _EXCERPT - 1] + "…"

@@ -23,31 +23,10 @@ from llmproxy.mcp import jsonrpc
 from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
 from llmproxy.mock.a2a import spec, wire
 from llmproxy.mock.a2a.agent import A2aAgentMock, Answered, ReplyStanding
+from llmproxy.mock.jsonrpc_http import JSON, LOOPBACK, STREAM, Served, refusal
+from llmproxy.mock.scripted import apart
 
-_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _CARDS: Final = ("/.well-known/agent-card.json", "/.well-known/agent.json")
-_JSON: Final = ("content-type", "application/json")
-_STREAM: Final = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    """An A2A request's answer, and for the log: the agent, what was asked, what answered, a miss."""
-
-    reply: Reply
-    agent: str
-    said: str  # "message/send", "GET agent card"
-    by: str = ""  # "reply 2 (task completed)"
-    missed: str | None = None
-
-    @property
-    def source(self) -> str:
-        """What answered, for the log: `a2a agent translator: message/send → reply 2 (task completed)`."""
-        return f"a2a agent {self.agent}: {self.said}" + (f" → {self.by}" if self.by else "")
-
-    @property
-    def gist(self) -> JsonObject:
-        return {"a2a": {"agent": self.agent, "asked": self.said}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +68,7 @@ class A2aEndpoints:
         spec.check_agents(agents)
         for agent in agents:
             for other in kept:
-                _apart(agent, other)
+                apart("A2A agent", agent, other)
         with self._lock:
             for agent in agents:
                 self._by_name[agent.name] = A2aAgentMock(agent)
@@ -100,39 +79,25 @@ class A2aEndpoints:
         host = incoming.host.lower()
         path = incoming.path.partition("?")[0]
         routes = self._routes
-        found = routes.get((host, path)) or (routes.get((None, path)) if host in _LOOPBACK else None)
+        found = routes.get((host, path)) or (routes.get((None, path)) if host in LOOPBACK else None)
         if found is None:
             return None
         agent, is_card = found
         name = agent.name
         if is_card:
             if incoming.method != "GET":
-                return Served(_refused(405, "GET the agent card"), name, f"{incoming.method} agent card (refused: 405)")
-            url = agent.definition.url if host not in _LOOPBACK and agent.definition.url else None
+                return Served(
+                    "a2a", refusal(405, "GET the agent card"), name, f"{incoming.method} agent card (refused: 405)"
+                )
+            url = agent.definition.url if host not in LOOPBACK and agent.definition.url else None
             if url is None:
                 url = f"{incoming.raw.scheme}://{incoming.headers.get('host') or host}{agent.definition.served_path}"
             body = orjson.dumps(card(agent.definition, url))
-            return Served(Reply(200, (_JSON,), body), name, "GET agent card")
+            return Served("a2a", Reply(200, (JSON,), body), name, "GET agent card")
         if incoming.method != "POST":
-            reply = _refused(405, f"{incoming.method} is not served here: POST JSON-RPC requests")
-            return Served(
-                reply._replace(headers=(*reply.headers, ("allow", "POST"))), name, f"{incoming.method} (refused: 405)"
-            )
+            why = f"{incoming.method} is not served here: POST JSON-RPC requests"
+            return Served("a2a", refusal(405, why, allow="POST"), name, f"{incoming.method} (refused: 405)")
         return _post(agent, incoming)
-
-
-def _apart(agent: spec.A2aAgent, served: spec.A2aAgent) -> None:
-    """ValueError naming the clash when `agent` would be served where `served` is."""
-    if agent.served_path == served.served_path:
-        where, value = "path", agent.served_path
-    elif agent.url is not None and agent.url == served.url:
-        where, value = "url", agent.url
-    else:
-        return
-    raise ValueError(
-        f"{agent.name}: its {where} {value} is A2A agent {served.name}'s already "
-        f"(give it another {where}, or the name {served.name} to replace that agent)"
-    )
 
 
 def card(definition: spec.A2aAgent, url: str) -> JsonObject:
@@ -205,18 +170,14 @@ def _post(agent: A2aAgentMock, incoming: Incoming) -> Served:
         answered = agent.answer(message)
     if answered.events is not None:
         events = tuple((at, b"data: " + orjson.dumps(event) + b"\n\n") for at, event in answered.events)
-        return Served(Reply(200, _STREAM, events=events), name, answered.said, answered.by, answered.missed)
+        return Served("a2a", Reply(200, STREAM, events=events), name, answered.said, answered.by, answered.missed)
     if answered.response is None:
-        return Served(Reply(202, ()), name, answered.said)
+        return Served("a2a", Reply(202, ()), name, answered.said)
     return Served(
-        Reply(200, (_JSON,), orjson.dumps(answered.response)), name, answered.said, answered.by, answered.missed
+        "a2a", Reply(200, (JSON,), orjson.dumps(answered.response)), name, answered.said, answered.by, answered.missed
     )
 
 
 def _id(message: JsonObject) -> Any:
     given = message.get("id")
     return given if isinstance(given, str | int) and not isinstance(given, bool) else None
-
-
-def _refused(status: int, why: str) -> Reply:
-    return Reply(status, (_JSON,), orjson.dumps(jsonrpc.error(None, INVALID_REQUEST, why)))

@@ -8,13 +8,12 @@ Everything a client would trip over is checked when the file loads: a terminal s
 kind each, regular expressions that compile, names and places unique.
 """
 
-import re
 from typing import Any, Literal, Self
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from llmproxy.mock.mcp.spec import Base64, JsonRpcError, unique
+from llmproxy.mock.mcp.spec import Base64, JsonRpcError
+from llmproxy.mock.scripted import Answer, Placed, Scripted, Spec, check_places, compiled, unique
 
 type JsonObject = dict[str, Any]
 
@@ -25,11 +24,7 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled", "reject
 INTERRUPTED: frozenset[str] = frozenset({"input-required", "auth-required"})  # the task waits for the client
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FileContent(_Spec):
+class FileContent(Spec):
     """A file in a part: by `uri`, or its base64 `bytes`."""
 
     uri: str | None = None
@@ -44,7 +39,7 @@ class FileContent(_Spec):
         return self
 
 
-class Part(_Spec):
+class Part(Spec):
     """One part of a message or an artifact: `text`, `data` (a JSON object) or a `file`, one of them."""
 
     text: str | None = None
@@ -66,7 +61,7 @@ def _parts(text: str | None, parts: tuple[Part, ...]) -> tuple[Part, ...]:
     return ((Part(text=text),) if text is not None else ()) + parts
 
 
-class Artifact(_Spec):
+class Artifact(Spec):
     """What the task produced: `text` (a text part) and/or `parts`."""
 
     artifactId: str | None = Field(default=None, description="default: the task's id, then -1, -2… in order")
@@ -87,7 +82,7 @@ class Artifact(_Spec):
         return _parts(self.text, self.parts)
 
 
-class TaskStatus(_Spec):
+class TaskStatus(Spec):
     """One state the task goes through, with the agent's message said with it (`text`, `parts`)."""
 
     state: State
@@ -99,7 +94,7 @@ class TaskStatus(_Spec):
         return _parts(self.text, self.parts)
 
 
-class AgentMessage(_Spec):
+class AgentMessage(Spec):
     """The agent's answer as a message of its own, not a task."""
 
     text: str | None = None
@@ -117,7 +112,7 @@ class AgentMessage(_Spec):
         return _parts(self.text, self.parts)
 
 
-class AgentAnswer(_Spec):
+class AgentAnswer(Answer):
     """What one message to the agent gets: a task that goes through `states` (the last is where it rests: a
     terminal state, one waiting for input, or one still working, for a client to cancel) and ends with
     `artifacts`; or the agent's `message` alone, with no task; or a JSON-RPC `error`. Over a stream each state
@@ -133,10 +128,15 @@ class AgentAnswer(_Spec):
     error: JsonRpcError | None = None
     intervalMs: float = Field(default=0, ge=0, le=60_000)
 
-    @model_validator(mode="after")
-    def _one_answer(self) -> Self:
-        check_answer(self)
-        return self
+    def check(self) -> None:
+        task = bool(self.states or self.artifacts)
+        if self.error is not None and (task or self.message is not None):
+            raise ValueError("an error is a JSON-RPC error: it takes no states, artifacts or message")
+        if self.message is not None and task:
+            raise ValueError("a message answers without a task: it takes no states or artifacts")
+        for index, status in enumerate(self.task_states[:-1]):
+            if status.state in TERMINAL:
+                raise ValueError(f"states[{index}]: {status.state} ends the task: only the last state may")
 
     @property
     def task_states(self) -> tuple[TaskStatus, ...]:
@@ -149,18 +149,7 @@ class AgentAnswer(_Spec):
         return AgentMessage(text=self.message) if isinstance(self.message, str) else self.message
 
 
-def check_answer(answer: AgentAnswer) -> None:
-    task = bool(answer.states or answer.artifacts)
-    if answer.error is not None and (task or answer.message is not None):
-        raise ValueError("an error is a JSON-RPC error: it takes no states, artifacts or message")
-    if answer.message is not None and task:
-        raise ValueError("a message answers without a task: it takes no states or artifacts")
-    for index, status in enumerate(answer.task_states[:-1]):
-        if status.state in TERMINAL:
-            raise ValueError(f"states[{index}]: {status.state} ends the task: only the last state may")
-
-
-class MessageMatch(_Spec):
+class MessageMatch(Spec):
     """Which messages an answer is for, by what they say (their text parts, one a line). Every field given
     must hold; none: every message."""
 
@@ -174,41 +163,15 @@ class MessageMatch(_Spec):
     @field_validator("textMatches")
     @classmethod
     def _a_pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"not a regular expression: {error}") from error
-        return value
+        return value if value is None else compiled(value)
 
 
-class AgentReply(AgentAnswer):
+class AgentReply(Scripted[AgentAnswer, MessageMatch], AgentAnswer):
     """One of the agent's replies: its answer (or with `sequence`, answers in turn) to the messages `match`
     lets through, `times` times at most."""
 
-    match: MessageMatch | None = None
-    times: int | None = Field(default=None, ge=1)
-    sequence: tuple[AgentAnswer, ...] | None = Field(default=None, min_length=1)
-    onExhausted: Literal["repeat_last", "loop", "error"] = Field(
-        default="repeat_last", description="a sequence used up: its last answer again, from the start, or an error"
-    )
 
-    @model_validator(mode="after")
-    def _one_answer(self) -> Self:
-        if self.sequence is None:
-            check_answer(self)
-            return self
-        own = sorted(self.model_fields_set & set(AgentAnswer.model_fields))
-        if own:
-            raise ValueError(f"with a sequence, give {', '.join(own)} in its answers")
-        return self
-
-    @property
-    def answers(self) -> tuple[AgentAnswer, ...]:
-        return self.sequence if self.sequence is not None else (self,)
-
-
-class AgentSkill(_Spec):
+class AgentSkill(Spec):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
     description: str = ""
@@ -218,21 +181,17 @@ class AgentSkill(_Spec):
     outputModes: tuple[str, ...] | None = None
 
 
-class AgentProvider(_Spec):
+class AgentProvider(Spec):
     organization: str = Field(min_length=1)
     url: str
 
 
-class A2aAgent(_Spec):
-    """A mock A2A agent: where it is served, its card, and its replies."""
+class A2aAgent(Placed):
+    """A mock A2A agent: where its JSON-RPC endpoint is served (its `name` is also its card's), its card, and
+    its replies."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="its name: /a2a/NAME, the card's name, the log")
-    path: str | None = Field(
-        default=None, description="its JSON-RPC endpoint on the mock's base URL (default /a2a/NAME)", pattern=r"^/"
-    )
-    url: str | None = Field(
-        default=None, description="a real agent's URL (https://agents.example.com/translate), served through the proxy"
-    )
+    kind = "a2a"
+
     description: str = ""
     version: str = "1.0.0"
     provider: AgentProvider | None = None
@@ -243,29 +202,13 @@ class A2aAgent(_Spec):
     skills: tuple[AgentSkill, ...] = ()
     replies: tuple[AgentReply, ...] = Field(min_length=1, description="tried in order: the first that matches answers")
 
-    @field_validator("url")
-    @classmethod
-    def _a_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {value!r}")
-        return value
-
     @model_validator(mode="after")
     def _unique_skills(self) -> Self:
         unique("skill", [skill.id for skill in self.skills])
         return self
 
-    @property
-    def served_path(self) -> str:
-        return self.path or f"/a2a/{self.name}"
-
 
 def check_agents(agents: tuple[A2aAgent, ...]) -> tuple[A2aAgent, ...]:
     """ValueError unless every agent has a name and a place of its own."""
-    unique("A2A agent", [agent.name for agent in agents])
-    unique("A2A agent path", [agent.served_path for agent in agents])
-    unique("A2A agent url", [agent.url for agent in agents if agent.url is not None])
+    check_places("A2A agent", agents)
     return agents

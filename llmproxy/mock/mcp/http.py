@@ -26,35 +26,14 @@ import orjson
 
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Headers, Reply
-from llmproxy.mcp import jsonrpc, protocol
+from llmproxy.mcp import protocol
 from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
+from llmproxy.mock.jsonrpc_http import JSON, LOOPBACK, STREAM, Served, refusal
 from llmproxy.mock.mcp import spec
 from llmproxy.mock.mcp.server import Answered, McpServerMock, McpSession, ToolStanding
+from llmproxy.mock.scripted import apart
 
-_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
-_JSON: Final = ("content-type", "application/json")
-_STREAM: Final = (("content-type", "text/event-stream"), ("cache-control", "no-cache"))
 _SESSION_NOT_FOUND: Final = -32001  # what the official SDKs answer a request of an ended or unknown session with
-
-
-@dataclass(frozen=True, slots=True)
-class Served:
-    """An MCP request's answer, and for the log: the server, what was asked, what answered, a miss."""
-
-    reply: Reply
-    server: str
-    said: str  # "tools/call get_forecast", "DELETE"
-    by: str = ""  # which part of the definition answered: "result 2", "prompt greet"
-    missed: str | None = None
-
-    @property
-    def source(self) -> str:
-        """What answered, for the log: `mcp server weather: tools/call get_forecast → result 2`."""
-        return f"mcp server {self.server}: {self.said}" + (f" → {self.by}" if self.by else "")
-
-    @property
-    def gist(self) -> JsonObject:
-        return {"mcp": {"server": self.server, "asked": self.said}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +92,7 @@ class McpEndpoints:
         spec.check_servers(servers)
         for server in servers:
             for other in kept:
-                _apart(server, other)
+                apart("MCP server", server, other)
         for server in servers:
             endpoint = _Endpoint(server, self._new_id)
             replaced = self._by_name.get(server.name)
@@ -136,30 +115,14 @@ class McpEndpoints:
         name = endpoint.definition.name
         refused = _foreign(endpoint, host, incoming.headers.get("origin"))
         if refused is not None:
-            return Served(_refusal(403, INVALID_REQUEST, refused), name, f"{incoming.method} (refused: 403)", refused)
+            return Served("mcp", refusal(403, refused), name, f"{incoming.method} (refused: 403)", refused)
         if incoming.method == "POST":
             return _post(endpoint, incoming)
         if incoming.method == "DELETE" and endpoint.definition.sessions:
             return _delete(endpoint, incoming)
         allowed = "POST, DELETE" if endpoint.definition.sessions else "POST"
         why = f"{incoming.method} is not served here: POST JSON-RPC messages (this server opens no event stream)"
-        reply = _refusal(405, INVALID_REQUEST, why)
-        said = f"{incoming.method} (refused: 405)"
-        return Served(reply._replace(headers=(*reply.headers, ("allow", allowed))), name, said)
-
-
-def _apart(server: spec.McpServer, served: spec.McpServer) -> None:
-    """ValueError naming the clash when `server` would be served where `served` is."""
-    if server.served_path == served.served_path:
-        where, value = "path", server.served_path
-    elif server.url is not None and server.url == served.url:
-        where, value = "url", server.url
-    else:
-        return
-    raise ValueError(
-        f"{server.name}: its {where} {value} is MCP server {served.name}'s already "
-        f"(give it another {where}, or the name {served.name} to replace that server)"
-    )
+        return Served("mcp", refusal(405, why, allow=allowed), name, f"{incoming.method} (refused: 405)")
 
 
 def _url_key(url: str | None) -> tuple[str, str]:
@@ -169,7 +132,7 @@ def _url_key(url: str | None) -> tuple[str, str]:
 
 def _foreign(endpoint: _Endpoint, host: str, origin: str | None) -> str | None:
     """Why a request's Host or Origin is not this server's (DNS rebinding), or None when both are."""
-    own = {*_LOOPBACK, *([endpoint.host] if endpoint.host else [])}
+    own = {*LOOPBACK, *([endpoint.host] if endpoint.host else [])}
     if host not in own:
         return f"Host {host} is not this MCP server's (DNS rebinding protection)"
     if origin is not None and origin != "null" and (urlsplit(origin).hostname or "").lower() not in own:
@@ -185,7 +148,7 @@ def _post(endpoint: _Endpoint, incoming: Incoming) -> Served:
     said = asked if isinstance(asked, str) else "POST"
 
     def refused(status: int, code: int, why: str) -> Served:
-        return Served(_refusal(status, code, why), name, f"{said} (refused: {status})")
+        return Served("mcp", refusal(status, why, code), name, f"{said} (refused: {status})")
 
     media = incoming.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media != "application/json":
@@ -229,26 +192,26 @@ def _post(endpoint: _Endpoint, incoming: Incoming) -> Served:
         with endpoint.lock:
             endpoint.sessions[session.id] = session
     if not responses:
-        return Served(Reply(202, headers), name, said, by, missed)
+        return Served("mcp", Reply(202, headers), name, said, by, missed)
     status = 400 if len(answers) == 1 and answers[0].invalid else 200
     notifying = any(answer.before for answer in answers)
     if stream_ok and (not json_ok or notifying or endpoint.definition.response == "sse"):
-        return Served(Reply(status, (*_STREAM, *headers), events=_events(answers)), name, said, by, missed)
+        return Served("mcp", Reply(status, (*STREAM, *headers), events=_events(answers)), name, said, by, missed)
     body = responses if isinstance(message, list) else responses[0]
-    return Served(Reply(status, (_JSON, *headers), orjson.dumps(body)), name, said, by, missed)
+    return Served("mcp", Reply(status, (JSON, *headers), orjson.dumps(body)), name, said, by, missed)
 
 
 def _delete(endpoint: _Endpoint, incoming: Incoming) -> Served:
     name = endpoint.definition.name
     session_id = incoming.headers.get(protocol.SESSION_HEADER)
     if session_id is None:
-        return Served(_refusal(400, INVALID_REQUEST, "DELETE ends a session: give its Mcp-Session-Id"), name, "DELETE")
+        return Served("mcp", refusal(400, "DELETE ends a session: give its Mcp-Session-Id"), name, "DELETE")
     with endpoint.lock:
         ended = endpoint.sessions.pop(session_id, None)
     if ended is None:
         said = f"session {session_id} not found: it ended, or never began"
-        return Served(_refusal(404, _SESSION_NOT_FOUND, said), name, "DELETE (refused: 404)")
-    return Served(Reply(200, ()), name, "DELETE", "session ended")
+        return Served("mcp", refusal(404, said, _SESSION_NOT_FOUND), name, "DELETE (refused: 404)")
+    return Served("mcp", Reply(200, ()), name, "DELETE", "session ended")
 
 
 def _accepts(accept: str | None) -> tuple[bool, bool]:
@@ -275,7 +238,3 @@ def _events(answers: list[Answered]) -> tuple[tuple[float, bytes], ...]:
 
 def _event(message: Any) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
-
-
-def _refusal(status: int, code: int, message: str) -> Reply:
-    return Reply(status, (_JSON,), orjson.dumps(jsonrpc.error(None, code, message)))

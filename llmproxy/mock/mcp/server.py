@@ -23,7 +23,7 @@ import orjson
 from llmproxy.mcp import jsonrpc, protocol
 from llmproxy.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonObject
 from llmproxy.mock.mcp import spec
-from llmproxy.mock.mcp.tools import Picked, ToolResults, Unmatched
+from llmproxy.mock.mcp.tools import ToolResults
 
 _COMPLETIONS = 100  # values completion/complete sends at most (the specification's limit)
 
@@ -79,7 +79,7 @@ class McpServerMock:
             tool.name: jsonschema.validators.validator_for(tool.inputSchema)(tool.inputSchema)
             for tool in definition.tools
         }
-        self._results = {tool.name: ToolResults.of(tool) for tool in definition.tools}
+        self._results = {tool.name: ToolResults(tool) for tool in definition.tools}
         self._resources = {resource.uri: resource for resource in definition.resources}
         self._templates = [
             (_template_pattern(template.uriTemplate), template) for template in definition.resourceTemplates
@@ -213,14 +213,14 @@ class McpServerMock:
                 raise _InvalidParams(why, said)
             return Answered(jsonrpc.result(request.id, _tool_error(why)), said=said, by="inputSchema")
         picked = self._results[name].pick(arguments)
-        if isinstance(picked, Unmatched):
-            why = picked.explain(name)
-            return Answered(jsonrpc.result(request.id, _tool_error(why)), said=said, missed=why)
+        if isinstance(picked, str):
+            return Answered(jsonrpc.result(request.id, _tool_error(picked)), said=said, missed=picked)
         return self._picked(request, session, picked, said)
 
-    def _picked(self, request: jsonrpc.Request, session: McpSession, picked: Picked, said: str) -> Answered:
-        answer = picked.answer
-        by = picked.source
+    def _picked(
+        self, request: jsonrpc.Request, session: McpSession, picked: tuple[spec.ToolAnswer, str], said: str
+    ) -> Answered:
+        answer, by = picked
         before = [
             jsonrpc.notification(
                 "notifications/message",

