@@ -86,6 +86,8 @@ CATALOGUE: Final[Sequence[Background]] = (
     _entry("Gemini CLI", "usage statistics", "play.googleapis.com", r"/log\b", HarmlessAnswer(200, b"[]")),
     _entry("Gemini CLI", "account look-up", "www.googleapis.com", r"/oauth2/v\d+/userinfo\b"),
     _entry("Gemini CLI", "metrics", "cloudcode-pa.googleapis.com", r"/v1internal:recordCodeAssistMetrics\b", UPLOADED),
+    # GitHub Copilot CLI (its update check, made even with --no-auto-update)
+    _entry("GitHub Copilot CLI", "update check", "api.github.com", r"/repos/github/copilot-cli/releases\b"),
     # opencode
     _entry("opencode", "model catalogue", "models.opencode.ai", r"/"),
     _entry("opencode", "model catalogue", "models.dev", r"/"),
