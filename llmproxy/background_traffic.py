@@ -88,6 +88,10 @@ CATALOGUE: Final[Sequence[Background]] = (
     _entry("Gemini CLI", "metrics", "cloudcode-pa.googleapis.com", r"/v1internal:recordCodeAssistMetrics\b", UPLOADED),
     # GitHub Copilot CLI (its update check, made even with --no-auto-update)
     _entry("GitHub Copilot CLI", "update check", "api.github.com", r"/repos/github/copilot-cli/releases\b"),
+    # Kilo CLI: its gateway's model catalogue, fetched whatever the provider
+    _entry("Kilo CLI", "model catalogue", "api.kilo.ai", r"/api/(openrouter/)?models\b"),
+    # Qwen Code: Alibaba Cloud's real-user monitoring (ARMS RUM), its usage statistics
+    _entry("Alibaba Cloud RUM", "beacons", ".rum.aliyuncs.com", r"/", UPLOADED),
     # opencode
     _entry("opencode", "model catalogue", "models.opencode.ai", r"/"),
     _entry("opencode", "model catalogue", "models.dev", r"/"),

@@ -24,6 +24,8 @@ SEEN = {
     ("Codex", "metrics"): ("https://ab.chatgpt.com/otlp/v1/metrics", "POST"),
     ("Gemini CLI", "usage statistics"): ("https://play.googleapis.com/log?format=json&hasfast=true", "POST"),
     ("opencode", "model catalogue"): ("https://models.opencode.ai/api.json", "GET"),
+    ("Alibaba Cloud RUM", "beacons"): ("https://gb4w8c3ygj-default-sea.rum.aliyuncs.com/", "POST"),
+    ("Kilo CLI", "model catalogue"): ("https://api.kilo.ai/api/openrouter/models", "GET"),
     ("GitHub Copilot CLI", "update check"): ("https://api.github.com/repos/github/copilot-cli/releases?per_page=100", "GET"),
     ("npm", "registry look-up"): ("https://registry.npmjs.org/@opencode-ai%2fplugin", "GET"),
     ("openai-agents", "trace upload"): ("https://api.openai.com/v1/traces/ingest", "POST"),
