@@ -1,6 +1,7 @@
 """More real coding CLIs (package.json), each set only as docs/clis.md says a user sets it to reach a provider:
 recorded once by `llmproxy record` against a scripted local upstream (`--map`), replayed strictly and offline
-from a differently named folder with a fresh HOME, and run under `llmproxy mock` through a two-step tool loop —
+from another folder (differently named, but for Cline: docs/clis.md#cline) with a fresh HOME, and run under
+`llmproxy mock` through a two-step tool loop —
 each exits 0 with nothing missed. None has a preset of its own: the default preset and the background traffic
 llmproxy knows are all they get.
 
@@ -39,21 +40,24 @@ TITLE = ("You are a title generator", Completion(text="Echo a marker", stop_reas
 @dataclass(frozen=True)
 class Driven:
     """A CLI as the tests drive it: `pointing`, the variables that send it to `host` (docs/clis.md); `also`, the
-    hosts its background traffic goes to, mapped to the scripted upstream while recording; the tool it runs and
-    what the mock answers it with (a title asked for on the side first, for the CLIs that ask)."""
+    hosts its background traffic goes to, mapped to the scripted upstream while recording; what the mock answers
+    it with (a title asked for on the side first, for the CLIs that ask), the tool call its first turn holds."""
 
     cli: Cli
     host: str
     provider: str
-    tool: str
     pointing: Mapping[str, str] = field(default_factory=dict)
     also: tuple[str, ...] = ()
     node_22: bool = False  # its engines want Node 22 or later
     titled: bool = False
     configure: Callable[[Path], None] | None = None  # writes its configuration into a fresh home
-    # the folder replay runs in (where it recorded: `work`, under another parent); another name, but for a CLI
-    # that names its working directory by its base name alone (docs/clis.md says which)
+    # the folder replay runs in: another name than the recording's `work`, but for a CLI that names its working
+    # directory by its base name alone (docs/clis.md says which), which replays from a `work` elsewhere
     replay_folder: str = "another-project"
+
+    @property
+    def tool(self) -> str:
+        return self.cli.turns[0].tool_calls[0].name
 
     def env(self, root: Path) -> dict[str, str]:
         env = cli_env(root, **self.pointing)
@@ -119,7 +123,6 @@ DRIVEN = {
         Cli("copilot", "openai-chat", tool_loop("bash", SHELL), COPILOT_ARGV),
         "api.openai.com",
         "openai",
-        "bash",
         COPILOT_BYOK,
         also=("api.github.com",),
     ),
@@ -127,7 +130,6 @@ DRIVEN = {
         Cli("copilot", "openai-responses", tool_loop("bash", SHELL), COPILOT_ARGV, websocket=True),
         "api.openai.com",
         "openai",
-        "bash",
         COPILOT_BYOK | {"COPILOT_PROVIDER_WIRE_API": "responses", "COPILOT_PROVIDER_TRANSPORT": "websockets"},
         also=("api.github.com",),
     ),
@@ -141,7 +143,6 @@ DRIVEN = {
         ),
         "api.openai.com",
         "openai",
-        "run_shell_command",
         {
             "OPENAI_BASE_URL": "https://api.openai.com/v1",
             "OPENAI_API_KEY": OPENAI_KEY,
@@ -166,7 +167,6 @@ DRIVEN = {
         ),
         "api.anthropic.com",
         "anthropic",
-        "bash",
         {"ANTHROPIC_API_KEY": ANTHROPIC_KEY},
         also=("api.kilo.ai", "us.i.posthog.com", "registry.npmjs.org", "models.dev"),
         titled=True,
@@ -187,7 +187,6 @@ DRIVEN = {
         ),
         "api.openai.com",
         "openai",
-        "Bash",
         also=("api.continue.dev", "us.i.posthog.com"),
         node_22=True,
         configure=continue_config,
@@ -202,7 +201,6 @@ DRIVEN = {
         ),
         "api.openai.com",
         "openai",
-        "run_commands",
         also=("api.cline.bot", "data.cline.bot", "otel.cline.bot"),
         node_22=True,
         configure=cline_providers,
