@@ -86,6 +86,16 @@ CATALOGUE: Final[Sequence[Background]] = (
     _entry("Gemini CLI", "usage statistics", "play.googleapis.com", r"/log\b", HarmlessAnswer(200, b"[]")),
     _entry("Gemini CLI", "account look-up", "www.googleapis.com", r"/oauth2/v\d+/userinfo\b"),
     _entry("Gemini CLI", "metrics", "cloudcode-pa.googleapis.com", r"/v1internal:recordCodeAssistMetrics\b", UPLOADED),
+    # GitHub Copilot CLI (its update check, made even with --no-auto-update)
+    _entry("GitHub Copilot CLI", "update check", "api.github.com", r"/repos/github/copilot-cli/releases\b"),
+    # Kilo CLI: its gateway's model catalogue, fetched whatever the provider
+    _entry("Kilo CLI", "model catalogue", "api.kilo.ai", r"/api/(openrouter/)?models\b"),
+    # Continue's cn: what it knows of its own version
+    _entry("Continue cn", "version check", "api.continue.dev", r"/cn/info\b"),
+    # Cline's CLI: its recommended models, asked of its own gateway whatever the provider
+    _entry("Cline", "model catalogue", "api.cline.bot", r"/api/v1/ai/cline/recommended-models\b"),
+    # Qwen Code: Alibaba Cloud's real-user monitoring (ARMS RUM), its usage statistics
+    _entry("Alibaba Cloud RUM", "beacons", ".rum.aliyuncs.com", r"/", UPLOADED),
     # opencode
     _entry("opencode", "model catalogue", "models.opencode.ai", r"/"),
     _entry("opencode", "model catalogue", "models.dev", r"/"),

@@ -12,7 +12,8 @@ replay compares requests with these neutralised:
 * ISO-8601 dates and date-times at any precision (`2026-11-28`, `…T22:16:41.123Z`), written-out dates
   (`November 28, 2026`, `Sat Nov 28 2026`), times of day with seconds or AM/PM;
 * UUID-shaped and long hexadecimal ids in the fields that name a run's ids (`session_id`, `message_id`,
-  `user_id`, …) and in any `metadata` object;
+  `user_id`, …) and in any `metadata` object; a UUID as a folder or file name under a place, anywhere
+  (`~/.copilot/session-state/<uuid>/`: a CLI's per-run state folder);
 * output budgets (`max_tokens` and its kin) are compared apart: they may differ by as many as the characters
   of places neutralised in either request (`budgets_fit`), since clients that size the answer to what is
   left of the context window derive them from the prompt's length, which the places change.
@@ -39,6 +40,8 @@ _DATETIME = re.compile(
 _DATES = (LONG_DATE, JS_DATE)  # "November 28, 2026", "Sat Nov 28 2026"
 _TIME = re.compile(r"\b[0-2]?\d:[0-5]\d(?::[0-5]\d(?:[.,]\d{1,9})?(?:\s?[AaPp][Mm]\b)?|\s?[AaPp][Mm]\b)")
 _UUID = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}(?![0-9A-Fa-f])")
+# a UUID as a folder or file name in a path under a place already neutralised: `<home>/.x/state/<uuid>/plan.md`
+_PLACED_UUID = re.compile(r"(<(?:cwd|home)>(?:/[^\s/\"'`]+)*?/)" + _UUID.pattern)
 _HEX_ID = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{16,}(?![0-9A-Za-z])")
 # field names (lower case, without `_` and `-`) whose values are a run's ids
 _ID_FIELDS = frozenset(
@@ -190,12 +193,22 @@ def _neutral_text(value: str, cwd: str | None, home: str | None) -> tuple[str, i
     # each pattern only where what it needs is: a regular expression costs a pass over the string
     if forms.pattern is not None and ("/" in value or "-" in value):  # in every form of a place
         value = forms.pattern.sub(place, value)
+        if replaced:
+            value = _placed_ids(value)
     if "-" in value:
         value = _DATETIME.sub("<datetime>", value)
     if " 1" in value or " 2" in value:  # a written-out date's year (19xx, 20xx) follows a space
         for pattern, replacement in _DATES:
             value = pattern.sub(replacement, value)
     return (_TIME.sub("<time>", value) if ":" in value else value), replaced
+
+
+def _placed_ids(value: str) -> str:
+    """`value` with the UUIDs named as folders or files under its neutralised places shown as `<uuid>`."""
+    while True:
+        value, count = _PLACED_UUID.subn(r"\1<uuid>", value)
+        if not count:
+            return value
 
 
 def budgets_fit(recorded: Neutralised, received: Neutralised) -> bool:

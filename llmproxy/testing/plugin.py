@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import pytest
 
+from llmproxy.background_traffic import BackgroundTraffic
 from llmproxy.destinations import parse_map
 from llmproxy.egress import EgressPolicy
 from llmproxy.environment import TEST_ID_VARIABLE, applied
@@ -47,6 +48,11 @@ REPEATABLE: Final = (  # options given as often as needed, on the command line a
     ("map", "HOST=URL", "send HOST's traffic to URL while clients still talk to HOST (a gateway, a local stand-in)"),
     ("route", "HOST=CODEC", "treat HOST[:PORT][/PATH] as this codec's API, or a compatible VENDOR's host"),
     ("allow-host", "HOST[:PORT]", "a test that replays may also reach HOST (this machine's own services it may)"),
+    (
+        "background-host",
+        "HOST",
+        "every request to HOST is background traffic: answered harmlessly when a test replays, never recorded",
+    ),
 )
 CI_VARIABLES: Final = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "BUILDKITE", "JENKINS_URL", "TF_BUILD")
 TURN: Final[pytest.StashKey["Turn"]] = pytest.StashKey()
@@ -441,9 +447,10 @@ class Runner:
 
 
 def _reach(config: pytest.Config) -> "Reach":
-    """`--llmproxy-map`, `--llmproxy-route` and `--llmproxy-allow-host`: each ini key's lines, then the command
-    line's (a host mapped in both goes where the command line says), read by the CLI's own parsers of `--map`,
-    `--route` and `--allow-host`. Raises pytest.UsageError naming the option or key a bad value came from."""
+    """`--llmproxy-map`, `--llmproxy-route`, `--llmproxy-allow-host` and `--llmproxy-background-host`: each ini
+    key's lines, then the command line's (a host mapped in both goes where the command line says), read by the
+    CLI's own parsers of `--map`, `--route`, `--allow-host` and `--background-host`. Raises pytest.UsageError
+    naming the option or key a bad value came from."""
 
     def read[T](name: str, parse: Callable[[list[str]], T]) -> T:
         key = f"llmproxy_{name.replace('-', '_')}"
@@ -470,6 +477,7 @@ def _reach(config: pytest.Config) -> "Reach":
         read("route", routes),
         read("allow-host", lambda values: EgressPolicy.parse(values, local_services=True)),
         {name: os.environ[name] for name in NETWORK_VARIABLES if os.environ.get(name)},
+        read("background-host", BackgroundTraffic.of),
     )
 
 

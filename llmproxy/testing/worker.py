@@ -4,7 +4,8 @@ network is open, a meter of its own, its id — through the chain's runtime cont
 and swaps it all back out when it ends. A test gets the chain whole: a request sees one test's settings, never a
 mix.
 
-The chain (`plan.assemble`): intercept → mock → replay → (upstream when the test records, else refused) ;
+The chain (`plan.assemble`): intercept → mock → replay → background (when the test replays) → (upstream when
+the test records, else refused) ;
 intercept → record → meter → journal. A slot a test does not use is inert: the intercept with no chaos, the mock
 with no expectations and the replay with no cassette pass requests on silently.
 
@@ -27,6 +28,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter
 from llmproxy.chain import Network
+from llmproxy.chain.stages.background_traffic import BackgroundStage
 from llmproxy.chain.stages.intercept import InterceptStage
 from llmproxy.chain.stages.mock import MockStage
 from llmproxy.chain.stages.replay import Replaying, ReplayStage
@@ -40,7 +42,8 @@ from llmproxy.intercept.settings import InterceptPlan
 from llmproxy.journal import DEFAULT_CAPACITY, Journal
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.mock.log import MockLog
-from llmproxy.plan import DEFAULT_MATCH, LLM_APIS, Plan, RecordMode, assemble
+from llmproxy.plan import DEFAULT_MATCH, Plan, RecordMode, assemble
+from llmproxy.record_scope import RecordScope
 from llmproxy.session import Listening, Session, running
 from llmproxy.testing.reach import DEFAULT_REACH, Reach
 from llmproxy.testing.recording import AnswersOnly
@@ -204,18 +207,21 @@ class WorkerProxy:
         self.replay_network = Network(egress=reach.egress)  # what a test that replays lets out
         self.idle_log = MockLog(redactor)
         self.mock = MockStage(None, self.idle_log)
-        self.record = RecordTap(LLM_APIS, None)
+        self.record = RecordTap(RecordScope.of(background=reach.background.hosts), None)
         self.meter = MeterTap(Meter())
         self.idle_intercept = Intercept()
         self.intercepting = InterceptStage(self.idle_intercept)
         self.replay = ReplayStage(Replaying.load([]), redactor, timing=None, chaos=self.intercepting.state)
         self.journal = JournalTap(Journal(journal), redactor) if journal > 0 else None
+        # what the CLI's chain answers as background traffic, read against the network of the test at hand
+        self.background = BackgroundStage(lambda: self.chain.network, reach.background)
         self.chain = assemble(
             self.intercepting,
             self.replay_network,
             redactor,
             mock=self.mock,
             replay=self.replay,
+            background=self.background,
             record=self.record,
             meter=self.meter,
             journal=self.journal,
@@ -223,6 +229,7 @@ class WorkerProxy:
         plan = Plan(
             network=self.replay_network,
             redactor=redactor,
+            background=reach.background,
             routes=reach.routes,
             meter=True,
             intercept=InterceptPlan(fixed=MARKER_CHAOS),

@@ -5,6 +5,7 @@ and index.
 
     .venv/bin/python scripts/bench/replay.py [--quick] [--rounds N] [--seconds S]
     .venv/bin/python scripts/bench/replay.py --start-only [--rounds N]
+    .venv/bin/python scripts/bench/replay.py --index-only [--rounds N]
 
 Both proxies run as processes of their own in regular (HTTPS_PROXY-style) proxy mode; the load generator
 (load.py) sends the same small Messages request again and again (keep-alive, concurrency 1 and 8), so both
@@ -13,6 +14,10 @@ request is the first exchange of the 10,000 (the others differ in their prompt).
 Rounds alternate the order of the targets; tables give medians over rounds. On a machine shared with other
 work, requests per second swing with the neighbours' load; CPU milliseconds per request (the proxy's whole
 process tree) is the steadier figure, and the tables give both ratios.
+
+`--index-only` measures only loading the 10,000-exchange cassette and indexing it whole (a request for its last
+exchange), in this process, with the default preset and with `--preset none` (requests compared as sent),
+alternating over `--rounds`: what the default preset's neutral keys cost.
 
 `--start-only` measures only the start: each proxy launched afresh `--rounds` times on the 1- and the
 10,000-exchange recordings, its launch → first answer (wall), the CPU it spent until then, and its peak memory
@@ -43,7 +48,7 @@ from proxy import BIN, Target, free_port, stop  # noqa: E402
 
 from llmproxy.cassette.recorded import load_recorded  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
-from llmproxy.cassette.replay_index import ReplayIndex  # noqa: E402
+from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex  # noqa: E402
 from llmproxy.cassette.store import CassetteWriter  # noqa: E402
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 
@@ -188,12 +193,40 @@ def loading_seconds(path: Path, repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def indexing_seconds(path: Path, preset: str | None) -> float:
+    """Seconds to load a cassette and index it whole (the request for its last exchange answered), in this
+    process, comparing requests with `preset` (None: the default preset and the client's)."""
+    begin = time.perf_counter()
+    index = ReplayIndex(load_recorded(path), MatchOptions(preset=preset))
+    last = index.recorded.request(index.size - 1)
+    hit = index.take(last, index.recorded.provider(index.size - 1))
+    elapsed = time.perf_counter() - begin
+    assert isinstance(hit, ReplayHit), hit
+    return elapsed
+
+
+def index_only(path: Path, rounds: int) -> str:
+    """`indexing_seconds` with the default preset and with none, alternating: medians and their ratio."""
+    seconds: dict[str, list[float]] = {"default": [], "none": []}
+    for round_ in range(rounds):
+        order = ["default", "none"] if round_ % 2 == 0 else ["none", "default"]
+        for preset in order:
+            seconds[preset].append(indexing_seconds(path, None if preset == "default" else preset))
+            print(f"round {round_ + 1} preset {preset:<8} {seconds[preset][-1]:.2f} s", file=sys.stderr)
+    default, none = statistics.median(seconds["default"]), statistics.median(seconds["none"])
+    return (
+        f"load + index 10k, whole: {default:.2f} s with the default preset, {none:.2f} s with --preset none"
+        f" ({default / none:.2f}×; medians of {rounds})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
     parser.add_argument("--start-only", action="store_true", help="only launch → first answer, and memory")
+    parser.add_argument("--index-only", action="store_true", help="only load and index 10k, per preset")
     parser.add_argument(
         "--versus", type=Path, action="append", default=[], help="with --start-only: another llmproxy source tree"
     )
@@ -215,6 +248,9 @@ def main() -> int:
                 write_flows(flows, upstream_port, requests)
                 if count == 10_000:
                     print(f"10,000-exchange cassette: {cassette.stat().st_size:,} bytes", file=sys.stderr)
+                    if args.index_only:
+                        print(index_only(cassette, args.rounds))
+                        return 0
                     if not args.start_only:
                         ready["load+index 10k"] = loading_seconds(cassette)
                 mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]

@@ -75,6 +75,18 @@ def neutral_text(text: str, places: Places) -> str:
         ),
         (A, "It ends in /srv/runs/alpha-project.", "It ends in <cwd>."),
         (QWEN, "go to ../.. and ../../homes", "go to ../.. and ../../homes"),
+        # a run's id as a folder or file name under a place (Copilot CLI's session state), not elsewhere
+        (
+            A,
+            "state in /srv/runs/alpha-project/home/.copilot/session-state/63782376-188b-464e-b22b-d24df94ed98f/plan.md",
+            "state in <home>/.copilot/session-state/<uuid>/plan.md",
+        ),
+        (A, "/srv/runs/alpha-project/0b2f6e1c-9d1a-4c7e-8a51-3f0e2d9c4b7a.log", "<cwd>/<uuid>.log"),
+        (
+            A,
+            "/opt/63782376-188b-464e-b22b-d24df94ed98f and id 63782376-188b-464e-b22b-d24df94ed98f",
+            "/opt/63782376-188b-464e-b22b-d24df94ed98f and id 63782376-188b-464e-b22b-d24df94ed98f",
+        ),
     ],
 )
 def test_the_places_are_neutralised_wherever_they_appear(places: Places, text: str, expected: str) -> None:

@@ -59,6 +59,8 @@ class Cli:
     # requests on the side of the conversation (a title, a summary), told apart by a marker in the body: each
     # gets its answer and is not a turn
     asides: tuple[tuple[str, Completion], ...] = ()
+    # where package.json installs its binary, under node_modules, when not as `.bin/NAME` (a native package)
+    installed_as: str | None = None
 
     @property
     def label(self) -> str:
@@ -66,7 +68,7 @@ class Cli:
 
     @property
     def binary(self) -> str | None:
-        local = ROOT / "node_modules" / ".bin" / self.name
+        local = ROOT / "node_modules" / (self.installed_as or f".bin/{self.name}")
         return str(local) if local.exists() else shutil.which(self.name)
 
 

@@ -8,6 +8,7 @@ a server that opens none, its notifications and answers a 202. What may go out (
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from llmproxy.background_traffic import KNOWN, Background, BackgroundTraffic
 from llmproxy.chain.chain import Network
@@ -21,9 +22,11 @@ class BackgroundStage(Stage):
     name = "background"
     EXPLAINED = "the coding CLIs' background traffic answered harmlessly (docs/replay.md)"  # also a plan's
 
-    def __init__(self, network: Network, traffic: BackgroundTraffic = KNOWN) -> None:
-        """`traffic`: what is background traffic (with the hosts `--background-host` names)."""
-        self.network = network
+    def __init__(self, network: Network | Callable[[], Network], traffic: BackgroundTraffic = KNOWN) -> None:
+        """`network`: what may go out, or where to read it on each request (the pytest plugin's chain opens it to
+        a test that records and closes it again); `traffic`: what is background traffic (with the hosts
+        `--background-host` names)."""
+        self.network = network if callable(network) else lambda: network
         self.traffic = traffic
         self.answered: Counter[str] = Counter()  # "Claude Code telemetry" → how many
         self._lock = threading.Lock()
@@ -32,7 +35,7 @@ class BackgroundStage(Stage):
         raw = incoming.raw
         entry = self.traffic.recognise(raw.host, raw.path, llm_api=incoming.route is not None, method=raw.method)
         mcp = entry is None and awaits_no_answer(raw.method, incoming.headers, incoming.json)
-        if (entry is None and not mcp) or (context.forwards and self.network.refusal(incoming) is None):
+        if (entry is None and not mcp) or (context.forwards and self.network().refusal(incoming) is None):
             return None
         if mcp:
             stream = raw.method == "GET"
