@@ -34,6 +34,7 @@ from llmproxy_addons.lean_mitmproxy import (
     update_alt_svc,
     without_debug_typechecks,
 )
+from llmproxy_addons.listener import Listener
 from llmproxy_addons.settled_options import SettledOptions
 
 logger = logging.getLogger(__name__)
@@ -75,13 +76,6 @@ class ProxySettings:
     upstream_ca: Path | None = None
     options: dict[str, object] = field(default_factory=dict)
     base_url_port: int | None = None  # llmproxy's own base URL (addons/base_url.py) on this port (0: a free one)
-
-
-@dataclass(frozen=True, slots=True)
-class Listener:
-    spec: str  # the mitmproxy mode it serves
-    url: str  # where clients connect: the proxy URL, or a base URL in reverse mode
-    target: str | None  # the upstream of a reverse listener
 
 
 class ProxyThread:
