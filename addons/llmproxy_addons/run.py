@@ -180,7 +180,8 @@ def _settings_for(
 
 def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _Serving:
     """The relay, the lean door and (record and replay) llmproxy's own base URL on a loop of their own; mitmproxy
-    started only for a connection the lean door hands on."""
+    started only for a connection the lean door hands on — or at once when `--allow-host` may let a base-URL
+    request out, which only mitmproxy's base URL can send on (it then serves the base URL)."""
     from llmproxy.leaf_certificates import LeafCertificates
     from llmproxy_addons.lean_door import BaseUrlServer, LeanDoor
     from llmproxy_addons.loop_thread import LoopThread
@@ -188,30 +189,43 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
     relay = _relay(session)
     session.egress = egress_gate(session, listening, (), relay)
     certificates = LeafCertificates(ca)
-    fallback: list[ProxyThread] = []
+    started: list[ProxyThread] = []
     lock = threading.Lock()
+    base_url_port = None if session.plan.base_url else listening.base_url_port
+    let_out = bool(session.plan.network.egress.entries) and base_url_port is not None
 
-    def start_mitmproxy() -> int:
+    def mitmproxy() -> "ProxyThread":
+        """mitmproxy on a loopback port of its own, started once, for the connections the lean door hands on."""
+        from llmproxy_addons.base_url import BaseUrl
         from llmproxy_addons.proxy import ProxyThread
         from llmproxy_addons.upstreams import Upstreams
 
-        upstreams = Upstreams({}, listening.upstream_proxy)
-        settings = _settings_for(session, listening, ca, "127.0.0.1", 0)
         with lock:
-            proxy = ProxyThread(settings, addons_for(session, upstreams, listening, relay=relay)).start()
-            fallback.append(proxy)
-        return int(proxy.url.rsplit(":", 1)[1])
+            if not started:
+                upstreams = Upstreams({}, listening.upstream_proxy)
+                router = BaseUrl() if let_out else None
+                addons = addons_for(session, upstreams, listening, router, relay=relay)
+                where = base_url_port if let_out else None
+                proxy = ProxyThread(_settings_for(session, listening, ca, "127.0.0.1", 0, (), where), addons).start()
+                if router is not None and proxy.base_url is not None:
+                    router.spec, router.port = proxy.base_url.spec, urlsplit(proxy.base_url.url).port
+                started.append(proxy)
+            return started[0]
 
-    parts: list[object] = [relay]
+    def stop() -> None:
+        with lock:
+            for proxy in started:
+                proxy.stop()
+        thread.stop()  # the relay and the doors closed on their loop
+        certificates.close()
+
     try:
-        base_url_port = None if session.plan.base_url else listening.base_url_port
-        door = LeanDoor(session.chain, certificates, start_mitmproxy, listening.host, listening.port)
-        parts.append(door)
-        base_url = BaseUrlServer(door, base_url_port) if base_url_port is not None else None
-        if base_url is not None:
-            door.base_url_port = base_url.port
-            parts.append(base_url)
-        thread = LoopThread([relay, door, *([base_url] if base_url else [])]).start()
+        door = LeanDoor(
+            session.chain, certificates, lambda: int(mitmproxy().url.rsplit(":", 1)[1]), listening.host, listening.port
+        )
+        base_url = BaseUrlServer(door, base_url_port) if base_url_port is not None and not let_out else None
+        door.base_url_port = base_url.port if base_url is not None else None
+        thread = LoopThread([relay, door, *([base_url] if base_url is not None else [])]).start()
     except OSError as error:
         relay.close()
         certificates.close()
@@ -220,15 +234,16 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
         relay.close()
         certificates.close()
         raise
-
-    def stop() -> None:
-        with lock:
-            for proxy in fallback:
-                proxy.stop()
-        thread.stop()  # the relay and the doors closed on their loop
-        certificates.close()
-
-    base = f"http://127.0.0.1:{base_url.port if base_url is not None else relay.port}"
+    if let_out:
+        try:
+            proxy = mitmproxy()
+        except BaseException:
+            stop()
+            raise
+        assert proxy.base_url is not None
+        base = proxy.base_url.url
+    else:
+        base = f"http://127.0.0.1:{base_url.port if base_url is not None else relay.port}"
     return _Serving(door.url, [Listener("lean", door.url, None)], base, [], [stop])
 
 
