@@ -1,11 +1,11 @@
-"""The lean door's event loop on a thread of its own, as `proxy.ProxyThread` runs mitmproxy's: the relay, the
-lean door and its base-URL listener served there, each told when the loop starts (`running`) and stops
-(`done`), as mitmproxy tells its addons."""
+"""An event loop on a thread of its own, started and stopped from another: mitmproxy's (`proxy.ProxyThread`) and
+the lean door's (`ServingThread`: the relay, the lean door and its base-URL listener, each told when the loop
+starts serving (`running`) and stops (`done`), as mitmproxy tells its addons)."""
 
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, Self
 
 from llmproxy.errors import LlmproxyError
 
@@ -13,22 +13,18 @@ _START_TIMEOUT = 15.0
 _DRAIN_TIMEOUT = 2.0
 
 
-class Served(Protocol):
-    async def running(self) -> None: ...
-
-    async def done(self) -> None: ...
-
-
 class LoopThread:
-    def __init__(self, parts: Sequence[Served]) -> None:
-        self.parts = list(parts)
-        self._thread = threading.Thread(target=self._run, name="llmproxy-lean-door", daemon=True)
+    """`_serve` runs on the thread's loop: it sets `_ready` once serving, then waits for `_stop`; what it raises
+    before it is ready is what `start` raises."""
+
+    def __init__(self, name: str) -> None:
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
 
-    def start(self) -> "LoopThread":
+    def start(self) -> Self:
         self._thread.start()
         if not self._ready.wait(_START_TIMEOUT):
             raise LlmproxyError("the proxy did not start within 15 s")
@@ -44,14 +40,33 @@ class LoopThread:
 
     def _run(self) -> None:
         try:
-            asyncio.run(self._serve())
+            asyncio.run(self._serving())
         except BaseException as error:  # reported to start(); the thread must not die silently
             self._failure = self._failure or error
             self._ready.set()
 
-    async def _serve(self) -> None:
+    async def _serving(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
+        await self._serve()
+
+    async def _serve(self) -> None:
+        raise NotImplementedError
+
+
+class Served(Protocol):
+    async def running(self) -> None: ...
+
+    async def done(self) -> None: ...
+
+
+class ServingThread(LoopThread):
+    def __init__(self, parts: Sequence[Served]) -> None:
+        super().__init__("llmproxy-lean-door")
+        self.parts = list(parts)
+
+    async def _serve(self) -> None:
+        assert self._stop is not None
         try:
             for part in self.parts:
                 await part.running()

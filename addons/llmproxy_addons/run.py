@@ -184,7 +184,7 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
     request out, which only mitmproxy's base URL can send on (it then serves the base URL)."""
     from llmproxy.leaf_certificates import LeafCertificates
     from llmproxy_addons.lean_door import BaseUrlServer, LeanDoor
-    from llmproxy_addons.loop_thread import LoopThread
+    from llmproxy_addons.loop_thread import ServingThread
 
     relay = _relay(session)
     session.egress = egress_gate(session, listening, (), relay)
@@ -225,7 +225,7 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
         )
         base_url = BaseUrlServer(door, base_url_port) if base_url_port is not None and not let_out else None
         door.base_url_port = base_url.port if base_url is not None else None
-        thread = LoopThread([relay, door, *([base_url] if base_url is not None else [])]).start()
+        thread = ServingThread([relay, door, *([base_url] if base_url is not None else [])]).start()
     except OSError as error:
         relay.close()
         certificates.close()
