@@ -107,6 +107,11 @@ class LeanDoor:
             return False
         return isinstance(network.egress.check_unresolved(host, port, sni), Refused)
 
+    def names_base_url(self, host: str, port: int) -> bool:
+        """Whether `host:port` is llmproxy's own base URL, served here whatever the network lets out (a client
+        with both a base URL and the proxy variables): its requests go where their route says."""
+        return port == self.base_url_port and host in LOOPBACK_HOSTS
+
     async def _accept(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
@@ -166,8 +171,10 @@ class LeanDoor:
             self._open.add(transport)
             return True
         absolute = _absolute(target)
-        if absolute is None or absolute[0] != "http" or not self.serves(absolute[1], absolute[2], None):
-            return await self._splice(client, None)  # origin form or https (no request for a proxy), or let out
+        if absolute is None or absolute[0] != "http":  # origin form or https: no request for a proxy
+            return await self._splice(client, None)
+        if not self.names_base_url(absolute[1], absolute[2]) and not self.serves(absolute[1], absolute[2], None):
+            return await self._splice(client, None)
         tunnel = _Tunnel(self, "http", absolute[1], absolute[2], None)
         transport, _ = await loop.connect_accepted_socket(lambda: HttpConnection(tunnel), client)
         self._open.add(transport)
@@ -242,7 +249,7 @@ class _Tunnel:
         if (absolute := _absolute(path)) is not None:  # a plain request through the proxy
             scheme, host, port, path = absolute
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.raw_headers]
-        if scheme == "http" and host in LOOPBACK_HOSTS and port == self.door.base_url_port:
+        if scheme == "http" and self.door.names_base_url(host, port):
             routed = _routed(request, path, headers)  # for llmproxy's own base URL: where that sends it
             if routed is not None:
                 return routed
