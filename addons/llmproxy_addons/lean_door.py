@@ -85,7 +85,7 @@ class LeanDoor:
         self._fallback_port: asyncio.Future[int] | None = None
         self._accepting: asyncio.Task[None] | None = None
         self._handling: set[asyncio.Task[None]] = set()
-        self._open: weakref.WeakSet[asyncio.BaseTransport] = weakref.WeakSet()  # connections served, for `done`
+        self._open: weakref.WeakSet[asyncio.Transport] = weakref.WeakSet()  # connections served, for `done`
         self.spliced = 0  # connections handed to mitmproxy
 
     async def running(self) -> None:
@@ -97,8 +97,8 @@ class LeanDoor:
         for task in list(self._handling):
             task.cancel()
         self._socket.close()
-        for transport in list(self._open):
-            transport.close()
+        for transport in list(self._open):  # at once: a TLS close would wait for a loop that is ending
+            transport.abort()
 
     def serves(self, host: str, port: int, sni: str | None) -> bool:
         """Whether the chain answers every request for `host:port` here: nothing for it may go upstream."""
