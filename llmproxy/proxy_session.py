@@ -52,6 +52,9 @@ class Listening:
     base_url_port: int = 0
     base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
     upstream_proxy: UpstreamProxy | None = None  # go on through this proxy (the clients' HTTPS_PROXY) to the network
+    # serve what the chain answers without an upstream on the lean door, not mitmproxy (a session whose network
+    # opens while it runs, as the pytest plugin's does, says False)
+    lean_door: bool = True
 
 
 @dataclass(eq=False)

@@ -1,2 +1,2 @@
 """Thin mitmproxy addons: translate flows to core objects and apply the core's decisions
-(docs/architecture.md#one-chain-two-doors)."""
+(docs/architecture.md#one-chain-three-doors)."""

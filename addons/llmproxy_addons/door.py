@@ -1,5 +1,5 @@
 """The proxy door: the one mitmproxy addon between flows and the answer chain
-(docs/architecture.md#one-chain-two-doors).
+(docs/architecture.md#one-chain-three-doors).
 
 It translates a flow into an `Incoming`, asks the chain, and applies what comes back: a `Reply` becomes the
 flow's response (a paced stream goes through the loopback relay, which alone can keep its timing); None

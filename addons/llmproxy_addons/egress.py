@@ -8,11 +8,13 @@ import asyncio
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-
-from mitmproxy.proxy.server_hooks import ServerConnectionHookData
+from typing import TYPE_CHECKING
 
 from llmproxy.egress import EgressPolicy, Refused, literal
 from llmproxy_addons.stream_relay import StreamRelay
+
+if TYPE_CHECKING:  # made before mitmproxy starts when the lean door serves (it starts mitmproxy only if needed)
+    from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +39,7 @@ class EgressGate:
         self.resolve: Resolver = resolve  # a seam for tests: a name that answers what the test says
         self.refused: list[str] = []  # what was not let out, for the summary
 
-    async def server_connect(self, data: ServerConnectionHookData) -> None:
+    async def server_connect(self, data: "ServerConnectionHookData") -> None:
         server = data.server
         if server.address is None or server.error or self.opened():
             return

@@ -12,7 +12,6 @@ import errno
 import logging
 import os
 import socket
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,8 @@ from llmproxy_addons.lean_mitmproxy import (
     update_alt_svc,
     without_debug_typechecks,
 )
+from llmproxy_addons.listener import Listener
+from llmproxy_addons.loop_thread import LoopThread
 from llmproxy_addons.settled_options import SettledOptions
 
 logger = logging.getLogger(__name__)
@@ -77,46 +78,21 @@ class ProxySettings:
     base_url_port: int | None = None  # llmproxy's own base URL (addons/base_url.py) on this port (0: a free one)
 
 
-@dataclass(frozen=True, slots=True)
-class Listener:
-    spec: str  # the mitmproxy mode it serves
-    url: str  # where clients connect: the proxy URL, or a base URL in reverse mode
-    target: str | None  # the upstream of a reverse listener
-
-
-class ProxyThread:
+class ProxyThread(LoopThread):
     """A running proxy. ``with ProxyThread(settings, addons) as proxy: proxy.url`` — started on entry,
     stopped cleanly on exit: listeners closed first, then the Master, then live connections drained."""
 
     def __init__(self, settings: ProxySettings, addons: Sequence[object]) -> None:
+        super().__init__("llmproxy-proxy")
         self.settings = settings
         self.addons = list(addons)
         self.listeners: list[Listener] = []  # the forward proxy, then the reverse listeners
         self.base_url: Listener | None = None
-        self._thread = threading.Thread(target=self._run, name="llmproxy-proxy", daemon=True)
-        self._ready = threading.Event()
-        self._failure: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
 
     @property
     def url(self) -> str:
         """The forward proxy's URL (for `HTTPS_PROXY`)."""
         return self.listeners[0].url
-
-    def start(self) -> "ProxyThread":
-        self._thread.start()
-        if not self._ready.wait(_START_TIMEOUT):
-            raise LlmproxyError("the proxy did not start within 15 s")
-        if self._failure is not None:
-            self._thread.join()
-            raise LlmproxyError(f"the proxy could not start: {self._failure}") from self._failure
-        return self
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join()
 
     def __enter__(self) -> "ProxyThread":
         return self.start()
@@ -124,16 +100,8 @@ class ProxyThread:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as error:  # reported to start(); the thread must not die silently
-            self._failure = self._failure or error
-            self._ready.set()
-
     async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
+        assert self._stop is not None
         without_debug_typechecks()
         thread_context.install()  # this master serves this thread's connections, whatever else runs
         master = Master(SettledOptions())

@@ -1,4 +1,4 @@
-"""The answer chain (docs/architecture.md#one-chain-two-doors): one request type, one answer type, and the ordered
+"""The answer chain (docs/architecture.md#one-chain-three-doors): one request type, one answer type, and the ordered
 stages every request meets, through either door. `chain.py` declares the order; `stages/` and `taps/` hold what fills
 the slots."""
 

@@ -244,6 +244,7 @@ class WorkerProxy:
             ca_directory=ca_directory,
             upstream_proxy=UpstreamProxy.from_environment(reach.network),  # raises UsageError for one it cannot use
             upstream_ca=Path(trusted) if trusted and Path(trusted).is_file() else None,
+            lean_door=False,  # the network opens for a test that records: mitmproxy serves every test
         )
         self._running: AbstractContextManager[Session] = running(self.session, listening)
         self._running.__enter__()

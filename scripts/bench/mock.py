@@ -1,7 +1,7 @@
 """What the mock serves (docs/performance.md#mock): `llmproxy mock` for clients set by base URL (answered on the
-loopback relay) and for HTTPS_PROXY-style clients (through the proxy), against a minimal raw asyncio server returning a
-canned body (upstream.py: the practical limit) and against mitmproxy relaying to that server (mitmdump as a plain proxy:
-what any request through mitmproxy costs).
+loopback relay) and for HTTPS_PROXY-style clients (through the proxy: its lean door, and mitmproxy as a session that
+needs it would), against a minimal raw asyncio server returning a canned body (upstream.py: the practical limit) and
+against mitmproxy relaying to that server (mitmdump as a plain proxy: what any request through mitmproxy costs).
 
     .venv/bin/python scripts/bench/mock.py [--quick] [--rounds N] [--seconds S] [--peers DIR]
                                            [--base-url-only] [--versus CHECKOUT …]
@@ -63,14 +63,20 @@ def start_upstream(workdir: Path, started: list[subprocess.Popen[bytes]]) -> Tar
     return Target("raw asyncio", port, process.pid, process, proxy=False)
 
 
-def start_mock(workdir: Path, started: list[subprocess.Popen[bytes]], match: dict[str, str]) -> tuple[Target, Target]:
-    """One `llmproxy mock` process, measured on both of its doors."""
+def start_mock(
+    workdir: Path, started: list[subprocess.Popen[bytes]], match: dict[str, str], on_mitmproxy: bool = False
+) -> tuple[Target, Target]:
+    """One `llmproxy mock` process, measured on both of its doors. `on_mitmproxy`: through mitmproxy rather than
+    the lean door (an `--map` of a host nobody asks for makes the session mitmproxy's, with nothing else changed)."""
     kind = " matching" if match else ""
     file = workdir / f"expectations{kind.strip()}.json"
     expectations(file, match)
     base_url_port = free_port()
     argv = [str(BIN / "llmproxy"), "mock", "--expectations", str(file), "--port", "{port}"]
     argv += ["--base-url-port", str(base_url_port)]
+    if on_mitmproxy:
+        argv += ["--map", "unasked.invalid=http://127.0.0.1:9"]
+        kind += ", mitmproxy door"
     proxied = start(f"llmproxy mock{kind} (HTTPS_PROXY)", argv, workdir, started)
     direct = Target(f"llmproxy mock{kind} (base URL)", base_url_port, proxied.pid, proxied.process, proxy=False)
     return direct, proxied
@@ -152,7 +158,8 @@ def main() -> int:
                 mitmdump = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", "{port}"]
                 relay = start("mitmdump relay", mitmdump, workdir, started)
                 matching, _ = start_mock(workdir, started, {"latestMessageContains": WORD})
-                targets += [proxied, relay, matching]
+                _, on_mitmproxy = start_mock(workdir, started, {}, on_mitmproxy=True)
+                targets += [proxied, on_mitmproxy, relay, matching]
             targets += [start_versus(checkout.resolve(), workdir, started) for checkout in args.versus]
             if args.peers:
                 targets += start_peers(args.peers, workdir, started, args.base_url_only)
@@ -191,6 +198,8 @@ def report(runs: dict[str, list[dict[str, Any]]], names: list[str]) -> str:
     # each comparison: (column, numerator target, denominator target); req/s ratios read n ÷ d, CPU ratios d ÷ n
     pairs = [("base URL ÷ raw server", base_url, "raw asyncio")]
     pairs += [("HTTPS_PROXY ÷ mitmdump relay", "llmproxy mock (HTTPS_PROXY)", "mitmdump relay")]
+    on_mitmproxy = "llmproxy mock, mitmproxy door (HTTPS_PROXY)"
+    pairs += [("HTTPS_PROXY on mitmproxy ÷ mitmdump relay", on_mitmproxy, "mitmdump relay")]
     pairs += [("base URL ÷ aimock", base_url, "aimock")]
     pairs += [("matching: base URL ÷ aimock", "llmproxy mock matching (base URL)", "aimock matching")]
     pairs += [(f"base URL ÷ {name.split(' @ ')[1]}", base_url, name) for name in names if " @ " in name]

@@ -1,13 +1,14 @@
-"""What the base-URL relay's connection protocol costs a request by itself (docs/performance.md#where-each-mode-stands):
-its `_Connection` fed the same small request again and again on one keep-alive connection, a stub relay answering every
-request with one fixed reply, writes going nowhere — the HTTP/1.1 reading, framing and writing, without the answer chain
-or the sockets.
+"""What the connection protocol of the relay and the lean door costs a request by itself
+(docs/performance.md#where-each-mode-stands): its `HttpConnection` fed the same small request again and again on one
+keep-alive connection, a stub server answering every request with one fixed reply, writes going nowhere — the
+HTTP/1.1 reading, framing and writing, without the answer chain or the sockets.
 
-    .venv/bin/python scripts/bench/relay_protocol.py [OTHER/stream_relay.py …]
+    .venv/bin/python scripts/bench/relay_protocol.py [OTHER/http_connection.py …]
 
-Each extra argument is another version of `addons/llmproxy_addons/stream_relay.py` (from a worktree of main,
-say: `git show main:addons/llmproxy_addons/stream_relay.py > /tmp/main_relay.py`), measured in the same
-process, the versions taking turns. Prints CPU microseconds per request, the median of 5 rounds of 20,000.
+Each extra argument is another version of `addons/llmproxy_addons/http_connection.py` (or of `stream_relay.py`,
+which held the protocol as `_Connection` before: `git show OLD:addons/llmproxy_addons/stream_relay.py >
+/tmp/old_relay.py`), measured in the same process, the versions taking turns. Prints CPU microseconds per request,
+the median of 5 rounds of 20,000.
 """
 
 import argparse
@@ -46,6 +47,12 @@ class Transport(asyncio.Transport):
 
 
 class Relay:
+    def answer_request(self, request: Any) -> Reply:
+        return Reply(200, (("content-type", "application/json"),), ANSWER)
+
+    def websocket_for(self, request: Any) -> None:
+        return None
+
     def answer(self, method: str, target: str, headers: dict[str, str], body: bytes, version: str = "") -> Reply:
         return Reply(200, (("content-type", "application/json"),), ANSWER)
 
@@ -63,7 +70,8 @@ def load(path: Path) -> ModuleType:
 
 
 def microseconds(module: ModuleType, requests: int) -> float:
-    connection = module._Connection(Relay())
+    connection = getattr(module, "HttpConnection", None) or module._Connection
+    connection = connection(Relay())
     connection.connection_made(Transport())
     gc.disable()
     start = time.process_time()
@@ -80,7 +88,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=20_000)
     args = parser.parse_args()
-    paths = [ROOT / "addons" / "llmproxy_addons" / "stream_relay.py", *args.others]
+    paths = [ROOT / "addons" / "llmproxy_addons" / "http_connection.py", *args.others]
     modules = [load(path) for path in paths]
     runs: dict[Path, list[float]] = {path: [] for path in paths}
     for _ in range(args.rounds):

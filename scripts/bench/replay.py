@@ -7,7 +7,9 @@ and index.
     .venv/bin/python scripts/bench/replay.py --start-only [--rounds N]
     .venv/bin/python scripts/bench/replay.py --index-only [--rounds N]
 
-Both proxies run as processes of their own in regular (HTTPS_PROXY-style) proxy mode; the load generator
+Both proxies run as processes of their own in regular (HTTPS_PROXY-style) proxy mode; llmproxy twice, on each of
+its doors: the lean door (its own, what `llmproxy replay` uses) and mitmproxy (`llmproxy-mitm-…`: an `--map` of a
+host nobody asks for makes a session mitmproxy's, with nothing else changed); the load generator
 (load.py) sends the same small Messages request again and again (keep-alive, concurrency 1 and 8), so both
 serve it repeatedly: llmproxy with `--on-exhausted repeat-last`, mitmdump with `--server-replay-reuse`. The
 request is the first exchange of the 10,000 (the others differ in their prompt). Nothing reaches an upstream.
@@ -53,6 +55,7 @@ from llmproxy.cassette.store import CassetteWriter  # noqa: E402
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse  # noqa: E402
 
 STARTED = datetime.now(UTC)
+UNASKED = "unasked.invalid"  # mapped to make a session mitmproxy's: no request names it
 
 
 def bodies(count: int) -> list[bytes]:
@@ -263,7 +266,12 @@ def main() -> int:
                 ]
                 llmproxy = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
                 llmproxy += ["--on-exhausted", "repeat-last"]
-                commands[count] = ((f"mitmdump-{count}", mitmdump), (f"llmproxy-{count}", llmproxy))
+                on_mitmproxy = [*llmproxy, "--map", f"{UNASKED}=http://127.0.0.1:9"]
+                commands[count] = (
+                    (f"mitmdump-{count}", mitmdump),
+                    (f"llmproxy-{count}", llmproxy),
+                    (f"llmproxy-mitm-{count}", on_mitmproxy),
+                )
                 for checkout in args.versus:  # that tree's code on this venv's libraries (env execs: same pid)
                     tree = checkout.resolve()
                     path = f"PYTHONPATH={tree}{os.pathsep}{tree / 'addons'}"
@@ -336,16 +344,18 @@ def report(
     lines += [
         "",
         "| concurrency | exchanges | llmproxy ÷ mitmdump req/s (≥ 3×) | mitmdump ÷ llmproxy CPU/req (≥ 3×) "
-        "| llmproxy 10k ÷ 1 req/s (≥ 0.95) |",
-        "|---|---|---|---|---|",
+        "| on mitmproxy: req/s | on mitmproxy: CPU/req | llmproxy 10k ÷ 1 req/s (≥ 0.95) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for concurrency in (1, 8):
         for count in (1, 10_000):
-            ours, theirs = f"{concurrency}/llmproxy-{count}", f"{concurrency}/mitmdump-{count}"
-            ratio = med(ours, "rps") / med(theirs, "rps")
-            cpu = med(theirs, "cpu_ms") / med(ours, "cpu_ms")
+            theirs = f"{concurrency}/mitmdump-{count}"
+            ratios = []
+            for ours in (f"{concurrency}/llmproxy-{count}", f"{concurrency}/llmproxy-mitm-{count}"):
+                ratios += [med(ours, "rps") / med(theirs, "rps"), med(theirs, "cpu_ms") / med(ours, "cpu_ms")]
             scale = med(f"{concurrency}/llmproxy-10000", "rps") / med(f"{concurrency}/llmproxy-1", "rps")
-            lines.append(f"| {concurrency} | {count:,} | {ratio:.2f}× | {cpu:.2f}× | {scale:.2f} |")
+            shown = " | ".join(f"{ratio:.2f}×" for ratio in ratios)
+            lines.append(f"| {concurrency} | {count:,} | {shown} | {scale:.2f} |")
     lines += ["", "| target | launch → first answer s | peak RSS MB |", "|---|---|---|"]
     lines += [f"| {target.name} | {ready[target.name]:.2f} | {memory[target.name]:.0f} |" for target in targets]
     lines += ["", f"load + index 10k in-process: {ready['load+index 10k']:.2f} s"]
