@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from llmproxy.ca import ensure_ca
 from llmproxy.chain.stages.intercept import InterceptStage
+from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.control.api import control_api
 from llmproxy.control.auth import Tokens
 from llmproxy.control.server import ControlPlane, ControlServer
@@ -152,7 +153,11 @@ def _control(session: Session) -> ControlServer | None:
     if stage is None or not session.plan.intercept.control:
         return None
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
-    plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed)
+    meter = next((tap for tap in session.chain.taps if isinstance(tap, MeterTap)), None)
+    telemetry = meter.telemetry if meter is not None else None
+    registry = telemetry.registry if telemetry is not None else None
+    metrics = registry.exposition if registry is not None else None
+    plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed, metrics)
     control = ControlServer(plane, tokens)
     session.control_url = control.url
     session.control_api_url = control.api_url or ""

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from llmproxy.outputs import Document
     from llmproxy.plan import Plan
     from llmproxy.session import Listening, Session
+    from llmproxy.telemetry.settings import TelemetryPlan
 
 
 def preset_option(help: str) -> Decorator:
@@ -169,6 +170,23 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="At the end, one JSON document on stdout: the run and every call (docs/json-output.md).",
         ),
+        option(
+            "--otel",
+            is_flag=True,
+            help="Export each call as an OpenTelemetry GenAI span, and the metrics, over OTLP/HTTP to where the "
+            "OTEL_EXPORTER_OTLP_* variables say (needs llmproxy[otel]; docs/telemetry.md).",
+        ),
+        option("--otlp", metavar="URL", help="--otel, to the OTLP/HTTP collector at URL (http://HOST:4318)."),
+        option(
+            "--otel-content",
+            is_flag=True,
+            help="Put the messages on the spans, redacted as a cassette is (off: usage and metadata only).",
+        ),
+        option(
+            "--metrics",
+            is_flag=True,
+            help="Serve Prometheus metrics at /metrics on the control port (docs/telemetry.md#prometheus).",
+        ),
         option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
         option(
             "--debug",
@@ -213,6 +231,11 @@ class ServeOptions:
     journal_size: int = DEFAULT_CAPACITY
     ui: bool = False  # the dashboard's URL printed (and opened): docs/ui.md
     no_open: bool = False
+    # telemetry (docs/telemetry.md)
+    otel: bool = False
+    otlp: str | None = None
+    otel_content: bool = False
+    metrics: bool = False
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
@@ -239,7 +262,30 @@ class ServeOptions:
         metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
         if self.command:  # its own local daemons pass through (docs/clis.md#local-daemons)
             plan = plan.with_local_services()
+        plan = dataclasses.replace(plan, telemetry=self.telemetry(plan))
         return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
+
+    def telemetry(self, plan: "Plan") -> "TelemetryPlan":
+        """`--otel`, `--otlp`, `--otel-content`, `--metrics`, checked before anything starts: an endpoint that is
+        no URL, or the SDK not installed, is a usage error."""
+        from llmproxy.telemetry.settings import TelemetryPlan, check_endpoint, check_environment, check_sdk
+
+        export = self.otel or self.otlp is not None
+        if self.otel_content and not export:
+            raise UsageError("--otel-content puts the messages on the spans: it needs --otel or --otlp URL")
+        if export:
+            if self.otlp is not None:
+                check_endpoint(self.otlp, "--otlp")
+            else:
+                check_environment()
+            check_sdk()
+        if self.metrics and not plan.intercept.control:
+            raise UsageError("--metrics is served on the control port, which this run does not have")
+        cassettes = [str(plan.record.cassette)] if plan.record is not None else []
+        if plan.replay is not None:
+            cassettes += [str(path) for path in plan.replay.cassettes if str(path) not in cassettes]
+        run = (("llmproxy.cassette", ", ".join(cassettes)),) if cassettes else ()
+        return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content, run)
 
     def journaled(self, plan: "Plan") -> "Plan":
         """The plan with the journal `--journal-size` asks for (`--explain-chain` shows it too)."""
