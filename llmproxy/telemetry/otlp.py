@@ -163,18 +163,19 @@ class OtlpExport:
         self._thread = threading.Thread(target=self._work, name="llmproxy-otlp", daemon=True)
         self._thread.start()
 
-    def add(self, call: Call, facts: Facts) -> None:
-        """Queue a call's span and figures; never waits (a full queue drops it, counted)."""
+    def add(self, call: Call, facts: Facts, wait: bool = False) -> None:
+        """Queue a call's span and figures. A proxy's calls never wait: a full queue drops the call, counted;
+        `wait`: wait for room instead (a recorded run, sent after the fact)."""
         try:
-            self._queue.put_nowait((call, facts))
+            self._queue.put((call, facts), block=wait)
         except queue.Full:
             self._lost(1, "the export queue is full")
 
-    def close(self) -> None:
-        """Send what is queued (waiting `CLOSING` seconds at most), the last metrics, and stop."""
+    def close(self, patience: float = CLOSING) -> None:
+        """Send what is queued (waiting `patience` seconds at most), the last metrics, and stop."""
         with contextlib.suppress(queue.Full):
-            self._queue.put(_END, timeout=CLOSING)
-        self._thread.join(CLOSING)
+            self._queue.put(_END, timeout=patience)
+        self._thread.join(patience)
         left = self._queue.qsize()
         if left:
             self._lost(left, "the run ended before they were sent")
