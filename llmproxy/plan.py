@@ -166,6 +166,14 @@ class Plan:
         return layout(stages, self.network, taps) + declared
 
     @property
+    def cassettes(self) -> list[str]:
+        """The cassettes the run records to and replays from, each once."""
+        found = [str(self.record.cassette)] if self.record is not None else []
+        if self.replay is not None:
+            found += [str(path) for path in self.replay.cassettes if str(path) not in found]
+        return found
+
+    @property
     def journals(self) -> bool:
         """Whether the run keeps a journal: it has a control API to read it, and room for an entry."""
         return self.intercept.control and self.journal > 0
@@ -402,7 +410,12 @@ def build(plan: Plan) -> Chain:
         if plan.telemetry.active:
             from llmproxy.telemetry.hub import Telemetry
 
-            telemetry = Telemetry(plan.telemetry, plan.redactor, lambda: intercepting.state.value.budget)
+            run = (("llmproxy.cassette", ", ".join(plan.cassettes)),) if plan.cassettes else ()
+            telemetry = Telemetry(
+                replace(plan.telemetry, run=(*run, *plan.telemetry.run)),
+                plan.redactor,
+                lambda: intercepting.state.value.budget,
+            )
         meter = MeterTap(Meter(), telemetry)
     journal = None
     if plan.journals:

@@ -281,11 +281,7 @@ class ServeOptions:
             check_sdk()
         if self.metrics and not plan.intercept.control:
             raise UsageError("--metrics is served on the control port, which this run does not have")
-        cassettes = [str(plan.record.cassette)] if plan.record is not None else []
-        if plan.replay is not None:
-            cassettes += [str(path) for path in plan.replay.cassettes if str(path) not in cassettes]
-        run = (("llmproxy.cassette", ", ".join(cassettes)),) if cassettes else ()
-        return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content, run)
+        return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content)
 
     def journaled(self, plan: "Plan") -> "Plan":
         """The plan with the journal `--journal-size` asks for (`--explain-chain` shows it too)."""

@@ -42,7 +42,7 @@ class Received:
     posts: int = 0
     status: int = 200  # what it answers
     delay: float = 0.0  # seconds before it answers
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
     def wait(self, predicate: Any, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
