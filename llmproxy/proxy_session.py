@@ -108,7 +108,7 @@ class Session:
     @property
     def meter(self) -> "Meter | None":
         """Each answer as a call, with its tokens, cost and timing, when the plan asks for it (`Plan.meter`)."""
-        if not self.plan.meter:  # its tap (and its pricing, a tenth of a second to import) is not in the chain
+        if not self.plan.meter and not self.plan.telemetry.active:  # its tap (and its pricing) is not in the chain
             return None
         from llmproxy.chain.taps.meter import MeterTap
 
