@@ -52,6 +52,7 @@ class Listening:
     base_url_port: int = 0
     base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
     upstream_proxy: UpstreamProxy | None = None  # go on through this proxy (the clients' HTTPS_PROXY) to the network
+    control_port: int = 0  # the control port on 127.0.0.1 (0: a free one); fixed, a scraper's target can name it
 
 
 @dataclass(eq=False)

@@ -118,7 +118,7 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         }
         listed = [listener.url for listener in reverse]
         session.environment |= base_url_environment(session.base_url, listed, listening.base_url_env)
-        control = _control(session)
+        control = _control(session, listening.control_port)
         if session.stopper is None:  # in-process: a stop ends this session where it stands, nothing else
             session.stopper = lambda: _stop(session, proxy, control)
         if start:
@@ -145,7 +145,7 @@ def _stop(session: Session, proxy: ProxyThread, control: ControlServer | None) -
     threading.Thread(target=stop, name="llmproxy-stop", daemon=True).start()
 
 
-def _control(session: Session) -> ControlServer | None:
+def _control(session: Session, port: int = 0) -> ControlServer | None:
     """The runtime control API on 127.0.0.1 — the chaos endpoint and the REST API — its URL and fresh random
     tokens (one for everything, one that only reads) put in the environment the command gets (`llmproxy chaos …`
     reads them from there)."""
@@ -158,7 +158,10 @@ def _control(session: Session) -> ControlServer | None:
     registry = telemetry.registry if telemetry is not None else None
     metrics = registry.exposition if registry is not None else None
     plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed, metrics)
-    control = ControlServer(plane, tokens)
+    try:
+        control = ControlServer(plane, tokens, port)
+    except OSError as error:
+        raise LlmproxyError(f"cannot listen on 127.0.0.1:{port} for the control port: {error.strerror}") from error
     session.control_url = control.url
     session.control_api_url = control.api_url or ""
     session.ui_url = control.ui_url()

@@ -187,6 +187,12 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="Serve Prometheus metrics at /metrics on the control port (docs/telemetry.md#prometheus).",
         ),
+        option(
+            "--control-port",
+            type=click.IntRange(0, 65535),
+            default=0,
+            help="The control port, on 127.0.0.1 (default: a free one): fixed, a Prometheus target can name it.",
+        ),
         option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
         option(
             "--debug",
@@ -236,6 +242,7 @@ class ServeOptions:
     otlp: str | None = None
     otel_content: bool = False
     metrics: bool = False
+    control_port: int = 0
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
@@ -252,6 +259,7 @@ class ServeOptions:
             port=self.port,
             base_url_port=self.base_url_port,
             base_url_env=self.base_url_env,
+            control_port=self.control_port,
         )
 
     def planned(self, plan: "Plan") -> "Plan":

@@ -73,13 +73,15 @@ class Prometheus:
 
 
 @contextmanager
-def prometheus(directory: Path) -> Iterator[Prometheus]:
+def prometheus(directory: Path, configuration: str | None = None) -> Iterator[Prometheus]:
+    """Prometheus on a free port: with `configuration` (YAML), or scraping the targets `Prometheus.scrape`
+    lists."""
     binary = shutil.which("prometheus")
     assert binary is not None, "Debian's prometheus package is not installed (.ci/run installs it)"
     targets = directory / "targets.json"
     targets.write_text("[]")
     config = directory / "prometheus.yml"
-    config.write_text(CONFIG.format(targets=targets))
+    config.write_text(configuration if configuration is not None else CONFIG.format(targets=targets))
     port = free_port()
     log = (directory / "prometheus.log").open("w")
     process = subprocess.Popen(
