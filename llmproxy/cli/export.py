@@ -33,11 +33,13 @@ def otlp(cassettes: tuple[Path, ...], otlp: str | None, debug: bool) -> int:
     else:
         check_environment()
     check_sdk()
+    from llmproxy.cli.report import unreadable_exits
     from llmproxy.meter import Meter
     from llmproxy.telemetry.otlp import OtlpExport
     from llmproxy.telemetry.recorded import recorded_calls
 
-    calls = list(recorded_calls(cassettes, Meter()))  # every file read before anything is sent
+    with unreadable_exits():  # a cassette that cannot be read: exit 2, as for a report
+        calls = list(recorded_calls(cassettes, Meter()))  # every file read before anything is sent
     sender = OtlpExport(otlp, (("llmproxy.cassette", ", ".join(map(str, cassettes))),), metrics=False)
     for call, facts in calls:
         sender.add(call, facts, wait=True)
