@@ -216,11 +216,17 @@ class OtlpExport:
                 self._lost(len(batch), "they could not be exported")
 
     def _send(self, batch: list[Item]) -> None:
+        counted: dict[tuple[Instrument, Labels], float] = {}  # a counter's adds summed over the batch: one call each
         for call, facts in batch:
             self._span(call, facts)
             if self._instruments:
                 for instrument, value, labels in observations(call, facts):
-                    self._record(instrument, value, labels)
+                    if instrument.kind is Kind.COUNTER:
+                        counted[(instrument, labels)] = counted.get((instrument, labels), 0) + value
+                    else:
+                        self._record(instrument, value, labels)
+        for (instrument, labels), total in counted.items():
+            self._record(instrument, total, labels)
         spans, self._collected.spans = self._collected.spans, []
         if spans and self._exporter.export(spans) is not SpanExportResult.SUCCESS:
             self._lost(len(spans), "the collector did not take them")
