@@ -270,7 +270,6 @@ class ServeOptions:
         metered = self.verbose > 0 or self.as_json or self.live_view(stderr_console())
         if self.command:  # its own local daemons pass through (docs/clis.md#local-daemons)
             plan = plan.with_local_services()
-        plan = dataclasses.replace(plan, telemetry=self.telemetry(plan))
         return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
 
     def telemetry(self, plan: "Plan") -> "TelemetryPlan":
@@ -292,8 +291,9 @@ class ServeOptions:
         return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content)
 
     def journaled(self, plan: "Plan") -> "Plan":
-        """The plan with the journal `--journal-size` asks for (`--explain-chain` shows it too)."""
-        return dataclasses.replace(plan, journal=self.journal_size)
+        """The plan with the journal `--journal-size` asks for and the telemetry the options ask for
+        (`--explain-chain` shows both)."""
+        return dataclasses.replace(plan, journal=self.journal_size, telemetry=self.telemetry(plan))
 
     def live_view(self, console: "Console | None") -> bool:
         """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and

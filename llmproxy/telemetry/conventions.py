@@ -186,7 +186,7 @@ def error_type(call: Call) -> str | None:
 
 
 def attributes(call: Call, facts: Facts, run: Mapping[str, str], duplicate: bool = False) -> Attributes:
-    """The span's attributes. `run`: the run's own (`llmproxy.session`, `llmproxy.cassette`); `duplicate`: also
+    """The span's attributes. `run`: the run's own (`llmproxy.run.id`, `llmproxy.cassette`); `duplicate`: also
     the older usage names (`duplicate_old_names`)."""
     found: Attributes = {"server.address": call.host, "llmproxy.source": SOURCES[call.answered]}
     if facts.port is not None:
