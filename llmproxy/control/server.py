@@ -42,6 +42,7 @@ UNAUTHORISED: Final = Answer(
 _KEYS: Final = orjson.OPT_NON_STR_KEYS  # a count by kind keyed by an enum is written as json would write it
 FOREIGN: Final = Answer(403, {"error": "a change with the page's cookie must come from the page's own origin"})
 METRICS_PATH: Final = "/metrics"
+PROMETHEUS_TEXT: Final = "text/plain; version=0.0.4"  # the text exposition format's media type
 NO_METRICS: Final = Answer(404, {"error": "this run keeps no metrics: start it with --metrics (docs/telemetry.md)"})
 
 
@@ -68,9 +69,7 @@ class ControlPlane:
         """`GET /metrics`: the figures in Prometheus's text format."""
         if self.metrics is None:
             return NO_METRICS
-        from llmproxy.telemetry.metrics import MEDIA_TYPE
-
-        return Answer(200, self.metrics(), media_type=MEDIA_TYPE)
+        return Answer(200, self.metrics(), media_type=PROMETHEUS_TEXT)
 
     @property
     def intercept(self) -> Intercept:

@@ -24,7 +24,6 @@ from llmproxy.telemetry.conventions import SOURCES, Facts, error_type
 
 TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
 SECOND_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
-MEDIA_TYPE: Final = "text/plain; version=0.0.4"
 
 
 class Kind(StrEnum):

@@ -11,8 +11,8 @@ from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.raw import raw_exchange
 from llmproxy.chain.incoming import Incoming
-from llmproxy.control.at_rest import raw_exchange
 from llmproxy.errors import CassetteError
 from llmproxy.meter import Answered, Call, Meter
 from llmproxy.model import Completion
