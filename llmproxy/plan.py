@@ -32,6 +32,7 @@ from llmproxy.journal import DEFAULT_CAPACITY
 from llmproxy.providers import declared
 from llmproxy.providers.declared import Declaration
 from llmproxy.record_scope import RecordScope
+from llmproxy.telemetry.settings import TelemetryPlan
 from llmproxy.words import plural
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 DEFAULT_REDACTOR: Final = Redactor()
 DEFAULT_MATCH: Final = MatchOptions()
+NO_TELEMETRY: Final = TelemetryPlan()
 EMPTY_MOCK: Final = "no expectations until the control API adds some"
 CLOSED: Final = Network()  # nothing reaches the network; what nothing answers is refused
 LLM_APIS: Final = RecordScope()  # LLM APIs on any host, and known LLM hosts
@@ -112,6 +114,7 @@ class Plan:
     base_url_port: int = 0  # the relay's port (0: a free one)
     routes: tuple[Declaration, ...] = ()  # `--route`: known to detection while the session runs
     meter: bool = False  # each answer's tokens, cost and timing (`--live`, `-v`, `--json`, the pytest plugin)
+    telemetry: TelemetryPlan = NO_TELEMETRY  # spans and metrics over OTLP, `/metrics` (docs/telemetry.md)
     intercept: InterceptPlan = NO_INTERCEPT
     # the exchanges the control API's journal keeps (the oldest dropped beyond); 0, or no control API: none
     journal: int = DEFAULT_CAPACITY
@@ -153,12 +156,22 @@ class Plan:
             taps["record"] = f"to {self.record.cassette}{fresh}: LLM APIs" + (f", and {also}" if also else "")
             if self.record.unanswered:
                 taps["record"] += "; requests the upstream never answered too"
-        if self.meter:
-            taps["meter"] = MeterTap.EXPLAINED
+        if self.meter or self.telemetry.active:
+            taps["meter"] = MeterTap.EXPLAINED + (
+                f"; telemetry: {self.telemetry.describe()}" if self.telemetry.active else ""
+            )
         if self.journals:
             taps["journal"] = JournalTap.explained(self.journal)
         declared = "".join(f"\nroute declared: {route}" for route in self.routes)
         return layout(stages, self.network, taps) + declared
+
+    @property
+    def cassettes(self) -> list[str]:
+        """The cassettes the run records to and replays from, each once."""
+        found = [str(self.record.cassette)] if self.record is not None else []
+        if self.replay is not None:
+            found += [str(path) for path in self.replay.cassettes if str(path) not in found]
+        return found
 
     @property
     def journals(self) -> bool:
@@ -389,11 +402,21 @@ def build(plan: Plan) -> Chain:
 
         background = BackgroundStage(plan.network, plan.background)
     meter = None
-    if plan.meter:
+    if plan.meter or plan.telemetry.active:
         from llmproxy.chain.taps.meter import MeterTap
         from llmproxy.meter import Meter
 
-        meter = MeterTap(Meter())
+        telemetry = None
+        if plan.telemetry.active:
+            from llmproxy.telemetry.hub import Telemetry
+
+            run = (("llmproxy.cassette", ", ".join(plan.cassettes)),) if plan.cassettes else ()
+            telemetry = Telemetry(
+                replace(plan.telemetry, run=(*run, *plan.telemetry.run)),
+                plan.redactor,
+                lambda: intercepting.state.value.budget,
+            )
+        meter = MeterTap(Meter(), telemetry)
     journal = None
     if plan.journals:
         from llmproxy.chain.taps.journal import JournalTap

@@ -55,6 +55,7 @@ class Listening:
     # serve what the chain answers without an upstream on the lean door, not mitmproxy (a session whose network
     # opens while it runs, as the pytest plugin's does, says False)
     lean_door: bool = True
+    control_port: int = 0  # the control port on 127.0.0.1 (0: a free one); fixed, a scraper's target can name it
 
 
 @dataclass(eq=False)
@@ -111,7 +112,7 @@ class Session:
     @property
     def meter(self) -> "Meter | None":
         """Each answer as a call, with its tokens, cost and timing, when the plan asks for it (`Plan.meter`)."""
-        if not self.plan.meter:  # its tap (and its pricing, a tenth of a second to import) is not in the chain
+        if not self.plan.meter and not self.plan.telemetry.active:  # its tap (and its pricing) is not in the chain
             return None
         from llmproxy.chain.taps.meter import MeterTap
 

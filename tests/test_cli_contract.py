@@ -163,6 +163,11 @@ CASES: dict[str, dict[str, Case]] = {
         "failing": Case(("{empty}",), 1),  # no chat call to explain
         "unusable": Case(("{corrupt}",), 2),
     },
+    # no collector in this contract: the passing case is tests/telemetry/test_export.py's
+    "export otlp": {
+        "failing": Case(("{good}", "--otlp", "http://127.0.0.1:9"), 1, {"OTEL_EXPORTER_OTLP_TIMEOUT": "1"}),
+        "unusable": Case(("{corrupt}", "--otlp", "http://127.0.0.1:9"), 2),
+    },
     "mock": {
         "passing": Case(("--expectations", "{expectations}", "--", PYTHON, "{client}"), 0),
         "failing": Case(("--expectations", "{unmatched}", "--", PYTHON, "{client}"), 1),

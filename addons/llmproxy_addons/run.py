@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from llmproxy.ca import CertificateAuthority, ensure_ca
 from llmproxy.chain.stages.intercept import InterceptStage
+from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.control.api import control_api
 from llmproxy.control.auth import Tokens
 from llmproxy.control.server import ControlPlane, ControlServer
@@ -135,7 +136,7 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         session.base_url = serving.base_url
         listed = [listener.url for listener in serving.reverse]
         session.environment |= base_url_environment(session.base_url, listed, listening.base_url_env)
-        control = _control(session)
+        control = _control(session, listening.control_port)
         if session.stopper is None:  # in-process: a stop ends this session where it stands, nothing else
             session.stopper = lambda: _stop(session, serving, control)
         if start:
@@ -299,7 +300,7 @@ def _stop(session: Session, serving: _Serving, control: ControlServer | None) ->
     threading.Thread(target=stop, name="llmproxy-stop", daemon=True).start()
 
 
-def _control(session: Session) -> ControlServer | None:
+def _control(session: Session, port: int = 0) -> ControlServer | None:
     """The runtime control API on 127.0.0.1 — the chaos endpoint and the REST API — its URL and fresh random
     tokens (one for everything, one that only reads) put in the environment the command gets (`llmproxy chaos …`
     reads them from there)."""
@@ -307,8 +308,15 @@ def _control(session: Session) -> ControlServer | None:
     if stage is None or not session.plan.intercept.control:
         return None
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
-    plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed)
-    control = ControlServer(plane, tokens)
+    meter = next((tap for tap in session.chain.taps if isinstance(tap, MeterTap)), None)
+    telemetry = meter.telemetry if meter is not None else None
+    registry = telemetry.registry if telemetry is not None else None
+    metrics = registry.exposition if registry is not None else None
+    plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed, metrics)
+    try:
+        control = ControlServer(plane, tokens, port)
+    except OSError as error:
+        raise LlmproxyError(f"cannot listen on 127.0.0.1:{port} for the control port: {error.strerror}") from error
     session.control_url = control.url
     session.control_api_url = control.api_url or ""
     session.ui_url = control.ui_url()

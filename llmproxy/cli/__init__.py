@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Explain a recorded agent run: its calls in order and its richest conversation (the request with the "
         "most history) as a call graph — a node per message and per tool call; edges NEXT, INVOKES, RESULT.",
     ),
+    "export": (
+        "llmproxy.cli.export",
+        "export",
+        "Send recorded runs to an observability backend: `llmproxy export otlp CASSETTE… --otlp URL`.",
+    ),
     "mcp": (
         "llmproxy.cli.mcp",
         "mcp",

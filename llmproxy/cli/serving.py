@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from llmproxy.outputs import Document
     from llmproxy.plan import Plan
     from llmproxy.session import Listening, Session
+    from llmproxy.telemetry.settings import TelemetryPlan
 
 
 def preset_option(help: str) -> Decorator:
@@ -169,6 +170,29 @@ def proxy_options(command: Callable[..., Any]) -> Callable[..., Any]:
             is_flag=True,
             help="At the end, one JSON document on stdout: the run and every call (docs/json-output.md).",
         ),
+        option(
+            "--otel",
+            is_flag=True,
+            help="Export each call as an OpenTelemetry GenAI span, and the metrics, over OTLP/HTTP to where the "
+            "OTEL_EXPORTER_OTLP_* variables say (needs llmproxy[otel]; docs/telemetry.md).",
+        ),
+        option("--otlp", metavar="URL", help="--otel, to the OTLP/HTTP collector at URL (http://HOST:4318)."),
+        option(
+            "--otel-content",
+            is_flag=True,
+            help="Put the messages on the spans, redacted as a cassette is (off: usage and metadata only).",
+        ),
+        option(
+            "--metrics",
+            is_flag=True,
+            help="Serve Prometheus metrics at /metrics on the control port (docs/telemetry.md#prometheus).",
+        ),
+        option(
+            "--control-port",
+            type=click.IntRange(0, 65535),
+            default=0,
+            help="The control port, on 127.0.0.1 (default: a free one): fixed, a Prometheus target can name it.",
+        ),
         option("-v", "--verbose", count=True, help="Each request as it is answered (-vv: debug log)."),
         option(
             "--debug",
@@ -213,6 +237,12 @@ class ServeOptions:
     journal_size: int = DEFAULT_CAPACITY
     ui: bool = False  # the dashboard's URL printed (and opened): docs/ui.md
     no_open: bool = False
+    # telemetry (docs/telemetry.md)
+    otel: bool = False
+    otlp: str | None = None
+    otel_content: bool = False
+    metrics: bool = False
+    control_port: int = 0
 
     def listening(self) -> "Listening":
         """Where to listen and send traffic. Before anything starts, raises UsageError for a malformed value and
@@ -229,6 +259,7 @@ class ServeOptions:
             port=self.port,
             base_url_port=self.base_url_port,
             base_url_env=self.base_url_env,
+            control_port=self.control_port,
         )
 
     def planned(self, plan: "Plan") -> "Plan":
@@ -241,9 +272,28 @@ class ServeOptions:
             plan = plan.with_local_services()
         return dataclasses.replace(self.journaled(plan), meter=True) if metered else self.journaled(plan)
 
+    def telemetry(self, plan: "Plan") -> "TelemetryPlan":
+        """`--otel`, `--otlp`, `--otel-content`, `--metrics`, checked before anything starts: an endpoint that is
+        no URL, or the SDK not installed, is a usage error."""
+        from llmproxy.telemetry.settings import TelemetryPlan, check_endpoint, check_environment, check_sdk
+
+        export = self.otel or self.otlp is not None
+        if self.otel_content and not export:
+            raise UsageError("--otel-content puts the messages on the spans: it needs --otel or --otlp URL")
+        if export:
+            if self.otlp is not None:
+                check_endpoint(self.otlp, "--otlp")
+            else:
+                check_environment()
+            check_sdk()
+        if self.metrics and not plan.intercept.control:
+            raise UsageError("--metrics is served on the control port, which this run does not have")
+        return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content)
+
     def journaled(self, plan: "Plan") -> "Plan":
-        """The plan with the journal `--journal-size` asks for (`--explain-chain` shows it too)."""
-        return dataclasses.replace(plan, journal=self.journal_size)
+        """The plan with the journal `--journal-size` asks for and the telemetry the options ask for
+        (`--explain-chain` shows both)."""
+        return dataclasses.replace(plan, journal=self.journal_size, telemetry=self.telemetry(plan))
 
     def live_view(self, console: "Console | None") -> bool:
         """Whether to show the live view: as asked (`--live`/`--no-live`), else when stderr is a terminal and

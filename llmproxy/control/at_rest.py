@@ -8,19 +8,17 @@ A cassette is redacted already: what is read back is what it stores, its shared 
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
-from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Exchange
+from llmproxy.cassette.raw import raw_exchange, raw_request
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain import Chain
 from llmproxy.chain.taps.journal import JournalTap, glance, seen
 from llmproxy.errors import CassetteError
 from llmproxy.journal import Capture, Glance, Journal, Seen, Source
-from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.plan import Plan
 from llmproxy.proxy_session import Session
 
@@ -51,48 +49,6 @@ class _Stored:
     @property
     def redactor(self) -> Redactor:
         return _REDACTOR
-
-
-def raw_exchange(exchange: Exchange) -> RawExchange:
-    """A stored exchange as if captured: its bodies and events as the bytes they stand for."""
-    request = exchange.request
-    response = exchange.response
-    raw_response = None
-    if response is not None:
-        events = None
-        if response.events is not None:
-            events = tuple(RawEvent(event.t_ms, event_bytes(event)) for event in response.events)
-        raw_response = RawResponse(
-            response.status,
-            response.reason,
-            response.http_version,
-            _headers(response.headers),
-            body_bytes(response.body) if response.body is not None and events is None else None,
-            events,
-            None,
-        )
-    timings = exchange.timings
-    return RawExchange(
-        raw_request(request.method, request.url, request.http_version, request.headers, request.body),
-        raw_response,
-        exchange.error,
-        timings.started_at,
-        timings.ttfb_ms,
-        timings.total_ms,
-    )
-
-
-def raw_request(method: str, url: str, version: str, headers: list[str], body: Any) -> RawRequest:
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    data = body_bytes(body) if body is not None else b""
-    return RawRequest(method, parts.scheme, parts.hostname or "", port, path, version, _headers(headers), data, None)
-
-
-def _headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
-    pairs = (line.partition(":") for line in lines)
-    return tuple((name.strip(), value.strip()) for name, _, value in pairs)
 
 
 def journal_of(cassettes: Sequence[Path], more: Sequence[tuple[str, Sequence[Exchange]]] = ()) -> Journal:

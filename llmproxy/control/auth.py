@@ -29,10 +29,7 @@ class Tokens:
     def grant(self, client: str, authorization: str | None, cookie: str | None = None) -> Access | None:
         """What `client` (an IP address) may do with the `authorization` header it sent, or else the token its
         cookie holds (`cookie`); None: nothing (401)."""
-        try:
-            if not ipaddress.ip_address(client).is_loopback:
-                return None
-        except ValueError:
+        if not loopback(client):
             return None
         if authorization is None and cookie is not None:
             return self.access(cookie)
@@ -49,6 +46,14 @@ class Tokens:
         if self.read_only is not None and hmac.compare_digest(given, self.read_only.encode()):
             return Access.READ
         return None
+
+
+def loopback(client: str) -> bool:
+    """Whether `client` (an IP address) is on this machine's loopback."""
+    try:
+        return ipaddress.ip_address(client).is_loopback
+    except ValueError:
+        return False
 
 
 def allows(granted: Access, needed: Access) -> bool:

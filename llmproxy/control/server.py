@@ -2,7 +2,10 @@
 (`llmproxy.intercept.control`, `/llmproxy/chaos`), the REST API (`llmproxy.control.api`,
 `/llmproxy/api/v1/…`), the MCP server over Streamable HTTP (`llmproxy.control.mcp.http`, `/llmproxy/mcp`) and
 the dashboard's page (`llmproxy.control.ui`, `/llmproxy/ui/`) to callers with the run's token
-(`llmproxy.control.auth`: a bearer header, or the page's cookie).
+(`llmproxy.control.auth`: a bearer header, or the page's cookie), and, when the run keeps them, the Prometheus
+metrics at `/metrics` to any caller on loopback, without a token (docs/telemetry.md#prometheus: a scraper's
+configuration is written before the run's random token exists; the figures are counts, names of models and
+hosts, nothing a cassette would redact).
 
 What it refuses, it refuses before doing anything: a client not on loopback or without a token gets 401, a body
 over 8 MiB a 413 before it is read. Nothing a caller sends reaches the proxy's own threads except through the
@@ -20,7 +23,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from llmproxy.control import ui
-from llmproxy.control.auth import Access, Tokens, allows, cookie_name, cookie_token
+from llmproxy.control.auth import Access, Tokens, allows, cookie_name, cookie_token, loopback
 from llmproxy.control.models import MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept import control as chaos
@@ -38,20 +41,35 @@ UNAUTHORISED: Final = Answer(
 )
 _KEYS: Final = orjson.OPT_NON_STR_KEYS  # a count by kind keyed by an enum is written as json would write it
 FOREIGN: Final = Answer(403, {"error": "a change with the page's cookie must come from the page's own origin"})
+METRICS_PATH: Final = "/metrics"
+PROMETHEUS_TEXT: Final = "text/plain; version=0.0.4"  # the text exposition format's media type
+NO_METRICS: Final = Answer(404, {"error": "this run keeps no metrics: start it with --metrics (docs/telemetry.md)"})
 
 
 class ControlPlane:
     """Every control request, authenticated, routed: the chaos endpoint and, when the run has one, the API.
 
     `intercept`: the run's, or how to find the one in use (the pytest plugin swaps in each test's). `fixed`: why
-    the chaos endpoint may only show it (409 to anything else); "" lets it change the chaos."""
+    the chaos endpoint may only show it (409 to anything else); "" lets it change the chaos. `metrics`: the
+    Prometheus exposition of the run's figures, when it keeps them."""
 
     def __init__(
-        self, intercept: Intercept | Callable[[], Intercept], api: Router | None = None, fixed: str = ""
+        self,
+        intercept: Intercept | Callable[[], Intercept],
+        api: Router | None = None,
+        fixed: str = "",
+        metrics: Callable[[], bytes] | None = None,
     ) -> None:
         self._intercept = intercept
         self.api = api
         self.fixed = fixed
+        self.metrics = metrics
+
+    def scrape(self) -> Answer:
+        """`GET /metrics`: the figures in Prometheus's text format."""
+        if self.metrics is None:
+            return NO_METRICS
+        return Answer(200, self.metrics(), media_type=PROMETHEUS_TEXT)
 
     @property
     def intercept(self) -> Intercept:
@@ -111,6 +129,8 @@ class ControlServer:
             entered = ui.entering(target, client, self.tokens, self.cookie)
             if entered is not None:
                 return entered
+        if method == "GET" and urlsplit(target).path == METRICS_PATH:
+            return self.plane.scrape() if loopback(client) else UNAUTHORISED
         authorization = headers.get("authorization")
         cookie = cookie_token(headers.get("cookie"), self.cookie) if authorization is None else None
         granted = self.tokens.grant(client, authorization, cookie)

@@ -13,13 +13,13 @@ import pytest
 
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.history import inflate
+from llmproxy.cassette.raw import raw_request
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context
 from llmproxy.chain.taps.journal import JournalTap, _plain_glance, _replied, glance
 from llmproxy.control.api import BASE, _Prices, _summary, control_api
-from llmproxy.control.at_rest import raw_request
 from llmproxy.control.auth import Access
 from llmproxy.control.models import JournalSummary
 from llmproxy.journal import Entry, Journal

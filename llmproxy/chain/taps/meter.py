@@ -2,12 +2,14 @@
 a stage's reply as it is sent, the upstream's answer once it has ended (its stream cut into events as it
 passes, nothing held back). Observation only: what fails here the chain logs, and the traffic carries on.
 
-What it meters lives in its state, so the pytest plugin gives each test a meter of its own.
+What it meters lives in its state, so the pytest plugin gives each test a meter of its own. A run with
+telemetry (`llmproxy.telemetry`) hears of each call here too, with the request it answered and its meaning.
 """
 
 import logging
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.stream_capture import StreamCapture
@@ -19,6 +21,9 @@ from llmproxy.meter import Answered, Call, Meter
 from llmproxy.model import Completion
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import chat_codec
+
+if TYPE_CHECKING:
+    from llmproxy.telemetry.hub import Telemetry
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +41,9 @@ class MeterTap(Tap):
     name = "meter"
     EXPLAINED = "each answer's tokens, cost and timing"  # also a plan's, before it is built
 
-    def __init__(self, meter: Meter) -> None:
+    def __init__(self, meter: Meter, telemetry: "Telemetry | None" = None) -> None:
         self.state = State(meter)
+        self.telemetry = telemetry
 
     @property
     def meter(self) -> Meter:
@@ -45,29 +51,42 @@ class MeterTap(Tap):
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         if reply.source in ANSWERED:  # not a CLI's telemetry, nor a WebSocket the relay meters message by message
-            self.state.value.add(replied(incoming, reply))
+            completion = _understood(incoming, reply)
+            call = self.state.value.add(replied(incoming, reply, completion))
+            if self.telemetry is not None:
+                self.telemetry.observe(call, incoming, completion)
         return reply
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         if head is None:
-            return _Answer(self.state.value, incoming, None, None)
+            return _Answer(self.state.value, incoming, None, None, self.telemetry)
         capture = None
         if head.streamed:
             capture = StreamCapture(head.header("content-type") or "", head.header("content-encoding"), head.started)
-        return _Answer(self.state.value, incoming, head, capture)
+        return _Answer(self.state.value, incoming, head, capture, self.telemetry)
 
     def explain(self) -> str:
+        if self.telemetry is not None:
+            return f"{self.EXPLAINED}; telemetry: {self.telemetry.explain()}"
         return self.EXPLAINED
 
+    def close(self) -> None:
+        if self.telemetry is not None:
+            self.telemetry.close()
 
-def replied(incoming: Incoming, reply: Reply) -> Call:
-    """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
-    completion = None
+
+def _understood(incoming: Incoming, reply: Reply) -> Completion | None:
+    """What a stage's reply means, when a stage made it from a model's answer."""
     if reply.source in (ReplySource.MOCK, ReplySource.CASSETTE, ReplySource.FAULT):
         try:
-            completion = reply.understood()
+            return reply.understood()
         except Exception:  # an answer the codec cannot read: counted, without tokens
             logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
+    return None
+
+
+def replied(incoming: Incoming, reply: Reply, completion: Completion | None) -> Call:
+    """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
     events = reply.events
     first, last = (events[0][0] * 1000, events[-1][0] * 1000) if events else (None, None)
     content_type = reply.header("content-type") or ""
@@ -79,15 +98,21 @@ def replied(incoming: Incoming, reply: Reply) -> Call:
 class _Answer:
     """The upstream's answer as it passes: its first piece's time, its events when it streams."""
 
-    __slots__ = ("capture", "first", "head", "incoming", "meter")
+    __slots__ = ("capture", "first", "head", "incoming", "meter", "telemetry")
 
     def __init__(
-        self, meter: Meter, incoming: Incoming, head: ResponseHead | None, capture: StreamCapture | None
+        self,
+        meter: Meter,
+        incoming: Incoming,
+        head: ResponseHead | None,
+        capture: StreamCapture | None,
+        telemetry: "Telemetry | None" = None,
     ) -> None:
         self.meter = meter
         self.incoming = incoming
         self.head = head
         self.capture = capture
+        self.telemetry = telemetry
         self.first: float | None = None
 
     def chunk(self, data: bytes, at: float) -> bytes:
@@ -98,13 +123,17 @@ class _Answer:
         return data
 
     async def end(self, exchange: RawExchange) -> None:
-        self.meter.add(self._call(exchange))
+        call, completion = self._call(exchange)
+        call = self.meter.add(call)
+        if self.telemetry is not None:
+            self.telemetry.observe(call, self.incoming, completion)
 
-    def _call(self, exchange: RawExchange) -> Call:
+    def _call(self, exchange: RawExchange) -> tuple[Call, Completion | None]:
         response = exchange.response
         incoming = self.incoming
         if response is None:
-            return _call(incoming, Answered.UPSTREAM, None, None, False, exchange.total_ms, None, exchange.error or "")
+            error = exchange.error or ""
+            return _call(incoming, Answered.UPSTREAM, None, None, False, exchange.total_ms, None, error), None
         events = [event.data for event in self.capture.finish(time.time())] if self.capture is not None else None
         completion = None
         route = incoming.route
@@ -117,7 +146,8 @@ class _Answer:
         started = self.head.started if self.head is not None else None
         ttft = (self.first - started) * 1000 if events is not None and self.first and started else None
         streamed = events is not None
-        return _call(incoming, Answered.UPSTREAM, response.status, completion, streamed, exchange.total_ms, ttft, "")
+        call = _call(incoming, Answered.UPSTREAM, response.status, completion, streamed, exchange.total_ms, ttft, "")
+        return call, completion
 
 
 def _call(

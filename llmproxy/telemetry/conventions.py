@@ -1,0 +1,342 @@
+"""What a metered call says in the OpenTelemetry GenAI semantic conventions (the semantic-conventions-genai
+repository: "Semantic conventions for generative client AI spans", the attribute registry `gen_ai.*`, and the
+MCP conventions `mcp.*`), with llmproxy's own attributes under `llmproxy.*` — the table in
+docs/telemetry.md#attributes.
+
+`Facts` is what the call itself does not keep and only the request knows: read off the `Incoming` while it is
+at hand (a few look-ups in what is already decoded; the messages only with `--otel-content`), then turned into
+attributes on the telemetry's own thread. Pure: nothing here imports the OpenTelemetry SDK.
+"""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from llmproxy.cassette.redact import Redactor
+from llmproxy.chain.incoming import Incoming
+from llmproxy.meter import Answered, Call
+from llmproxy.model import Completion, Provider
+from llmproxy.model.content import ContentPart, TextPart, ToolCall, ToolResultPart
+from llmproxy.model.conversation import Conversation
+from llmproxy.model.routing import Operation, Route
+from llmproxy.tool_protocols import SESSION_HEADER, protocol
+
+type AttributeValue = str | bool | int | float | tuple[str, ...]
+type Attributes = dict[str, AttributeValue]
+
+SOURCES: Final = {  # llmproxy.source: who answered, in the words of docs/telemetry.md
+    Answered.UPSTREAM: "live",
+    Answered.HIT: "replayed",
+    Answered.MOCK: "mocked",
+    Answered.INJECTED: "fault",
+    Answered.MISS: "missed",
+    Answered.ERROR: "error",
+}
+
+# gen_ai.operation.name: the conventions' well-known values where one applies, else the API's own operation
+OPERATIONS: Final = {
+    Operation.MESSAGES: "chat",
+    Operation.CHAT_COMPLETIONS: "chat",
+    Operation.RESPONSES: "chat",
+    Operation.CHAT: "chat",
+    Operation.CONVERSE: "chat",
+    Operation.INVOKE: "chat",
+    Operation.GENERATE: "text_completion",
+    Operation.GENERATE_CONTENT: "generate_content",
+    Operation.EMBEDDINGS: "embeddings",
+    Operation.RESPONSE_RETRIEVE: "fetch_response",
+}
+
+# gen_ai.provider.name: the conventions' well-known values; an API they do not list keeps llmproxy's name
+PROVIDERS: Final = {
+    Provider.ANTHROPIC: "anthropic",
+    Provider.OPENAI: "openai",
+    Provider.AZURE: "azure.ai.openai",
+    Provider.BEDROCK: "aws.bedrock",
+    Provider.GEMINI: "gcp.gen_ai",
+    Provider.GEMINI_CODE_ASSIST: "gcp.gen_ai",
+    Provider.COHERE: "cohere",
+}
+VENDORS: Final = {"deepseek": "deepseek", "groq": "groq", "mistral": "mistral_ai", "xai": "x_ai"}
+
+# the request's parameters, by the body's field names, as gen_ai.request.* (the conventions' names)
+PARAMETERS: Final = {
+    "temperature": "gen_ai.request.temperature",
+    "top_p": "gen_ai.request.top_p",
+    "topP": "gen_ai.request.top_p",
+    "top_k": "gen_ai.request.top_k",
+    "topK": "gen_ai.request.top_k",
+    "max_tokens": "gen_ai.request.max_tokens",
+    "max_completion_tokens": "gen_ai.request.max_tokens",
+    "max_output_tokens": "gen_ai.request.max_tokens",
+    "maxOutputTokens": "gen_ai.request.max_tokens",
+    "frequency_penalty": "gen_ai.request.frequency_penalty",
+    "presence_penalty": "gen_ai.request.presence_penalty",
+    "seed": "gen_ai.request.seed",
+    "n": "gen_ai.request.choice.count",
+    "stop": "gen_ai.request.stop_sequences",
+    "stop_sequences": "gen_ai.request.stop_sequences",
+    "stopSequences": "gen_ai.request.stop_sequences",
+}
+NESTED: Final = ("generationConfig", "inferenceConfig", "options")  # Gemini, Bedrock Converse, Ollama
+
+# `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai/dup`: also the older names a consumer may still read
+STABILITY_OPT_IN: Final = "OTEL_SEMCONV_STABILITY_OPT_IN"
+DUPLICATE: Final = "gen_ai/dup"
+
+
+def duplicate_old_names(environ: Mapping[str, str] = os.environ) -> bool:
+    return DUPLICATE in {part.strip() for part in environ.get(STABILITY_OPT_IN, "").split(",")}
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """An MCP or A2A call: its protocol, JSON-RPC method and id, the tool called, the MCP session."""
+
+    protocol: str
+    method: str | None
+    tool: str | None = None
+    request_id: str | None = None
+    session: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the request and the answer say beyond the `Call`. The messages are JSON in the conventions' shape,
+    redacted, present only when content was asked for."""
+
+    operation: str | None = None
+    provider: str | None = None
+    port: int | None = None
+    parameters: tuple[tuple[str, AttributeValue], ...] = ()
+    streamed_asked: bool | None = None
+    response_id: str | None = None
+    finish_reasons: tuple[str, ...] = ()
+    traceparent: str | None = None
+    tracestate: str | None = None
+    faults: tuple[str, ...] = ()
+    test_id: str | None = None
+    tool: Tool | None = None
+    input_messages: str | None = None
+    output_messages: str | None = None
+    system_instructions: str | None = None
+
+
+def facts_of(incoming: Incoming, completion: Completion | None, content: Redactor | None = None) -> Facts:
+    """The facts of `incoming` and its answer; `content`: also the messages, redacted by it."""
+    route, headers = incoming.route, incoming.headers
+    body = incoming.json
+    parameters = _parameters(body) if route is not None and isinstance(body, dict) else ()
+    tool = _tool(incoming) if route is None else None
+    conversation = incoming.conversation if content is not None and route is not None else None
+    return Facts(
+        operation=operation_name(route) if route is not None else None,
+        provider=provider_name(route, incoming.host) if route is not None else None,
+        port=incoming.port,
+        parameters=parameters,
+        streamed_asked=body.get("stream") if isinstance(body, dict) and isinstance(body.get("stream"), bool) else None,
+        response_id=completion.id if completion is not None else None,
+        finish_reasons=(completion.stop_reason.value,) if completion is not None and completion.stop_reason else (),
+        traceparent=headers.get("traceparent"),
+        tracestate=headers.get("tracestate"),
+        faults=tuple(fault.kind.value for fault in incoming.injected),
+        test_id=incoming.test_id,
+        tool=tool,
+        input_messages=_input_messages(conversation, content) if conversation and content else None,
+        output_messages=_output_messages(completion, content) if completion is not None and content else None,
+        system_instructions=_system(conversation, content) if conversation and content else None,
+    )
+
+
+def operation_name(route: Route) -> str:
+    return OPERATIONS.get(route.operation, route.operation.value)
+
+
+def provider_name(route: Route, host: str) -> str:
+    if route.vendor is not None:
+        return VENDORS.get(route.vendor, route.vendor)
+    if route.provider is Provider.GEMINI:
+        if host.endswith("aiplatform.googleapis.com"):
+            return "gcp.vertex_ai"
+        if host == "generativelanguage.googleapis.com":
+            return "gcp.gemini"
+    return PROVIDERS.get(route.provider, route.provider.value)
+
+
+def span_name(call: Call, facts: Facts) -> str:
+    """`{gen_ai.operation.name} {gen_ai.request.model}` for a model's call; `{mcp.method.name} {tool}` for a tool
+    server's (the MCP conventions); the HTTP method and host for anything else."""
+    if facts.operation is not None:
+        return f"{facts.operation} {call.model}" if call.model else facts.operation
+    if facts.tool is not None and facts.tool.method is not None:
+        return f"{facts.tool.method} {facts.tool.tool}" if facts.tool.tool else facts.tool.method
+    return f"{call.method} {call.host}"
+
+
+def error_type(call: Call) -> str | None:
+    """`error.type`: the status of an error answer, or why there was none."""
+    if call.status is None:
+        return "no_response"
+    if call.status >= 400:
+        return str(call.status)
+    return None
+
+
+def attributes(call: Call, facts: Facts, run: Mapping[str, str], duplicate: bool = False) -> Attributes:
+    """The span's attributes. `run`: the run's own (`llmproxy.run.id`, `llmproxy.cassette`); `duplicate`: also
+    the older usage names (`duplicate_old_names`)."""
+    found: Attributes = {"server.address": call.host, "llmproxy.source": SOURCES[call.answered]}
+    if facts.port is not None:
+        found["server.port"] = facts.port
+    if facts.operation is not None:
+        found["gen_ai.operation.name"] = facts.operation
+    if facts.provider is not None:
+        found["gen_ai.provider.name"] = facts.provider
+    if call.model:
+        found["gen_ai.request.model"] = call.model
+        if call.answered is not Answered.MISS and call.status is not None and call.status < 400:
+            found["gen_ai.response.model"] = call.model
+    found.update(facts.parameters)
+    if facts.streamed_asked is not None:
+        found["gen_ai.request.stream"] = facts.streamed_asked
+    if facts.response_id:
+        found["gen_ai.response.id"] = facts.response_id
+    if facts.finish_reasons:
+        found["gen_ai.response.finish_reasons"] = facts.finish_reasons
+    if (usage := call.usage) is not None:
+        found["gen_ai.usage.input_tokens"] = usage.input_tokens
+        found["gen_ai.usage.output_tokens"] = usage.output_tokens
+        found["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
+        found["gen_ai.usage.cache_write.input_tokens"] = usage.cache_write_tokens
+        found["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_tokens
+        if duplicate:
+            found["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write_tokens
+        if usage.estimated:
+            found["llmproxy.usage.estimated"] = True
+    if call.ttft_ms is not None and call.streamed:
+        found["gen_ai.response.time_to_first_chunk"] = call.ttft_ms / 1000
+    if (error := error_type(call)) is not None:
+        found["error.type"] = error
+    if call.status is not None:
+        found["http.response.status_code"] = call.status
+    found["http.request.method"] = call.method
+    found["url.path"] = call.path.split("?", 1)[0]
+    if call.cost_usd is not None:
+        found["llmproxy.cost.usd"] = float(call.cost_usd)
+    if call.usage is not None:
+        found["llmproxy.cost.priced"] = call.cost_usd is not None
+    if call.unpriced:
+        found["llmproxy.cost.unpriced_reason"] = call.unpriced
+    if call.answered is Answered.MISS and call.detail:
+        found["llmproxy.miss.reason"] = call.detail
+    if facts.faults:
+        found["llmproxy.fault.kinds"] = facts.faults
+    if facts.test_id:
+        found["llmproxy.test.id"] = facts.test_id
+    found.update({key: value for key, value in run.items() if value})
+    if (tool := facts.tool) is not None:
+        found.update(_tool_attributes(tool))
+    for key, value in (
+        ("gen_ai.input.messages", facts.input_messages),
+        ("gen_ai.output.messages", facts.output_messages),
+        ("gen_ai.system_instructions", facts.system_instructions),
+    ):
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def _tool_attributes(tool: Tool) -> Attributes:
+    found: Attributes = {"llmproxy.tool.protocol": tool.protocol}
+    if tool.protocol == "mcp":
+        if tool.method is not None:
+            found["mcp.method.name"] = tool.method
+        if tool.session is not None:
+            found["mcp.session.id"] = tool.session
+        if tool.method == "tools/call":
+            found["gen_ai.operation.name"] = "execute_tool"
+    elif tool.method is not None:
+        found["rpc.method"] = tool.method
+    if tool.tool is not None:
+        found["gen_ai.tool.name"] = tool.tool
+    if tool.request_id is not None:
+        found["jsonrpc.request.id"] = tool.request_id
+    return found
+
+
+def _parameters(body: dict[str, Any]) -> tuple[tuple[str, AttributeValue], ...]:
+    found: dict[str, AttributeValue] = {}
+    for where in (body, *(body[key] for key in NESTED if isinstance(body.get(key), dict))):
+        for field, name in PARAMETERS.items():
+            value = where.get(field)
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int | float):
+                found.setdefault(name, value)
+            elif isinstance(value, str) and name == "gen_ai.request.stop_sequences":
+                found.setdefault(name, (value,))
+            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+                found.setdefault(name, tuple(value))
+    return tuple(found.items())
+
+
+def _tool(incoming: Incoming) -> Tool | None:
+    headers, body = incoming.headers, incoming.json
+    spoken = protocol(incoming.method, incoming.path, headers, body)
+    if spoken is None:
+        return None
+    message = body[0] if isinstance(body, list) and body else body
+    if not isinstance(message, dict):
+        return Tool(spoken, None, session=headers.get(SESSION_HEADER))
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) and isinstance(params.get("name"), str) else None
+    method = message.get("method") if isinstance(message.get("method"), str) else None
+    request_id = message.get("id")
+    return Tool(
+        spoken,
+        method,
+        tool=name if method == "tools/call" else None,
+        request_id=str(request_id) if isinstance(request_id, str | int) else None,
+        session=headers.get(SESSION_HEADER),
+    )
+
+
+def _part(part: ContentPart, redactor: Redactor) -> dict[str, Any]:
+    """A part in the conventions' message schema (gen-ai-input-messages.json): text, tool calls and their
+    responses; any other part by its type alone (no image or audio bytes go into a span)."""
+    if isinstance(part, TextPart):
+        return {"type": "text", "content": redactor.text(part.text)}
+    if isinstance(part, ToolCall):
+        return {"type": "tool_call", "id": part.id, "name": part.name, "arguments": redactor.json(part.arguments)}
+    if isinstance(part, ToolResultPart):
+        text = "".join(p.text for p in part.content if isinstance(p, TextPart))
+        return {"type": "tool_call_response", "id": part.tool_call_id, "response": redactor.text(text)}
+    return {"type": type(part).__name__.removesuffix("Part").lower()}
+
+
+def _input_messages(conversation: Conversation, redactor: Redactor) -> str:
+    messages = [
+        {"role": message.role.value, "parts": [_part(part, redactor) for part in message.parts]}
+        for message in conversation.messages
+    ]
+    return orjson.dumps(messages).decode()
+
+
+def _system(conversation: Conversation, redactor: Redactor) -> str | None:
+    if not conversation.system:
+        return None
+    return orjson.dumps([_part(part, redactor) for part in conversation.system]).decode()
+
+
+def _output_messages(completion: Completion, redactor: Redactor) -> str:
+    parts: list[dict[str, Any]] = []
+    if completion.text:
+        parts.append({"type": "text", "content": redactor.text(completion.text)})
+    parts += [_part(call, redactor) for call in completion.tool_calls]
+    message: dict[str, Any] = {"role": "assistant", "parts": parts}
+    if completion.stop_reason is not None:
+        message["finish_reason"] = completion.stop_reason.value
+    return orjson.dumps([message]).decode()

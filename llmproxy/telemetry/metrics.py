@@ -1,0 +1,244 @@
+"""The metrics: each instrument declared once (`INSTRUMENTS`), what one call adds to them (`observations`), and
+a registry that keeps them for Prometheus (`Registry`, the text exposition format 0.0.4). The OTLP export
+records the same observations into the SDK's instruments (`llmproxy.telemetry.otlp`), so both kinds of
+dashboard read the same figures.
+
+Names: the conventions' current ones (`gen_ai.client.inference.usage.*`, `gen_ai.client.operation.*`) and
+v1.41's token histogram (`gen_ai.client.token.usage`) side by side, so a dashboard built on either works.
+For Prometheus a name is translated as the OpenTelemetry Prometheus exporters translate it: dots become
+underscores, a counter ends in `_total`, a duration in seconds in `_seconds`.
+
+Hand-written rather than prometheus-client: six kinds of line in a documented text format, no extra to install
+for `/metrics`, and no second registry beside the one the OTLP export reads.
+"""
+
+import math
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from llmproxy.meter import Answered, Call
+from llmproxy.telemetry.conventions import SOURCES, Facts, error_type
+
+TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+SECOND_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+
+
+class Kind(StrEnum):
+    COUNTER = "counter"
+    HISTOGRAM = "histogram"
+    GAUGE = "gauge"
+
+
+@dataclass(frozen=True, slots=True)
+class Instrument:
+    name: str  # OpenTelemetry's
+    kind: Kind
+    unit: str
+    description: str
+    buckets: tuple[float, ...] = ()
+
+    @property
+    def prometheus(self) -> str:
+        name = self.name.replace(".", "_")
+        if self.unit == "s":
+            name += "_seconds"
+        elif self.unit == "USD":
+            name += "_usd"
+        return name + "_total" if self.kind is Kind.COUNTER else name
+
+
+def _tokens(name: str, what: str) -> Instrument:
+    return Instrument(name, Kind.COUNTER, "{token}", what)
+
+
+TOKEN_USAGE: Final = Instrument(
+    "gen_ai.client.token.usage", Kind.HISTOGRAM, "{token}", "Tokens per call, by gen_ai.token.type", TOKEN_BUCKETS
+)
+INPUT_TOKENS: Final = Instrument(
+    "gen_ai.client.inference.usage.input_tokens", Kind.HISTOGRAM, "{token}", "Input tokens per call", TOKEN_BUCKETS
+)
+OUTPUT_TOKENS: Final = Instrument(
+    "gen_ai.client.inference.usage.output_tokens", Kind.HISTOGRAM, "{token}", "Output tokens per call", TOKEN_BUCKETS
+)
+DETAILED: Final = "gen_ai.client.inference.usage.detailed."
+INPUT_TOTAL: Final = _tokens(DETAILED + "input_tokens", "Input tokens, cache reads and writes included")
+OUTPUT_TOTAL: Final = _tokens(DETAILED + "output_tokens", "Output tokens, reasoning included")
+CACHE_READ_TOTAL: Final = _tokens(DETAILED + "cache_read.input_tokens", "Input tokens read from a prompt cache")
+CACHE_WRITE_TOTAL: Final = _tokens(DETAILED + "cache_write.input_tokens", "Input tokens written to a prompt cache")
+REASONING_TOTAL: Final = _tokens(DETAILED + "reasoning.output_tokens", "Output tokens spent reasoning")
+DURATION: Final = Instrument(
+    "gen_ai.client.operation.duration", Kind.HISTOGRAM, "s", "Time until the answer ended", SECOND_BUCKETS
+)
+FIRST_CHUNK: Final = Instrument(
+    "gen_ai.client.operation.time_to_first_chunk",
+    Kind.HISTOGRAM,
+    "s",
+    "Time to a streamed answer's first chunk",
+    SECOND_BUCKETS,
+)
+CALLS: Final = Instrument("llmproxy.calls", Kind.COUNTER, "{call}", "Calls answered, by llmproxy.source")
+COST: Final = Instrument("llmproxy.cost", Kind.COUNTER, "USD", "Estimated cost of the priced calls")
+UNPRICED: Final = Instrument("llmproxy.unpriced", Kind.COUNTER, "{call}", "Calls with usage that could not be priced")
+MISSES: Final = Instrument("llmproxy.misses", Kind.COUNTER, "{call}", "Requests nothing could answer (refused)")
+FAULTS: Final = Instrument("llmproxy.faults", Kind.COUNTER, "{fault}", "Faults injected, by llmproxy.fault.kind")
+BUDGET_SPENT: Final = Instrument("llmproxy.budget.spent", Kind.GAUGE, "USD", "What the run's budget has spent")
+BUDGET_LIMIT: Final = Instrument("llmproxy.budget.limit", Kind.GAUGE, "USD", "The run's budget")
+DROPPED_SPANS: Final = Instrument(
+    "llmproxy.telemetry.dropped_spans", Kind.COUNTER, "{span}", "Spans the OTLP export could not deliver"
+)
+
+INSTRUMENTS: Final = (
+    TOKEN_USAGE,
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+    INPUT_TOTAL,
+    OUTPUT_TOTAL,
+    CACHE_READ_TOTAL,
+    CACHE_WRITE_TOTAL,
+    REASONING_TOTAL,
+    DURATION,
+    FIRST_CHUNK,
+    CALLS,
+    COST,
+    UNPRICED,
+    MISSES,
+    FAULTS,
+    DROPPED_SPANS,
+)
+GAUGES: Final = (BUDGET_SPENT, BUDGET_LIMIT)
+
+type Labels = tuple[tuple[str, str], ...]
+type Observation = tuple[Instrument, float, Labels]
+type Gauges = Callable[[], Sequence[tuple[Instrument, float]]]
+
+
+def labels(call: Call, facts: Facts) -> Labels:
+    """The attributes every call's figures carry: few, and of few values each (a model, not a response id)."""
+    found = [("llmproxy.source", SOURCES[call.answered]), ("server.address", call.host)]
+    if facts.operation is not None:
+        found.append(("gen_ai.operation.name", facts.operation))
+    if facts.provider is not None:
+        found.append(("gen_ai.provider.name", facts.provider))
+    if call.model:
+        found.append(("gen_ai.request.model", call.model))
+    return tuple(found)
+
+
+def observations(call: Call, facts: Facts) -> Iterator[Observation]:
+    """What `call` adds to each instrument."""
+    base = labels(call, facts)
+    yield CALLS, 1, base
+    error = error_type(call)
+    if call.latency_ms is not None and call.answered is not Answered.MISS:
+        yield DURATION, call.latency_ms / 1000, (*base, ("error.type", error)) if error else base
+    if call.ttft_ms is not None and call.streamed:
+        yield FIRST_CHUNK, call.ttft_ms / 1000, base
+    if (usage := call.usage) is not None:
+        yield TOKEN_USAGE, usage.input_tokens, (*base, ("gen_ai.token.type", "input"))
+        yield TOKEN_USAGE, usage.output_tokens, (*base, ("gen_ai.token.type", "output"))
+        yield INPUT_TOKENS, usage.input_tokens, base
+        yield OUTPUT_TOKENS, usage.output_tokens, base
+        yield INPUT_TOTAL, usage.input_tokens, base
+        yield OUTPUT_TOTAL, usage.output_tokens, base
+        yield CACHE_READ_TOTAL, usage.cache_read_tokens, base
+        yield CACHE_WRITE_TOTAL, usage.cache_write_tokens, base
+        yield REASONING_TOTAL, usage.reasoning_tokens, base
+    if call.cost_usd is not None:
+        yield COST, float(call.cost_usd), base
+    if call.unpriced is not None:
+        yield UNPRICED, 1, base
+    if call.answered is Answered.MISS:
+        yield MISSES, 1, base
+    for kind in facts.faults:
+        yield FAULTS, 1, (*base, ("llmproxy.fault.kind", kind))
+
+
+class _Series:
+    __slots__ = ("buckets", "count", "sum")
+
+    def __init__(self, bounds: int) -> None:
+        self.sum = 0.0
+        self.count = 0
+        self.buckets = [0] * bounds
+
+
+class Registry:
+    """The figures since the run began, for `/metrics`. `add` from one thread (the telemetry's), `exposition`
+    from any (the control port's)."""
+
+    def __init__(self, gauges: Gauges | None = None) -> None:
+        self._series: dict[tuple[Instrument, Labels], _Series] = {}
+        self._lock = threading.Lock()
+        self._gauges = gauges
+
+    def add(self, instrument: Instrument, value: float, labels: Labels = ()) -> None:
+        with self._lock:
+            series = self._series.get((instrument, labels))
+            if series is None:
+                series = self._series[(instrument, labels)] = _Series(len(instrument.buckets))
+            series.sum += value
+            series.count += 1
+            for index, bound in enumerate(instrument.buckets):
+                if value <= bound:
+                    series.buckets[index] += 1
+
+    def value(self, instrument: Instrument, **wanted: str) -> float:
+        """The sum of `instrument` over the series whose labels include `wanted` (dots as underscores)."""
+        with self._lock:
+            return sum(
+                series.sum
+                for (found, labels), series in self._series.items()
+                if found is instrument and wanted.items() <= {_label(key): val for key, val in labels}.items()
+            )
+
+    def exposition(self) -> bytes:
+        """Every series in Prometheus's text format."""
+        with self._lock:
+            taken = {key: (series.sum, series.count, list(series.buckets)) for key, series in self._series.items()}
+        lines: list[str] = []
+        for instrument in INSTRUMENTS:
+            rows = [(labels, figures) for (found, labels), figures in taken.items() if found is instrument]
+            if not rows:
+                continue
+            name = instrument.prometheus
+            lines += [f"# HELP {name} {instrument.description} ({instrument.unit})", f"# TYPE {name} {instrument.kind}"]
+            for labels, (total, count, buckets) in sorted(rows):
+                if instrument.kind is Kind.COUNTER:
+                    lines.append(f"{name}{_labels(labels)} {_number(total)}")
+                    continue
+                base = name.removesuffix("_total")
+                for bound, cumulative in zip(instrument.buckets, buckets, strict=True):
+                    lines.append(f"{base}_bucket{_labels((*labels, ('le', _number(bound))))} {cumulative}")
+                lines.append(f"{base}_bucket{_labels((*labels, ('le', '+Inf')))} {count}")
+                lines.append(f"{base}_sum{_labels(labels)} {_number(total)}")
+                lines.append(f"{base}_count{_labels(labels)} {count}")
+        for instrument, value in self._gauges() if self._gauges is not None else ():
+            name = instrument.prometheus
+            lines += [f"# HELP {name} {instrument.description} ({instrument.unit})", f"# TYPE {name} {instrument.kind}"]
+            lines.append(f"{name} {_number(value)}")
+        return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def _label(key: str) -> str:
+    return key.replace(".", "_")
+
+
+def _labels(labels: Labels) -> str:
+    if not labels:
+        return ""
+    escaped = (
+        f'{_label(key)}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'.replace(
+            "\n", "\\n"
+        )
+        for key, value in labels
+    )
+    return "{" + ",".join(escaped) + "}"
+
+
+def _number(value: float) -> str:
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
