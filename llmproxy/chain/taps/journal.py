@@ -183,10 +183,12 @@ def _plain_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
     """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
     None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
     are read rebuilt."""
-    _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _, _, _ = capture
+    _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _, route, model = capture
     if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
         return None
-    return _glanced(request, redactor, datetime.fromtimestamp(at, UTC), status, body, None, False, 0.0, 0.0, None, ())
+    said = (route, model) if route is not None and model is not None else None
+    at_time = datetime.fromtimestamp(at, UTC)
+    return _glanced(request, redactor, at_time, status, body, None, False, 0.0, 0.0, None, (), said)
 
 
 def _upstream(capture: _Upstream) -> RawExchange:
@@ -241,19 +243,15 @@ def _glanced(
     ttfb_ms: float | None,
     error: str | None,
     injected: tuple[str, ...],
+    said: tuple[Route, str] | None = None,
 ) -> Glance:
-    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data."""
-    route = detected(request)
-    parsed = None
-    if route is not None:
-        try:
-            parsed = orjson.loads(request.body) if request.body and not request.undecodable else None
-        except orjson.JSONDecodeError:
-            parsed = None
-        route = with_body(route, parsed if isinstance(parsed, dict) else None)
-    model = route.model if route is not None and route.model else None
-    if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
-        model = parsed["model"]
+    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data.
+    `said`: what the chain read of the request (its API and model: `_Said`), which is then not read again."""
+    if said is not None and not request.undecodable:
+        route: Route | None = said[0]
+        model: str | None = said[0].model or said[1]
+    else:
+        route, model = _said(request)
     streaming = route.streaming if route is not None else None
     return Glance(
         at=at,
@@ -271,6 +269,22 @@ def _glanced(
         error=error,
         injected=injected,
     )
+
+
+def _said(request: RawRequest) -> tuple[Route | None, str | None]:
+    """The API `request` speaks, detected as the conversion detects it, and the model it asks for."""
+    route = detected(request)
+    parsed = None
+    if route is not None:
+        try:
+            parsed = orjson.loads(request.body) if request.body and not request.undecodable else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    model = route.model if route is not None and route.model else None
+    if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
+        model = parsed["model"]
+    return route, model
 
 
 def _usage(route: Route | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:
