@@ -131,8 +131,10 @@ def answered_call(
     route = seen.route
     if route is not None and seen.model is not None:  # what the chain read of it: no parse
         key = (route, seen.model, request.scheme, request.host, request.port, request.path, redactor)
-        facts = known.get(key, _UNKNOWN) if known is not None else _UNKNOWN
-        if facts is _UNKNOWN:
+        facts: _Facts | str | None
+        if known is not None and key in known:
+            facts = known[key]
+        else:
             facts = _facts(request, route, route.model or shown_model(redactor, seen.model), redactor, book)
             if known is not None:
                 known[key] = facts
@@ -156,9 +158,6 @@ def answered_call(
         source, exchange_id, seen.started_at, facts.provider, facts.vendor, facts.url, facts.model, status, usage,
         tool_calls, book,
     )  # fmt: skip
-
-
-_UNKNOWN: Final = object()
 
 
 def _read(request: RawRequest, redactor: Redactor, book: PriceBook) -> _Facts | str | None:
