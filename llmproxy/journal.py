@@ -33,7 +33,7 @@ from llmproxy.cassette.model import Exchange
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.mock.asked import Asked
-from llmproxy.model import Usage
+from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
@@ -81,7 +81,11 @@ class Seen(NamedTuple):
     """An exchange as the gates read it off its capture, nothing rebuilt (`Reader.seen`): the request as the
     client sent it, unredacted; the answer's status (None: no answer came), headers and body (None when it
     streamed, or there was none); whether its bytes are still content-encoded; when it started; the WebSocket
-    connection it was on. Never shown: what is shown of it is redacted (`analysis.answered`)."""
+    connection it was on. Never shown: what is shown of it is redacted (`analysis.answered`).
+
+    `route` and `model`: what the chain read of the request while it answered (`Incoming.route`, `.model`),
+    kept by the tap where its body was a JSON object: a gate then parses the request no more. None when not
+    known (a cassette at rest, a request the chain could not read): the gate reads the request itself."""
 
     request: RawRequest
     status: int | None
@@ -91,6 +95,8 @@ class Seen(NamedTuple):
     undecodable: str | None
     started_at: datetime
     websocket: int | None
+    route: Route | None = None
+    model: str | None = None
 
 
 class Reader(Protocol):

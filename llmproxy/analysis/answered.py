@@ -17,7 +17,7 @@ reading skips it as undecodable.
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -30,8 +30,8 @@ from llmproxy.cassette.stream_redact import store_events
 from llmproxy.chain.incoming import body_json, detected
 from llmproxy.errors import ParseError
 from llmproxy.journal import Seen
-from llmproxy.model import Operation, Provider, Usage
-from llmproxy.model.exchange import RawExchange
+from llmproxy.model import Operation, Provider, Route, Usage
+from llmproxy.model.exchange import RawExchange, RawRequest
 from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
@@ -95,6 +95,22 @@ class AnsweredCall:
         return cost
 
 
+type Known = dict[tuple[object, ...], "_Facts | str | None"]
+"""What `answered_call` found of the requests to one place (API, model, URL, redactor), for the next to it: a
+journal's thousands of requests go to a few."""
+
+
+class _Facts(NamedTuple):
+    """What a request says that its answer is read and priced by: its API's codec, the model and the URL as
+    shown, who bills it."""
+
+    provider: Provider
+    codec: ChatCodec
+    model: str
+    url: str
+    vendor: str | None
+
+
 def answered_call(
     seen: Seen,
     exchange_id: int,
@@ -103,45 +119,75 @@ def answered_call(
     book: PriceBook,
     captured: Callable[[], RawExchange] | None = None,
     reads_calls: bool = True,
+    known: Known | None = None,
 ) -> AnsweredCall | str | None:
     """An exchange as the gates read it: a call, or why it is none (`NOT_CHAT`); None when only the whole
     reading can tell. `captured`: the exchange rebuilt as captured, for a streamed answer (None: read whole).
-    `reads_calls` False: a JSON answer's tool calls are not read (the call has none)."""
+    `reads_calls` False: a JSON answer's tool calls are not read (the call has none). `known`: what earlier
+    calls found of their requests' places, read and added to (None: each read afresh)."""
     request = seen.request
     if redactor.fields or seen.websocket is not None or seen.status == 101 or request.undecodable:
         return None  # a WebSocket's messages (a cassette at rest says so by its status alone) are read whole
-    route = detected(request)
-    if route is None:
-        return NOT_CHAT
-    if route.operation in _READ_WHOLE:
-        return None
-    parsed = body_json(request.body)
-    if not isinstance(parsed, dict):
-        return None
-    route = with_body(route, parsed)
-    codec = chat_codec(route)
-    if codec is None:
-        return NOT_CHAT
-    model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
-    if not model:
-        return None  # the whole reading takes it from the decoded conversation or the answer
+    route = seen.route
+    if route is not None and seen.model is not None:  # what the chain read of it: no parse
+        key = (route, seen.model, request.scheme, request.host, request.port, request.path, redactor)
+        facts: _Facts | str | None
+        if known is not None and key in known:
+            facts = known[key]
+        else:
+            facts = _facts(request, route, route.model or shown_model(redactor, seen.model), redactor, book)
+            if known is not None:
+                known[key] = facts
+    else:
+        facts = _read(request, redactor, book)
+    if not isinstance(facts, _Facts):
+        return facts
     status = seen.status
     usage = _NOTHING  # a failed call bills nothing, as the whole reading counts it
     tool_calls: tuple[ToolUse, ...] = ()
     if status is not None and status < 400:
         content_type = _content_type(seen.headers) or ""
         if seen.streamed or StreamCapture.streams(content_type):
-            read = _streamed(codec, captured(), redactor) if captured is not None else None
+            read = _streamed(facts.codec, captured(), redactor) if captured is not None else None
         else:
-            read = _answered(codec, seen, content_type, redactor.json if reads_calls else None)
+            read = _answered(facts.codec, seen, content_type, redactor.json if reads_calls else None)
         if read is None:
             return None
         usage, tool_calls = read
-    shown = url(request, redactor)
-    vendor = book.vendor(route.vendor, shown, route.provider)
     return AnsweredCall(
-        source, exchange_id, seen.started_at, route.provider, vendor, shown, model, status, usage, tool_calls, book
-    )
+        source, exchange_id, seen.started_at, facts.provider, facts.vendor, facts.url, facts.model, status, usage,
+        tool_calls, book,
+    )  # fmt: skip
+
+
+def _read(request: RawRequest, redactor: Redactor, book: PriceBook) -> _Facts | str | None:
+    """`_facts` of a request nothing has read: its API detected, its JSON parsed for what settles it."""
+    route = detected(request)
+    if route is None:
+        return NOT_CHAT
+    parsed = body_json(request.body)
+    if not isinstance(parsed, dict):
+        return None
+    route = with_body(route, parsed)
+    model = route.model or (shown_model(redactor, parsed["model"]) if isinstance(parsed.get("model"), str) else None)
+    return _facts(request, route, model, redactor, book)
+
+
+def _facts(
+    request: RawRequest, route: Route, model: str | None, redactor: Redactor, book: PriceBook
+) -> _Facts | str | None:
+    """What `request`, of API `route` asking for `model` (as shown), says for its answer to be read: None when
+    only the whole reading can tell (a Responses background run's poll; no model, which the whole reading takes
+    from the decoded conversation or the answer), `NOT_CHAT` for no chat API."""
+    if route.operation in _READ_WHOLE:
+        return None
+    codec = chat_codec(route)
+    if codec is None:
+        return NOT_CHAT
+    if not model:
+        return None
+    shown = url(request, redactor)
+    return _Facts(route.provider, codec, model, shown, book.vendor(route.vendor, shown, route.provider))
 
 
 def _answered(

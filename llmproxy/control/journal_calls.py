@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Final
 
-from llmproxy.analysis.answered import AnsweredCall, answered_call
+from llmproxy.analysis.answered import AnsweredCall, Known, answered_call
 from llmproxy.analysis.build import oldest_first
 from llmproxy.analysis.calls import RecordedCall
 from llmproxy.analysis.sources import Grouping, Recorded, SourceSummary
@@ -71,6 +71,7 @@ def answered_calls(entries: Sequence[Entry], book: PriceBook, tool_calls: bool =
     `tool_calls` False: a JSON answer's tool calls are not read (the cost gate judges the usage alone)."""
     by_test: dict[str, tuple[SourceSummary, list[AnsweredCall]] | None] = {}  # None: read whole
     entries_of: dict[str, list[Entry]] = {}
+    known: Known = {}
     with gc_paused():  # what is read lives on until the verify answers: the collector's passes are waste
         for entry in entries:
             name = source_name(entry.test_id)
@@ -81,7 +82,7 @@ def answered_calls(entries: Sequence[Entry], book: PriceBook, tool_calls: bool =
             if read_so_far is None:
                 continue
             summary, found = read_so_far
-            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book, entry.captured, tool_calls)
+            read = answered_call(entry.seen(), entry.seq, name, entry.redactor, book, entry.captured, tool_calls, known)
             if read is None:
                 by_test[name] = None
                 continue

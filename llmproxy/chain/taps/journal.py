@@ -67,9 +67,10 @@ class JournalTap(Tap):
         if body is not None and not shared:
             body = b"%b" % body  # a copy of its own size
         injected = tuple(incoming.injected) if incoming.injected else ()
+        _, _, _, route, parsed, _, _, model = incoming.decoded  # what the chain read of it: the gates' too
         self.journal.add(
             (source, incoming.test_id, self._replied, incoming.door, incoming.raw, status, headers, body, events,
-             reason, drop, time.time(), injected, recorded)
+             reason, drop, time.time(), injected, recorded, route, model if type(parsed) is dict else None)
         )  # fmt: skip
         return reply
 
@@ -93,19 +94,28 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        self.journal.add((Source.LIVE, incoming.test_id, self._upstream, incoming.door, raw))
+        _, _, _, route, parsed, _, _, model = incoming.decoded
+        self.journal.add(
+            (Source.LIVE, incoming.test_id, self._upstream, incoming.door, raw, route,
+             model if type(parsed) is dict else None)
+        )  # fmt: skip
 
 
 type _Replied = tuple[
     Source, str | None, "_Reader", str | None, RawRequest, int, Headers, bytes | None, Events | None, str, bool, float,
-    tuple["Injected", ...], tuple[float | None, float | None] | None,
+    tuple["Injected", ...], tuple[float | None, float | None] | None, Route | None, str | None,
 ]  # fmt: skip
 """A stage's reply as the tap captures it: the journal's four parts; the request; the reply's status, headers,
 body, events, reason and whether the connection was dropped; when (`time.time()`); the faults put in; a
-replay's recorded timings."""
+replay's recorded timings; then what the chain read of the request (`_Said`)."""
 
-type _Upstream = tuple[Source, str | None, "_Reader", str | None, RawExchange]
-"""The upstream's answer as the tap captures it: the journal's four parts and the exchange the door built."""
+type _Upstream = tuple[Source, str | None, "_Reader", str | None, RawExchange, Route | None, str | None]
+"""The upstream's answer as the tap captures it: the journal's four parts, the exchange the door built, then
+what the chain read of the request (`_Said`)."""
+
+# `_Said`, the last two parts of both: the API the chain read the request as (`Incoming.route`: what the gates
+# read, so they do not parse the request again) and the model it asks for, None unless its body was a JSON
+# object (a gate then reads the request itself, and says what the whole reading says of it).
 
 
 class _Reader:
@@ -141,7 +151,7 @@ class _Reader:
 
 
 def _replied(capture: _Replied) -> RawExchange:
-    _, _, _, _, request, status, headers, body, events, reason, drop, at, injected, _ = capture
+    _, _, _, _, request, status, headers, body, events, reason, drop, at, injected, _, _, _ = capture
     reply = Reply(status, headers, body, events, reason=reason, drop=drop)
     return _as_events(replied(request, reply, datetime.fromtimestamp(at, UTC), injected))
 
@@ -151,11 +161,19 @@ def _replied_request(capture: _Replied) -> RawRequest:
 
 
 def _replied_seen(capture: _Replied) -> Seen:
-    _, _, _, _, request, status, headers, body, events, _, drop, at, _, _ = capture
+    _, _, _, _, request, status, headers, body, events, _, drop, at, _, _, route, model = capture
     started = datetime.fromtimestamp(at, UTC)
     if drop:
-        return Seen(request, None, (), None, False, None, started, None)
-    return Seen(request, status, headers, body if events is None else None, events is not None, None, started, None)
+        return _seen(Seen, (request, None, (), None, False, None, started, None, route, model))
+    streamed = events is not None
+    return _seen(
+        Seen, (request, status, headers, None if streamed else body, streamed, None, started, None, route, model)
+    )
+
+
+_seen: Final = tuple.__new__
+"""`Seen(...)` without the named tuple's `__new__` in Python around it: half of making one, which a gate does for
+every entry it judges. Given every field, in order."""
 
 
 def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance:
@@ -172,10 +190,12 @@ def _plain_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
     """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
     None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
     are read rebuilt."""
-    _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _ = capture
+    _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _, route, model = capture
     if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
         return None
-    return _glanced(request, redactor, datetime.fromtimestamp(at, UTC), status, body, None, False, 0.0, 0.0, None, ())
+    said = (route, model) if route is not None and model is not None else None
+    at_time = datetime.fromtimestamp(at, UTC)
+    return _glanced(request, redactor, at_time, status, body, None, False, 0.0, 0.0, None, (), said)
 
 
 def _upstream(capture: _Upstream) -> RawExchange:
@@ -187,7 +207,7 @@ def _upstream_request(capture: _Upstream) -> RawRequest:
 
 
 def _upstream_seen(capture: _Upstream) -> Seen:
-    return seen(capture[4])
+    return seen(capture[4])._replace(route=capture[5], model=capture[6])
 
 
 def seen(raw: RawExchange) -> Seen:
@@ -230,19 +250,15 @@ def _glanced(
     ttfb_ms: float | None,
     error: str | None,
     injected: tuple[str, ...],
+    said: tuple[Route, str] | None = None,
 ) -> Glance:
-    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data."""
-    route = detected(request)
-    parsed = None
-    if route is not None:
-        try:
-            parsed = orjson.loads(request.body) if request.body and not request.undecodable else None
-        except orjson.JSONDecodeError:
-            parsed = None
-        route = with_body(route, parsed if isinstance(parsed, dict) else None)
-    model = route.model if route is not None and route.model else None
-    if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
-        model = parsed["model"]
+    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data.
+    `said`: what the chain read of the request (its API and model: `_Said`), which is then not read again."""
+    if said is not None and not request.undecodable:
+        route: Route | None = said[0]
+        model: str | None = said[0].model or said[1]
+    else:
+        route, model = _said(request)
     streaming = route.streaming if route is not None else None
     return Glance(
         at=at,
@@ -260,6 +276,22 @@ def _glanced(
         error=error,
         injected=injected,
     )
+
+
+def _said(request: RawRequest) -> tuple[Route | None, str | None]:
+    """The API `request` speaks, detected as the conversion detects it, and the model it asks for."""
+    route = detected(request)
+    parsed = None
+    if route is not None:
+        try:
+            parsed = orjson.loads(request.body) if request.body and not request.undecodable else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        route = with_body(route, parsed if isinstance(parsed, dict) else None)
+    model = route.model if route is not None and route.model else None
+    if model is None and isinstance(parsed, dict) and isinstance(parsed.get("model"), str):
+        model = parsed["model"]
+    return route, model
 
 
 def _usage(route: Route | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:

@@ -12,6 +12,7 @@ from typing import Final
 from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers.base import JsonObject, dump_arguments, parse_arguments, stable_id
 from llmproxy.providers.node import Node
+from llmproxy.providers.usage_read import remembered
 
 _UPPER: Final = re.compile(r"(?<!^)([A-Z])")
 
@@ -67,6 +68,7 @@ def stop_reason(finish: str | None, has_tool_calls: bool) -> StopReason | None:
 
 
 # Usage ------------------------------------------------------------------------------------------
+@remembered
 def decode_usage(node: Node) -> Usage | None:
     """`promptTokenCount` already includes cached tokens; thoughts are counted apart from the candidates
     (`candidatesTokenCount` excludes them) and are added to the neutral output. Tool-use prompt tokens

@@ -10,6 +10,7 @@ from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, Too
 from llmproxy.providers import openai_errors
 from llmproxy.providers.base import JsonObject, dump_arguments, parse_arguments, stable_id, status_kind
 from llmproxy.providers.node import Node
+from llmproxy.providers.usage_read import remembered
 
 WHAT_RESPONSE = "openai chat response"
 WHAT_STREAM = "openai chat stream"
@@ -96,6 +97,7 @@ def encode_usage(usage: Usage) -> JsonObject:
     }
 
 
+@remembered
 def decode_usage(node: Node) -> Usage | None:
     """OpenAI's counts already have the neutral meaning: prompt_tokens includes cached tokens. Compatible
     servers differ: DeepSeek may report cache hits only as `prompt_cache_hit_tokens`; xAI and Gemini's

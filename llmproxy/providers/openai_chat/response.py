@@ -109,7 +109,7 @@ def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     """`decode_response`'s usage and tool calls alone (choice index 0), each tool call's wire object through
     `shown` first (None: the usage alone)."""
     if type(body) is dict:
-        plain = _plain_answer(body)
+        plain = _plain_answer(body, shown)
         if plain is not None:
             return plain
     root = Node(body, WHAT_RESPONSE)
@@ -132,15 +132,17 @@ def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
     return Answer(usage, (), error=False)
 
 
-def _plain_answer(body: dict[str, Any]) -> Answer | None:
-    """The commonest answer read without walking it node by node (a gate reads thousands): no error, one choice,
-    index 0, its message an object that calls no tool. None for any other, which the walk reads (and names what
-    is wrong in it)."""
+def _plain_answer(body: dict[str, Any], shown: Callable[[Any], Any] | None) -> Answer | None:
+    """The commonest answers read without walking them node by node (a gate reads thousands): no error, one
+    choice, index 0, its message an object that calls no tool or calls functions in their plain shape (each
+    call's wire object through `shown` first; None: the usage alone). None for any other, which the walk reads
+    (and names what is wrong in it)."""
     if body.get("error"):
         return None
     usage = body.get("usage")
     if usage is not None and type(usage) is not dict:
         return None
+    calls: tuple[ToolCall, ...] = ()
     choices = body.get("choices")
     if choices is not None:
         if type(choices) is not list or not choices:
@@ -151,7 +153,36 @@ def _plain_answer(body: dict[str, Any]) -> Answer | None:
         index, message = choice.get("index"), choice.get("message")
         if (index is not None and (type(index) is not int or index != 0)) or type(message) is not dict:
             return None
-        if message.get("tool_calls") is not None or message.get("function_call") is not None:
+        if message.get("function_call") is not None:
             return None
-    read = decode_usage(Node(usage, WHAT_RESPONSE, "$.usage")) if usage is not None else None
-    return Answer(read, (), error=False)
+        wire = message.get("tool_calls")
+        if wire is not None:
+            if type(wire) is not list:
+                return None
+            if shown is not None:
+                read = _plain_calls(wire, shown)
+                if read is None:
+                    return None
+                calls = read
+    read_usage = decode_usage(Node(usage, WHAT_RESPONSE, "$.usage")) if usage is not None else None
+    return Answer(read_usage, calls, error=False)
+
+
+def _plain_calls(wire: list[Any], shown: Callable[[Any], Any]) -> tuple[ToolCall, ...] | None:
+    """Function calls as `decode_tool_call` reads them, each an object with a string id, the type `function`
+    (or none) and a function object of a string name and string arguments; None when any is otherwise."""
+    calls = []
+    for call in wire:
+        if type(call) is not dict:
+            return None
+        call = shown(call)
+        function, ident = call.get("function"), call.get("id")
+        kind = call.get("type")
+        if (kind is not None and kind != "function") or type(function) is not dict:
+            return None
+        name, arguments = function.get("name"), function.get("arguments")
+        if type(name) is not str or type(arguments) is not str or (ident is not None and type(ident) is not str):
+            return None
+        parsed, invalid = parse_arguments(arguments)
+        calls.append(ToolCall(ident or "", name, parsed, invalid))
+    return tuple(calls)

@@ -5,6 +5,7 @@ import math
 from llmproxy.model import Completion, ErrorKind, ProviderError, StopReason, Usage
 from llmproxy.providers.base import JsonObject, stable_id
 from llmproxy.providers.node import Node
+from llmproxy.providers.usage_read import remembered
 
 # status "incomplete": incomplete_details.reason ⇄ stop reason. Other stop reasons have no wire form.
 INCOMPLETE_REASONS: dict[str, StopReason] = {
@@ -87,6 +88,7 @@ def encode_usage(usage: Usage) -> JsonObject:
     }
 
 
+@remembered
 def decode_usage(usage: Node) -> Usage | None:
     """Responses counts already mean what `Usage` means: input includes cached, output includes reasoning."""
     if not usage.present:
