@@ -6,8 +6,11 @@ these. So a stored exchange may name, in ``parts``, values it introduces, each u
 content (the first 12 hex digits of the SHA-256 of its compact JSON), and any JSON value in its request body or
 response (body, events) may be the object ``{"$part": ID}``, standing for a part this exchange or an earlier one
 in the same cassette introduced. Parts are taken from request bodies at the places that hold instructions — each
-tool definition alone, so a tool list that changes by one tool stores one new tool — and, anywhere else, a large
-value the moment it is seen again. Ids depend on content alone: recording the same session again writes the same
+tool definition alone, so a tool list that changes by one tool stores one new tool, and the list of them as a part
+of references, so a later call that sends the same list says so once — and, anywhere else, a large value the
+moment it is seen again. A value an earlier answer gave (its text, a tool call's input), which an agent sends back
+in the history of its next call, is a part that is not written again: ``{"$answer": N, "path": …}`` says where
+exchange N's answer gives it (`answers.py`), and its id is checked against what the answer gives when it is read. Ids depend on content alone: recording the same session again writes the same
 parts, in the same places.
 
 `Compactor` turns stored exchanges (as `model.dump` gives them, redacted, histories shared) into that form, one
@@ -24,10 +27,12 @@ from typing import Any
 
 import orjson
 
+from llmproxy.cassette.answers import answer_value, answer_values
 from llmproxy.cassette.history import history
 
 PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
 REF = "$part"
+ANSWER = "$answer"  # a part introduced as {"$answer": N, "path": …}: a value exchange N's answer gives (`answers.py`)
 MIN_BYTES = 256  # a smaller value costs about as much to refer to as to store again
 LARGE_BYTES = 1024  # a request's value this large is a part the first time it is seen (it may well come again)
 ID_HEX = 12
@@ -49,6 +54,7 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
 # escaped, so only an object can match.
 _REFERS = b'"$part"'
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
+_FROM_ANSWER = b'{"$answer":'
 _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
@@ -76,6 +82,8 @@ class Compactor:
         self._seen: set[str] = set()  # large values seen once, not parts (yet)
         self._digests: dict[int, tuple[int, str]] = {}  # for the exchange being compacted: id(value) → size, id
         self._recurring: set[str] = set()  # the part ids of values it holds more than once
+        self._answered: list[dict[str, Any]] = []  # exchanges whose answers are not read yet (`answers.py`)
+        self._answers: dict[str, dict[str, Any]] = {}  # what earlier answers gave: part id → {"$answer": N, …}
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
         """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
@@ -83,12 +91,14 @@ class Compactor:
         request = exchange.get("request")
         body = request.get("body") if isinstance(request, dict) else None
         response = exchange.get("response")
+        whole = exchange
         if _mentions_ref(exchange):
             return exchange
         new: dict[str, Any] = {}
         changed = False
         self._recurring = self._count(exchange)
         if isinstance(body, dict) and "json" in body:
+            self._read_answers()
             json_ = self._request_json(body["json"], new)
             if json_ is not body["json"]:
                 exchange = {**exchange, "request": {**request, "body": {**body, "json": json_}}}  # type: ignore[dict-item]
@@ -99,6 +109,8 @@ class Compactor:
                 exchange = {**exchange, "response": shared}
                 changed = True
         self._digests.clear()
+        if isinstance(response, dict) and isinstance(whole.get("id"), int):
+            self._answered.append(whole)
         if not changed:
             return exchange
         ordered: dict[str, Any] = {}
@@ -128,6 +140,7 @@ class Compactor:
                 if isinstance(item, list):
                     listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in item]
                     shared: Any = listed if any(a is not b for a, b in zip(listed, item, strict=True)) else item
+                    shared = self._whole_list(item, shared, new)
                 else:
                     shared = self._value(item, new, introduce_from=MIN_BYTES)
             elif isinstance(item, dict) and any(p[: len(here)] == here for p in (*_AT_ONCE, *conversation)):
@@ -139,6 +152,17 @@ class Compactor:
             changed = changed or shared is not item
             result[key] = shared
         return result if changed else value
+
+    def _whole_list(self, value: list[Any], listed: Any, new: dict[str, Any]) -> Any:
+        """A list of instructions or tools, its items already referred to (`listed`), as one part too: every
+        later call that sends the same list says so in one reference, not one per tool."""
+        size, ident = self._digest(value)
+        if len(value) < 2 or size < MIN_BYTES:
+            return listed
+        if ident not in self._known:
+            self._known.add(ident)
+            new[ident] = listed  # after its items' parts
+        return {REF: ident}
 
     def _response(self, response: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         result = dict(response)
@@ -172,6 +196,11 @@ class Compactor:
             return value
         if ident in self._known:
             return {REF: ident}
+        source = self._answers.get(ident)
+        if source is not None:  # what an earlier answer gave, sent back in this request's history
+            self._known.add(ident)
+            new[ident] = source
+            return {REF: ident}
         inner = value
         if isinstance(value, dict):
             items = {key: self._value(item, new, strings_from=strings_from) for key, item in value.items()}
@@ -190,6 +219,14 @@ class Compactor:
             return {REF: ident}
         self._seen.add(ident)
         return inner
+
+    def _read_answers(self) -> None:
+        """The values of the answers compacted since the last request, by part id: read once, when a request
+        that may send them back comes."""
+        for exchange in self._answered:
+            for place, encoded in answer_values(exchange, MIN_BYTES):
+                self._answers.setdefault(part_id(encoded), {ANSWER: exchange["id"], **place})
+        self._answered.clear()
 
     def _digest(self, value: Any) -> tuple[int, str]:
         """The size of a value's compact JSON and its part id; (0, "") for what is never a part (a number)."""
@@ -242,13 +279,16 @@ def _mentions_ref(exchange: dict[str, Any]) -> bool:
 class Parts:
     """The parts a cassette's exchanges introduced so far, read in file order: `read` (an exchange as the cassette
     lays it out) and `resolve` (one already parsed) give each exchange back whole. References are replaced in
-    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts."""
+    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts (putting
+    parsed values back instead would walk every exchange's JSON in Python: slower than parsing the text again)."""
 
     def __init__(self) -> None:
         self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON, its own references put back
+        self._answers: dict[int, dict[str, Any]] = {}  # exchange id → {"response": its answer}
 
     def clear(self) -> None:
         self._parts.clear()
+        self._answers.clear()
 
     def read(self, data: bytes, start: int, end: int) -> Any:
         """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
@@ -269,11 +309,10 @@ class Parts:
         who = _who(rest)
         if cut != after + 2:
             self._introduce_lines(who, data[after + 1 : cut - len(_PARTS_CLOSING)])
-        return orjson.loads(self._put_back(who, rest))
+        return self._remember(orjson.loads(self._put_back(who, rest)))
 
     def _introduce_lines(self, who: str, block: bytes) -> None:
         """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
-        nested = _REFERS in block  # a part that refers to earlier parts (one look at the whole block)
         for line in block.split(b",\n"):
             found = _PART_LINE.match(line)
             if found is None:  # not laid out as llmproxy writes it: parsed
@@ -283,8 +322,10 @@ class Parts:
                 self._introduce(who, introduced)
                 return
             ident, encoded = found[1], line[found.end() :]
-            if nested:
-                encoded = self._put_back(who, encoded)
+            if encoded.startswith(_FROM_ANSWER):
+                self._from_answer(who, ident, orjson.loads(encoded))
+                continue
+            encoded = self._put_back(who, encoded)  # a part may refer to earlier ones
             if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
                 self._introduce(who, {ident.decode(): orjson.loads(encoded)})
             else:
@@ -294,21 +335,48 @@ class Parts:
         """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
         Raises PartError naming the exchange and the part."""
         if not isinstance(data, dict) or PARTS not in data:
-            return data
+            return self._remember(data)
         who = f"exchange {data['id']}" if isinstance(data.get("id"), int) else "an exchange"
         introduced = data[PARTS]
         if not isinstance(introduced, dict):
             raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
         self._introduce(who, introduced)
         rest = orjson.dumps({key: value for key, value in data.items() if key != PARTS})
-        return orjson.loads(self._put_back(who, rest))
+        return self._remember(orjson.loads(self._put_back(who, rest)))
 
     def _introduce(self, who: str, introduced: dict[str, Any]) -> None:
         for ident, value in introduced.items():  # each after the parts it refers to
+            if isinstance(value, dict) and ANSWER in value:
+                self._from_answer(who, ident.encode(), value)
+                continue
             encoded = self._put_back(who, orjson.dumps(value))
             if (found := part_id(encoded)) != ident:
                 raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
             self._parts[ident.encode()] = encoded
+
+    def _from_answer(self, who: str, ident: bytes, place: dict[str, Any]) -> None:
+        """Introduce part `ident` as the value an earlier exchange's answer gives at a place (`answers.py`)."""
+        source = place.get(ANSWER)
+        answer = self._answers.get(source) if isinstance(source, int) else None
+        if answer is None:
+            raise PartError(f"{who}: part {ident.decode()} names {source!r}, not an earlier exchange with an answer")
+        encoded = answer_value(answer, place)
+        if encoded is None:
+            raise PartError(
+                f"{who}: part {ident.decode()}: exchange {source}'s answer has nothing at {place.get('path')!r}"
+            )
+        if (found := part_id(encoded)) != ident.decode():
+            raise PartError(
+                f"{who}: part {ident.decode()} does not match what exchange {source}'s answer gives "
+                f"(which hashes to {found})"
+            )
+        self._parts[ident] = encoded
+
+    def _remember(self, data: Any) -> Any:
+        """An exchange just read, its answer kept for a later part that is a value of it."""
+        if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
+            self._answers[data["id"]] = {"response": data["response"]}
+        return data
 
     def _put_back(self, who: str, text: bytes) -> bytes:
         """JSON text with each reference replaced by its part's."""

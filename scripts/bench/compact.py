@@ -55,12 +55,16 @@ def session(turns: int = 40) -> list[RawExchange]:
         messages.append({"role": "user", "content": f"Step {turn}: " + f"the output of step {turn} was fine. " * 30})
         body = {"model": "claude-x", "max_tokens": 4096, "system": system, "tools": tools, "messages": list(messages)}
         answer = f"Turn {turn}: " + "I looked at the file and changed one line. " * 22
+        start = {"id": f"msg_{turn}", "type": "message", "role": "assistant", "model": "claude-x", "content": []}
         events = sse_events(
-            {"type": "message_start", "message": {"id": f"msg_{turn}", "usage": {"input_tokens": 10 * turn}}},
+            {"type": "message_start", "message": {**start, "usage": {"input_tokens": 10 * turn, "output_tokens": 1}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
             *(
-                {"type": "content_block_delta", "index": 0, "delta": {"text": answer[i : i + 100]}}
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": answer[i : i + 100]}}
                 for i in range(0, len(answer), 100)
             ),
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 250}},
             {"type": "message_stop"},
         )
         recorded.append(
