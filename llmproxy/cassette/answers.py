@@ -31,16 +31,19 @@ def answer_values(exchange: dict[str, Any], min_bytes: int) -> list[tuple[Place,
     found: dict[bytes, Place] = {}
     events = response.get("events")
     if isinstance(events, list):
-        joined: dict[tuple[bytes, str], list[str]] = {}
+        joined: dict[tuple[tuple[tuple[str, Any], ...], str], list[str]] = {}
         for event in events:
             payload = _payload(event)
             if isinstance(payload, dict):
-                when = orjson.dumps(_when(payload))
+                when = tuple(_when(payload).items())
                 for path, text in _strings(payload, ""):
                     joined.setdefault((when, path), []).append(text)
+        shortest = (min_bytes - 2) // 6  # chars: none of them takes more than 6 bytes in JSON (`\u001f`)
         for (when, path), texts in joined.items():
+            if sum(map(len, texts)) < shortest:
+                continue
             text = "".join(texts)
-            place: Place = {"path": path, "when": orjson.loads(when)}
+            place: Place = {"path": path, "when": dict(when)}
             _found(found, orjson.dumps(text), place, min_bytes)
             if text[:1] in ("{", "[") and len(texts) > 1:
                 with contextlib.suppress(orjson.JSONDecodeError):
@@ -92,7 +95,7 @@ def _payload(event: Any) -> Any:
 
 
 def _when(payload: dict[str, Any]) -> dict[str, Any]:
-    return {key: payload[key] for key in GROUPS if isinstance(payload.get(key), str | int)}
+    return {key: payload[key] for key in GROUPS if key in payload and isinstance(payload[key], str | int)}
 
 
 def _strings(value: Any, path: str) -> list[tuple[str, str]]:

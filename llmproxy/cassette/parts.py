@@ -10,8 +10,8 @@ tool definition alone, so a tool list that changes by one tool stores one new to
 of references, so a later call that sends the same list says so once — and, anywhere else, a large value the
 moment it is seen again. A value an earlier answer gave (its text, a tool call's input), which an agent sends back
 in the history of its next call, is a part that is not written again: ``{"$answer": N, "path": …}`` says where
-exchange N's answer gives it (`answers.py`), and its id is checked against what the answer gives when it is read. Ids depend on content alone: recording the same session again writes the same
-parts, in the same places.
+exchange N's answer gives it (`answers.py`), and its id is checked against what the answer gives when it is
+read. Ids depend on content alone: recording the same session again writes the same parts, in the same places.
 
 `Compactor` turns stored exchanges (as `model.dump` gives them, redacted, histories shared) into that form, one
 after the other in cassette order; `Parts` turns them back, one after the other, when the file is read, so every
@@ -92,13 +92,16 @@ class Compactor:
         body = request.get("body") if isinstance(request, dict) else None
         response = exchange.get("response")
         whole = exchange
-        if _mentions_ref(exchange):
-            return exchange
-        new: dict[str, Any] = {}
-        changed = False
-        self._recurring = self._count(exchange)
         if isinstance(body, dict) and "json" in body:
             self._read_answers()
+        recurring = self._count(exchange)
+        if recurring is None:
+            self._digests.clear()
+            return exchange
+        self._recurring = recurring
+        new: dict[str, Any] = {}
+        changed = False
+        if isinstance(body, dict) and "json" in body:
             json_ = self._request_json(body["json"], new)
             if json_ is not body["json"]:
                 exchange = {**exchange, "request": {**request, "body": {**body, "json": json_}}}  # type: ignore[dict-item]
@@ -138,9 +141,7 @@ class Compactor:
             here = (*path, key)
             if here in _AT_ONCE:
                 if isinstance(item, list):
-                    listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in item]
-                    shared: Any = listed if any(a is not b for a, b in zip(listed, item, strict=True)) else item
-                    shared = self._whole_list(item, shared, new)
+                    shared = self._whole_list(item, new)
                 else:
                     shared = self._value(item, new, introduce_from=MIN_BYTES)
             elif isinstance(item, dict) and any(p[: len(here)] == here for p in (*_AT_ONCE, *conversation)):
@@ -153,15 +154,18 @@ class Compactor:
             result[key] = shared
         return result if changed else value
 
-    def _whole_list(self, value: list[Any], listed: Any, new: dict[str, Any]) -> Any:
-        """A list of instructions or tools, its items already referred to (`listed`), as one part too: every
-        later call that sends the same list says so in one reference, not one per tool."""
+    def _whole_list(self, value: list[Any], new: dict[str, Any]) -> Any:
+        """A list of instructions or tools, each item referred to, and the list itself a part too: every later
+        call that sends the same list says so in one reference, not one per tool."""
         size, ident = self._digest(value)
+        if ident in self._known:
+            return {REF: ident}
+        listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in value]
+        shared: Any = listed if any(a is not b for a, b in zip(listed, value, strict=True)) else value
         if len(value) < 2 or size < MIN_BYTES:
-            return listed
-        if ident not in self._known:
-            self._known.add(ident)
-            new[ident] = listed  # after its items' parts
+            return shared
+        self._known.add(ident)
+        new[ident] = shared  # after its items' parts
         return {REF: ident}
 
     def _response(self, response: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -239,9 +243,10 @@ class Compactor:
             self._digests[id(value)] = known
         return known
 
-    def _count(self, exchange: dict[str, Any]) -> set[str]:
+    def _count(self, exchange: dict[str, Any]) -> set[str] | None:
         """The part ids of the large values an exchange holds more than once (the Responses API echoes its
-        request's tools in three events)."""
+        request's tools in three events); None when its JSON holds a ``{"$part": …}`` object of its own. A value
+        already a part (or an answer's) is referred to whole: what is in it is not looked at."""
         counts: dict[str, int] = {}
         request, response = exchange.get("request"), exchange.get("response")
         pending: list[Any] = []
@@ -252,11 +257,19 @@ class Compactor:
                 pending.append(response["body"].get("json"))
             for event in response.get("events") or ():
                 if isinstance(event, dict):
-                    pending += [event.get(key) for key in ("data", "json", "message")]
+                    pending += [event[key] for key in ("data", "json", "message") if key in event]
+        for value in pending:  # each JSON value whole, encoded once: its digest is kept for what follows
+            if isinstance(value, dict | list):
+                encoded = orjson.dumps(value)
+                if _REFERS in encoded:
+                    return None
+                self._digests[id(value)] = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
+        if pending and isinstance(pending[0], dict) and pending[0] is _json(request):  # never a part itself
+            pending += pending.pop(0).values()
         while pending:
             value = pending.pop()
             size, ident = self._digest(value)
-            if size < MIN_BYTES:
+            if size < MIN_BYTES or ident in self._known or ident in self._answers:
                 continue
             counts[ident] = counts.get(ident, 0) + 1
             if isinstance(value, dict):
@@ -266,14 +279,15 @@ class Compactor:
         return {ident for ident, count in counts.items() if count > 1}
 
 
+def _json(request: Any) -> Any:
+    body = request.get("body") if isinstance(request, dict) else None
+    return body.get("json") if isinstance(body, dict) else None
+
+
 def compacted(exchanges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """A whole cassette's stored exchanges, in order, compacted."""
     compactor = Compactor()
     return (compactor.compact(exchange) for exchange in exchanges)
-
-
-def _mentions_ref(exchange: dict[str, Any]) -> bool:
-    return _REFERS in orjson.dumps(exchange)
 
 
 class Parts:
