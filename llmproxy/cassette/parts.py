@@ -52,7 +52,6 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
 
 # A reference in JSON text: compact, or as the cassette lays it out. In a JSON string the quotes would be
 # escaped, so only an object can match.
-_REFERS = b'"$part"'
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
 _FROM_ANSWER = b'{"$answer":'
 _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
@@ -84,6 +83,7 @@ class Compactor:
         self._recurring: set[str] = set()  # the part ids of values it holds more than once
         self._answered: list[dict[str, Any]] = []  # exchanges whose answers are not read yet (`answers.py`)
         self._answers: dict[str, dict[str, Any]] = {}  # what earlier answers gave: part id → {"$answer": N, …}
+        self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
         """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
@@ -156,16 +156,21 @@ class Compactor:
 
     def _whole_list(self, value: list[Any], new: dict[str, Any]) -> Any:
         """A list of instructions or tools, each item referred to, and the list itself a part too: every later
-        call that sends the same list says so in one reference, not one per tool."""
-        size, ident = self._digest(value)
-        if ident in self._known:
-            return {REF: ident}
+        call that sends the same list says so in one reference, not one per tool. Its id hashes the list as
+        written, references and all (each names its item's content), so a reader checks it without hashing
+        every tool a second time."""
+        size, whole = self._digest(value)
+        if whole in self._lists:
+            return {REF: self._lists[whole]}
         listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in value]
         shared: Any = listed if any(a is not b for a, b in zip(listed, value, strict=True)) else value
         if len(value) < 2 or size < MIN_BYTES:
             return shared
-        self._known.add(ident)
-        new[ident] = shared  # after its items' parts
+        ident = part_id(orjson.dumps(shared))
+        self._lists[whole] = ident
+        if ident not in self._known:
+            self._known.add(ident)
+            new[ident] = shared  # after its items' parts
         return {REF: ident}
 
     def _response(self, response: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -261,7 +266,7 @@ class Compactor:
         for value in pending:  # each JSON value whole, encoded once: its digest is kept for what follows
             if isinstance(value, dict | list):
                 encoded = orjson.dumps(value)
-                if _REFERS in encoded:
+                if _find_reference(encoded, 0) >= 0:
                     return None
                 self._digests[id(value)] = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
         if pending and isinstance(pending[0], dict) and pending[0] is _json(request):  # never a part itself
@@ -312,25 +317,36 @@ class Parts:
         if opening < 0:  # no parts, so no references (or another layout: read the slower way)
             return self.resolve(orjson.loads(memoryview(data)[start:end]))
         after = opening + len(_PARTS_OPENING)
+        lines: list[bytes] = []
         if data.startswith(b"},", after):  # refers to earlier parts only
             cut = after + 2
-        else:
-            closing = data.find(_PARTS_CLOSING, after, end)
-            if closing < 0:
+        else:  # one part a line; JSON text holds no raw newline, so each line ends at the next one
+            at = after + 1
+            while True:
+                line_end = data.find(b"\n", at + 1, end)
+                if line_end < 0:
+                    return self.resolve(orjson.loads(memoryview(data)[start:end]))
+                line = data[at + 1 : line_end]
+                if not line.endswith(b","):
+                    lines.append(line)
+                    break
+                lines.append(line[:-1])
+                at = line_end
+            if not data.startswith(_PARTS_CLOSING, line_end):
                 return self.resolve(orjson.loads(memoryview(data)[start:end]))
-            cut = closing + len(_PARTS_CLOSING)
+            cut = line_end + len(_PARTS_CLOSING)
         rest = data[start:opening] + data[cut:end]
         who = _who(rest)
-        if cut != after + 2:
-            self._introduce_lines(who, data[after + 1 : cut - len(_PARTS_CLOSING)])
+        if lines:
+            self._introduce_lines(who, lines)
         return self._remember(orjson.loads(self._put_back(who, rest)))
 
-    def _introduce_lines(self, who: str, block: bytes) -> None:
+    def _introduce_lines(self, who: str, lines: list[bytes]) -> None:
         """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
-        for line in block.split(b",\n"):
+        for line in lines:
             found = _PART_LINE.match(line)
             if found is None:  # not laid out as llmproxy writes it: parsed
-                introduced = orjson.loads(b"{" + block + b"}")
+                introduced = orjson.loads(b"{" + b",".join(lines) + b"}")
                 if not isinstance(introduced, dict):
                     raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
                 self._introduce(who, introduced)
@@ -339,11 +355,14 @@ class Parts:
             if encoded.startswith(_FROM_ANSWER):
                 self._from_answer(who, ident, orjson.loads(encoded))
                 continue
-            encoded = self._put_back(who, encoded)  # a part may refer to earlier ones
-            if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
-                self._introduce(who, {ident.decode(): orjson.loads(encoded)})
+            whole = self._put_back(who, encoded)  # a part may refer to earlier ones
+            # a list of parts is checked by its references as written; any other part by its whole JSON as written,
+            # else as its compact JSON
+            listed = whole is not encoded and part_id(encoded) == ident.decode()
+            if listed or part_id(whole) == ident.decode():
+                self._parts[ident] = whole
             else:
-                self._parts[ident] = encoded
+                self._introduce(who, {ident.decode(): orjson.loads(whole)})
 
     def resolve(self, data: Any) -> Any:
         """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
@@ -363,8 +382,9 @@ class Parts:
             if isinstance(value, dict) and ANSWER in value:
                 self._from_answer(who, ident.encode(), value)
                 continue
-            encoded = self._put_back(who, orjson.dumps(value))
-            if (found := part_id(encoded)) != ident:
+            written = orjson.dumps(value)
+            encoded = self._put_back(who, written)
+            if (found := part_id(encoded)) != ident and not (encoded is not written and part_id(written) == ident):
                 raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
             self._parts[ident.encode()] = encoded
 
@@ -394,7 +414,7 @@ class Parts:
 
     def _put_back(self, who: str, text: bytes) -> bytes:
         """JSON text with each reference replaced by its part's."""
-        at = text.find(_REFERS)
+        at = _find_reference(text, 0)
         if at < 0:
             return text
         pieces, done = [], 0
@@ -408,9 +428,18 @@ class Parts:
                 raise PartError(f"{who}: part {found[1].decode()} is not introduced by it or an earlier exchange")
             pieces += [text[done:brace], part]
             done = found.end()
-            at = text.find(_REFERS, done)
+            at = _find_reference(text, done)
         pieces.append(text[done:])
         return b"".join(pieces)
+
+
+def _find_reference(text: bytes, start: int) -> int:
+    """Where the next ``"$part"`` is in JSON text, or -1: found by its ``$`` (a search for one byte is several
+    times faster than one for a string, and JSON text rarely holds a ``$``)."""
+    at = text.find(b"$", start + 1)
+    while at >= 0 and not (text[at - 1] == 0x22 and text.startswith(b'part"', at + 1)):  # 0x22: '"'
+        at = text.find(b"$", at + 1)
+    return at - 1 if at >= 0 else -1
 
 
 def _who(text: bytes) -> str:

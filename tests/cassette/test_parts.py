@@ -41,6 +41,11 @@ def turn(number: int, tools: list[dict[str, object]] = TOOLS, system: str = SYST
     return exchange(request(body), response(events=events, content_type="text/event-stream"))
 
 
+def list_id(tools: list[dict[str, object]]) -> str:
+    """A tool list's part id: the hash of its references, as written (each names its tool's content)."""
+    return part_id(orjson.dumps([{"$part": part_id(orjson.dumps(tool))} for tool in tools]))
+
+
 def record(path: Path, *exchanges: RawExchange) -> None:
     writer = CassetteWriter.open(path, Redactor())
     writer.start()
@@ -64,8 +69,8 @@ def test_a_session_stores_its_system_prompt_and_each_tool_once(tmp_path: Path) -
     assert second[PARTS] == third[PARTS] == {}
     body = first["request"]["body"]["json"]  # type: ignore[index]
     assert body["system"] == {"$part": part_id(orjson.dumps(SYSTEM))}
-    assert body["tools"] == {"$part": part_id(orjson.dumps(TOOLS))}
-    assert first[PARTS][part_id(orjson.dumps(TOOLS))] == [{"$part": part_id(orjson.dumps(t))} for t in TOOLS]  # type: ignore[index]
+    assert body["tools"] == {"$part": list_id(TOOLS)}
+    assert first[PARTS][list_id(TOOLS)] == [{"$part": part_id(orjson.dumps(t))} for t in TOOLS]  # type: ignore[index]
     # readers see every request whole
     for number, loaded in enumerate(load_cassette(path).exchanges):
         assert isinstance(loaded.request.body, JsonBody)
@@ -80,7 +85,7 @@ def test_a_tool_list_changed_by_one_tool_stores_one_new_tool(tmp_path: Path) -> 
     record(path, turn(0), turn(1, tools=changed))
     second = stored(path)[1]
     # the new tool, and the new list, which refers to the tools the first list has too
-    assert list(second[PARTS]) == [part_id(orjson.dumps(changed[3])), part_id(orjson.dumps(changed))]  # type: ignore[call-overload]
+    assert list(second[PARTS]) == [part_id(orjson.dumps(changed[3])), list_id(changed)]  # type: ignore[call-overload]
 
 
 def test_appending_a_turn_leaves_every_earlier_line_as_it_was(tmp_path: Path) -> None:
@@ -110,7 +115,7 @@ def test_ids_depend_on_content_not_on_order(tmp_path: Path) -> None:
     forward, backward = tmp_path / "f.json", tmp_path / "b.json"
     record(forward, turn(0), turn(1, tools=TOOLS[::-1]))
     record(backward, turn(0, tools=TOOLS[::-1]), turn(1))
-    listed, reversed_ = part_id(orjson.dumps(TOOLS)), part_id(orjson.dumps(TOOLS[::-1]))  # two lists: two parts
+    listed, reversed_ = list_id(TOOLS), list_id(TOOLS[::-1])  # two lists: two parts
     assert set(stored(forward)[0][PARTS]) - {listed} == set(stored(backward)[0][PARTS]) - {reversed_}  # type: ignore[arg-type]
     assert set(stored(forward)[1][PARTS]) == {reversed_}  # type: ignore[arg-type]
 
