@@ -385,6 +385,10 @@ def test_an_answer_sent_back_in_the_next_request_is_stored_once(tmp_path: Path) 
     assert text.count("line 29 expects") == 1  # in the answer's stream, not again in the history
     assert text.count("--deselect tests/test_11.py") == 1
     second = stored(path)[1]
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("* **What an answer gives back**") :]
+    documented = section[section.index("```json") + 7 : section.index("```\n", section.index("```json"))]
+    assert second[PARTS] == orjson.loads("{" + documented.strip().removeprefix('"parts": {'))  # the docs' example
     assert second[PARTS] == {  # type: ignore[comparison-overlap]
         part_id(orjson.dumps(ANSWER)): {
             "$answer": 1,
