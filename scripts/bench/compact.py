@@ -39,7 +39,8 @@ TARGETS = {"40-turn session": 1.3, "claude-code-tool-loop": 1.3, "opencode-tool-
 
 
 def session(turns: int = 40) -> list[RawExchange]:
-    """An Anthropic SDK agent session: the same system prompt and tools every turn, its history re-sent."""
+    """An Anthropic SDK agent session: the same system prompt and tools every turn, its history re-sent, each
+    answer streamed as the API streams it (a text block, 100 characters a delta) and sent back in the next turn."""
     system = " ".join(f"Rule {n}: keep the change small and say what you did and why." for n in range(180))
     tools = [
         {
@@ -60,8 +61,8 @@ def session(turns: int = 40) -> list[RawExchange]:
             {"type": "message_start", "message": {**start, "usage": {"input_tokens": 10 * turn, "output_tokens": 1}}},
             {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
             *(
-                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": answer[i : i + 100]}}
-                for i in range(0, len(answer), 100)
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                for piece in (answer[i : i + 100] for i in range(0, len(answer), 100))
             ),
             {"type": "content_block_stop", "index": 0},
             {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 250}},
