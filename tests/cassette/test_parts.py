@@ -172,18 +172,37 @@ def test_a_large_value_an_answer_repeats_is_stored_once(tmp_path: Path) -> None:
     ]
 
 
+def write_plain(source: Path, path: Path) -> Path:
+    """`source` written as llmproxy wrote cassettes before shared parts: every value in place."""
+    stored = [dump(exchange) for exchange in read_exchanges(source)]
+    path.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": stored}, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def replayed(path: Path) -> list[object]:
+    """What replay answers each recorded HTTP request of a cassette with, in order."""
+    index = ReplayIndex(load_recorded(path))
+    answers = []
+    for recorded in list(index.recorded):
+        if recorded.websocket is None:
+            hit = index.take(recorded.request, recorded.provider)
+            assert isinstance(hit, ReplayHit)
+            answers.append(hit)
+    return answers
+
+
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: str(path.relative_to(ROOT / "cassettes")))
-def test_compacting_a_committed_cassette_loses_nothing(path: Path, tmp_path: Path) -> None:
-    copy = tmp_path / path.name
-    shutil.copy(path, copy)
-    compact_cassette(copy)
-    assert load_cassette(copy) == load_cassette(path)
-    assert list(load_recorded(copy)) == list(load_recorded(path))
-    assert read_exchanges(copy) == read_exchanges(path)  # histories still shared as they were
-    assert read_stored(copy) == read_stored(path)
-    compacted = copy.read_bytes()
-    assert compact_cassette(copy)[1] == len(compacted)
-    assert copy.read_bytes() == compacted
+def test_a_committed_cassette_is_compact_and_reads_as_it_did_whole(path: Path, tmp_path: Path) -> None:
+    """Each committed cassette, written as before parts (every value in place), reads, replays and answers the
+    same as the committed file; compacting that gives back the committed file byte for byte."""
+    plain = write_plain(path, tmp_path / path.name)
+    assert load_cassette(plain) == load_cassette(path)
+    assert list(load_recorded(plain)) == list(load_recorded(path))
+    assert read_stored(plain) == read_stored(path)  # histories still shared as they were
+    assert replayed(plain) == replayed(path)
+    compact_cassette(plain)
+    assert plain.read_bytes() == path.read_bytes()
+    assert compact_cassette(plain)[1] == path.stat().st_size  # compacting again changes nothing
 
 
 def test_a_missing_part_is_one_line_naming_the_exchange_and_the_part(tmp_path: Path) -> None:
@@ -232,14 +251,13 @@ def test_a_journal_refers_to_its_cassettes_parts(tmp_path: Path) -> None:
 
 
 def test_the_compact_command_rewrites_each_file_and_says_so(tmp_path: Path) -> None:
-    source = ROOT / "cassettes" / "claude-code-tool-loop.json"
-    copy = tmp_path / source.name
-    shutil.copy(source, copy)
+    copy = write_plain(ROOT / "cassettes" / "claude-code-tool-loop.json", tmp_path / "c.json")
+    before = copy.stat().st_size
     runner = CliRunner()
     result = runner.invoke(main, ["cassette", "compact", str(copy), str(tmp_path / "missing.json")])
     assert result.exit_code == 2
     size = copy.stat().st_size
-    assert f"{copy}: {source.stat().st_size:,} → {size:,} bytes" in result.output
+    assert f"{copy}: {before:,} → {size:,} bytes" in result.output
     assert f"cannot compact: {tmp_path / 'missing.json'}: no such cassette" in result.output
     assert not journal_path(copy).exists()
     again = runner.invoke(main, ["cassette", "compact", str(copy)])
@@ -293,8 +311,9 @@ def test_reports_and_conversions_of_a_compacted_cassette_are_the_same(command: l
     before, after = tmp_path / "before" / "c.json", tmp_path / "after" / "c.json"
     for path in (before, after):
         path.parent.mkdir()
-        shutil.copy(source, path)
+        write_plain(source, path)
     compact_cassette(after)
+    assert after.stat().st_size < before.stat().st_size / 2
     runner = CliRunner()
     said = [runner.invoke(main, [*command, str(path)]) for path in (before, after)]
     assert said[0].exit_code == said[1].exit_code == 0
