@@ -64,9 +64,16 @@ def answer_value(exchange: dict[str, Any], place: Any) -> bytes | None:
     keys = place["path"].split(".") if place["path"] else []
     if "when" in place:
         when, texts = place["when"], []
+        if not isinstance(when, dict):
+            return None
+        first = next(iter(when.items()), None)
         for event in response.get("events") or ():
             payload = _payload(event)
-            if isinstance(payload, dict) and _when(payload) == when:
+            if (
+                isinstance(payload, dict)
+                and (first is None or payload.get(first[0], _NOTHING) == first[1])  # most events differ here
+                and _when(payload) == when
+            ):
                 text = _at(payload, keys)
                 if isinstance(text, str):
                     texts.append(text)
@@ -91,7 +98,14 @@ def _found(found: dict[bytes, Place], encoded: bytes, place: Place, min_bytes: i
 
 
 def _payload(event: Any) -> Any:
-    return next((event[key] for key in _PAYLOADS if key in event), None) if isinstance(event, dict) else None
+    if isinstance(event, dict):
+        for key in _PAYLOADS:
+            if key in event:
+                return event[key]
+    return None
+
+
+_NOTHING = object()
 
 
 def _when(payload: dict[str, Any]) -> dict[str, Any]:
