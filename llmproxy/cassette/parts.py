@@ -22,6 +22,7 @@ stored without parts (whole), and its object is never taken for a reference.
 
 import hashlib
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -54,6 +55,9 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
 # escaped, so only an object can match.
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
 _FROM_ANSWER = b'{"$answer":'
+# A part names the answer of one of the exchanges this many ids before it, at most: an agent sends an answer back
+# in its next call, and a reader of a long recording keeps only these answers, not every one it has read.
+ANSWERS_BACK = 64
 _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
@@ -83,6 +87,7 @@ class Compactor:
         self._recurring: set[str] = set()  # the part ids of values it holds more than once
         self._answered: list[dict[str, Any]] = []  # exchanges whose answers are not read yet (`answers.py`)
         self._answers: dict[str, dict[str, Any]] = {}  # what earlier answers gave: part id → {"$answer": N, …}
+        self._given: deque[tuple[int, list[str]]] = deque()  # which of them each answer gave, oldest first
         self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +98,7 @@ class Compactor:
         response = exchange.get("response")
         whole = exchange
         if isinstance(body, dict) and "json" in body:
-            self._read_answers()
+            self._read_answers(exchange.get("id"))
         recurring = self._count(exchange)
         if recurring is None:
             self._digests.clear()
@@ -229,13 +234,21 @@ class Compactor:
         self._seen.add(ident)
         return inner
 
-    def _read_answers(self) -> None:
+    def _read_answers(self, exchange_id: object) -> None:
         """The values of the answers compacted since the last request, by part id: read once, when a request
-        that may send them back comes."""
+        that may send them back comes; those of answers more than `ANSWERS_BACK` ids before it forgotten."""
         for exchange in self._answered:
+            given = []
             for place, encoded in answer_values(exchange, MIN_BYTES):
-                self._answers.setdefault(part_id(encoded), {ANSWER: exchange["id"], **place})
+                ident = part_id(encoded)
+                if ident not in self._answers:
+                    self._answers[ident] = {ANSWER: exchange["id"], **place}
+                    given.append(ident)
+            self._given.append((exchange["id"], given))
         self._answered.clear()
+        while self._given and isinstance(exchange_id, int) and self._given[0][0] < exchange_id - ANSWERS_BACK:
+            for ident in self._given.popleft()[1]:
+                del self._answers[ident]
 
     def _digest(self, value: Any) -> tuple[int, str]:
         """The size of a value's compact JSON and its part id; (0, "") for what is never a part (a number)."""
@@ -393,7 +406,10 @@ class Parts:
         source = place.get(ANSWER)
         answer = self._answers.get(source) if isinstance(source, int) else None
         if answer is None:
-            raise PartError(f"{who}: part {ident.decode()} names {source!r}, not an earlier exchange with an answer")
+            raise PartError(
+                f"{who}: part {ident.decode()} names {source!r}, not one of the {ANSWERS_BACK} exchanges before it "
+                "with an answer"
+            )
         encoded = answer_value(answer, place)
         if encoded is None:
             raise PartError(
@@ -410,6 +426,8 @@ class Parts:
         """An exchange just read, its answer kept for a later part that is a value of it."""
         if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
             self._answers[data["id"]] = {"response": data["response"]}
+            while (oldest := next(iter(self._answers))) < data["id"] - ANSWERS_BACK:
+                del self._answers[oldest]
         return data
 
     def _put_back(self, who: str, text: bytes) -> bytes:

@@ -476,3 +476,19 @@ def test_a_part_an_answer_no_longer_gives_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["cassette", "check", str(path)])
     assert result.exit_code == 2
     assert said in result.output
+
+
+def test_an_answer_more_than_64_exchanges_back_is_stored_again(tmp_path: Path) -> None:
+    """A reader keeps the answers of the 64 exchanges before the one it reads, not every one: an answer sent back
+    later than that is stored again."""
+    path = tmp_path / "c.json"
+    sent = orjson.loads(turn(0).request.body)
+    again = {**sent, "messages": [*sent["messages"], {"role": "assistant", "content": ANSWER}]}
+    asked = [{"model": "x", "messages": [{"role": "user", "content": f"{n}"}]} for n in range(64)]
+    fillers = [exchange(request(body), response()) for body in asked]
+    record(path, exchange(turn(0).request, anthropic_answer()), *fillers, exchange(request(again), response()))
+    late = stored(path)[65]
+    assert late["id"] == 66
+    assert all("$answer" not in str(value) for value in late[PARTS].values())  # type: ignore[attr-defined]
+    assert path.read_text().count("line 29 expects") == 2
+    assert load_cassette(path).exchanges[-1].request.body == JsonBody(json=again)
