@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from llmproxy.cassette.history import history, with_list
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
 from llmproxy.cassette.parts import PARTS, PartError, Parts
 from llmproxy.errors import CassetteError
@@ -86,6 +87,11 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
         shown = {**shown, PARTS: {}}
     if events:
         shown = {**shown, "response": {**response, "events": []}}  # type: ignore[dict-item]
+    conversation = _conversation(exchange)
+    if conversation is not None:
+        request, path, items = conversation
+        body = {**request["body"], "json": with_list(request["body"]["json"], path, [])}
+        shown = {**shown, "request": {**request, "body": body}}
     text = orjson.dumps(shown, option=orjson.OPT_INDENT_2)
     # The exchange's own fields are indented by two, its request's and response's by four: deeper ones by more.
     if parts:
@@ -96,11 +102,28 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     if events:
         listed = b",\n".join(_event(event) for event in events)
         text = text.replace(b'\n    "events": []', b'\n    "events": [\n%s\n    ]' % listed, 1)
+    if conversation is not None:
+        _, path, items = conversation
+        indent = b" " * (6 + 2 * len(path))  # the keys of the request body's JSON are indented by eight
+        listed = b",\n".join(b"%s  %s" % (indent, orjson.dumps(item)) for item in items)
+        key = b"\n%s%s: []" % (indent, orjson.dumps(path[-1]))
+        text = text.replace(key, b"%s: [\n%s\n%s]" % (key[:-4], listed, indent), 1)
     return _SPREAD_REFERENCE.sub(rb'{"$part": \1}', text).replace(b"\n", b"\n    ")
 
 
 # A reference as orjson indents it (JSON strings hold no raw newline: only an object can match).
 _SPREAD_REFERENCE = re.compile(rb'\{\n *"\$part": ("[0-9a-f]{12}")\n *\}')
+
+
+def _conversation(exchange: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], list[Any]] | None:
+    """The request, the path and the items of a stored request's non-empty history list (`history.history`)."""
+    request = exchange.get("request")
+    body = request.get("body") if isinstance(request, dict) else None
+    json_ = body.get("json") if isinstance(body, dict) else None
+    found = history(json_) if isinstance(json_, dict) else None
+    if found is None or not found[1]:
+        return None
+    return request, found[0], found[1]  # type: ignore[return-value]
 
 
 def _event(event: dict[str, Any]) -> bytes:

@@ -176,8 +176,9 @@ class Exchange(_Model):
         None,
         description="shared parts this exchange introduces, by id (the first 12 hex digits of the SHA-256 of the "
         'part\'s compact JSON); in it and every later exchange, a {"$part": ID} object in a request body or a '
-        "response stands for the part. Present (if empty) on every exchange that refers to one; readers put the "
-        "parts back (docs/cassette-format.md)",
+        'response stands for the part. A part written as {"$answer": N, "path": …} is a value exchange N\'s '
+        "answer gives (its text, a tool call's input), not written again. Present (if empty) on every exchange "
+        "that refers to one; readers put the parts back (docs/cassette-format.md)",
     )
     request: Request
     response: Response | None = None

@@ -6,9 +6,12 @@ these. So a stored exchange may name, in ``parts``, values it introduces, each u
 content (the first 12 hex digits of the SHA-256 of its compact JSON), and any JSON value in its request body or
 response (body, events) may be the object ``{"$part": ID}``, standing for a part this exchange or an earlier one
 in the same cassette introduced. Parts are taken from request bodies at the places that hold instructions — each
-tool definition alone, so a tool list that changes by one tool stores one new tool — and, anywhere else, a large
-value the moment it is seen again. Ids depend on content alone: recording the same session again writes the same
-parts, in the same places.
+tool definition alone, so a tool list that changes by one tool stores one new tool, and the list of them as a part
+of references, so a later call that sends the same list says so once — and, anywhere else, a large value the
+moment it is seen again. A value an earlier answer gave (its text, a tool call's input), which an agent sends back
+in the history of its next call, is a part that is not written again: ``{"$answer": N, "path": …}`` says where
+exchange N's answer gives it (`answers.py`), and its id is checked against what the answer gives when it is
+read. Ids depend on content alone: recording the same session again writes the same parts, in the same places.
 
 `Compactor` turns stored exchanges (as `model.dump` gives them, redacted, histories shared) into that form, one
 after the other in cassette order; `Parts` turns them back, one after the other, when the file is read, so every
@@ -19,15 +22,18 @@ stored without parts (whole), and its object is never taken for a reference.
 
 import hashlib
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
 
+from llmproxy.cassette.answers import answer_value, answer_values
 from llmproxy.cassette.history import history
 
 PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
 REF = "$part"
+ANSWER = "$answer"  # a part introduced as {"$answer": N, "path": …}: a value exchange N's answer gives (`answers.py`)
 MIN_BYTES = 256  # a smaller value costs about as much to refer to as to store again
 LARGE_BYTES = 1024  # a request's value this large is a part the first time it is seen (it may well come again)
 ID_HEX = 12
@@ -47,8 +53,11 @@ _AT_ONCE: tuple[tuple[str, ...], ...] = (
 
 # A reference in JSON text: compact, or as the cassette lays it out. In a JSON string the quotes would be
 # escaped, so only an object can match.
-_REFERS = b'"$part"'
 _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
+_FROM_ANSWER = b'{"$answer":'
+# A part names the answer of one of the exchanges this many ids before it, at most: an agent sends an answer back
+# in its next call, and a reader of a long recording keeps only these answers, not every one it has read.
+ANSWERS_BACK = 64
 _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
@@ -76,6 +85,10 @@ class Compactor:
         self._seen: set[str] = set()  # large values seen once, not parts (yet)
         self._digests: dict[int, tuple[int, str]] = {}  # for the exchange being compacted: id(value) → size, id
         self._recurring: set[str] = set()  # the part ids of values it holds more than once
+        self._answered: list[dict[str, Any]] = []  # exchanges whose answers are not read yet (`answers.py`)
+        self._answers: dict[str, dict[str, Any]] = {}  # what earlier answers gave: part id → {"$answer": N, …}
+        self._given: deque[tuple[int, list[str]]] = deque()  # which of them each answer gave, oldest first
+        self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
         """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
@@ -83,11 +96,16 @@ class Compactor:
         request = exchange.get("request")
         body = request.get("body") if isinstance(request, dict) else None
         response = exchange.get("response")
-        if _mentions_ref(exchange):
+        whole = exchange
+        if isinstance(body, dict) and "json" in body:
+            self._read_answers(exchange.get("id"))
+        recurring = self._count(exchange)
+        if recurring is None:
+            self._digests.clear()
             return exchange
+        self._recurring = recurring
         new: dict[str, Any] = {}
         changed = False
-        self._recurring = self._count(exchange)
         if isinstance(body, dict) and "json" in body:
             json_ = self._request_json(body["json"], new)
             if json_ is not body["json"]:
@@ -99,6 +117,8 @@ class Compactor:
                 exchange = {**exchange, "response": shared}
                 changed = True
         self._digests.clear()
+        if isinstance(response, dict) and isinstance(whole.get("id"), int):
+            self._answered.append(whole)
         if not changed:
             return exchange
         ordered: dict[str, Any] = {}
@@ -126,8 +146,7 @@ class Compactor:
             here = (*path, key)
             if here in _AT_ONCE:
                 if isinstance(item, list):
-                    listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in item]
-                    shared: Any = listed if any(a is not b for a, b in zip(listed, item, strict=True)) else item
+                    shared = self._whole_list(item, new)
                 else:
                     shared = self._value(item, new, introduce_from=MIN_BYTES)
             elif isinstance(item, dict) and any(p[: len(here)] == here for p in (*_AT_ONCE, *conversation)):
@@ -139,6 +158,25 @@ class Compactor:
             changed = changed or shared is not item
             result[key] = shared
         return result if changed else value
+
+    def _whole_list(self, value: list[Any], new: dict[str, Any]) -> Any:
+        """A list of instructions or tools, each item referred to, and the list itself a part too: every later
+        call that sends the same list says so in one reference, not one per tool. Its id hashes the list as
+        written, references and all (each names its item's content), so a reader checks it without hashing
+        every tool a second time."""
+        size, whole = self._digest(value)
+        if whole in self._lists:
+            return {REF: self._lists[whole]}
+        listed = [self._value(each, new, introduce_from=MIN_BYTES) for each in value]
+        shared: Any = listed if any(a is not b for a, b in zip(listed, value, strict=True)) else value
+        if len(value) < 2 or size < MIN_BYTES:
+            return shared
+        ident = part_id(orjson.dumps(shared))
+        self._lists[whole] = ident
+        if ident not in self._known:
+            self._known.add(ident)
+            new[ident] = shared  # after its items' parts
+        return {REF: ident}
 
     def _response(self, response: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         result = dict(response)
@@ -172,6 +210,11 @@ class Compactor:
             return value
         if ident in self._known:
             return {REF: ident}
+        source = self._answers.get(ident)
+        if source is not None:  # what an earlier answer gave, sent back in this request's history
+            self._known.add(ident)
+            new[ident] = source
+            return {REF: ident}
         inner = value
         if isinstance(value, dict):
             items = {key: self._value(item, new, strings_from=strings_from) for key, item in value.items()}
@@ -191,6 +234,22 @@ class Compactor:
         self._seen.add(ident)
         return inner
 
+    def _read_answers(self, exchange_id: object) -> None:
+        """The values of the answers compacted since the last request, by part id: read once, when a request
+        that may send them back comes; those of answers more than `ANSWERS_BACK` ids before it forgotten."""
+        for exchange in self._answered:
+            given = []
+            for place, encoded in answer_values(exchange, MIN_BYTES):
+                ident = part_id(encoded)
+                if ident not in self._answers:
+                    self._answers[ident] = {ANSWER: exchange["id"], **place}
+                    given.append(ident)
+            self._given.append((exchange["id"], given))
+        self._answered.clear()
+        while self._given and isinstance(exchange_id, int) and self._given[0][0] < exchange_id - ANSWERS_BACK:
+            for ident in self._given.popleft()[1]:
+                del self._answers[ident]
+
     def _digest(self, value: Any) -> tuple[int, str]:
         """The size of a value's compact JSON and its part id; (0, "") for what is never a part (a number)."""
         if not isinstance(value, dict | list | str):
@@ -202,9 +261,10 @@ class Compactor:
             self._digests[id(value)] = known
         return known
 
-    def _count(self, exchange: dict[str, Any]) -> set[str]:
+    def _count(self, exchange: dict[str, Any]) -> set[str] | None:
         """The part ids of the large values an exchange holds more than once (the Responses API echoes its
-        request's tools in three events)."""
+        request's tools in three events); None when its JSON holds a ``{"$part": …}`` object of its own. A value
+        already a part (or an answer's) is referred to whole: what is in it is not looked at."""
         counts: dict[str, int] = {}
         request, response = exchange.get("request"), exchange.get("response")
         pending: list[Any] = []
@@ -215,11 +275,19 @@ class Compactor:
                 pending.append(response["body"].get("json"))
             for event in response.get("events") or ():
                 if isinstance(event, dict):
-                    pending += [event.get(key) for key in ("data", "json", "message")]
+                    pending += [event[key] for key in ("data", "json", "message") if key in event]
+        for value in pending:  # each JSON value whole, encoded once: its digest is kept for what follows
+            if isinstance(value, dict | list):
+                encoded = orjson.dumps(value)
+                if _find_reference(encoded, 0) >= 0:
+                    return None
+                self._digests[id(value)] = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
+        if pending and isinstance(pending[0], dict) and pending[0] is _json(request):  # never a part itself
+            pending += pending.pop(0).values()
         while pending:
             value = pending.pop()
             size, ident = self._digest(value)
-            if size < MIN_BYTES:
+            if size < MIN_BYTES or ident in self._known or ident in self._answers:
                 continue
             counts[ident] = counts.get(ident, 0) + 1
             if isinstance(value, dict):
@@ -229,26 +297,30 @@ class Compactor:
         return {ident for ident, count in counts.items() if count > 1}
 
 
+def _json(request: Any) -> Any:
+    body = request.get("body") if isinstance(request, dict) else None
+    return body.get("json") if isinstance(body, dict) else None
+
+
 def compacted(exchanges: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """A whole cassette's stored exchanges, in order, compacted."""
     compactor = Compactor()
     return (compactor.compact(exchange) for exchange in exchanges)
 
 
-def _mentions_ref(exchange: dict[str, Any]) -> bool:
-    return _REFERS in orjson.dumps(exchange)
-
-
 class Parts:
     """The parts a cassette's exchanges introduced so far, read in file order: `read` (an exchange as the cassette
     lays it out) and `resolve` (one already parsed) give each exchange back whole. References are replaced in
-    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts."""
+    the exchange's JSON text, by the part's, so an exchange is parsed once, whole, as it was before parts (putting
+    parsed values back instead would walk every exchange's JSON in Python: slower than parsing the text again)."""
 
     def __init__(self) -> None:
         self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON, its own references put back
+        self._answers: dict[int, dict[str, Any]] = {}  # exchange id → {"response": its answer}
 
     def clear(self) -> None:
         self._parts.clear()
+        self._answers.clear()
 
     def read(self, data: bytes, start: int, end: int) -> Any:
         """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
@@ -258,61 +330,109 @@ class Parts:
         if opening < 0:  # no parts, so no references (or another layout: read the slower way)
             return self.resolve(orjson.loads(memoryview(data)[start:end]))
         after = opening + len(_PARTS_OPENING)
+        lines: list[bytes] = []
         if data.startswith(b"},", after):  # refers to earlier parts only
             cut = after + 2
-        else:
-            closing = data.find(_PARTS_CLOSING, after, end)
-            if closing < 0:
+        else:  # one part a line; JSON text holds no raw newline, so each line ends at the next one
+            at = after + 1
+            while True:
+                line_end = data.find(b"\n", at + 1, end)
+                if line_end < 0:
+                    return self.resolve(orjson.loads(memoryview(data)[start:end]))
+                line = data[at + 1 : line_end]
+                if not line.endswith(b","):
+                    lines.append(line)
+                    break
+                lines.append(line[:-1])
+                at = line_end
+            if not data.startswith(_PARTS_CLOSING, line_end):
                 return self.resolve(orjson.loads(memoryview(data)[start:end]))
-            cut = closing + len(_PARTS_CLOSING)
+            cut = line_end + len(_PARTS_CLOSING)
         rest = data[start:opening] + data[cut:end]
         who = _who(rest)
-        if cut != after + 2:
-            self._introduce_lines(who, data[after + 1 : cut - len(_PARTS_CLOSING)])
-        return orjson.loads(self._put_back(who, rest))
+        if lines:
+            self._introduce_lines(who, lines)
+        return self._remember(orjson.loads(self._put_back(who, rest)))
 
-    def _introduce_lines(self, who: str, block: bytes) -> None:
+    def _introduce_lines(self, who: str, lines: list[bytes]) -> None:
         """The parts block's lines, each `"ID": <compact JSON>`, read without parsing what the part holds."""
-        nested = _REFERS in block  # a part that refers to earlier parts (one look at the whole block)
-        for line in block.split(b",\n"):
+        for line in lines:
             found = _PART_LINE.match(line)
             if found is None:  # not laid out as llmproxy writes it: parsed
-                introduced = orjson.loads(b"{" + block + b"}")
+                introduced = orjson.loads(b"{" + b",".join(lines) + b"}")
                 if not isinstance(introduced, dict):
                     raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
                 self._introduce(who, introduced)
                 return
             ident, encoded = found[1], line[found.end() :]
-            if nested:
-                encoded = self._put_back(who, encoded)
-            if part_id(encoded) != ident.decode():  # as written, else as its compact JSON
-                self._introduce(who, {ident.decode(): orjson.loads(encoded)})
+            if encoded.startswith(_FROM_ANSWER):
+                self._from_answer(who, ident, orjson.loads(encoded))
+                continue
+            whole = self._put_back(who, encoded)  # a part may refer to earlier ones
+            # a list of parts is checked by its references as written; any other part by its whole JSON as written,
+            # else as its compact JSON
+            listed = whole is not encoded and part_id(encoded) == ident.decode()
+            if listed or part_id(whole) == ident.decode():
+                self._parts[ident] = whole
             else:
-                self._parts[ident] = encoded
+                self._introduce(who, {ident.decode(): orjson.loads(whole)})
 
     def resolve(self, data: Any) -> Any:
         """A stored exchange (parsed JSON) with its parts put back and its ``parts`` gone; anything else as it is.
         Raises PartError naming the exchange and the part."""
         if not isinstance(data, dict) or PARTS not in data:
-            return data
+            return self._remember(data)
         who = f"exchange {data['id']}" if isinstance(data.get("id"), int) else "an exchange"
         introduced = data[PARTS]
         if not isinstance(introduced, dict):
             raise PartError(f"{who}: $.{PARTS}: expected an object of parts by id")
         self._introduce(who, introduced)
         rest = orjson.dumps({key: value for key, value in data.items() if key != PARTS})
-        return orjson.loads(self._put_back(who, rest))
+        return self._remember(orjson.loads(self._put_back(who, rest)))
 
     def _introduce(self, who: str, introduced: dict[str, Any]) -> None:
         for ident, value in introduced.items():  # each after the parts it refers to
-            encoded = self._put_back(who, orjson.dumps(value))
-            if (found := part_id(encoded)) != ident:
+            if isinstance(value, dict) and ANSWER in value:
+                self._from_answer(who, ident.encode(), value)
+                continue
+            written = orjson.dumps(value)
+            encoded = self._put_back(who, written)
+            if (found := part_id(encoded)) != ident and not (encoded is not written and part_id(written) == ident):
                 raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
             self._parts[ident.encode()] = encoded
 
+    def _from_answer(self, who: str, ident: bytes, place: dict[str, Any]) -> None:
+        """Introduce part `ident` as the value an earlier exchange's answer gives at a place (`answers.py`)."""
+        source = place.get(ANSWER)
+        answer = self._answers.get(source) if isinstance(source, int) else None
+        if answer is None:
+            raise PartError(
+                f"{who}: part {ident.decode()} names {source!r}, not one of the {ANSWERS_BACK} exchanges before it "
+                "with an answer"
+            )
+        encoded = answer_value(answer, place)
+        if encoded is None:
+            raise PartError(
+                f"{who}: part {ident.decode()}: exchange {source}'s answer has nothing at {place.get('path')!r}"
+            )
+        if (found := part_id(encoded)) != ident.decode():
+            raise PartError(
+                f"{who}: part {ident.decode()} does not match what exchange {source}'s answer gives "
+                f"(which hashes to {found})"
+            )
+        self._parts[ident] = encoded
+
+    def _remember(self, data: Any) -> Any:
+        """An exchange just read, its answer kept for a later part that is a value of it."""
+        if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
+            self._answers[data["id"]] = {"response": data["response"]}
+            while (oldest := next(iter(self._answers))) < data["id"] - ANSWERS_BACK:
+                del self._answers[oldest]
+        return data
+
     def _put_back(self, who: str, text: bytes) -> bytes:
         """JSON text with each reference replaced by its part's."""
-        at = text.find(_REFERS)
+        at = _find_reference(text, 0)
         if at < 0:
             return text
         pieces, done = [], 0
@@ -326,9 +446,18 @@ class Parts:
                 raise PartError(f"{who}: part {found[1].decode()} is not introduced by it or an earlier exchange")
             pieces += [text[done:brace], part]
             done = found.end()
-            at = text.find(_REFERS, done)
+            at = _find_reference(text, done)
         pieces.append(text[done:])
         return b"".join(pieces)
+
+
+def _find_reference(text: bytes, start: int) -> int:
+    """Where the next ``"$part"`` is in JSON text, or -1: found by its ``$`` (a search for one byte is several
+    times faster than one for a string, and JSON text rarely holds a ``$``)."""
+    at = text.find(b"$", start + 1)
+    while at >= 0 and not (text[at - 1] == 0x22 and text.startswith(b'part"', at + 1)):  # 0x22: '"'
+        at = text.find(b"$", at + 1)
+    return at - 1 if at >= 0 else -1
 
 
 def _who(text: bytes) -> str:

@@ -8,7 +8,9 @@ as llmproxy wrote cassettes before shared parts (one value per line, every reque
 again) and compacted — the file's size against the largest request body it holds (its compact JSON, as replay
 sends it: targets ≤ 1.3×, Codex's ≤ 1.5×), and, in the same run, rounds alternating, how long loading takes
 (`load_cassette`: reports, check, to-expectations) and replaying every request (`load_recorded`, the replay
-index, and `take` for each recorded request): compacted against before (target: within ±5%).
+index, and `take` for each recorded request): compacted against before (target: within ±5%); and what the
+recorder's writer spends per exchange of the 40-turn session (`CassetteWriter.write`: redact, convert, share the
+history, compact, journal, write), CPU per exchange, compacting against not (the same run, alternating).
 """
 
 import argparse
@@ -18,6 +20,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import orjson
 
@@ -26,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from llmproxy.cassette.files import encode_cassette, read_exchanges  # noqa: E402
 from llmproxy.cassette.model import JsonBody, dump  # noqa: E402
-from llmproxy.cassette.parts import compacted  # noqa: E402
+from llmproxy.cassette.parts import Compactor, compacted  # noqa: E402
 from llmproxy.cassette.recorded import load_recorded  # noqa: E402
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex  # noqa: E402
@@ -39,7 +43,8 @@ TARGETS = {"40-turn session": 1.3, "claude-code-tool-loop": 1.3, "opencode-tool-
 
 
 def session(turns: int = 40) -> list[RawExchange]:
-    """An Anthropic SDK agent session: the same system prompt and tools every turn, its history re-sent."""
+    """An Anthropic SDK agent session: the same system prompt and tools every turn, its history re-sent, each
+    answer streamed as the API streams it (a text block, 100 characters a delta) and sent back in the next turn."""
     system = " ".join(f"Rule {n}: keep the change small and say what you did and why." for n in range(180))
     tools = [
         {
@@ -55,12 +60,16 @@ def session(turns: int = 40) -> list[RawExchange]:
         messages.append({"role": "user", "content": f"Step {turn}: " + f"the output of step {turn} was fine. " * 30})
         body = {"model": "claude-x", "max_tokens": 4096, "system": system, "tools": tools, "messages": list(messages)}
         answer = f"Turn {turn}: " + "I looked at the file and changed one line. " * 22
+        start = {"id": f"msg_{turn}", "type": "message", "role": "assistant", "model": "claude-x", "content": []}
         events = sse_events(
-            {"type": "message_start", "message": {"id": f"msg_{turn}", "usage": {"input_tokens": 10 * turn}}},
+            {"type": "message_start", "message": {**start, "usage": {"input_tokens": 10 * turn, "output_tokens": 1}}},
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
             *(
-                {"type": "content_block_delta", "index": 0, "delta": {"text": answer[i : i + 100]}}
-                for i in range(0, len(answer), 100)
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+                for piece in (answer[i : i + 100] for i in range(0, len(answer), 100))
             ),
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 250}},
             {"type": "message_stop"},
         )
         recorded.append(
@@ -113,6 +122,35 @@ def speed(action: Callable[[Path], object], before: Path, after: Path, rounds: i
     return statistics.median(ratios)
 
 
+def write_session(folder: Path, exchanges: list[RawExchange], compact: bool) -> float:
+    """CPU seconds per exchange that the writer spends recording `exchanges` into a new cassette."""
+    path = folder / f"written-{compact}.json"
+    path.unlink(missing_ok=True)
+    with mock.patch.object(Compactor, "compact", Compactor.compact if compact else _as_it_is):
+        writer = CassetteWriter.open(path, Redactor())
+        writer.start()
+        start = time.process_time()
+        for raw in exchanges:
+            writer.write(raw)
+        spent = time.process_time() - start
+        writer.close()
+    return spent / len(exchanges)
+
+
+def _as_it_is(self: Compactor, exchange: dict[str, Any]) -> dict[str, Any]:
+    return exchange
+
+
+def writer_cost(folder: Path, rounds: int) -> tuple[float, float]:
+    """Milliseconds per exchange, compacting and not: medians over rounds, alternating which goes first."""
+    exchanges = session()
+    with_parts, without = [], []
+    for round_ in range(rounds):
+        for compact in (True, False) if round_ % 2 else (False, True):
+            (with_parts if compact else without).append(write_session(folder, exchanges, compact))
+    return statistics.median(with_parts) * 1e3, statistics.median(without) * 1e3
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
@@ -145,6 +183,11 @@ def main() -> None:
                 f"| {source.stem} | {count} | {largest / 1024:,.0f} KB | {old / 1024:,.0f} KB | {new / 1024:,.0f} KB "
                 f"| {old / largest:.1f}× | {new / largest:.2f}× | {met} | {load:.2f}× | {replay:.2f}× |"
             )
+        compacting, plain = writer_cost(folder, rounds)
+        print(
+            f"\nwriter, per exchange of the 40-turn session: {compacting:.2f} ms compacting, {plain:.2f} ms not "
+            f"({compacting / plain:.2f}×)"
+        )
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
 from llmproxy.cli import main
 from llmproxy.errors import CassetteError
-from llmproxy.model.exchange import RawEvent, RawExchange
+from llmproxy.model.exchange import RawEvent, RawExchange, RawResponse
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response, sse_events
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +41,11 @@ def turn(number: int, tools: list[dict[str, object]] = TOOLS, system: str = SYST
     return exchange(request(body), response(events=events, content_type="text/event-stream"))
 
 
+def list_id(tools: list[dict[str, object]]) -> str:
+    """A tool list's part id: the hash of its references, as written (each names its tool's content)."""
+    return part_id(orjson.dumps([{"$part": part_id(orjson.dumps(tool))} for tool in tools]))
+
+
 def record(path: Path, *exchanges: RawExchange) -> None:
     writer = CassetteWriter.open(path, Redactor())
     writer.start()
@@ -60,10 +65,12 @@ def test_a_session_stores_its_system_prompt_and_each_tool_once(tmp_path: Path) -
     assert text.count("Rule 39: say") == 1
     assert all(text.count(f"Tool number {n}. ") == 20 for n in range(6))  # one copy of each description
     first, second, third = stored(path)
-    assert len(first[PARTS]) == 7
+    assert len(first[PARTS]) == 8  # the system prompt, each tool, and the tool list
     assert second[PARTS] == third[PARTS] == {}
     body = first["request"]["body"]["json"]  # type: ignore[index]
     assert body["system"] == {"$part": part_id(orjson.dumps(SYSTEM))}
+    assert body["tools"] == {"$part": list_id(TOOLS)}
+    assert first[PARTS][list_id(TOOLS)] == [{"$part": part_id(orjson.dumps(t))} for t in TOOLS]  # type: ignore[index]
     # readers see every request whole
     for number, loaded in enumerate(load_cassette(path).exchanges):
         assert isinstance(loaded.request.body, JsonBody)
@@ -77,7 +84,8 @@ def test_a_tool_list_changed_by_one_tool_stores_one_new_tool(tmp_path: Path) -> 
     changed = [*TOOLS[:3], {**TOOLS[3], "description": "Another tool entirely. " * 20}, *TOOLS[4:]]
     record(path, turn(0), turn(1, tools=changed))
     second = stored(path)[1]
-    assert list(second[PARTS]) == [part_id(orjson.dumps(changed[3]))]  # type: ignore[call-overload]
+    # the new tool, and the new list, which refers to the tools the first list has too
+    assert list(second[PARTS]) == [part_id(orjson.dumps(changed[3])), list_id(changed)]  # type: ignore[call-overload]
 
 
 def test_appending_a_turn_leaves_every_earlier_line_as_it_was(tmp_path: Path) -> None:
@@ -107,7 +115,9 @@ def test_ids_depend_on_content_not_on_order(tmp_path: Path) -> None:
     forward, backward = tmp_path / "f.json", tmp_path / "b.json"
     record(forward, turn(0), turn(1, tools=TOOLS[::-1]))
     record(backward, turn(0, tools=TOOLS[::-1]), turn(1))
-    assert set(stored(forward)[0][PARTS]) == set(stored(backward)[0][PARTS])  # type: ignore[arg-type]
+    listed, reversed_ = list_id(TOOLS), list_id(TOOLS[::-1])  # two lists: two parts
+    assert set(stored(forward)[0][PARTS]) - {listed} == set(stored(backward)[0][PARTS]) - {reversed_}  # type: ignore[arg-type]
+    assert set(stored(forward)[1][PARTS]) == {reversed_}  # type: ignore[arg-type]
 
 
 def test_a_secret_in_a_shared_part_is_redacted_once_and_everywhere(tmp_path: Path) -> None:
@@ -162,18 +172,37 @@ def test_a_large_value_an_answer_repeats_is_stored_once(tmp_path: Path) -> None:
     ]
 
 
+def write_plain(source: Path, path: Path) -> Path:
+    """`source` written as llmproxy wrote cassettes before shared parts: every value in place."""
+    stored = [dump(exchange) for exchange in read_exchanges(source)]
+    path.write_bytes(orjson.dumps({"llmproxy_cassette": 1, "exchanges": stored}, option=orjson.OPT_INDENT_2))
+    return path
+
+
+def replayed(path: Path) -> list[object]:
+    """What replay answers each recorded HTTP request of a cassette with, in order."""
+    index = ReplayIndex(load_recorded(path))
+    answers = []
+    for recorded in list(index.recorded):
+        if recorded.websocket is None:
+            hit = index.take(recorded.request, recorded.provider)
+            assert isinstance(hit, ReplayHit)
+            answers.append(hit)
+    return answers
+
+
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: str(path.relative_to(ROOT / "cassettes")))
-def test_compacting_a_committed_cassette_loses_nothing(path: Path, tmp_path: Path) -> None:
-    copy = tmp_path / path.name
-    shutil.copy(path, copy)
-    compact_cassette(copy)
-    assert load_cassette(copy) == load_cassette(path)
-    assert list(load_recorded(copy)) == list(load_recorded(path))
-    assert read_exchanges(copy) == read_exchanges(path)  # histories still shared as they were
-    assert read_stored(copy) == read_stored(path)
-    compacted = copy.read_bytes()
-    assert compact_cassette(copy)[1] == len(compacted)
-    assert copy.read_bytes() == compacted
+def test_a_committed_cassette_is_compact_and_reads_as_it_did_whole(path: Path, tmp_path: Path) -> None:
+    """Each committed cassette, written as before parts (every value in place), reads, replays and answers the
+    same as the committed file; compacting that gives back the committed file byte for byte."""
+    plain = write_plain(path, tmp_path / path.name)
+    assert load_cassette(plain) == load_cassette(path)
+    assert list(load_recorded(plain)) == list(load_recorded(path))
+    assert read_stored(plain) == read_stored(path)  # histories still shared as they were
+    assert replayed(plain) == replayed(path)
+    compact_cassette(plain)
+    assert plain.read_bytes() == path.read_bytes()
+    assert compact_cassette(plain)[1] == path.stat().st_size  # compacting again changes nothing
 
 
 def test_a_missing_part_is_one_line_naming_the_exchange_and_the_part(tmp_path: Path) -> None:
@@ -222,14 +251,13 @@ def test_a_journal_refers_to_its_cassettes_parts(tmp_path: Path) -> None:
 
 
 def test_the_compact_command_rewrites_each_file_and_says_so(tmp_path: Path) -> None:
-    source = ROOT / "cassettes" / "claude-code-tool-loop.json"
-    copy = tmp_path / source.name
-    shutil.copy(source, copy)
+    copy = write_plain(ROOT / "cassettes" / "claude-code-tool-loop.json", tmp_path / "c.json")
+    before = copy.stat().st_size
     runner = CliRunner()
     result = runner.invoke(main, ["cassette", "compact", str(copy), str(tmp_path / "missing.json")])
     assert result.exit_code == 2
     size = copy.stat().st_size
-    assert f"{copy}: {source.stat().st_size:,} → {size:,} bytes" in result.output
+    assert f"{copy}: {before:,} → {size:,} bytes" in result.output
     assert f"cannot compact: {tmp_path / 'missing.json'}: no such cassette" in result.output
     assert not journal_path(copy).exists()
     again = runner.invoke(main, ["cassette", "compact", str(copy)])
@@ -283,8 +311,9 @@ def test_reports_and_conversions_of_a_compacted_cassette_are_the_same(command: l
     before, after = tmp_path / "before" / "c.json", tmp_path / "after" / "c.json"
     for path in (before, after):
         path.parent.mkdir()
-        shutil.copy(source, path)
+        write_plain(source, path)
     compact_cassette(after)
+    assert after.stat().st_size < before.stat().st_size / 2
     runner = CliRunner()
     said = [runner.invoke(main, [*command, str(path)]) for path in (before, after)]
     assert said[0].exit_code == said[1].exit_code == 0
@@ -329,3 +358,137 @@ def test_golden_answers_recorded_twice_read_back_as_they_were_sent(folder: Path,
                 assert body_bytes(answer.body) == orjson.dumps(orjson.loads(data))  # replay's compact JSON
             else:
                 assert b"".join(event_bytes(event) for event in answer.events) == data
+
+
+ANSWER = "I read the failing test: " + " ".join(f"line {n} expects the old name." for n in range(30))
+COMMAND = {"command": "pytest -q tests/ " + " ".join(f"--deselect tests/test_{n}.py" for n in range(12))}
+
+
+def anthropic_answer() -> RawResponse:
+    """A streamed Anthropic answer: a text block and a tool call, each in several deltas."""
+    arguments = orjson.dumps(COMMAND).decode()
+    events = sse_events(
+        {"type": "message_start", "message": {"id": "msg_1", "role": "assistant", "content": [], "model": "x"}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ANSWER[i : i + 90]}}
+            for i in range(0, len(ANSWER), 90)
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "Bash"}},
+        *(
+            {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": part}}
+            for part in (arguments[:70], arguments[70:150], arguments[150:])
+        ),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_stop"},
+    )
+    return response(events=events, content_type="text/event-stream")
+
+
+def test_an_answer_sent_back_in_the_next_request_is_stored_once(tmp_path: Path) -> None:
+    """The next call's history holds the answer's text and its tool call's input: both refer to the answer."""
+    path = tmp_path / "c.json"
+    first = turn(0)
+    sent = orjson.loads(first.request.body)
+    echoed = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": ANSWER},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": COMMAND},
+        ],
+    }
+    again = {**sent, "messages": [*sent["messages"], echoed, {"role": "user", "content": "go on"}]}
+    record(path, exchange(first.request, anthropic_answer()), exchange(request(again), response()))
+    text = path.read_text()
+    assert text.count("line 29 expects") == 1  # in the answer's stream, not again in the history
+    assert text.count("--deselect tests/test_11.py") == 1
+    second = stored(path)[1]
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("* **What an answer gives back**") :]
+    documented = section[section.index("```json") + 7 : section.index("```\n", section.index("```json"))]
+    assert second[PARTS] == orjson.loads("{" + documented.strip().removeprefix('"parts": {'))  # the docs' example
+    assert second[PARTS] == {  # type: ignore[comparison-overlap]
+        part_id(orjson.dumps(ANSWER)): {
+            "$answer": 1,
+            "path": "delta.text",
+            "when": {"type": "content_block_delta", "index": 0},
+        },
+        part_id(orjson.dumps(COMMAND)): {
+            "$answer": 1,
+            "path": "delta.partial_json",
+            "when": {"type": "content_block_delta", "index": 1},
+            "json": True,
+        },
+    }
+    loaded = load_cassette(path).exchanges[1]
+    assert isinstance(loaded.request.body, JsonBody)
+    assert loaded.request.body.json_ == again
+    assert read_stored(path)[1]["request"]["body"]["json"]["messages"] == [echoed, {"role": "user", "content": "go on"}]  # type: ignore[index]
+
+
+def test_a_chat_completions_answer_sent_back_is_stored_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    arguments = orjson.dumps(COMMAND).decode()
+    chunks = [{"choices": [{"index": 0, "delta": {"content": ANSWER[i : i + 80]}}]} for i in range(0, len(ANSWER), 80)]
+    chunks += [
+        {
+            "choices": [
+                {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": arguments[i : i + 60]}}]}}
+            ]
+        }
+        for i in range(0, len(arguments), 60)
+    ]
+    answer = response(events=sse_events(*chunks, event=None), content_type="text/event-stream")
+    chat = {"host": "api.openai.com", "path": "/v1/chat/completions"}
+    asked = {"model": "gpt-x", "messages": [{"role": "user", "content": "fix it"}], "stream": True}
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": arguments}}
+    echoed = {"role": "assistant", "content": ANSWER, "tool_calls": [call]}
+    again = {**asked, "messages": [*asked["messages"], echoed, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}
+    record(path, exchange(request(asked, **chat), answer), exchange(request(again, **chat), response()))  # type: ignore[arg-type]
+    text = path.read_text()
+    assert text.count("line 29 expects") == 1
+    assert text.count("test_11.py") == 1
+    assert [place["path"] for place in stored(path)[1][PARTS].values()] == [  # type: ignore[attr-defined]
+        "choices.0.delta.content",
+        "choices.0.delta.tool_calls.0.function.arguments",
+    ]
+    loaded = load_cassette(path).exchanges[1]
+    assert isinstance(loaded.request.body, JsonBody)
+    assert loaded.request.body.json_ == again
+
+
+def test_a_part_an_answer_no_longer_gives_is_refused(tmp_path: Path) -> None:
+    """A hand edit of the answer a later request refers to: the reference is refused, naming the exchange and the
+    part, and nothing is replayed from it."""
+    path = tmp_path / "c.json"
+    first = turn(0)
+    sent = orjson.loads(first.request.body)
+    again = {**sent, "messages": [*sent["messages"], {"role": "assistant", "content": ANSWER}]}
+    record(path, exchange(first.request, anthropic_answer()), exchange(request(again), response()))
+    ident = part_id(orjson.dumps(ANSWER))
+    path.write_text(path.read_text().replace("line 3 expects", "line 3 wants", 1))
+    said = f"exchange 2: part {ident} does not match what exchange 1's answer gives"
+    with pytest.raises(CassetteError, match=f"^{path}: {said}"):
+        load_cassette(path)
+    with pytest.raises(CassetteError, match=said):
+        load_recorded(path)
+    result = CliRunner().invoke(main, ["cassette", "check", str(path)])
+    assert result.exit_code == 2
+    assert said in result.output
+
+
+def test_an_answer_more_than_64_exchanges_back_is_stored_again(tmp_path: Path) -> None:
+    """A reader keeps the answers of the 64 exchanges before the one it reads, not every one: an answer sent back
+    later than that is stored again."""
+    path = tmp_path / "c.json"
+    sent = orjson.loads(turn(0).request.body)
+    again = {**sent, "messages": [*sent["messages"], {"role": "assistant", "content": ANSWER}]}
+    asked = [{"model": "x", "messages": [{"role": "user", "content": f"{n}"}]} for n in range(64)]
+    fillers = [exchange(request(body), response()) for body in asked]
+    record(path, exchange(turn(0).request, anthropic_answer()), *fillers, exchange(request(again), response()))
+    late = stored(path)[65]
+    assert late["id"] == 66
+    assert all("$answer" not in str(value) for value in late[PARTS].values())  # type: ignore[attr-defined]
+    assert path.read_text().count("line 29 expects") == 2
+    assert load_cassette(path).exchanges[-1].request.body == JsonBody(json=again)
