@@ -1,6 +1,6 @@
 """More real coding CLIs (package.json), each set only as docs/clis.md says a user sets it to reach a provider:
 recorded once by `llmproxy record` against a scripted local upstream (`--map`), replayed strictly and offline
-from another folder (differently named, but for Cline: docs/clis.md#cline) with a fresh HOME, and run under
+from another, differently named folder with a fresh HOME, and run under
 `llmproxy mock` through a two-step tool loop —
 each exits 0 with nothing missed. None has a preset of its own: the default preset and the background traffic
 llmproxy knows are all they get.
@@ -51,9 +51,6 @@ class Driven:
     node_22: bool = False  # its engines want Node 22 or later
     titled: bool = False
     configure: Callable[[Path], None] | None = None  # writes its configuration into a fresh home
-    # the folder replay runs in: another name than the recording's `work`, but for a CLI that names its working
-    # directory by its base name alone (docs/clis.md says which), which replays from a `work` elsewhere
-    replay_folder: str = "another-project"
 
     @property
     def tool(self) -> str:
@@ -205,7 +202,6 @@ DRIVEN = {
         also=("api.cline.bot", "data.cline.bot", "otel.cline.bot"),
         node_22=True,
         configure=cline_providers,
-        replay_folder="work",
     ),
 }
 
@@ -242,7 +238,7 @@ def test_it_replays_strictly_offline_from_another_folder_with_a_fresh_home(world
         "replay",
         "--cassette",
         str(world.cassette),
-        folder=world.driven.replay_folder,
+        folder="another-project",  # not the recording's `work`
     )
     assert replayed.returncode == 0, replayed.stderr[-3000:]
     assert FINAL_TEXT in replayed.stdout
