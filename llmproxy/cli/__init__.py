@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": (
         "llmproxy.cli.export",
         "export",
-        "Send recorded runs to an observability backend: `llmproxy export otlp CASSETTE… --otlp URL`.",
+        "Send recorded runs to an observability backend (docs/telemetry.md#after-the-fact).",
     ),
     "mcp": (
         "llmproxy.cli.mcp",

@@ -16,9 +16,9 @@ from typing import Any, Final
 
 import jsonschema
 
+from llmproxy.jsonrpc import METHOD_NOT_FOUND, PARSE_ERROR
 from llmproxy.mcp import protocol
 from llmproxy.mcp.connection import SHORT, Answer, Connection, Opener
-from llmproxy.mcp.jsonrpc import METHOD_NOT_FOUND, PARSE_ERROR
 
 UNSUPPORTED_VERSION: Final = "1999-01-01"
 CLIENT: Final = {"name": "llmproxy mcp-check", "version": "1"}

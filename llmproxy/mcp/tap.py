@@ -33,8 +33,9 @@ from typing import IO, Any, Final, Protocol
 
 import orjson
 
-from llmproxy.mcp import jsonrpc, protocol
-from llmproxy.mcp.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from llmproxy import jsonrpc
+from llmproxy.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from llmproxy.mcp import protocol
 from llmproxy.mcp.stdio_exchange import answered_as, raw_exchange
 from llmproxy.model.exchange import RawExchange
 from llmproxy.tool_protocols import NOT_RECORDED

@@ -7,9 +7,9 @@ from typing import Final, Literal
 
 import orjson
 
+from llmproxy import jsonrpc
 from llmproxy.chain.reply import Reply
-from llmproxy.mcp import jsonrpc
-from llmproxy.mcp.jsonrpc import INVALID_REQUEST, JsonObject
+from llmproxy.jsonrpc import INVALID_REQUEST, JsonObject
 
 LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 JSON: Final = ("content-type", "application/json")

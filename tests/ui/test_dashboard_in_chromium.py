@@ -20,6 +20,8 @@ import openai
 import pytest
 from playwright.sync_api import Page
 
+from llmproxy.cassette.files import read_exchanges
+from llmproxy.cassette.model import dump
 from tests.analysis.browser import browsing
 from tests.ui.dashboard import get
 
@@ -269,7 +271,9 @@ def at_rest() -> Iterator[Running]:
 
 
 def test_a_trace_shows_a_changed_system_prompt_changed_tools_and_moved_cache_breakpoints(tmp_path: Path) -> None:
-    recorded = json.loads((ROOT / "cassettes" / "claude-code-tool-loop.json").read_text())
+    # each exchange whole, its shared parts in place, so that one turn's system prompt and tools can be changed
+    exchanges = [dump(exchange) for exchange in read_exchanges(ROOT / "cassettes" / "claude-code-tool-loop.json")]
+    recorded = {"llmproxy_cassette": 1, "exchanges": exchanges}
     turn = next(exchange for exchange in recorded["exchanges"] if exchange["id"] == 4)["request"]["body"]["json"]
     turn["system"][-1]["text"] = "You are a careful reviewer."
     tools = [tool for tool in turn["tools"] if tool["name"] != "ListAgents"]

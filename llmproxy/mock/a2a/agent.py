@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from llmproxy.mcp import jsonrpc
-from llmproxy.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonObject
+from llmproxy import jsonrpc
+from llmproxy.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonObject
 from llmproxy.mock.a2a import spec, wire
 from llmproxy.mock.a2a.wire import Verb
 from llmproxy.mock.scripted import Script, Unmatched, cut, exhausted

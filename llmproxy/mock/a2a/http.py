@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from llmproxy import jsonrpc
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply
-from llmproxy.mcp import jsonrpc
-from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
+from llmproxy.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
 from llmproxy.mock.a2a import spec, wire
 from llmproxy.mock.a2a.agent import A2aAgentMock, Answered, ReplyStanding
 from llmproxy.mock.jsonrpc_http import JSON, LOOPBACK, STREAM, Served, refusal

@@ -26,8 +26,8 @@ import orjson
 
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Headers, Reply
+from llmproxy.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
 from llmproxy.mcp import protocol
-from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR, JsonObject
 from llmproxy.mock.jsonrpc_http import JSON, LOOPBACK, STREAM, Served, refusal
 from llmproxy.mock.mcp import spec
 from llmproxy.mock.mcp.server import Answered, McpServerMock, McpSession, ToolStanding

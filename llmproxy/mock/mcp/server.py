@@ -20,8 +20,9 @@ from typing import Any
 import jsonschema
 import orjson
 
-from llmproxy.mcp import jsonrpc, protocol
-from llmproxy.mcp.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonObject
+from llmproxy import jsonrpc
+from llmproxy.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, JsonObject
+from llmproxy.mcp import protocol
 from llmproxy.mock.mcp import spec
 from llmproxy.mock.mcp.tools import ToolResults
 

@@ -14,8 +14,9 @@ from typing import IO, Any
 
 import orjson
 
-from llmproxy.mcp import jsonrpc, protocol
-from llmproxy.mcp.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from llmproxy import jsonrpc
+from llmproxy.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+from llmproxy.mcp import protocol
 from llmproxy.mock.mcp.server import McpServerMock, McpSession
 
 logger = logging.getLogger(__name__)
