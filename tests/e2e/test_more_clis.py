@@ -229,7 +229,11 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.mark.e2e
-def test_it_replays_strictly_offline_from_another_folder_with_a_fresh_home(world: World) -> None:
+def test_it_replays_strictly_offline_from_another_folder_with_a_fresh_home(
+    world: World, request: pytest.FixtureRequest
+) -> None:
+    if world.driven.cli.name == "qwen":  # docs/clis.md#qwen-code: one replay in CI began at its second turn
+        request.applymarker(pytest.mark.xfail(reason="Qwen Code's replay is not yet reliable", strict=False))
     root = world.root / "replay"
     replayed = around(
         world.driven.cli,
