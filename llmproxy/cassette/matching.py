@@ -106,6 +106,7 @@ class Difference:
     path: str  # a JSON path into the body, or "method", "host", "path", "query"
     recorded: str  # short excerpts
     received: str
+    items: int = 1  # how many list items one side has beyond the other's (only the first is shown)
 
 
 def differences(recorded: RequestView, received: RequestView, limit: int = 5) -> list[Difference]:
@@ -155,11 +156,8 @@ def _diff(a: Any, b: Any, path: jsonpath.Path, found: list[Difference], limit: i
             longer, which = (a, "recorded") if len(a) > len(b) else (b, "received")
             extra = _excerpt(longer[min(len(a), len(b))])
             where = jsonpath.render((*path, min(len(a), len(b))))
-            found.append(
-                Difference(
-                    where, extra if which == "recorded" else "(missing)", extra if which == "received" else "(missing)"
-                )
-            )
+            recorded, received = (extra, "(missing)") if which == "recorded" else ("(missing)", extra)
+            found.append(Difference(where, recorded, received, items=abs(len(a) - len(b))))
         return
     if isinstance(a, str) and isinstance(b, str):
         found.append(Difference(jsonpath.render(path), *_around_first_change(a, b)))
@@ -186,13 +184,15 @@ def _excerpt(value: Any) -> str:
 
 def closest(received: RequestView, candidates: Sequence[RequestView]) -> int | None:
     """The index of the recorded request most like `received`: same method and path first, then the fewest
-    differences, then the earliest."""
+    differences (each list item one side lacks counting as one: a conversation's turn is nearer its own
+    recorded turn, where one message changed, than an earlier turn that lacks whole messages), then the
+    earliest."""
     best: tuple[tuple[int, int, int], int] | None = None
     for index, candidate in enumerate(candidates):
         score = (
             int(candidate.method != received.method or candidate.path != received.path),
             int(candidate.host != received.host),
-            len(differences(candidate, received, limit=50)),
+            sum(difference.items for difference in differences(candidate, received, limit=50)),
         )
         if best is None or score < best[0]:
             best = (score, index)

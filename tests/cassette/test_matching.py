@@ -229,6 +229,23 @@ def test_a_miss_names_the_closest_recording() -> None:
     assert "$.q: recorded 'France', received 'Italy'" in miss.explain()
 
 
+def test_a_turn_that_differs_in_its_tool_result_is_closest_to_its_own_turn() -> None:
+    """A conversation's second turn whose tool result changed is nearer its recorded second turn (one field
+    differs) than its first (two whole messages missing): the miss names the field that changed."""
+    system, user = {"role": "system", "content": "s"}, {"role": "user", "content": "run it"}
+    call = {"role": "assistant", "content": "Running it.", "tool_calls": [{"id": "c1", "name": "sh"}]}
+    first = {"model": "m", "messages": [system, user]}
+    second = {"model": "m", "messages": [system, user, call, {"role": "tool", "content": "Output: ok"}]}
+    index = ReplayIndex(recorded(first, second))
+    assert isinstance(index.take(live(first), "anthropic"), ReplayHit)
+    changed = {"model": "m", "messages": [system, user, call, {"role": "tool", "content": "Output: (empty)"}]}
+    miss = index.take(live(changed), "anthropic")
+    assert isinstance(miss, ReplayMiss)
+    assert miss.closest is not None
+    assert miss.closest.id == 2
+    assert "$.messages[3].content: recorded 'Output: ok', received 'Output: (empty)'" in miss.explain()
+
+
 def test_requests_in_any_order_get_what_an_index_built_whole_would_give() -> None:
     """The index reads the cassette only as far as a request needs (a later key indexes the ones before it):
     whatever order requests come in, each gets the earliest unserved recording of its key."""
