@@ -101,6 +101,8 @@ CATALOGUE: Final[Sequence[Background]] = (
     _entry("opencode", "model catalogue", "models.dev", r"/"),
     # npm: the CLIs' update checks (Gemini CLI, Claude Code) and opencode's plugin installs
     _entry("npm", "registry look-up", "registry.npmjs.org", r"/"),
+    # PyPI's JSON API: the Python CLIs' update checks (aider)
+    _entry("PyPI", "version check", "pypi.org", r"/pypi/[^/]+/json\b"),
     # agent frameworks
     _entry("openai-agents", "trace upload", "api.openai.com", r"/v1/traces/ingest\b", UPLOADED),
     _entry("LangSmith", "trace upload", "api.smith.langchain.com", r"/runs\b", UPLOADED),

@@ -33,6 +33,7 @@ SEEN = {
         "GET",
     ),
     ("npm", "registry look-up"): ("https://registry.npmjs.org/@opencode-ai%2fplugin", "GET"),
+    ("PyPI", "version check"): ("https://pypi.org/pypi/aider-chat/json", "GET"),
     ("openai-agents", "trace upload"): ("https://api.openai.com/v1/traces/ingest", "POST"),
     ("litellm", "price list"): (
         "https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
