@@ -135,8 +135,10 @@ DRIVEN = {
         Cli(
             "qwen",
             "openai-chat",
-            tool_loop("run_shell_command", SHELL),
-            ["-p", "Run `echo llmproxy-ok` with the shell tool, then tell me what it printed.", "--yolo"],
+            # its glob tool, not its shell: Qwen Code 0.24 can lose a fast command's output under load
+            # (docs/clis.md#qwen-code), and a request that changed is rightly a miss in strict replay
+            tool_loop("glob", {"pattern": "llmproxy-ok*"}),
+            ["-p", "Look for files named llmproxy-ok* with the glob tool, then tell me what it found.", "--yolo"],
         ),
         "api.openai.com",
         "openai",
@@ -230,10 +232,8 @@ def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.mark.e2e
 def test_it_replays_strictly_offline_from_another_folder_with_a_fresh_home(
-    world: World, request: pytest.FixtureRequest
+    world: World,
 ) -> None:
-    if world.driven.cli.name == "qwen":  # docs/clis.md#qwen-code: one replay in CI began at its second turn
-        request.applymarker(pytest.mark.xfail(reason="Qwen Code's replay is not yet reliable", strict=False))
     root = world.root / "replay"
     replayed = around(
         world.driven.cli,
