@@ -12,11 +12,6 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 from llmproxy.errors import LlmproxyError
 
 KEY_AND_CERT = "mitmproxy-ca.pem"
@@ -77,6 +72,9 @@ def ensure_ca(directory: Path | None = None) -> CertificateAuthority:
             key_pem, cert_pem = _generate()
             _write_new(ca.key_path, key_pem + cert_pem, mode=0o600)
         if not ca.cert_path.exists():
+            from cryptography import x509
+            from cryptography.hazmat.primitives import serialization
+
             certificate = x509.load_pem_x509_certificates(ca.key_path.read_bytes())[0]
             _write_new(ca.cert_path, certificate.public_bytes(serialization.Encoding.PEM), mode=0o644)
     except OSError as error:
@@ -97,6 +95,13 @@ def system_roots() -> Path | None:
 
 
 def _generate() -> tuple[bytes, bytes]:
+    """A new CA's key and certificate (PEM). The certificates' library is imported only here, as in
+    `llmproxy.leaf_certificates`: a run with its CA made already starts without it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     name = x509.Name(
         [

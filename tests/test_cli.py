@@ -1,11 +1,16 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from llmproxy import __version__
+from llmproxy.ca import ensure_ca
 from llmproxy.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_version() -> None:
@@ -65,6 +70,44 @@ def test_help_imports_no_command() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stderr.strip() == "[]"
+
+
+PLAIN_REPLAY = """
+import sys
+from llmproxy.cli import main
+try:
+    main(["replay", "--cassette", sys.argv[1], "--", "true"])
+except SystemExit as exit:
+    assert not exit.code, exit.code
+heavy = sys.argv[2:]
+print(" ".join(sorted(m for m in sys.modules if any(m == h or m.startswith(h + ".") for h in heavy))))
+"""
+
+# What a strict replay does not need to start: the control API's endpoints (made on its first request), the
+# mock's engine (an expectation added over that API makes it), the meter's prices, the certificates' library
+# (the CA's key is read on the first tunnel), the dashboard's terminal and mitmproxy.
+HEAVY = (
+    "llmproxy.control.api",
+    "llmproxy.mock.engine",
+    "llmproxy.mock.spec",
+    "llmproxy.meter",
+    "llmproxy.analysis",
+    "genai_prices",
+    "jsonschema",
+    "cryptography",
+    "rich",
+    "mitmproxy",
+)
+
+
+@pytest.mark.slow
+def test_a_plain_replay_starts_without_what_it_does_not_use(tmp_path: Path) -> None:
+    ensure_ca(tmp_path / "ca")  # made here: making one is the certificates' library's work
+    code = [sys.executable, "-c", PLAIN_REPLAY, str(ROOT / "cassettes" / "quickstart.json"), *HEAVY]
+    environment = {**os.environ, "LLMPROXY_HOME": str(tmp_path / "ca")}
+    out = subprocess.run(code, capture_output=True, text=True, check=True, env=environment, cwd=tmp_path)
+    assert "replayed 0 requests" in out.stderr
+    assert out.stdout.split() == []
 
 
 def test_explain_chain_prints_each_modes_chain_in_order_and_starts_nothing(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httptools
 
@@ -17,7 +17,9 @@ from llmproxy.chain.reply import Events, ReplySource, reason_phrase
 from llmproxy.model.exchange import RawRequest
 from llmproxy.providers.routes import is_websocket_upgrade
 from llmproxy.providers.websocket import WebSocketCodec
-from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
+
+if TYPE_CHECKING:  # wsproto is imported with the first WebSocket
+    from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
 
 MAX_HEAD = 256 * 1024  # a request head larger than this is refused (431); bodies are not limited
 
@@ -189,6 +191,8 @@ class HttpConnection(asyncio.Protocol):
         method, target, headers = request.method, request.target, request.headers
         upgrade_asked = request.upgrade and is_websocket_upgrade(method, headers)
         if upgrade_asked and (upgrade := self.server.websocket_for(request)):
+            from llmproxy_addons.websocket_relay import WebSocketSession
+
             self.socket = WebSocketSession(
                 transport, request.raw_headers, target, self.rest, *upgrade, self.server.answer_message
             )
@@ -197,6 +201,8 @@ class HttpConnection(asyncio.Protocol):
         ending = "\r\nconnection: close" if closing else ""
         reply = self.server.answer_request(request)
         if reply is not None and reply.source is ReplySource.MISS and upgrade_asked:  # told on the WebSocket
+            from llmproxy_addons.websocket_relay import RefusedWebSocket
+
             self.socket = RefusedWebSocket(transport, request.raw_headers, target, self.rest, reply)
             return
         if reply is None:

@@ -29,7 +29,6 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.misses import jsonrpc_miss_reply, miss_reply
 from llmproxy.chain.reply import Reply, ReplySource, text_reply
 from llmproxy.chain.stage import Context, CutStream, Explains, Observer, ResponseHead, Stage, Summarises, Tap
-from llmproxy.chain.state import State
 from llmproxy.egress import EgressPolicy, Refused, is_loopback
 from llmproxy.errors import LlmproxyError
 from llmproxy.model.exchange import RawExchange
@@ -98,8 +97,10 @@ class Chain:
     ) -> None:
         self.stages = _ordered(stages, REQUEST_SIDE, "stage")
         self.taps = _ordered(taps, RESPONSE_SIDE, "tap")
-        self._network = State(network)
-        self._test_id: State[str | None] = State(None)
+        # what may change while running, each replaced whole (as a `State` is) and read per request as a plain
+        # attribute: a property of a property is most of what the chain itself costs a request
+        self._network = network
+        self._test_id: str | None = None
         self.redactor = redactor
         self.refusals = 0  # requests refused: nothing answered and the network was closed to them
         self._lock = threading.Lock()
@@ -112,12 +113,14 @@ class Chain:
     def network(self) -> Network:
         """Which requests nothing answered may go upstream: read once per request, swapped whole by
         `use_network`."""
-        return self._network.value
+        return self._network
 
     def use_network(self, network: Network) -> Network:
         """Open or close the network from the next request on (the pytest plugin, between a test that
         records and one that replays); the network it replaces."""
-        return self._network.swap(network)
+        with self._lock:
+            previous, self._network = self._network, network
+        return previous
 
     def add(self, stage: Stage) -> None:
         """Put `stage` in its slot while running (the control API loads a cassette into a run that had no replay
@@ -129,7 +132,9 @@ class Chain:
         """Take the requests that carry no `x-llmproxy-test-id` of their own for `test_id`'s from the next request
         on (the pytest plugin, as each test begins and ends), so that its expectations answer them and the
         journal files them under it; the id it replaces."""
-        return self._test_id.swap(test_id)
+        with self._lock:
+            previous, self._test_id = self._test_id, test_id
+        return previous
 
     @property
     def answers(self) -> bool:
@@ -152,14 +157,15 @@ class Chain:
 
     def answer(self, incoming: Incoming, context: Context) -> Reply | None:
         """The reply to `incoming`, or None: send it upstream (and `observe` the answer)."""
-        network = self.network
+        network = self._network
         if incoming.test_id is None:
-            incoming.test_id = self._test_id.value
+            incoming.test_id = self._test_id
         try:
             for stage in self.stages:
                 reply = stage.decide(incoming, context)
                 if reply is not None:
-                    self._answered_after(incoming, reply.source)
+                    if incoming.declines:
+                        self._answered_after(incoming, reply.source)
                     break
             else:
                 refusal = network.refusal(incoming) if context.forwards else None

@@ -53,7 +53,7 @@ def _serve(
     from llmproxy.control.api import control_api
     from llmproxy.control.at_rest import session_at_rest
     from llmproxy.control.auth import Access, Tokens
-    from llmproxy.control.models import API_BASE
+    from llmproxy.control.paths import API_BASE
     from llmproxy.control.server import ControlPlane, ControlServer
     from llmproxy.control.ui import announce
     from llmproxy.errors import LlmproxyError, UsageError

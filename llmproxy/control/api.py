@@ -16,7 +16,6 @@ from llmproxy.control.journal_calls import kept_journal
 from llmproxy.control.mock_a2a_api import mock_a2a_endpoints
 from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
-    API_BASE,
     Added,
     ApiModel,
     Cleared,
@@ -32,6 +31,7 @@ from llmproxy.control.models import (
     Scope,
     TokenUsage,
 )
+from llmproxy.control.paths import API_BASE
 from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
 from llmproxy.control.run_api import add_to_mock, journal_counts, mock_engine, run_endpoints
 from llmproxy.control.stdio_tap_api import stdio_tap_endpoints

@@ -36,7 +36,6 @@ from llmproxy.control.analysis_models import (
 from llmproxy.control.mock_a2a_models import MockA2aAgents
 from llmproxy.control.mock_mcp_models import MockMcpServers
 from llmproxy.control.models import (
-    API_BASE,
     Added,
     Cleared,
     Expectations,
@@ -49,6 +48,7 @@ from llmproxy.control.models import (
     Verified,
     VerifyRequests,
 )
+from llmproxy.control.paths import API_BASE
 from llmproxy.control.verify_models import (
     DriftVerified,
     GateVerified,

@@ -4,7 +4,7 @@ the three cannot drift apart. Field names are camelCase on the wire, as in MockS
 endpoint."""
 
 from datetime import datetime
-from typing import Any, Final, Self
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -20,9 +20,6 @@ from pydantic.alias_generators import to_camel
 from llmproxy.cassette.model import Exchange
 from llmproxy.journal import Source
 from llmproxy.mock import spec
-
-API_BASE: Final = "/llmproxy/api/v1"  # where on the control port these models are spoken
-MCP_PATH: Final = "/llmproxy/mcp"  # where on the control port the same API is an MCP server
 
 
 class ApiModel(BaseModel):

@@ -24,7 +24,7 @@ import orjson
 
 from llmproxy.control import ui
 from llmproxy.control.auth import Access, Tokens, allows, cookie_name, cookie_token, loopback
-from llmproxy.control.models import MCP_PATH
+from llmproxy.control.paths import API_BASE, MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept import control as chaos
 from llmproxy.intercept.control import Answer
@@ -49,21 +49,44 @@ NO_METRICS: Final = Answer(404, {"error": "this run keeps no metrics: start it w
 class ControlPlane:
     """Every control request, authenticated, routed: the chaos endpoint and, when the run has one, the API.
 
-    `intercept`: the run's, or how to find the one in use (the pytest plugin swaps in each test's). `fixed`: why
-    the chaos endpoint may only show it (409 to anything else); "" lets it change the chaos. `metrics`: the
-    Prometheus exposition of the run's figures, when it keeps them."""
+    `intercept`: the run's, or how to find the one in use (the pytest plugin swaps in each test's). `api`: the
+    REST API, or how to make it on its first request (its endpoints import the mock's, the analysis' and the
+    prices' models: most of a replay's start were it made with the port). `fixed`: why the chaos endpoint may
+    only show it (409 to anything else); "" lets it change the chaos. `metrics`: the Prometheus exposition of
+    the run's figures, when it keeps them."""
 
     def __init__(
         self,
         intercept: Intercept | Callable[[], Intercept],
-        api: Router | None = None,
+        api: Router | Callable[[], Router] | None = None,
         fixed: str = "",
         metrics: Callable[[], bytes] | None = None,
     ) -> None:
         self._intercept = intercept
-        self.api = api
+        self._api: Router | None = None if callable(api) else api
+        self._make_api = api if callable(api) else None
+        self._api_lock = threading.Lock()
         self.fixed = fixed
         self.metrics = metrics
+
+    @property
+    def serves_api(self) -> bool:
+        """Whether the port serves the REST API (made or not yet)."""
+        return self._api is not None or self._make_api is not None
+
+    @property
+    def api(self) -> Router | None:
+        """The REST API, made now if this is its first request."""
+        if self._api is None and self._make_api is not None:
+            with self._api_lock:
+                if self._api is None:
+                    self._api = self._make_api()
+        return self._api
+
+    @property
+    def made_api(self) -> Router | None:
+        """The REST API if a request made it already (what there is to close)."""
+        return self._api
 
     def scrape(self) -> Answer:
         """`GET /metrics`: the figures in Prometheus's text format."""
@@ -85,11 +108,12 @@ class ControlPlane:
             if self.fixed and needed is Access.MUTATE:
                 return Answer(409, {"error": f"{method} {chaos.PATH}: {self.fixed}"})
             return chaos.handle(self.intercept, method, target, body)
-        if self.api is not None and self.api.serves(target):
-            return self.api.handle(method, target, body, granted)
+        api = self.api
+        if api is not None and api.serves(target):
+            return api.handle(method, target, body, granted)
         listed = [f"GET|PUT|PATCH|DELETE {chaos.PATH}"]
-        if self.api is not None:
-            listed += [*self.api.listing(), f"POST {MCP_PATH}"]
+        if api is not None:
+            listed += [*api.listing(), f"POST {MCP_PATH}"]
         return Answer(404, {"error": f"no such endpoint: {path}", "endpoints": listed})
 
 
@@ -105,7 +129,7 @@ class ControlServer:
         self.origin = f"http://127.0.0.1:{self.port}"
         self.cookie = cookie_name(self.port)
         self.url = self.origin + chaos.PATH  # `LLMPROXY_CONTROL_URL`, as `llmproxy chaos` has always read it
-        self.api_url = self.origin + plane.api.base if plane.api is not None else None
+        self.api_url = self.origin + API_BASE if plane.serves_api else None
         self._mcp: McpEndpoint | None = None
         self._mcp_lock = threading.Lock()
         self._thread = threading.Thread(
@@ -147,8 +171,8 @@ class ControlServer:
         if length > MAX_BODY:
             return Answer(413, {"error": f"the body is {length} bytes: the control API takes {MAX_BODY} at most"})
         body = read(length) if length > 0 else b""
-        if urlsplit(target).path.rstrip("/") == MCP_PATH and self.plane.api is not None:
-            return self.mcp(self.plane.api).answer(method, target, headers, body, granted, client)
+        if urlsplit(target).path.rstrip("/") == MCP_PATH and (api := self.plane.api) is not None:
+            return self.mcp(api).answer(method, target, headers, body, granted, client)
         return self.plane.handle(method, target, body, granted)
 
     def mcp(self, api: Router) -> "McpEndpoint":
@@ -161,8 +185,8 @@ class ControlServer:
             return self._mcp
 
     def close(self) -> None:
-        if self.plane.api is not None:  # the event streams end first: their threads then leave the server
-            self.plane.api.close()
+        if (api := self.plane.made_api) is not None:  # the event streams end first: their threads then leave
+            api.close()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)

@@ -64,6 +64,23 @@ class MockDecision:
     gist: dict[str, Any] | None = None  # what the answer said, for the log, when it is not one of the file's answers
     missed: str | None = None  # answered, but nothing in the file was scripted for it (an MCP tool call)
 
+    def said(self, excerpt: int) -> dict[str, Any]:
+        """What the answer said, for the request log: its `gist`, else the file's answer's text (its first
+        `excerpt` characters) and tool calls, or its error."""
+        if self.gist is not None:
+            return self.gist
+        answer = self.answer
+        if isinstance(answer, spec.Respond):
+            gist: dict[str, Any] = {}
+            if answer.text:
+                gist["text"] = answer.text[:excerpt]
+            if answer.toolCalls:
+                gist["toolCalls"] = [{"name": call.name, "arguments": call.arguments} for call in answer.toolCalls]
+            return gist
+        if isinstance(answer, spec.ErrorReply):
+            return {"error": answer.message or f"status {answer.status}"}
+        return {"answer": type(answer).__name__.lower()}
+
 
 @dataclass(frozen=True, slots=True)
 class MockMiss:

@@ -14,7 +14,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,11 +22,12 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming, decode_conversation
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.errors import LlmproxyError
-from llmproxy.mock import spec
-from llmproxy.mock.engine import MockDecision, MockMiss
 from llmproxy.model import Conversation, Message, Role, Usage
 from llmproxy.providers.base import ChatCodec
 from llmproxy.words import plural
+
+if TYPE_CHECKING:  # a log with nothing to log (record's, replay's mock stage) does not import the engine
+    from llmproxy.mock.engine import MockDecision, MockMiss
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +64,9 @@ class MockLog:
         except OSError as exc:
             raise LlmproxyError(f"cannot write the request log {path}: {exc.strerror or exc}") from None
 
-    def answered(self, request: Incoming, decision: MockDecision, reply: Reply) -> None:
+    def answered(self, request: Incoming, decision: "MockDecision", reply: Reply) -> None:
         outcome: dict[str, Any] = {"answeredBy": decision.source, "status": reply.status}
-        outcome.update(decision.gist if decision.gist is not None else _answer_gist(decision.answer))
+        outcome.update(decision.said(_EXCERPT))
         if decision.missed is not None:  # answered as the protocol says, but nothing was scripted for it
             outcome["miss"] = decision.missed
         if reply.notes or reply.warnings:
@@ -74,7 +75,7 @@ class MockLog:
             outcome["usage"] = _usage_gist(reply.usage)
         self._add(request, outcome)
 
-    def missed(self, request: Incoming, miss: MockMiss) -> None:
+    def missed(self, request: Incoming, miss: "MockMiss") -> None:
         self._add(request, {"miss": miss.explain()})
 
     def passed_on(self, request: Incoming, source: ReplySource) -> None:
@@ -252,16 +253,3 @@ def _usage_gist(usage: Usage) -> dict[str, Any]:
     if usage.estimated:
         gist["estimated"] = True
     return gist
-
-
-def _answer_gist(answer: spec.Answer) -> dict[str, Any]:
-    if isinstance(answer, spec.Respond):
-        gist: dict[str, Any] = {}
-        if answer.text:
-            gist["text"] = answer.text[:_EXCERPT]
-        if answer.toolCalls:
-            gist["toolCalls"] = [{"name": call.name, "arguments": call.arguments} for call in answer.toolCalls]
-        return gist
-    if isinstance(answer, spec.ErrorReply):
-        return {"error": answer.message or f"status {answer.status}"}
-    return {"answer": type(answer).__name__.lower()}

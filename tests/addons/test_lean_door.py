@@ -3,13 +3,16 @@ without mitmproxy — the official SDKs answered, bad input answered or closed w
 resolved or connected out, and what may go upstream (`--allow-host`) handed to mitmproxy unnoticed.
 Byte-identical answers on every door: tests/chain/test_both_doors.py."""
 
+import asyncio
 import json
+import resource
 import socket
 import ssl
 import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,6 +167,55 @@ def test_a_half_closed_connection_still_gets_its_paced_answer(mock: Session) -> 
     assert b"transfer-encoding: chunked" in answer
     assert answer.endswith(b"0\r\n\r\n")
     assert b"message_stop" in answer
+
+
+THRONG = 1000
+
+
+async def _one_of_many(door: int, request: bytes) -> str:
+    """One client among many: "answered" (a 200 with the mock's text), "closed" (the door closed the connection
+    without an answer), or what else it got."""
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", door)
+    except OSError as error:
+        return f"not connected: {error}"
+    try:
+        writer.write(request)
+        answer = await reader.read()  # `connection: close`: the whole answer, then the end
+    except OSError as error:
+        return f"failed: {error}"
+    finally:
+        writer.close()
+    if not answer:
+        return "closed"
+    return "answered" if answer.startswith(b"HTTP/1.1 200 OK\r\n") and b'"text":"lean"' in answer else repr(answer[:80])
+
+
+async def _throng(door: int, request: bytes) -> list[str]:
+    async with asyncio.timeout(120):
+        return await asyncio.gather(*(_one_of_many(door, request) for _ in range(THRONG)))
+
+
+def test_a_thousand_connections_at_once_each_get_an_answer_and_the_door_serves_on(mock: Session) -> None:
+    """1,000 clients connect at once, each sending its request through the proxy (plain HTTP in absolute form:
+    a TLS handshake each would only slow the test) and waiting for its answer on a connection of its own."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 3 * THRONG  # the clients' sockets and the door's, in this one process, and room to spare
+    if soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
+    body = json.dumps(ASKED).encode()
+    request = (
+        b"POST http://api.anthropic.com/v1/messages HTTP/1.1\r\nhost: api.anthropic.com\r\nconnection: close\r\n"
+        b"anthropic-version: 2023-06-01\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+    ) % (len(body), body)
+    try:
+        outcomes = asyncio.run(_throng(port(mock), request), debug=False)  # debug mode would slow it tenfold
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    tally = Counter(outcomes)
+    assert set(tally) <= {"answered", "closed"}, tally
+    assert tally["answered"] >= THRONG // 2, tally  # closing is for a door out of descriptors, not its habit
+    assert_serving(mock)
 
 
 def test_a_client_that_does_not_trust_the_ca_fails_its_handshake_and_the_door_serves_on(mock: Session) -> None:

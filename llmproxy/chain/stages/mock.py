@@ -11,12 +11,11 @@ from llmproxy.chain.incoming import AttachedChaos, Incoming
 from llmproxy.chain.reply import Reply
 from llmproxy.chain.stage import Context, Stage
 from llmproxy.chain.state import State
-from llmproxy.mock.engine import MockEngine, MockMiss
 from llmproxy.mock.log import MockLog
-from llmproxy.mock.spec import ExpectationsFile
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a stage with no expectations (record's, replay's) does not import the engine or its models
     from llmproxy.intercept.engine import Intercept
+    from llmproxy.mock.engine import MockEngine
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +24,7 @@ class MockStage(Stage):
     name = "mock"
 
     def __init__(
-        self, engine: MockEngine | None, log: MockLog, source: str = "", chaos: "State[Intercept] | None" = None
+        self, engine: "MockEngine | None", log: MockLog, source: str = "", chaos: "State[Intercept] | None" = None
     ) -> None:
         """`engine` None: the stage passes everything on, saying nothing, until `use` gives it expectations.
         `chaos`: the intercept stage's state, whose faults answer some requests before the mock sees them."""
@@ -39,18 +38,21 @@ class MockStage(Stage):
         """The request log of the expectations in use."""
         return self.state.value[1]
 
-    def use(self, engine: MockEngine | None, log: MockLog, source: str = "") -> MockLog:
+    def use(self, engine: "MockEngine | None", log: MockLog, source: str = "") -> MockLog:
         """Answer from `engine` (None: from nothing), logging to `log`, from the next request on (a pytest test's
         expectations); the log it replaces."""
         self.source = source
         return self.state.swap((engine, log))[1]
 
-    def expecting(self) -> MockEngine:
+    def expecting(self) -> "MockEngine":
         """The engine in use; an empty one put in place first when there is none, so that expectations can be
         added to a run that started with none (the control API, in record and replay too)."""
         with self._lock:
             engine, log = self.state.value
             if engine is None:
+                from llmproxy.mock.engine import MockEngine
+                from llmproxy.mock.spec import ExpectationsFile
+
                 engine = MockEngine(ExpectationsFile(expectations=()))
                 self.state.swap((engine, log))
             return engine
@@ -60,7 +62,7 @@ class MockStage(Stage):
         if engine is None:
             return None
         outcome = engine.answer(incoming)
-        if isinstance(outcome, MockMiss):  # logged once the chain knows whether anything after it answers
+        if not isinstance(outcome, tuple):  # a miss: logged once the chain knows whether anything after it answers
             incoming.decline(
                 self.name,
                 outcome.explain(),

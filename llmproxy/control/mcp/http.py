@@ -24,7 +24,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from llmproxy.control.auth import Access
 from llmproxy.control.mcp.server import mcp_server
 from llmproxy.control.mcp.tools import ControlRequest, tools
-from llmproxy.control.models import MCP_PATH
+from llmproxy.control.paths import MCP_PATH
 from llmproxy.control.router import MAX_BODY, Router
 from llmproxy.intercept.control import Answer
 
