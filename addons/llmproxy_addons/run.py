@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 from llmproxy.ca import CertificateAuthority, ensure_ca
 from llmproxy.chain.stages.intercept import InterceptStage
-from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.control.api import control_api
 from llmproxy.control.auth import Tokens
 from llmproxy.control.server import ControlPlane, ControlServer
@@ -308,10 +307,8 @@ def _control(session: Session, port: int = 0) -> ControlServer | None:
     if stage is None or not session.plan.intercept.control:
         return None
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
-    meter = next((tap for tap in session.chain.taps if isinstance(tap, MeterTap)), None)
-    telemetry = meter.telemetry if meter is not None else None
-    registry = telemetry.registry if telemetry is not None else None
-    metrics = registry.exposition if registry is not None else None
+    telemetry = session.telemetry
+    metrics = telemetry.registry.exposition if telemetry is not None and telemetry.plan.metrics else None
     plane = ControlPlane(lambda: stage.engine, control_api(session), session.plan.intercept.fixed, metrics)
     try:
         control = ControlServer(plane, tokens, port)
