@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from llmproxy.model import Provider, ToolCall, Usage
 from llmproxy.pricing import PriceBook, Priced
@@ -152,9 +153,9 @@ class Meter:
             self._listeners.append(listener)
 
     def add(self, call: Call) -> Call:
-        call = self._priced(call)
+        priced = self._priced(call)
         with self._lock:
-            call = replace(call, seq=next(self._seq))
+            call = replace(call, seq=next(self._seq), **priced)  # one copy: a frozen Call's costs its fields
             self._calls.append(call)
             listeners = list(self._listeners)
         for listener in listeners:
@@ -171,14 +172,15 @@ class Meter:
         with self._lock:
             return list(self._calls)
 
-    def _priced(self, call: Call) -> Call:
+    def _priced(self, call: Call) -> dict[str, Any]:
+        """The call's price, as the fields to set on it: `cost_usd`, or `unpriced` and why."""
         if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
-            return call
+            return {}
         try:
             cost = self.book.cost(call.usage, call.model, at=call.at, url=call.url, provider=call.provider)
         except Exception as error:  # pricing observes: it never breaks the traffic
             logger.exception("could not price %s", call.url)
-            return replace(call, unpriced=f"pricing failed: {error}")
+            return {"unpriced": f"pricing failed: {error}"}
         if isinstance(cost, Priced):
-            return replace(call, cost_usd=cost.usd)
-        return replace(call, unpriced=cost.reason)
+            return {"cost_usd": cost.usd}
+        return {"unpriced": cost.reason}

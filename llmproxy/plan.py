@@ -414,7 +414,7 @@ def build(plan: Plan) -> Chain:
             telemetry = Telemetry(
                 replace(plan.telemetry, run=(*run, *plan.telemetry.run)),
                 plan.redactor,
-                lambda: intercepting.state.value.budget,
+                lambda: intercepting.state.value,
             )
         meter = MeterTap(Meter(), telemetry)
     journal = None

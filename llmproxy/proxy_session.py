@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # imported when a mock or the meter runs: a bare replay or re
     from llmproxy.journal import Journal
     from llmproxy.meter import Meter
     from llmproxy.mock.log import MockLog
+    from llmproxy.telemetry.hub import Telemetry
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +119,16 @@ class Session:
 
         tap = next((tap for tap in self.chain.taps if isinstance(tap, MeterTap)), None)
         return tap.meter if tap is not None else None
+
+    @property
+    def telemetry(self) -> "Telemetry | None":
+        """The run's telemetry (spans, metrics), when the plan asks for it (`Plan.telemetry`)."""
+        if not self.plan.telemetry.active:
+            return None
+        from llmproxy.chain.taps.meter import MeterTap
+
+        tap = next((tap for tap in self.chain.taps if isinstance(tap, MeterTap)), None)
+        return tap.telemetry if tap is not None else None
 
     @property
     def journal(self) -> "Journal | None":

@@ -23,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 INSIDE = r"""
 import importlib, pkgutil, subprocess, sys, warnings
-OPTIONAL = {"llmproxy.telemetry.otlp": "opentelemetry"}  # module → the package of the extra it needs (`otel`)
 from pathlib import Path
 
 warnings.simplefilter("ignore", DeprecationWarning)  # mitmproxy's dependencies, as in tests/mitm.py
@@ -36,25 +35,12 @@ for name in ("index.html", "app.js", "style.css", "views/traffic.js"):
 for package in (llmproxy, llmproxy_addons):
     assert not Path(package.__file__).is_relative_to(sys.argv[1]), f"imported from the checkout: {package.__file__}"
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        if module.name in OPTIONAL:  # needs an extra this install does not have: it says so, as it must
-            try:
-                importlib.import_module(module.name)
-            except ModuleNotFoundError as error:
-                assert error.name.startswith(OPTIONAL[module.name]), error
-            else:
-                raise AssertionError(f"{module.name} imported without its extra")
-        elif module.name != "llmproxy.__main__":
+        if module.name != "llmproxy.__main__":
             importlib.import_module(module.name)
 import click
 from click.testing import CliRunner
 from llmproxy.cli import main
 
-# without the `otel` extra, exporting telemetry is one line naming it (docs/telemetry.md#install)
-exporting = [str(Path(sys.executable).with_name("llmproxy")), "export", "otlp", "run.json"]
-run = subprocess.run(exporting, capture_output=True, text=True)
-assert run.returncode == 2, (run.stdout, run.stderr)
-extra = "exporting telemetry needs the OpenTelemetry SDK: pip install 'llmproxy[otel]'"
-assert run.stderr.strip() == f"llmproxy export otlp: error: {extra}", run.stderr
 
 def paths(command, prefix):  # every command and subcommand, as each group lists and loads them (lazily at the top)
     yield prefix

@@ -36,9 +36,8 @@ def normalise(name: str) -> str:
 
 
 def declared_dependencies() -> set[str]:
-    """The runtime dependencies, and those of the extras a user installs for an optional feature (`otel`): a
-    module needing one is imported only by a run that uses the feature, which scripts/check_plain_install.py
-    holds to."""
+    """The runtime dependencies, and those of any extra a user installs for an optional feature: a module
+    needing one is imported only by a run that uses the feature, which scripts/check_plain_install.py holds to."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requirements = list(project["dependencies"])
     for extra, given in project.get("optional-dependencies", {}).items():

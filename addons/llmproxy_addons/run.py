@@ -307,14 +307,8 @@ def _control(session: Session, port: int = 0) -> ControlServer | None:
     if stage is None or not session.plan.intercept.control:
         return None
     tokens = Tokens(secrets.token_urlsafe(24), secrets.token_urlsafe(24))
-    metrics = None
-    if session.plan.telemetry.active:  # what keeps metrics, the meter's telemetry, is in the chain
-        from llmproxy.chain.taps.meter import MeterTap
-
-        meter = next((tap for tap in session.chain.taps if isinstance(tap, MeterTap)), None)
-        telemetry = meter.telemetry if meter is not None else None
-        registry = telemetry.registry if telemetry is not None else None
-        metrics = registry.exposition if registry is not None else None
+    telemetry = session.telemetry
+    metrics = telemetry.registry.exposition if telemetry is not None and telemetry.plan.metrics else None
 
     def api() -> Router:
         from llmproxy.control.api import control_api

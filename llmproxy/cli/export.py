@@ -26,13 +26,9 @@ def export() -> None:
 def otlp(cassettes: tuple[Path, ...], otlp: str | None, debug: bool) -> int:
     """Send each exchange of CASSETTES as an OpenTelemetry GenAI span, at the time it was recorded, with its
     usage and its cost priced at that time, over OTLP/HTTP. Exits 1 when a span could not be delivered."""
-    from llmproxy.telemetry.settings import check_endpoint, check_environment, check_sdk
+    from llmproxy.telemetry.settings import check_environment
 
-    if otlp is not None:
-        check_endpoint(otlp, "--otlp")
-    else:
-        check_environment()
-    check_sdk()
+    check_environment(otlp)
     from llmproxy.cli.report import unreadable_exits
     from llmproxy.meter import Meter
     from llmproxy.telemetry.otlp import OtlpExport
@@ -40,7 +36,7 @@ def otlp(cassettes: tuple[Path, ...], otlp: str | None, debug: bool) -> int:
 
     with unreadable_exits():  # a cassette that cannot be read: exit 2, as for a report
         calls = list(recorded_calls(cassettes, Meter()))  # every file read before anything is sent
-    sender = OtlpExport(otlp, (("llmproxy.cassette", ", ".join(map(str, cassettes))),), metrics=False)
+    sender = OtlpExport(otlp, (("llmproxy.cassette", ", ".join(map(str, cassettes))),), pause=False)
     for call, facts in calls:
         sender.add(call, facts, wait=True)
     sender.close(patience=60)

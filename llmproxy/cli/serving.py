@@ -274,18 +274,14 @@ class ServeOptions:
 
     def telemetry(self, plan: "Plan") -> "TelemetryPlan":
         """`--otel`, `--otlp`, `--otel-content`, `--metrics`, checked before anything starts: an endpoint that is
-        no URL, or the SDK not installed, is a usage error."""
-        from llmproxy.telemetry.settings import TelemetryPlan, check_endpoint, check_environment, check_sdk
+        no URL, or an `OTEL_*` variable llmproxy cannot follow, is a usage error."""
+        from llmproxy.telemetry.settings import TelemetryPlan, check_environment
 
         export = self.otel or self.otlp is not None
         if self.otel_content and not export:
             raise UsageError("--otel-content puts the messages on the spans: it needs --otel or --otlp URL")
         if export:
-            if self.otlp is not None:
-                check_endpoint(self.otlp, "--otlp")
-            else:
-                check_environment()
-            check_sdk()
+            check_environment(self.otlp)
         if self.metrics and not plan.intercept.control:
             raise UsageError("--metrics is served on the control port, which this run does not have")
         return TelemetryPlan(export, self.otlp, self.metrics, self.otel_content)

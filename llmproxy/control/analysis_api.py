@@ -107,6 +107,8 @@ def analysis_endpoints(session: Session) -> list[Endpoint]:
             conversation=read.conversation,
             tool_servers=read.tool_servers.ordered(),
         )
+        if (telemetry := session.telemetry) is not None:  # its verdict's gauges (docs/telemetry.md#metrics)
+            telemetry.reported(built)
         return Rendered(render(built, query.format), MEDIA[query.format])
 
     def explain(call: Call[Any, ExplainQuery, Any]) -> Rendered:

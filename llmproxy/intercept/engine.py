@@ -91,6 +91,7 @@ class Intercept:
         self.stood_in = 0  # requests answered by a fault in place of what answers (a mock never saw them)
         self.aftermath = Aftermath()  # what the client did after each fault
         self._numbers: dict[str, Iterator[int]] = {}  # each counted scope's requests (next() holds the GIL)
+        self._quotas: dict[str, ChaosProfile] = {}  # each quota counted so far, by name: its latest profile
         self._lock = threading.Lock()
         self._budget_warned = quiet
 
@@ -126,6 +127,7 @@ class Intercept:
             if not profile.has_quota:
                 continue
             name = profile.quotaName or entry.scope
+            self._quotas[name] = profile
             result = quota.admit(profile, name, self.store, int(now * 1000))
             if isinstance(result, quota.Breach):
                 return self._quota_refusal(entry, result, now)
@@ -168,6 +170,13 @@ class Intercept:
             at = datetime.fromtimestamp(now, UTC)
             provider = route.provider if route is not None else None
             self.budget.spend(usage, model, at=at, url=url, vendor=vendor, provider=provider)
+
+    def quota_standings(self) -> list[tuple[str, quota.Standing]]:
+        """Each quota a request has been counted against, by name, as it stands now."""
+        now_ms = int(self.clock() * 1000)
+        return [
+            (name, quota.standing(profile, name, self.store, now_ms)) for name, profile in list(self._quotas.items())
+        ]
 
     def stand_in(self) -> None:
         """A request got a fault in place of its answer, before anything behind the intercept saw it."""

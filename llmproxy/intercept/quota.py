@@ -68,6 +68,17 @@ def admit(profile: ChaosProfile, name: str, store: Store, now_ms: int) -> Breach
     return Standing(tuple(counts))
 
 
+def standing(profile: ChaosProfile, name: str, store: Store, now_ms: int) -> Standing:
+    """Where `profile`'s quotas (named `name`) stand now, nothing counted: what the telemetry's gauges show."""
+    counts: list[tuple[Unit, int, Count]] = []
+    if profile.quotaLimit is not None and profile.quotaWindowMillis is not None:
+        count = store.peek(_key(name, Unit.REQUESTS), profile.quotaWindowMillis, now_ms)
+        counts.append((Unit.REQUESTS, profile.quotaLimit, count))
+    if (window := profile.tokenQuotaWindowMillis) is not None:
+        counts += [(unit, limit, store.peek(_key(name, unit), window, now_ms)) for unit, limit in token_limits(profile)]
+    return Standing(tuple(counts))
+
+
 def charge(profile: ChaosProfile, name: str, store: Store, usage: Usage, now_ms: int) -> None:
     """Charge an answer's tokens to `profile`'s token quotas."""
     window = profile.tokenQuotaWindowMillis

@@ -189,12 +189,13 @@ def attributes(call: Call, facts: Facts, run: Mapping[str, str], duplicate: bool
     """The span's attributes. `run`: the run's own (`llmproxy.run.id`, `llmproxy.cassette`); `duplicate`: also
     the older usage names (`duplicate_old_names`)."""
     found: Attributes = {"server.address": call.host, "llmproxy.source": SOURCES[call.answered]}
-    if facts.port is not None:
-        found["server.port"] = facts.port
-    if facts.operation is not None:
-        found["gen_ai.operation.name"] = facts.operation
-    if facts.provider is not None:
-        found["gen_ai.provider.name"] = facts.provider
+    found.update(
+        _present(
+            ("server.port", facts.port),
+            ("gen_ai.operation.name", facts.operation),
+            ("gen_ai.provider.name", facts.provider),
+        )
+    )
     if call.model:
         found["gen_ai.request.model"] = call.model
         if call.answered is not Answered.MISS and call.status is not None and call.status < 400:
@@ -252,26 +253,27 @@ def attributes(call: Call, facts: Facts, run: Mapping[str, str], duplicate: bool
 def _tool_attributes(tool: Tool) -> Attributes:
     found: Attributes = {"llmproxy.tool.protocol": tool.protocol}
     if tool.protocol == "mcp":
-        if tool.method is not None:
-            found["mcp.method.name"] = tool.method
-        if tool.session is not None:
-            found["mcp.session.id"] = tool.session
+        found.update(_present(("mcp.method.name", tool.method), ("mcp.session.id", tool.session)))
         if tool.method == "tools/call":
             found["gen_ai.operation.name"] = "execute_tool"
-    elif tool.method is not None:
-        found["rpc.method"] = tool.method
-    if tool.tool is not None:
-        found["gen_ai.tool.name"] = tool.tool
-    if tool.request_id is not None:
-        found["jsonrpc.request.id"] = tool.request_id
+    else:
+        found.update(_present(("rpc.method", tool.method)))
+    found.update(_present(("gen_ai.tool.name", tool.tool), ("jsonrpc.request.id", tool.request_id)))
     return found
+
+
+def _present(*given: tuple[str, AttributeValue | None]) -> Attributes:
+    """The attributes of `given` that have a value."""
+    return {key: value for key, value in given if value is not None}
 
 
 def _parameters(body: dict[str, Any]) -> tuple[tuple[str, AttributeValue], ...]:
     found: dict[str, AttributeValue] = {}
     for where in (body, *(body[key] for key in NESTED if isinstance(body.get(key), dict))):
         for field, name in PARAMETERS.items():
-            value = where.get(field)
+            if field not in where:
+                continue
+            value = where[field]
             if isinstance(value, bool):
                 continue
             if isinstance(value, int | float):

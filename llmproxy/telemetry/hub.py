@@ -1,10 +1,16 @@
-"""A run's telemetry: what the meter tap hands it for each call goes to the Prometheus registry (`/metrics`)
-and to the OTLP export, whichever the run has. On the request's path it only reads the request's facts
-(`conventions.facts_of`) and adds to the registry's counters; spans are made and sent on the export's own
-thread."""
+"""A run's telemetry: what the meter tap hands it for each call goes to the run's registry of metrics (read by
+`/metrics` and by the OTLP export alike) and to the OTLP export's queue, whichever the run has. On the
+request's path it only reads the request's facts (`conventions.facts_of`) and adds to the registry; spans are
+made and sent on the export's own thread.
+
+The gauges are read as they stand whenever the metrics are (a scrape, an export): the budget and the quotas
+from the intercept's own counters, the optimisation verdict from the latest report the control API built
+(`reported`), as MockServer's gauges read its latest report — nothing is worked out a second time here.
+"""
 
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from llmproxy.cassette.redact import Redactor
@@ -12,52 +18,87 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.meter import Call
 from llmproxy.model import Completion
 from llmproxy.telemetry.conventions import facts_of
-from llmproxy.telemetry.metrics import BUDGET_LIMIT, BUDGET_SPENT, DROPPED_SPANS, Instrument, Registry, observations
+from llmproxy.telemetry.metrics import (
+    BUDGET_LIMIT,
+    BUDGET_SPENT,
+    BUDGET_UNPRICED,
+    CACHE_HIT_RATIO,
+    DROPPED_SPANS,
+    FINDINGS,
+    ONE_SHOT_RATE,
+    QUOTA_LIMIT,
+    QUOTA_RESET,
+    QUOTA_USED,
+    SAVING,
+    SAVING_FRACTION,
+    Gauge,
+    Registry,
+)
+from llmproxy.telemetry.otlp import OtlpExport
 from llmproxy.telemetry.settings import TelemetryPlan
 
-if TYPE_CHECKING:  # the SDK is imported only when the run exports
-    from llmproxy.intercept.budget import Budget
-    from llmproxy.telemetry.otlp import OtlpExport
+if TYPE_CHECKING:
+    from llmproxy.analysis.report import Report
+    from llmproxy.intercept.engine import Intercept
 
 
 class Telemetry:
-    """`budget`: how to find the run's budget, for its gauges (None: the run has none)."""
+    """`intercept`: how to find the run's intercept, for the budget's and the quotas' gauges (None: none)."""
 
     def __init__(
-        self, plan: TelemetryPlan, redactor: Redactor, budget: Callable[[], "Budget | None"] = lambda: None
+        self, plan: TelemetryPlan, redactor: Redactor, intercept: Callable[[], "Intercept | None"] = lambda: None
     ) -> None:
         self.plan = plan
-        self._budget = budget
+        self._intercept = intercept
         self._content = redactor if plan.content else None
+        self._verdict: tuple[Gauge, ...] = ()
         self.run = (("llmproxy.run.id", secrets.token_hex(8)), *plan.run)
-        self.registry = Registry(self.gauges) if plan.metrics else None
+        self.registry = Registry(self.gauges)
         self.export: OtlpExport | None = None
         if plan.export:
-            from llmproxy.telemetry import otlp
-
-            self.export = otlp.OtlpExport(plan.endpoint, self.run, self.gauges)
+            self.export = OtlpExport(plan.endpoint, self.run, self.registry)
 
     def observe(self, call: Call, incoming: Incoming, completion: Completion | None) -> None:
         facts = facts_of(incoming, completion, self._content)
-        if self.registry is not None:
-            for instrument, value, labels in observations(call, facts):
-                self.registry.add(instrument, value, labels)
+        self.registry.record(call, facts)
         if self.export is not None:
             self.export.add(call, facts)
 
-    def gauges(self) -> Sequence[tuple[Instrument, float]]:
-        found: list[tuple[Instrument, float]] = []
-        if self.export is not None:
-            found.append((DROPPED_SPANS, self.export.dropped))
-        budget = self._budget()
-        if budget is not None:
-            standing = budget.standing()
-            found += [(BUDGET_SPENT, float(standing.spent)), (BUDGET_LIMIT, float(standing.limit))]
-        return found
+    def reported(self, report: "Report") -> None:
+        """The latest optimisation report built over this run: its verdict's figures are the gauges' now."""
+        verdict, totals = report.verdict, report.totals
+        self._verdict = (
+            (SAVING, float(Decimal(verdict.totalEstimatedSavingUsd)), ()),
+            (SAVING_FRACTION, verdict.savingFractionOfSpend, ()),
+            (CACHE_HIT_RATIO, totals.cacheHitRatio, ()),
+            (ONE_SHOT_RATE, totals.oneShotRate, ()),
+            (FINDINGS, verdict.highCount, (("llmproxy.finding.severity", "high"),)),
+            (FINDINGS, verdict.mediumCount, (("llmproxy.finding.severity", "medium"),)),
+            (FINDINGS, verdict.lowCount, (("llmproxy.finding.severity", "low"),)),
+        )
 
-    def metrics(self) -> bytes | None:
-        """The Prometheus exposition; None when the run keeps no registry."""
-        return self.registry.exposition() if self.registry is not None else None
+    def gauges(self) -> list[Gauge]:
+        found: list[Gauge] = []
+        if self.export is not None:
+            found.append((DROPPED_SPANS, self.export.dropped, ()))
+        intercept = self._intercept()
+        if intercept is not None and intercept.budget is not None:
+            spend = intercept.budget.standing()
+            found += [
+                (BUDGET_SPENT, float(spend.spent), ()),
+                (BUDGET_LIMIT, float(spend.limit), ()),
+                (BUDGET_UNPRICED, spend.unpriced, ()),
+            ]
+        for name, standing in intercept.quota_standings() if intercept is not None else ():
+            for unit, limit, count in standing.counts:
+                labels = (("llmproxy.quota.name", name), ("llmproxy.quota.unit", unit.value))
+                found += [
+                    (QUOTA_USED, count.used, labels),
+                    (QUOTA_LIMIT, limit, labels),
+                    (QUOTA_RESET, count.reset_ms / 1000, labels),
+                ]
+        found += self._verdict
+        return found
 
     def explain(self) -> str:
         return self.plan.describe()

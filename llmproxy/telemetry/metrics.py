@@ -12,8 +12,10 @@ Hand-written rather than prometheus-client: six kinds of line in a documented te
 for `/metrics`, and no second registry beside the one the OTLP export reads.
 """
 
+import bisect
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -32,8 +34,11 @@ class Kind(StrEnum):
     GAUGE = "gauge"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Instrument:
+    """One of the module's instruments, each declared once: compared and hashed as itself (a series is looked
+    up by its instrument for every figure of every call)."""
+
     name: str  # OpenTelemetry's
     kind: Kind
     unit: str
@@ -52,6 +57,10 @@ class Instrument:
 
 def _tokens(name: str, what: str) -> Instrument:
     return Instrument(name, Kind.COUNTER, "{token}", what)
+
+
+def _gauge(name: str, unit: str, what: str) -> Instrument:
+    return Instrument(name, Kind.GAUGE, unit, what)
 
 
 TOKEN_USAGE: Final = Instrument(
@@ -84,8 +93,19 @@ COST: Final = Instrument("llmproxy.cost", Kind.COUNTER, "USD", "Estimated cost o
 UNPRICED: Final = Instrument("llmproxy.unpriced", Kind.COUNTER, "{call}", "Calls with usage that could not be priced")
 MISSES: Final = Instrument("llmproxy.misses", Kind.COUNTER, "{call}", "Requests nothing could answer (refused)")
 FAULTS: Final = Instrument("llmproxy.faults", Kind.COUNTER, "{fault}", "Faults injected, by llmproxy.fault.kind")
-BUDGET_SPENT: Final = Instrument("llmproxy.budget.spent", Kind.GAUGE, "USD", "What the run's budget has spent")
-BUDGET_LIMIT: Final = Instrument("llmproxy.budget.limit", Kind.GAUGE, "USD", "The run's budget")
+BUDGET_SPENT: Final = _gauge("llmproxy.budget.spent", "USD", "What the run's budget has spent")
+BUDGET_LIMIT: Final = _gauge("llmproxy.budget.limit", "USD", "The run's budget")
+BUDGET_UNPRICED: Final = _gauge("llmproxy.budget.unpriced", "{call}", "Calls the budget could not price (not in it)")
+QUOTA_USED: Final = _gauge("llmproxy.quota.used", "{unit}", "What a quota's current window has counted")
+QUOTA_LIMIT: Final = _gauge("llmproxy.quota.limit", "{unit}", "A quota's limit per window")
+QUOTA_RESET: Final = _gauge("llmproxy.quota.reset", "s", "Until a quota's current window ends")
+SAVING: Final = _gauge("llmproxy.optimisation.saving", "USD", "What the latest report's findings could save")
+SAVING_FRACTION: Final = _gauge("llmproxy.optimisation.saving_fraction", "1", "The latest report's saving, of spend")
+CACHE_HIT_RATIO: Final = _gauge("llmproxy.optimisation.cache_hit_ratio", "1", "The latest report's cached input share")
+ONE_SHOT_RATE: Final = _gauge(
+    "llmproxy.optimisation.one_shot_rate", "1", "The latest report's share of calls not retried"
+)
+FINDINGS: Final = _gauge("llmproxy.optimisation.findings", "{finding}", "The latest report's findings, by severity")
 DROPPED_SPANS: Final = Instrument(
     "llmproxy.telemetry.dropped_spans", Kind.COUNTER, "{span}", "Spans the OTLP export could not deliver"
 )
@@ -108,11 +128,12 @@ INSTRUMENTS: Final = (
     FAULTS,
     DROPPED_SPANS,
 )
-GAUGES: Final = (BUDGET_SPENT, BUDGET_LIMIT)
 
 type Labels = tuple[tuple[str, str], ...]
 type Observation = tuple[Instrument, float, Labels]
-type Gauges = Callable[[], Sequence[tuple[Instrument, float]]]
+type Gauge = tuple[Instrument, float, Labels]  # a figure read as it is now
+type Gauges = Callable[[], Sequence[Gauge]]
+type Series = tuple[Instrument, Labels, float, int, list[int]]  # sum, count, a histogram's bucket counts
 
 
 def labels(call: Call, facts: Facts) -> Labels:
@@ -162,28 +183,39 @@ class _Series:
     def __init__(self, bounds: int) -> None:
         self.sum = 0.0
         self.count = 0
-        self.buckets = [0] * bounds
+        self.buckets = [0] * (bounds + 1) if bounds else []  # a histogram's: each bound's, then above the last
 
 
 class Registry:
-    """The figures since the run began, for `/metrics`. `add` from one thread (the telemetry's), `exposition`
-    from any (the control port's)."""
+    """The figures since the run began (`started`, nanoseconds), for `/metrics` and the OTLP export alike.
+    `record` from one thread (the request's), `series` and `exposition` from any (the control port's, the
+    export's). `gauges`: what is read as it is at each reading (the budget, the quotas…)."""
 
     def __init__(self, gauges: Gauges | None = None) -> None:
+        self.started = time.time_ns()
         self._series: dict[tuple[Instrument, Labels], _Series] = {}
         self._lock = threading.Lock()
         self._gauges = gauges
 
+    def record(self, call: Call, facts: Facts) -> None:
+        """Everything `call` adds (`observations`), under one lock."""
+        found = list(observations(call, facts))
+        with self._lock:
+            for instrument, value, labels in found:
+                self._add(instrument, value, labels)
+
     def add(self, instrument: Instrument, value: float, labels: Labels = ()) -> None:
         with self._lock:
-            series = self._series.get((instrument, labels))
-            if series is None:
-                series = self._series[(instrument, labels)] = _Series(len(instrument.buckets))
-            series.sum += value
-            series.count += 1
-            for index, bound in enumerate(instrument.buckets):
-                if value <= bound:
-                    series.buckets[index] += 1
+            self._add(instrument, value, labels)
+
+    def _add(self, instrument: Instrument, value: float, labels: Labels) -> None:
+        series = self._series.get((instrument, labels))
+        if series is None:
+            series = self._series[(instrument, labels)] = _Series(len(instrument.buckets))
+        series.sum += value
+        series.count += 1
+        if instrument.buckets:
+            series.buckets[bisect.bisect_left(instrument.buckets, value)] += 1
 
     def value(self, instrument: Instrument, **wanted: str) -> float:
         """The sum of `instrument` over the series whose labels include `wanted` (dots as underscores)."""
@@ -194,32 +226,49 @@ class Registry:
                 if found is instrument and wanted.items() <= {_label(key): val for key, val in labels}.items()
             )
 
+    def series(self) -> list[Series]:
+        """Every series as it is now, in the order of `INSTRUMENTS`, then of their labels."""
+        with self._lock:
+            taken = [
+                (instrument, labels, series.sum, series.count, list(series.buckets))
+                for (instrument, labels), series in self._series.items()
+            ]
+        order = {instrument: index for index, instrument in enumerate(INSTRUMENTS)}
+        return sorted(taken, key=lambda found: (order[found[0]], found[1]))
+
+    def gauges(self) -> Sequence[Gauge]:
+        return self._gauges() if self._gauges is not None else ()
+
     def exposition(self) -> bytes:
         """Every series in Prometheus's text format."""
-        with self._lock:
-            taken = {key: (series.sum, series.count, list(series.buckets)) for key, series in self._series.items()}
         lines: list[str] = []
-        for instrument in INSTRUMENTS:
-            rows = [(labels, figures) for (found, labels), figures in taken.items() if found is instrument]
-            if not rows:
+        described: set[Instrument] = set()
+        for instrument, labels, total, count, buckets in self.series():
+            name = instrument.prometheus
+            if instrument not in described:
+                described.add(instrument)
+                lines += _described(instrument)
+            if instrument.kind is not Kind.HISTOGRAM:
+                lines.append(f"{name}{_labels(labels)} {_number(total)}")
                 continue
-            name = instrument.prometheus
-            lines += [f"# HELP {name} {instrument.description} ({instrument.unit})", f"# TYPE {name} {instrument.kind}"]
-            for labels, (total, count, buckets) in sorted(rows):
-                if instrument.kind is Kind.COUNTER:
-                    lines.append(f"{name}{_labels(labels)} {_number(total)}")
-                    continue
-                base = name.removesuffix("_total")
-                for bound, cumulative in zip(instrument.buckets, buckets, strict=True):
-                    lines.append(f"{base}_bucket{_labels((*labels, ('le', _number(bound))))} {cumulative}")
-                lines.append(f"{base}_bucket{_labels((*labels, ('le', '+Inf')))} {count}")
-                lines.append(f"{base}_sum{_labels(labels)} {_number(total)}")
-                lines.append(f"{base}_count{_labels(labels)} {count}")
-        for instrument, value in self._gauges() if self._gauges is not None else ():
-            name = instrument.prometheus
-            lines += [f"# HELP {name} {instrument.description} ({instrument.unit})", f"# TYPE {name} {instrument.kind}"]
-            lines.append(f"{name} {_number(value)}")
+            cumulative = 0
+            for bound, counted in zip(instrument.buckets, buckets, strict=False):
+                cumulative += counted
+                lines.append(f"{name}_bucket{_labels((*labels, ('le', _number(bound))))} {cumulative}")
+            lines.append(f"{name}_bucket{_labels((*labels, ('le', '+Inf')))} {count}")
+            lines.append(f"{name}_sum{_labels(labels)} {_number(total)}")
+            lines.append(f"{name}_count{_labels(labels)} {count}")
+        for instrument, value, labels in self.gauges():
+            if instrument not in described:
+                described.add(instrument)
+                lines += _described(instrument)
+            lines.append(f"{instrument.prometheus}{_labels(labels)} {_number(value)}")
         return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def _described(instrument: Instrument) -> list[str]:
+    name = instrument.prometheus
+    return [f"# HELP {name} {instrument.description} ({instrument.unit})", f"# TYPE {name} {instrument.kind}"]
 
 
 def _label(key: str) -> str:

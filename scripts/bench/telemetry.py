@@ -5,9 +5,14 @@ proxy's process tree is the figure (requests per second swing with the neighbour
 the table gives each against telemetry off, medians over rounds whose order alternates.
 
     .venv/bin/python scripts/bench/telemetry.py [--quick] [--rounds N] [--seconds S]
+    .venv/bin/python scripts/bench/telemetry.py --encoders [--rounds N]
 
 The receiver is the tests' (tests/telemetry/receiver.py: OTLP/HTTP decoded with opentelemetry-proto), on a
 thread of this process: its CPU is not the proxy's.
+
+`--encoders` measures only the encoding of one replayed call's span, in this process: llmproxy's own
+(`llmproxy.telemetry.wire`) against the same span built and serialised with opentelemetry-proto's generated
+messages, alternating over `--rounds`: CPU microseconds per span, and their ratio.
 """
 
 import argparse
@@ -29,12 +34,95 @@ from replay import bodies, launch, load, write_cassette  # noqa: E402
 from tests.telemetry.receiver import receiver  # noqa: E402
 
 
+def encoders(rounds: int, spans: int = 20_000) -> str:
+    """CPU microseconds per span: llmproxy's encoder against opentelemetry-proto's messages, medians."""
+    import os
+    import time
+
+    import payloads
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    from llmproxy.cassette.decode import decode_answer
+    from llmproxy.chain.incoming import Incoming
+    from llmproxy.chain.reply import Reply, ReplySource
+    from llmproxy.chain.taps.meter import replied
+    from llmproxy.meter import Meter
+    from llmproxy.model.exchange import RawRequest
+    from llmproxy.providers.registry import chat_codec
+    from llmproxy.telemetry.conventions import AttributeValue, attributes, error_type, facts_of, span_name
+    from llmproxy.telemetry.wire import Encoder
+
+    headers = (("host", "api.anthropic.com"), ("content-type", "application/json"))
+    request = RawRequest(
+        "POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", headers, payloads.small_request(), None
+    )
+    incoming = Incoming(request)
+    assert incoming.route is not None
+    codec = chat_codec(incoming.route)
+    assert codec is not None
+    completion = decode_answer(codec, 200, payloads.reply(), None)
+    reply = Reply(200, (("content-type", "application/json"),), payloads.reply(), source=ReplySource.CASSETTE)
+    call = Meter().add(replied(incoming, reply, completion))
+    facts = facts_of(incoming, completion)
+    given = attributes(call, facts, {"llmproxy.run.id": "0123456789abcdef"})
+    encoder = Encoder({"service.name": "llmproxy"}, "llmproxy", "0")
+
+    def value(found: AttributeValue) -> AnyValue:
+        if isinstance(found, str):
+            return AnyValue(string_value=found)
+        if isinstance(found, bool):
+            return AnyValue(bool_value=found)
+        if isinstance(found, int):
+            return AnyValue(int_value=found)
+        if isinstance(found, float):
+            return AnyValue(double_value=found)
+        return AnyValue(array_value=ArrayValue(values=[value(item) for item in found]))
+
+    def generated() -> bytes:
+        ids = os.urandom(24)
+        end = int(call.at.timestamp() * 1e9)
+        span = Span(
+            trace_id=ids[:16],
+            span_id=ids[16:],
+            name=span_name(call, facts),
+            kind=Span.SPAN_KIND_CLIENT,
+            start_time_unix_nano=end - int((call.latency_ms or 0) * 1e6),
+            end_time_unix_nano=end,
+            attributes=[KeyValue(key=key, value=value(found)) for key, found in given.items()],
+        )
+        if error_type(call) is not None:
+            span.status.code = 2
+        return span.SerializeToString()
+
+    ways = {"llmproxy.telemetry.wire": lambda: encoder.span(call, facts, given), "opentelemetry-proto": generated}
+    timings: dict[str, list[float]] = {name: [] for name in ways}
+    for round_ in range(rounds):
+        for name in ways if round_ % 2 == 0 else list(ways)[::-1]:
+            encode = ways[name]
+            begin = time.process_time()
+            for _ in range(spans):
+                encode()
+            timings[name].append((time.process_time() - begin) / spans * 1e6)
+            print(f"round {round_ + 1} {name:<24} {timings[name][-1]:.1f} µs CPU/span", file=sys.stderr)
+    ours, theirs = (statistics.median(timings[name]) for name in ways)
+    return (
+        "| encoder | CPU µs / span |\n|---|---:|\n"
+        f"| llmproxy.telemetry.wire | {ours:.1f} |\n| opentelemetry-proto | {theirs:.1f} |\n"
+        f"\nopentelemetry-proto / llmproxy: {theirs / ours:.1f}×"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
+    parser.add_argument("--encoders", action="store_true", help="only the span encoders, in this process")
     args = parser.parse_args()
+    if args.encoders:
+        print(encoders(args.rounds))
+        return 0
     if args.quick:
         args.rounds, args.seconds = 1, 2.0
     upstream_port = free_port()  # nothing listens there: replay must not need it

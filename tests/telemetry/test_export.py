@@ -52,7 +52,9 @@ def test_a_committed_cassette_is_exported_at_its_recorded_times() -> None:
 
 
 def test_a_collector_that_is_not_there_fails_the_export_in_one_warning() -> None:
-    done = export(str(QUICKSTART), "--otlp", f"http://127.0.0.1:{free_port()}", env={"OTEL_EXPORTER_OTLP_TIMEOUT": "1"})
+    done = export(
+        str(QUICKSTART), "--otlp", f"http://127.0.0.1:{free_port()}", env={"OTEL_EXPORTER_OTLP_TIMEOUT": "1000"}
+    )
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert lines[-1] == "llmproxy export otlp: sent 0 spans of 1 exchange"
