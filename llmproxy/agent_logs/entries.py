@@ -15,6 +15,10 @@ from llmproxy.model import Provider, Usage
 _NAMED_LINES = 3  # a reason's first lines named in its skip count; the rest only counted
 
 
+type Api = tuple[Provider, str]
+"""Where an agent's calls go: the provider, and the URL its default configuration sends them to."""
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedTool:
     id: str
@@ -43,6 +47,23 @@ class LogEntry:
     stop_reason: str | None = None
     sidechain: bool = False  # a Claude Code sidechain (a subagent's or /btw's turn)
     logged_cost: Decimal | None = None  # the cost the agent itself wrote (opencode), for comparison
+
+    @classmethod
+    def found(
+        cls,
+        agent: str,
+        path: Path,
+        line: int,
+        session: str,
+        key: tuple[str, ...],
+        started_at: datetime,
+        model: object,
+        api: Api,
+    ) -> "LogEntry":
+        """An answer as a reader first meets it: what the log says of it is filled in as the reader goes on
+        (its usage, text, tool calls). `model` as logged: anything but a string names none."""
+        named = model if isinstance(model, str) else None
+        return cls(agent, str(path), line, session, key, None, started_at, named, *api, Usage())
 
 
 class Skips:
@@ -82,15 +103,21 @@ def json_lines(path: Path, skips: Skips, wanted: tuple[bytes, ...] = ()) -> Iter
                 if not (line.startswith(b"{") and line.endswith(b"}")):
                     skips.add("not JSON", number)
                 continue
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                skips.add("not JSON", number)
-                continue
-            if isinstance(entry, dict):
+            if (entry := json_object(line, skips, number)) is not None:
                 yield number, entry
-            else:
-                skips.add("not JSON", number)
+
+
+def json_object(data: bytes | str, skips: Skips, where: int, reason: str = "not JSON") -> dict[str, Any] | None:
+    """The JSON object `data` holds; None, counted in `skips` (by `reason`, at line or row `where`), when it
+    holds anything else."""
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        found = None
+    if isinstance(found, dict):
+        return found
+    skips.add(reason, where)
+    return None
 
 
 def timestamp(text: object, fallback: datetime) -> datetime:
