@@ -29,6 +29,7 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
     undated = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     found: dict[tuple[str, ...], LogEntry] = {}
     usages: dict[tuple[str, ...], dict[str, Any]] = {}  # each answer's last usage, read once all lines are
+    stem = path.stem  # the session of lines that name none
     for number, line in json_lines(path, skips, _WANTED):
         message = line.get("message")
         if line.get("type") != "assistant" or not isinstance(message, dict):
@@ -42,7 +43,7 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
             continue
         message_id = message.get("id")
         request = line.get("requestId") or line.get("requestRef")
-        session = str(line.get("sessionId", path.stem))
+        session = str(line.get("sessionId", stem))
         if not isinstance(message_id, str):
             skips.add("no message id", number)
             continue
