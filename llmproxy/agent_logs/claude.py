@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from llmproxy.agent_logs.entries import LogEntry, LoggedTool, Skips, count, json_lines, timestamp
+from llmproxy.agent_logs.entries import Api, LogEntry, LoggedTool, Skips, count, json_lines, timestamp
 from llmproxy.model import Provider, Usage
 
-URL = "https://api.anthropic.com/v1/messages"
+API: Api = (Provider.ANTHROPIC, "https://api.anthropic.com/v1/messages")
 _WANTED = (b'"assistant"',)
 _SYNTHETIC = "<synthetic>"  # the model Claude Code names for answers it made up itself (no API call)
 
@@ -29,6 +29,7 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
     undated = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     found: dict[tuple[str, ...], LogEntry] = {}
     usages: dict[tuple[str, ...], dict[str, Any]] = {}  # each answer's last usage, read once all lines are
+    stem = path.stem  # the session of lines that name none
     for number, line in json_lines(path, skips, _WANTED):
         message = line.get("message")
         if line.get("type") != "assistant" or not isinstance(message, dict):
@@ -42,27 +43,17 @@ def claude_entries(path: Path, skips: Skips) -> list[LogEntry]:
             continue
         message_id = message.get("id")
         request = line.get("requestId") or line.get("requestRef")
-        session = str(line.get("sessionId", path.stem))
+        session = str(line.get("sessionId", stem))
         if not isinstance(message_id, str):
             skips.add("no message id", number)
             continue
         key = (message_id, str(request)) if request else (session, message_id)
         entry = found.get(key)
         if entry is None:
-            entry = found[key] = LogEntry(
-                agent="claude",
-                source=str(path),
-                line=number,
-                session=session,
-                key=key,
-                response_id=message_id,
-                started_at=timestamp(line.get("timestamp"), undated),
-                model=model if isinstance(model, str) else None,
-                provider=Provider.ANTHROPIC,
-                url=URL,
-                usage=Usage(),
-                sidechain=line.get("isSidechain") is True,
-            )
+            started = timestamp(line.get("timestamp"), undated)
+            entry = found[key] = LogEntry.found("claude", path, number, session, key, started, model, API)
+            entry.response_id = message_id
+            entry.sidechain = line.get("isSidechain") is True
         usages[key] = usage
         entry.stop_reason = message.get("stop_reason") or entry.stop_reason
         for block in message.get("content") or ():

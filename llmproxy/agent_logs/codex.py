@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from llmproxy.agent_logs.entries import LogEntry, LoggedTool, Skips, count, json_lines, timestamp
+from llmproxy.agent_logs.entries import Api, LogEntry, LoggedTool, Skips, count, json_lines, timestamp
 from llmproxy.model import Provider, Usage
 
-URL = "https://api.openai.com/v1/responses"
+API: Api = (Provider.OPENAI, "https://api.openai.com/v1/responses")
 _FIELDS = (
     "input_tokens",
     "cached_input_tokens",
@@ -77,27 +77,9 @@ def codex_entries(path: Path, skips: Skips) -> list[LogEntry]:
 
 
 def _entry(
-    path: Path,
-    number: int,
-    thread: str,
-    key: tuple[str, ...],
-    line: dict[str, Any],
-    undated: datetime,
-    model: str | None,
+    path: Path, number: int, thread: str, key: tuple[str, ...], line: dict[str, Any], undated: datetime, model: object
 ) -> LogEntry:
-    return LogEntry(
-        agent="codex",
-        source=str(path),
-        line=number,
-        session=thread,
-        key=key,
-        response_id=None,
-        started_at=timestamp(line.get("timestamp"), undated),
-        model=model,
-        provider=Provider.OPENAI,
-        url=URL,
-        usage=Usage(),
-    )
+    return LogEntry.found("codex", path, number, thread, key, timestamp(line.get("timestamp"), undated), model, API)
 
 
 def _answer_part(payload: dict[str, Any], tools: list[LoggedTool], text: list[str]) -> None:

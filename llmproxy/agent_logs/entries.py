@@ -1,7 +1,9 @@
 """One answer of the model as an agent's log keeps it, and the skips a reader counts on the way."""
 
+import functools
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -13,6 +15,10 @@ import orjson
 from llmproxy.model import Provider, Usage
 
 _NAMED_LINES = 3  # a reason's first lines named in its skip count; the rest only counted
+
+
+type Api = tuple[Provider, str]
+"""Where an agent's calls go: the provider, and the URL its default configuration sends them to."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +50,23 @@ class LogEntry:
     sidechain: bool = False  # a Claude Code sidechain (a subagent's or /btw's turn)
     logged_cost: Decimal | None = None  # the cost the agent itself wrote (opencode), for comparison
 
+    @classmethod
+    def found(
+        cls,
+        agent: str,
+        path: Path,
+        line: int,
+        session: str,
+        key: tuple[str, ...],
+        started_at: datetime,
+        model: object,
+        api: Api,
+    ) -> "LogEntry":
+        """An answer as a reader first meets it: what the log says of it is filled in as the reader goes on
+        (its usage, text, tool calls). `model` as logged: anything but a string names none."""
+        named = model if isinstance(model, str) else None
+        return cls(agent, str(path), line, session, key, None, started_at, named, *api, Usage())
+
 
 class Skips:
     """Lines a reader passed over, by reason, with the first few line numbers of each: a report names them."""
@@ -73,24 +96,37 @@ def json_lines(path: Path, skips: Skips, wanted: tuple[bytes, ...] = ()) -> Iter
     With `wanted`, a line holding none of those bytes is not parsed, only checked to be whole (`{…}`): a log
     is mostly lines a report has no use for, and finding a word is far cheaper than parsing. A line that is not
     a JSON object is counted in `skips` as "not JSON"."""
+    holds = _finder(wanted)
     with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
             line = line.strip()
             if not line:
                 continue
-            if wanted and not any(word in line for word in wanted):
+            if holds is not None and holds(line) is None:
                 if not (line.startswith(b"{") and line.endswith(b"}")):
                     skips.add("not JSON", number)
                 continue
-            try:
-                entry = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                skips.add("not JSON", number)
-                continue
-            if isinstance(entry, dict):
+            if (entry := json_object(line, skips, number)) is not None:
                 yield number, entry
-            else:
-                skips.add("not JSON", number)
+
+
+@functools.lru_cache(maxsize=8)
+def _finder(words: tuple[bytes, ...]) -> Callable[[bytes], object] | None:
+    """Whether a line holds one of the words, in one call (no Python loop over the words of every line)."""
+    return re.compile(b"|".join(map(re.escape, words))).search if words else None
+
+
+def json_object(data: bytes | str, skips: Skips, where: int, reason: str = "not JSON") -> dict[str, Any] | None:
+    """The JSON object `data` holds; None, counted in `skips` (by `reason`, at line or row `where`), when it
+    holds anything else."""
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        found = None
+    if isinstance(found, dict):
+        return found
+    skips.add(reason, where)
+    return None
 
 
 def timestamp(text: object, fallback: datetime) -> datetime:

@@ -14,11 +14,11 @@ from typing import Any
 
 import orjson
 
-from llmproxy.agent_logs.entries import LogEntry, LoggedTool, Skips, count, json_lines, timestamp
+from llmproxy.agent_logs.entries import Api, LogEntry, LoggedTool, Skips, count, json_lines, timestamp
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Provider, Usage
 
-URL = "https://generativelanguage.googleapis.com/v1beta/models"
+API: Api = (Provider.GEMINI, "https://generativelanguage.googleapis.com/v1beta/models")
 
 
 def is_gemini_log(first: dict[str, Any]) -> bool:
@@ -48,24 +48,11 @@ def gemini_entries(path: Path, skips: Skips) -> list[LogEntry]:
             if isinstance(call, dict)
         ]
         content = message.get("content")
-        entries.append(
-            LogEntry(
-                agent="gemini",
-                source=str(path),
-                line=number,
-                session=session,
-                key=("gemini", session, key),
-                response_id=None,  # the id is the CLI's own, not the API's
-                started_at=timestamp(message.get("timestamp"), undated),
-                model=model if isinstance(model, str) else None,
-                provider=Provider.GEMINI,
-                url=URL,
-                usage=_usage(tokens),
-                tool_calls=calls,
-                text=content if isinstance(content, str) else "",
-                stop_reason="tool_use" if calls else "end_turn",
-            )
-        )
+        started = timestamp(message.get("timestamp"), undated)
+        entry = LogEntry.found("gemini", path, number, session, ("gemini", session, key), started, model, API)
+        entry.usage, entry.tool_calls, entry.stop_reason = _usage(tokens), calls, "tool_use" if calls else "end_turn"
+        entry.text = content if isinstance(content, str) else ""
+        entries.append(entry)
     return entries
 
 

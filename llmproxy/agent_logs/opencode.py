@@ -18,16 +18,14 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from llmproxy.agent_logs.entries import LogEntry, LoggedTool, Skips, count, timestamp
+from llmproxy.agent_logs.entries import Api, LogEntry, LoggedTool, Skips, count, json_object, timestamp
 from llmproxy.errors import LlmproxyError
 from llmproxy.model import Provider, Usage
 
-_URLS = {  # where each provider opencode names sends its calls (the price book finds the vendor by it)
-    "anthropic": ("https://api.anthropic.com/v1/messages", Provider.ANTHROPIC),
-    "openai": ("https://api.openai.com/v1/responses", Provider.OPENAI),
-    "google": ("https://generativelanguage.googleapis.com/v1beta/models", Provider.GEMINI),
+_APIS: dict[str, Api] = {  # where each provider opencode names sends its calls (the price book finds the vendor by it)
+    "anthropic": (Provider.ANTHROPIC, "https://api.anthropic.com/v1/messages"),
+    "openai": (Provider.OPENAI, "https://api.openai.com/v1/responses"),
+    "google": (Provider.GEMINI, "https://generativelanguage.googleapis.com/v1beta/models"),
 }
 
 
@@ -39,11 +37,12 @@ def is_opencode_message(path: Path) -> bool:
 def opencode_entries(path: Path, skips: Skips) -> list[LogEntry]:
     if path.suffix == ".json":
         try:
-            message = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
+            data = path.read_bytes()
+        except OSError:
             skips.add("not JSON", 1)
             return []
-        entry = _entry(path, 1, message, path.parent.name, path.stem) if isinstance(message, dict) else None
+        message = json_object(data, skips, 1)
+        entry = _entry(path, 1, message, path.parent.name, path.stem) if message is not None else None
         return [entry] if entry is not None else []
     try:
         # read-only: opencode may be running; nothing of its database is changed
@@ -52,12 +51,8 @@ def opencode_entries(path: Path, skips: Skips) -> list[LogEntry]:
             rows = database.execute("SELECT rowid, id, session_id, data FROM message ORDER BY time_created, rowid")
             entries = []
             for rowid, message_id, session, data in rows:
-                try:
-                    message = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    skips.add("not JSON", rowid)
-                    continue
-                if isinstance(message, dict) and (entry := _entry(path, rowid, message, session, message_id)):
+                message = json_object(data, skips, rowid)
+                if message is not None and (entry := _entry(path, rowid, message, session, message_id)):
                     entries += _per_step(entry, steps.get(message_id, []))
             return entries
     except sqlite3.Error as exc:
@@ -72,12 +67,7 @@ def _steps(database: sqlite3.Connection, skips: Skips) -> dict[str, list[dict[st
     except sqlite3.OperationalError:  # no part table
         return found
     for rowid, message_id, data in rows:
-        try:
-            part = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            skips.add("not JSON (part)", rowid)
-            continue
-        if isinstance(part, dict):
+        if (part := json_object(data, skips, rowid, "not JSON (part)")) is not None:
             found.setdefault(message_id, []).append(part)
     return found
 
@@ -111,24 +101,15 @@ def _entry(path: Path, row: int, message: dict[str, Any], session: str, message_
     tokens = message.get("tokens")
     if message.get("role") != "assistant" or not isinstance(tokens, dict):
         return None
-    url, provider = _URLS.get(str(message.get("providerID")), _URLS["openai"])
     created = message.get("time", {}).get("created") if isinstance(message.get("time"), dict) else None
-    model = message.get("modelID")
-    return LogEntry(
-        agent="opencode",
-        source=str(path),
-        line=row,
-        session=str(message.get("sessionID") or session),
-        key=("opencode", str(message.get("id") or message_id)),
-        response_id=None,  # opencode's own id
-        started_at=timestamp(created, datetime.fromtimestamp(path.stat().st_mtime, UTC)),
-        model=model if isinstance(model, str) else None,
-        provider=provider,
-        url=url,
-        usage=_usage(tokens),
-        stop_reason=_STOPS.get(str(message.get("finish"))),
-        logged_cost=_cost(message.get("cost")),
-    )
+    started = timestamp(created, datetime.fromtimestamp(path.stat().st_mtime, UTC))
+    api = _APIS.get(str(message.get("providerID")), _APIS["openai"])
+    key = ("opencode", str(message.get("id") or message_id))
+    session = str(message.get("sessionID") or session)
+    entry = LogEntry.found("opencode", path, row, session, key, started, message.get("modelID"), api)
+    entry.usage, entry.logged_cost = _usage(tokens), _cost(message.get("cost"))
+    entry.stop_reason = _STOPS.get(str(message.get("finish")))
+    return entry
 
 
 _STOPS = {"tool-calls": "tool_use", "stop": "end_turn", "length": "max_tokens"}

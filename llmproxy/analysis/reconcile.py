@@ -82,7 +82,7 @@ class Reconciliation:
                     "log": _entry_json(pair.entry),
                     "matchedBy": pair.matched_by,
                     "agrees": pair.agrees,
-                    "logCostUsd": money(pair.log_cost) if pair.log_cost is not None else None,
+                    "logCostUsd": _money(pair.log_cost),
                 }
                 for pair in self.pairs
             ],
@@ -197,10 +197,8 @@ def _call_json(call: WireCall) -> dict[str, object]:
     return {
         "source": call.source,
         "exchangeId": call.exchange_id,
-        "model": call.model,
-        "responseId": call.response_id,
-        "tokens": _tokens(call.usage),
-        "costUsd": money(call.cost) if call.cost is not None else None,
+        **_answer_json(call.model, call.response_id, call.usage),
+        "costUsd": _money(call.cost),
         "purpose": call.purpose,
     }
 
@@ -211,21 +209,31 @@ def _entry_json(entry: LogEntry) -> dict[str, object]:
         "source": entry.source,
         "line": entry.line,
         "session": entry.session,
-        "model": entry.model,
-        "responseId": entry.response_id,
-        "tokens": _tokens(entry.usage),
-        "agentCostUsd": money(entry.logged_cost) if entry.logged_cost is not None else None,
+        **_answer_json(entry.model, entry.response_id, entry.usage),
+        "agentCostUsd": _money(entry.logged_cost),
     }
+
+
+def _answer_json(model: str | None, response_id: str | None, usage: Usage) -> dict[str, object]:
+    """What a call on the wire and a log's entry both say of an answer, named alike in either's JSON."""
+    return {"model": model, "responseId": response_id, "tokens": _tokens(usage)}
+
+
+def _money(value: Decimal | None) -> str | None:
+    return money(value) if value is not None else None
 
 
 def _tokens(usage: Usage) -> dict[str, int]:
-    return {
-        "input": usage.input_tokens,
-        "cachedInput": usage.cache_read_tokens,
-        "cacheWrite": usage.cache_write_tokens,
-        "output": usage.output_tokens,
-        "reasoning": usage.reasoning_tokens,
-    }
+    return {name: getattr(usage, field) for name, field in _TOKENS_JSON}
+
+
+_TOKENS_JSON = (  # the JSON's name of each count
+    ("input", "input_tokens"),
+    ("cachedInput", "cache_read_tokens"),
+    ("cacheWrite", "cache_write_tokens"),
+    ("output", "output_tokens"),
+    ("reasoning", "reasoning_tokens"),
+)
 
 
 def _call_ref(call: WireCall) -> str:

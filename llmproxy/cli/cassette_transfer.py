@@ -47,7 +47,7 @@ def import_(
     from llmproxy.cassette import redacted_logs
     from llmproxy.cassette.redact import Redactor
     from llmproxy.importing.formats import PATTERNS
-    from llmproxy.importing.run import import_each, import_files
+    from llmproxy.importing.run import ImportOptions, import_each, import_files
     from llmproxy.inputs import expand_paths
     from llmproxy_addons.flow_files import read_flows  # mitmproxy's io: only here, only for flow files
 
@@ -62,15 +62,8 @@ def import_(
     redactor = Redactor(frozenset(redact_field))
     run = import_each if per_file else import_files
     try:
-        summary = run(
-            files,
-            output,
-            read_flows,
-            redactor=redactor,
-            keep_other=keep_other,
-            rewrite=rewrite,
-            keep_unanswered=record_unanswered,
-        )
+        options = ImportOptions(read_flows, redactor, keep_other, rewrite, keep_unanswered=record_unanswered)
+        summary = run(files, output, options)
     except CassetteError as exc:
         click.echo(f"cannot import: {exc}; nothing written", err=True)
         raise SystemExit(2) from None

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from llmproxy.cassette.redact import Redactor
@@ -24,6 +24,19 @@ from llmproxy.importing.formats import FlowReader, output_name, read_entries
 from llmproxy.model.exchange import RawExchange
 from llmproxy.record_scope import RecordScope
 from llmproxy.words import plural
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """How an import reads and keeps: `read_flows` reads mitmproxy flow files (the core never imports
+    mitmproxy), `keep_other` keeps traffic to no LLM API, `rewrite` replaces the cassette(s) instead of
+    appending, `keep_unanswered` keeps requests that got no answer (as `llmproxy record`'s options do)."""
+
+    read_flows: FlowReader
+    redactor: Redactor
+    keep_other: bool = False
+    rewrite: bool = False
+    keep_unanswered: bool = False
 
 
 @dataclass(slots=True)
@@ -56,25 +69,18 @@ class ImportSummary:
         return lines
 
 
-def import_files(
-    files: Sequence[Path],
-    output: Path,
-    read_flows: FlowReader,
-    *,
-    redactor: Redactor,
-    keep_other: bool = False,
-    rewrite: bool = False,
-    keep_unanswered: bool = False,
-) -> ImportSummary:
+def import_files(files: Sequence[Path], output: Path, options: ImportOptions) -> ImportSummary:
     """Every file's exchanges into one cassette, appended to what `output` holds (replacing it with `rewrite`).
     Raises CassetteError (nothing written) when a file cannot be read, or the cassette cannot be written."""
     summary = ImportSummary(files=len(files))
-    scope = RecordScope.of(everything=keep_other)
-    writer = CassetteWriter.open(output, redactor, rewrite=rewrite, pending=True, keep_unanswered=keep_unanswered)
+    scope = RecordScope.of(everything=options.keep_other)
+    writer = CassetteWriter.open(
+        output, options.redactor, rewrite=options.rewrite, pending=True, keep_unanswered=options.keep_unanswered
+    )
     kept = 0
     try:
         for path in files:
-            kept += _write(writer, read_entries(path, read_flows), scope, summary)
+            kept += _write(writer, read_entries(path, options.read_flows), scope, summary)
     except (UnreadableError, OSError) as exc:
         writer.close()  # never started: the cassette stays as it was
         raise CassetteError(_reason(exc)) from None
@@ -87,16 +93,7 @@ def import_files(
     return summary
 
 
-def import_each(
-    files: Sequence[Path],
-    folder: Path,
-    read_flows: FlowReader,
-    *,
-    redactor: Redactor,
-    keep_other: bool = False,
-    rewrite: bool = False,
-    keep_unanswered: bool = False,
-) -> ImportSummary:
+def import_each(files: Sequence[Path], folder: Path, options: ImportOptions) -> ImportSummary:
     """Each file into a cassette of its own in `folder`, named after it (``test_chat.yaml`` →
     ``test_chat.json``). Every cassette is written in a folder beside them, and all are moved in place once
     every file was read. Raises CassetteError, with nothing written, when a file cannot be read, two files
@@ -106,7 +103,7 @@ def import_each(
     if clashes:
         raise CassetteError(f"two input files would both be imported to {clashes[0]}: import them separately")
     existing = [target for target in targets.values() if target.exists()]
-    if existing and not rewrite:
+    if existing and not options.rewrite:
         raise CassetteError(f"{existing[0]} exists: --rewrite replaces it")
     if folder.exists() and not folder.is_dir():
         raise CassetteError(f"--per-file writes a folder of cassettes, and {folder} is a file")
@@ -120,9 +117,7 @@ def import_each(
     try:
         for path, target in targets.items():
             staged = staging / target.name
-            one = import_files(
-                [path], staged, read_flows, redactor=redactor, keep_other=keep_other, keep_unanswered=keep_unanswered
-            )
+            one = import_files([path], staged, replace(options, rewrite=False))  # staged: each is new
             summary.dropped += one.dropped
             summary.broken += one.broken
             for written in one.written:

@@ -67,7 +67,7 @@ def _interactions(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
             raise UnreadableError(f"{path}: not a vcrpy cassette (no interactions list)")
         for index, node in enumerate(items):
             where = f"{path}: interaction {index} (line {node.start_mark.line + 1})"
-            yield where, loader.construct_object(node, deep=True)
+            yield where, _construct(loader, node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -76,6 +76,43 @@ def _interactions(path: Path, data: bytes) -> Iterator[tuple[str, Any]]:
         raise UnreadableError(f"{path}: not valid YAML: {exc}") from None
     finally:
         loader.dispose()
+
+
+_STR, _MAP, _SEQ = (f"tag:yaml.org,2002:{name}" for name in ("str", "map", "seq"))
+
+
+class _Unusual(Exception):
+    """A node the plain construction does not build: an alias, a merge key, a key that is not a string."""
+
+
+def _construct(loader: _Reader, node: yaml.Node) -> Any:
+    """The value of an interaction's node, as `construct_object` builds it. Most of a vcrpy cassette is plain
+    mappings, lists and strings: those are built here directly, far cheaper than by the constructor's
+    generic machinery, and every other scalar (numbers, times, ``!!binary``…) by the constructor; an
+    interaction holding anything unusual is built by the constructor whole."""
+    try:
+        return _plain(loader, node, set())
+    except _Unusual:
+        return loader.construct_object(node, deep=True)
+
+
+def _plain(loader: _Reader, node: yaml.Node, seen: set[int]) -> Any:
+    tag = node.tag
+    if isinstance(node, yaml.ScalarNode):
+        return node.value if tag == _STR else loader.construct_object(node, deep=True)
+    if id(node) in seen:  # an alias (maybe of itself): built by the constructor, who keeps it one object
+        raise _Unusual
+    seen.add(id(node))
+    if isinstance(node, yaml.MappingNode) and tag == _MAP:
+        built = {}
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode) or key.tag != _STR:
+                raise _Unusual
+            built[key.value] = _plain(loader, value, seen)
+        return built
+    if isinstance(node, yaml.SequenceNode) and tag == _SEQ:
+        return [_plain(loader, item, seen) for item in node.value]
+    raise _Unusual
 
 
 def _sequence(root: yaml.Node | None) -> list[yaml.Node] | None:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "addons"))
 from llmproxy.cassette.redact import Redactor  # noqa: E402
 from llmproxy.cassette.store import CassetteWriter  # noqa: E402
 from llmproxy.importing.export import export_cassette  # noqa: E402
-from llmproxy.importing.run import import_files  # noqa: E402
+from llmproxy.importing.run import ImportOptions, import_files  # noqa: E402
 from llmproxy.model.exchange import RawExchange  # noqa: E402
 from llmproxy_addons.flow_files import read_flows  # noqa: E402
 from tests.cassette.factory import exchange, request, response, sse_events  # noqa: E402
@@ -95,7 +95,7 @@ def main() -> None:
             for round_ in range(args.rounds):
                 output = folder / f"imported-{form}-{round_}.json"
                 started, used = time.perf_counter(), time.process_time()
-                summary = import_files([path], output, read_flows, redactor=Redactor())
+                summary = import_files([path], output, ImportOptions(read_flows, Redactor()))
                 best = min(best, time.perf_counter() - started)
                 cpu = min(cpu, time.process_time() - used)
             written = summary.written[0].exchanges

@@ -143,6 +143,18 @@ def test_a_line_that_is_not_json_is_a_counted_skip_naming_its_line(tmp_path: Pat
     assert recorded.sources[0].skipped == {"not JSON (line 3)": 1}
 
 
+def test_an_opencode_row_holding_json_that_is_no_object_is_a_counted_skip(tmp_path: Path) -> None:
+    """As a log's line is: a message or part whose data is JSON but no object (a list) is named, not lost."""
+    database = tmp_path / "opencode.db"
+    shutil.copyfile(FIXTURES / "opencode" / "opencode.db", database)
+    with contextlib.closing(sqlite3.connect(database)) as connection, connection:
+        connection.execute("UPDATE message SET data = '[1]' WHERE rowid = 1")
+        connection.execute("UPDATE part SET data = '[\"text\"]' WHERE rowid = 7")
+    recorded = Recorded([database], PriceBook())
+    assert recorded.sources[0].skipped == {"not JSON (line 1)": 1, "not JSON (part) (line 7)": 1}
+    assert len(recorded.calls) == 2
+
+
 @pytest.mark.parametrize(
     ("agent", "variable", "folder"),
     [
