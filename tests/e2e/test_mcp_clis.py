@@ -26,6 +26,7 @@ from llmproxy.cassette.store import load_cassette
 from llmproxy.model import Completion, StopReason, ToolCall
 from tests.e2e.clis import (
     CLAUDE,
+    CODEX,
     FINAL_TEXT,
     GEMINI,
     OPENCODE,
@@ -315,3 +316,72 @@ def test_opencode_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
     config = json.loads(config_file.read_text()) | documented("opencode", tmp_path / "expectations.json")
     config_file.write_text(json.dumps(config))
     mock_tool_loop(OPENCODE, tmp_path, env, expectations, conversation=2, tool=tool)
+
+
+# Codex CLI: the mock's `weather` over HTTP under its real URL and `notes` over stdio through the tap, its tools
+# named by their own names (Codex offers each server's tools in a namespace, docs/mcp.md#codex-cli)
+CODEX_CALLS = [
+    {"name": "get_forecast", "arguments": {"city": "Paris"}},
+    {"name": "lookup", "arguments": {}},
+]
+
+
+def codex_config(expectations: Path) -> str:
+    """docs/mcp.md's Codex configuration (its TOML block), as run here: `llmproxy` this checkout's, `agent.json`
+    the test's expectations file."""
+    block = re.search(r"```toml\n(.*?)```", DOCS.split("### Codex CLI\n", 1)[1], re.DOTALL)
+    assert block is not None
+    here = ", ".join(json.dumps(word) for word in LLMPROXY[1:])
+    return (
+        block.group(1)
+        .replace('command = "llmproxy"', f"command = {json.dumps(sys.executable)}")
+        .replace('args = ["mcp-tap"', f'args = [{here}, "mcp-tap"')
+        .replace('"--", "llmproxy", ', f'"--", {json.dumps(sys.executable)}, {here}, ')
+        .replace('"agent.json"', json.dumps(str(expectations)))
+    )
+
+
+def codex_mcp_env(root: Path, config: str, folder: str = "work") -> dict[str, str]:
+    """A fresh user of Codex (its default configuration: the model over WebSocket) with `config` added."""
+    from tests.e2e.test_codex import codex_env
+
+    env = codex_env(root, "default (WebSocket)", folder)
+    (root / "home" / ".codex").mkdir(exist_ok=True)
+    (root / "home" / ".codex" / "config.toml").write_text(config)
+    return env
+
+
+@pytest.fixture(scope="module")
+def codex_mocked(tmp_path_factory: pytest.TempPathFactory) -> Mocked:
+    """Codex CLI under `llmproxy mock`: turn 1 calls both servers' tools, turn 2 answers once both results
+    are back."""
+    if CODEX.binary is None:
+        pytest.skip("codex is not installed")
+    root = tmp_path_factory.mktemp("codex-mock")
+    expectations = root / "agent.json"
+    turns = [
+        {"match": {"turnIndex": 0}, "respond": {"text": "Asking.", "toolCalls": CODEX_CALLS}},
+        {"match": {"containsToolResultFor": "lookup"}, "respond": {"text": FINAL}},
+    ]
+    conversation = {"conversation": {"match": {"provider": "openai"}, "turns": turns}}
+    expectations.write_text(json.dumps({"expectations": [conversation], "mcpServers": MCP_SERVERS}))
+    env = codex_mcp_env(root, codex_config(expectations))
+    log = root / "mock.jsonl"
+    cli = replace(CODEX, argv=[*CODEX.argv[:-1], PROMPT])
+    run = around(cli, root, env, "mock", "--expectations", str(expectations), "--log", str(log))
+    return Mocked(run, [json.loads(line) for line in log.read_text().splitlines()])
+
+
+def test_codex_reaches_a_mock_http_server_and_a_tapped_stdio_one(codex_mocked: Mocked) -> None:
+    run = codex_mocked.run
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert FINAL in run.stdout
+    assert "unsupported call" not in run.stdout + run.stderr
+    answered = [entry for entry in codex_mocked.log if entry.get("answeredBy", "").startswith("conversation 1 ")]
+    assert [entry["answeredBy"] for entry in answered] == ["conversation 1 turn 1", "conversation 1 turn 2"]
+    results = {result["name"]: result["text"] for result in answered[1]["toolResults"]}
+    assert set(results) == {"get_forecast", "lookup"}
+    assert "Sunny, 21 C in Paris." in results["get_forecast"]
+    assert "The note says: bring an umbrella." in results["lookup"]
+    served = [entry.get("answeredBy", "") for entry in codex_mocked.log]
+    assert "mcp server weather: tools/call get_forecast → result 1" in served
