@@ -385,3 +385,87 @@ def test_codex_reaches_a_mock_http_server_and_a_tapped_stdio_one(codex_mocked: M
     assert "The note says: bring an umbrella." in results["lookup"]
     served = [entry.get("answeredBy", "") for entry in codex_mocked.log]
     assert "mcp server weather: tools/call get_forecast → result 1" in served
+
+
+# both servers are the reference server: its tools named with their server's, as Codex offers them (`get-sum`
+# as `get_sum`: Codex gives the model names of letters, digits and `_`)
+CODEX_RECORDED_CALLS = (
+    ToolCall("call_mcp_1", "mcp__everything__echo", {"message": "llmproxy-mcp"}),
+    ToolCall("call_mcp_2", "mcp__tapped__get_sum", {"a": 2, "b": 3}),
+)
+
+
+def codex_tool_results(stdout: str) -> dict[str, Any]:
+    """The MCP tool calls Codex made and what they answered, by server and tool, from its `--json` events."""
+    seen: dict[str, Any] = {}
+    for line in stdout.splitlines():
+        event = json.loads(line) if line.startswith("{") else {}
+        item = event.get("item") or {}
+        if event.get("type") == "item.completed" and item.get("type") == "mcp_tool_call":
+            seen[f"{item['server']}/{item['tool']}"] = item.get("result")
+    return seen
+
+
+@pytest.fixture(scope="module")
+def codex_recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """Codex CLI recorded against the reference server over Streamable HTTP (under mcp.example.com, mapped) and
+    over stdio through the tap, then replayed from another folder with a fresh HOME, the servers gone."""
+    from tests.e2e.test_codex import OTHER_HOSTS
+
+    if CODEX.binary is None or not (EVERYTHING.exists() and NODE.exists()):
+        pytest.skip("codex or the npm reference server is not installed")
+    root = tmp_path_factory.mktemp("codex-record")
+    port = free_port()
+    server = subprocess.Popen(
+        [str(NODE), str(EVERYTHING), "streamableHttp"],
+        env={"PATH": os.environ["PATH"], "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    tapped = tap("tapped", str(NODE), str(EVERYTHING), "stdio")
+    config = (
+        'model = "gpt-5-codex"\n[mcp_servers.everything]\nurl = "https://mcp.example.com/mcp"\nrequired = true\n'
+        f"[mcp_servers.tapped]\ncommand = {json.dumps(tapped['command'])}\nargs = {json.dumps(tapped['args'])}\n"
+        'env_vars = ["LLMPROXY_CONTROL_URL", "LLMPROXY_CONTROL_TOKEN"]\nrequired = true\n'
+    )
+    turns = [
+        Completion(text="Asking.", tool_calls=CODEX_RECORDED_CALLS, stop_reason=StopReason.TOOL_USE),
+        Completion(text=FINAL, stop_reason=StopReason.END_TURN),
+    ]
+    cli = replace(CODEX, turns=turns, argv=[CODEX.argv[0], "--json", *CODEX.argv[1:-1], PROMPT])
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port):
+            assert time.monotonic() < deadline, "the reference server did not start"
+            time.sleep(0.1)
+        env = codex_mcp_env(root / "record", config)
+        mapped = ("--map", f"mcp.example.com=http://127.0.0.1:{port}")
+        record, cassette, upstream = record_scripted(cli, root, "api.openai.com", env, *OTHER_HOSTS, options=mapped)
+    finally:
+        server.terminate()
+        server.wait()
+    assert record.returncode == 0, record.stderr[-3000:]
+    assert len(upstream.bodies) == 2
+    elsewhere = root / "another-project"
+    env = codex_mcp_env(elsewhere, config, folder="elsewhere")
+    replayed = around(cli, elsewhere, env, "replay", "--cassette", str(cassette), folder="elsewhere")
+    return Recorded(record, replayed, cassette)
+
+
+def test_codex_with_mcp_servers_records_both_transports(codex_recorded: Recorded) -> None:
+    assert FINAL in codex_recorded.recorded.stdout
+    results = codex_tool_results(codex_recorded.recorded.stdout)
+    assert json.dumps(results["everything/echo"]).count("Echo: llmproxy-mcp") >= 1
+    assert set(results) == {"everything/echo", "tapped/get-sum"}, codex_recorded.recorded.stdout[-3000:]
+    assert "5" in json.dumps(results["tapped/get-sum"])
+    urls = {exchange.request.url for exchange in load_cassette(codex_recorded.cassette).exchanges}
+    assert "stdio://tapped/" in urls
+    assert "https://mcp.example.com/mcp" in urls
+
+
+def test_codex_with_mcp_servers_replays_offline_elsewhere(codex_recorded: Recorded) -> None:
+    replayed = codex_recorded.replayed
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert FINAL in replayed.stdout
+    assert "0 missed" in replayed.stderr
+    assert codex_tool_results(replayed.stdout) == codex_tool_results(codex_recorded.recorded.stdout)
