@@ -27,13 +27,12 @@ from llmproxy.model import Completion, StopReason, ToolCall
 from tests.e2e.clis import (
     CLAUDE,
     CODEX,
-    FINAL_TEXT,
     GEMINI,
     OPENCODE,
     ROOT,
+    Cli,
     around,
     cli_env,
-    mock_tool_loop,
     record_scripted,
 )
 
@@ -270,52 +269,93 @@ def test_claude_code_with_mcp_servers_replays_offline_elsewhere(recorded: Record
     assert tool_results(replayed.stdout) == tool_results(recorded.recorded.stdout)
 
 
-# Gemini CLI and opencode: one stdio MCP server each (llmproxy mcp-serve through the tap), its tool named as
-# each CLI names an MCP tool for its model
-NOTES_ONLY: dict[str, Any] = {
-    "mcpServers": [
-        {"name": "notes", "tools": [{"name": "lookup", "results": [{"text": "llmproxy-ok, said the notes."}]}]}
-    ]
-}
+# Gemini CLI and opencode: the mock's `weather` over HTTP under its real URL and `notes` over stdio through the
+# tap, their tools named as each CLI names an MCP tool for its model
 
 
-def notes_loop(tool: str, before: list[dict[str, Any]], match: dict[str, Any]) -> dict[str, Any]:
-    """The expectations: what the CLI asks beside its conversation (`before`), then turn 1 calling the notes
-    tool under the CLI's name for it, and turn 2 once its result is back."""
+def mocked_world(cli: Cli, root: Path, env: dict[str, str], before: list[dict[str, Any]], **how: Any) -> Mocked:
+    """`cli` under `llmproxy mock` with docs/mcp.md's servers: what the CLI asks beside its conversation
+    (`before`), then turn 1 calling `how["calls"]`, turn 2 once the last one's result is back."""
+    calls, match = how["calls"], how["match"]
     turns = [
-        {"respond": {"text": "Asking.", "toolCalls": [{"name": tool, "arguments": {}}]}},
-        {"match": {"containsToolResultFor": tool}, "respond": {"text": FINAL_TEXT}},
+        {"respond": {"text": "Asking.", "toolCalls": calls}},
+        {"match": {"containsToolResultFor": calls[-1]["name"]}, "respond": {"text": FINAL}},
     ]
-    return {"expectations": [*before, {"conversation": {"match": match, "turns": turns}}], **NOTES_ONLY}
+    expectations = root / "expectations.json"
+    conversation = {"conversation": {"match": match, "turns": turns}}
+    expectations.write_text(json.dumps({"expectations": [*before, conversation], "mcpServers": MCP_SERVERS}))
+    log = root / "mock.jsonl"
+    run = around(cli, root, env, "mock", "--expectations", str(expectations), "--log", str(log))
+    return Mocked(run, [json.loads(line) for line in log.read_text().splitlines()])
 
 
-@pytest.mark.skipif(GEMINI.binary is None, reason="gemini is not installed")
-def test_gemini_cli_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
+def assert_both_tools_answered(mocked: Mocked, conversation: int, weather: str, notes: str) -> None:
+    """The CLI printed the final text; its conversation's turn 1 then turn 2 were answered, the second
+    bringing back both tools' results; the mock's HTTP server was called."""
+    run = mocked.run
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert FINAL in run.stdout
+    name = f"conversation {conversation}"
+    answered = [entry for entry in mocked.log if entry.get("answeredBy", "").startswith(name + " ")]
+    assert [entry["answeredBy"] for entry in answered] == [f"{name} turn 1", f"{name} turn 2"]
+    results = {result["name"]: result["text"] for result in answered[1]["toolResults"]}
+    assert set(results) == {weather, notes}
+    assert "Sunny, 21 C in Paris." in results[weather]
+    assert "The note says: bring an umbrella." in results[notes]
+    served = [entry.get("answeredBy", "") for entry in mocked.log]
+    assert "mcp server weather: tools/call get_forecast → result 1" in served
+
+
+@pytest.fixture(scope="module")
+def gemini_mocked(tmp_path_factory: pytest.TempPathFactory) -> Mocked:
     from tests.e2e.test_mock_gemini import EXPECTATIONS as GEMINI_MOCK
     from tests.e2e.test_replay_gemini import gemini_env
 
-    tool = "mcp_notes_lookup"  # Gemini CLI's name for the server's tool: mcp_SERVER_TOOL
-    expectations = notes_loop(tool, GEMINI_MOCK["expectations"][:-1], {"path": "^/v1internal:streamGenerateContent"})
-    env = gemini_env(tmp_path)
+    if GEMINI.binary is None:
+        pytest.skip("gemini is not installed")
+    root = tmp_path_factory.mktemp("gemini-mock")
+    env = gemini_env(root)
     # with the control token allowed through: Gemini CLI withholds what looks secret from its MCP servers
-    settings = documented("Gemini CLI", tmp_path / "expectations.json")
-    (tmp_path / "home" / ".gemini").mkdir()
-    (tmp_path / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
-    mock_tool_loop(GEMINI, tmp_path, env, expectations, conversation=4, tool=tool)
+    (root / "home" / ".gemini").mkdir()
+    settings = documented("Gemini CLI", root / "expectations.json")
+    (root / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    calls = [  # Gemini CLI's name for a server's tool: mcp_SERVER_TOOL
+        {"name": "mcp_weather_get_forecast", "arguments": {"city": "Paris"}},
+        {"name": "mcp_notes_lookup", "arguments": {}},
+    ]
+    cli = replace(GEMINI, argv=["-p", PROMPT, "--yolo"])
+    before = GEMINI_MOCK["expectations"][:-1]
+    return mocked_world(cli, root, env, before, calls=calls, match={"path": "^/v1internal:streamGenerateContent"})
 
 
-@pytest.mark.skipif(OPENCODE.binary is None, reason="opencode is not installed")
-def test_opencode_calls_a_tapped_stdio_mcp_server(tmp_path: Path) -> None:
+def test_gemini_cli_reaches_a_mock_http_server_and_a_tapped_stdio_one(gemini_mocked: Mocked) -> None:
+    assert_both_tools_answered(gemini_mocked, 4, "mcp_weather_get_forecast", "mcp_notes_lookup")
+
+
+@pytest.fixture(scope="module")
+def opencode_mocked(tmp_path_factory: pytest.TempPathFactory) -> Mocked:
     from tests.e2e.test_opencode import EXPECTATIONS as OPENCODE_MOCK
     from tests.e2e.test_opencode import opencode_env
 
-    tool = "notes_lookup"  # opencode's name for the server's tool: SERVER_TOOL
-    expectations = notes_loop(tool, OPENCODE_MOCK["expectations"][:-1], {"provider": "anthropic"})
-    env = opencode_env(tmp_path)
-    config_file = tmp_path / "home" / ".config" / "opencode" / "opencode.json"
-    config = json.loads(config_file.read_text()) | documented("opencode", tmp_path / "expectations.json")
+    if OPENCODE.binary is None:
+        pytest.skip("opencode is not installed")
+    root = tmp_path_factory.mktemp("opencode-mock")
+    env = opencode_env(root)
+    config_file = root / "home" / ".config" / "opencode" / "opencode.json"
+    config = json.loads(config_file.read_text()) | documented("opencode", root / "expectations.json")
     config_file.write_text(json.dumps(config))
-    mock_tool_loop(OPENCODE, tmp_path, env, expectations, conversation=2, tool=tool)
+    calls = [  # opencode's name for a server's tool: SERVER_TOOL
+        {"name": "weather_get_forecast", "arguments": {"city": "Paris"}},
+        {"name": "notes_lookup", "arguments": {}},
+    ]
+    cli = replace(OPENCODE, argv=["run", PROMPT])
+    return mocked_world(
+        cli, root, env, OPENCODE_MOCK["expectations"][:-1], calls=calls, match={"provider": "anthropic"}
+    )
+
+
+def test_opencode_reaches_a_mock_http_server_and_a_tapped_stdio_one(opencode_mocked: Mocked) -> None:
+    assert_both_tools_answered(opencode_mocked, 2, "weather_get_forecast", "notes_lookup")
 
 
 # Codex CLI: the mock's `weather` over HTTP under its real URL and `notes` over stdio through the tap, its tools
