@@ -85,6 +85,24 @@ def test_json_rpc_requests_match_whatever_the_client_says_of_itself_in_meta() ->
     assert view({"model": "m", "params": {"_meta": 1}}).key != view({"model": "m", "params": {"_meta": 2}}).key
 
 
+def test_gemini_cli_tools_match_in_any_order() -> None:
+    """The Gemini CLI declares its MCP servers' tools in the order the servers came up, which differs from run
+    to run; the same tools in another order match, other tools do not."""
+    preset = PRESETS["gemini-cli"]
+    body = captured_body("gemini-0.61.0-turn1.json")
+    declarations = body["request"]["tools"][0]["functionDeclarations"]  # type: ignore[index]
+    url = "https://cloudcode-pa.googleapis.com/v1internal:streamGenerateContent?alt=sse"
+
+    def key(listed: list[object]) -> bytes:
+        changed = json.loads(json.dumps(body))
+        changed["request"]["tools"][0]["functionDeclarations"] = listed
+        return RequestView.of(req(changed, url), "gemini-code-assist", preset).key
+
+    assert len(declarations) > 2
+    assert key(declarations) == key(list(reversed(declarations)))
+    assert key(declarations) != key(declarations[1:])
+
+
 def test_differences_name_the_json_path_with_excerpts() -> None:
     recorded = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of France?"}]})
     received = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of Italy?"}]})
