@@ -4,8 +4,7 @@ A request is seen through a `RequestView`: method, host (with a non-default port
 volatile parameters) and body. A JSON body is compared parsed, so key order and whitespace never matter;
 volatile fields are dropped first: the built-in ones of its API, the client preset's, and the user's
 `--ignore` paths; what depends on where and when the client ran is neutralised (`neutral.py`). A JSON-RPC
-request (an MCP server's or A2A agent's) matches on its method and params, not its id nor what the client
-says of itself in `params._meta`. Both sides are
+request (an MCP server's or A2A agent's) matches on its method and params, not its id nor `params._meta`. Both sides are
 redacted the same way before they get here, so a key matches its placeholder. Views with equal keys match;
 `differences` explains a miss path by path.
 """
@@ -96,23 +95,17 @@ def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: It
 
 
 def _without_id(message: Any) -> Any:
-    """A JSON-RPC request without its id, a client numbering its requests as it goes, nor what the client says
-    of itself in `params._meta` (Codex CLI: its turn's start time, its window, its session), which differs
-    every run while the call is the same; the protocol's own `progressToken` there still counts."""
+    """A JSON-RPC request without its id, a client numbering its requests as it goes, nor its `params._meta`:
+    what the client says of itself (Codex CLI: its turn's start time, its window, its session) and the
+    progress token it picks (the Gemini CLI: a fresh UUID per call), which differ every run while the call is
+    the same."""
     if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0" and "method" in message):
         return message
     request = {key: value for key, value in message.items() if key != "id"}
     params = request.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if isinstance(params, dict) and isinstance(meta, dict):
-        kept = {key: value for key, value in meta.items() if key in _META_OF_THE_PROTOCOL}
-        request["params"] = {key: value for key, value in params.items() if key != "_meta"} | (
-            {"_meta": kept} if kept else {}
-        )
+    if isinstance(params, dict) and "_meta" in params:
+        request["params"] = {key: value for key, value in params.items() if key != "_meta"}
     return request
-
-
-_META_OF_THE_PROTOCOL = frozenset({"progressToken"})  # MCP's own key in `_meta`; the rest is the client's
 
 
 @dataclass(frozen=True, slots=True)
