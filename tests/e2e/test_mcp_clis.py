@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -204,19 +205,33 @@ class Recorded:
     recorded: subprocess.CompletedProcess[str]
     replayed: subprocess.CompletedProcess[str]
     cassette: Path
+    asked: list[dict[str, Any]]  # the model requests the recording's upstream received
 
 
-@pytest.fixture(scope="module")
-def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    """Claude Code recorded against the reference server over Streamable HTTP (under mcp.example.com, mapped)
-    and over stdio through the tap, then replayed from another folder with a fresh HOME, the servers gone."""
+def reference_server(port: int) -> list[str]:
+    """The npm reference server over Streamable HTTP at `port` (its environment's PORT), at /mcp."""
+    return [str(NODE), str(EVERYTHING), "streamableHttp"]
+
+
+def record_then_replay(
+    cli: Cli,
+    root: Path,
+    host: str,
+    env_for: Callable[[Path, str], dict[str, str]],
+    *also: str,
+    serve: Callable[[int], list[str]] = reference_server,
+) -> Recorded:
+    """`cli` recorded against an MCP server over Streamable HTTP (under mcp.example.com, mapped to the one
+    `serve(port)` starts; the reference server by default) and one over stdio through the tap, its model (at
+    `host`; `also` other hosts it calls) scripted by its turns; then replayed from another folder with a fresh
+    HOME, the servers gone. `env_for(root, folder)`: a fresh user in `root` running in `root/folder`,
+    configured for the two servers."""
     if not (EVERYTHING.exists() and NODE.exists()):
         pytest.skip("npm packages not installed")
-    root = tmp_path_factory.mktemp("claude-record")
     port = free_port()
     server = subprocess.Popen(
-        [str(NODE), str(EVERYTHING), "streamableHttp"],
-        env={"PATH": os.environ["PATH"], "PORT": str(port)},
+        serve(port),
+        env={"PATH": os.environ["PATH"], "PORT": str(port), "LLMPROXY_HOME": str(root / "llmproxy-server")},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -225,30 +240,44 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
         while not listening(port):
             assert time.monotonic() < deadline, "the reference server did not start"
             time.sleep(0.1)
-        config = root / "mcp.json"
-        servers = {
-            "everything": {"type": "http", "url": "https://mcp.example.com/mcp"},
-            "tapped": tap("tapped", str(NODE), str(EVERYTHING), "stdio"),
-        }
-        config.write_text(json.dumps({"mcpServers": servers}))
-        turns = [
-            Completion(text="Asking.", tool_calls=RECORDED_CALLS, stop_reason=StopReason.TOOL_USE),
-            Completion(text=FINAL, stop_reason=StopReason.END_TURN),
-        ]
-        cli = replace(CLAUDE, turns=turns, argv=claude_args(config, [call.name for call in RECORDED_CALLS]))
-        key = "sk-ant-api03-" + secrets.token_urlsafe(40)
-        env = cli_env(root / "record", ANTHROPIC_API_KEY=key)
         mapped = ("--map", f"mcp.example.com=http://127.0.0.1:{port}")
-        record, cassette, upstream = record_scripted(cli, root, "api.anthropic.com", env, options=mapped)
+        env = env_for(root / "record", "work")
+        record, cassette, upstream = record_scripted(cli, root, host, env, *also, options=mapped)
     finally:
         server.terminate()
         server.wait()
     assert record.returncode == 0, record.stderr[-3000:]
     assert len(upstream.bodies) == 2
     elsewhere = root / "another-project"
-    env = cli_env(elsewhere, ANTHROPIC_API_KEY="sk-ant-api03-" + secrets.token_urlsafe(40))
-    replayed = around(cli, elsewhere, env, "replay", "--cassette", str(cassette))
-    return Recorded(record, replayed, cassette)
+    env = env_for(elsewhere, "elsewhere")
+    replayed = around(cli, elsewhere, env, "replay", "--cassette", str(cassette), folder="elsewhere")
+    return Recorded(record, replayed, cassette, upstream.bodies)
+
+
+def recorded_urls(cassette: Path) -> set[str]:
+    return {exchange.request.url for exchange in load_cassette(cassette).exchanges}
+
+
+TAPPED = tap("tapped", str(NODE), str(EVERYTHING), "stdio")  # the reference server over stdio, tapped
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """Claude Code recorded with both transports, then replayed elsewhere (`record_then_replay`)."""
+    root = tmp_path_factory.mktemp("claude-record")
+    config = root / "mcp.json"
+    servers = {"everything": {"type": "http", "url": "https://mcp.example.com/mcp"}, "tapped": TAPPED}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    turns = [
+        Completion(text="Asking.", tool_calls=RECORDED_CALLS, stop_reason=StopReason.TOOL_USE),
+        Completion(text=FINAL, stop_reason=StopReason.END_TURN),
+    ]
+    cli = replace(CLAUDE, turns=turns, argv=claude_args(config, [call.name for call in RECORDED_CALLS]))
+
+    def env_for(where: Path, folder: str) -> dict[str, str]:
+        return cli_env(where, folder, ANTHROPIC_API_KEY="sk-ant-api03-" + secrets.token_urlsafe(40))
+
+    return record_then_replay(cli, root, "api.anthropic.com", env_for)
 
 
 def test_claude_code_with_mcp_servers_records_both_transports(recorded: Recorded) -> None:
@@ -256,9 +285,7 @@ def test_claude_code_with_mcp_servers_records_both_transports(recorded: Recorded
     results = tool_results(recorded.recorded.stdout)
     assert results["toolu_mcp_1"] == "Echo: llmproxy-mcp"
     assert "5" in results["toolu_mcp_2"]
-    urls = {exchange.request.url for exchange in load_cassette(recorded.cassette).exchanges}
-    assert "stdio://tapped/" in urls
-    assert "https://mcp.example.com/mcp" in urls
+    assert {"stdio://tapped/", "https://mcp.example.com/mcp"} <= recorded_urls(recorded.cassette)
 
 
 def test_claude_code_with_mcp_servers_replays_offline_elsewhere(recorded: Recorded) -> None:
@@ -448,24 +475,14 @@ def codex_tool_results(stdout: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def codex_recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    """Codex CLI recorded against the reference server over Streamable HTTP (under mcp.example.com, mapped) and
-    over stdio through the tap, then replayed from another folder with a fresh HOME, the servers gone."""
+    """Codex CLI recorded with both transports, then replayed elsewhere (`record_then_replay`)."""
     from tests.e2e.test_codex import OTHER_HOSTS
 
-    if CODEX.binary is None or not (EVERYTHING.exists() and NODE.exists()):
-        pytest.skip("codex or the npm reference server is not installed")
-    root = tmp_path_factory.mktemp("codex-record")
-    port = free_port()
-    server = subprocess.Popen(
-        [str(NODE), str(EVERYTHING), "streamableHttp"],
-        env={"PATH": os.environ["PATH"], "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    tapped = tap("tapped", str(NODE), str(EVERYTHING), "stdio")
+    if CODEX.binary is None:
+        pytest.skip("codex is not installed")
     config = (
         'model = "gpt-5-codex"\n[mcp_servers.everything]\nurl = "https://mcp.example.com/mcp"\nrequired = true\n'
-        f"[mcp_servers.tapped]\ncommand = {json.dumps(tapped['command'])}\nargs = {json.dumps(tapped['args'])}\n"
+        f"[mcp_servers.tapped]\ncommand = {json.dumps(TAPPED['command'])}\nargs = {json.dumps(TAPPED['args'])}\n"
         'env_vars = ["LLMPROXY_CONTROL_URL", "LLMPROXY_CONTROL_TOKEN"]\nrequired = true\n'
     )
     turns = [
@@ -473,23 +490,10 @@ def codex_recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
         Completion(text=FINAL, stop_reason=StopReason.END_TURN),
     ]
     cli = replace(CODEX, turns=turns, argv=[CODEX.argv[0], "--json", *CODEX.argv[1:-1], PROMPT])
-    try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert time.monotonic() < deadline, "the reference server did not start"
-            time.sleep(0.1)
-        env = codex_mcp_env(root / "record", config)
-        mapped = ("--map", f"mcp.example.com=http://127.0.0.1:{port}")
-        record, cassette, upstream = record_scripted(cli, root, "api.openai.com", env, *OTHER_HOSTS, options=mapped)
-    finally:
-        server.terminate()
-        server.wait()
-    assert record.returncode == 0, record.stderr[-3000:]
-    assert len(upstream.bodies) == 2
-    elsewhere = root / "another-project"
-    env = codex_mcp_env(elsewhere, config, folder="elsewhere")
-    replayed = around(cli, elsewhere, env, "replay", "--cassette", str(cassette), folder="elsewhere")
-    return Recorded(record, replayed, cassette)
+    root = tmp_path_factory.mktemp("codex-record")
+    return record_then_replay(
+        cli, root, "api.openai.com", lambda where, folder: codex_mcp_env(where, config, folder), *OTHER_HOSTS
+    )
 
 
 def test_codex_with_mcp_servers_records_both_transports(codex_recorded: Recorded) -> None:
@@ -498,9 +502,7 @@ def test_codex_with_mcp_servers_records_both_transports(codex_recorded: Recorded
     assert json.dumps(results["everything/echo"]).count("Echo: llmproxy-mcp") >= 1
     assert set(results) == {"everything/echo", "tapped/get-sum"}, codex_recorded.recorded.stdout[-3000:]
     assert "5" in json.dumps(results["tapped/get-sum"])
-    urls = {exchange.request.url for exchange in load_cassette(codex_recorded.cassette).exchanges}
-    assert "stdio://tapped/" in urls
-    assert "https://mcp.example.com/mcp" in urls
+    assert {"stdio://tapped/", "https://mcp.example.com/mcp"} <= recorded_urls(codex_recorded.cassette)
 
 
 def test_codex_with_mcp_servers_replays_offline_elsewhere(codex_recorded: Recorded) -> None:
@@ -509,3 +511,118 @@ def test_codex_with_mcp_servers_replays_offline_elsewhere(codex_recorded: Record
     assert FINAL in replayed.stdout
     assert "0 missed" in replayed.stderr
     assert codex_tool_results(replayed.stdout) == codex_tool_results(codex_recorded.recorded.stdout)
+
+
+# Gemini CLI and opencode, recorded and replayed as Claude Code and Codex are: the tool results are in the
+# model's second request, which replay matches strictly
+
+
+def assert_recorded_both_transports(world: Recorded, tapped: str, *results: str) -> None:
+    """The run ended with the final text, its second model request bringing back both tools' `results`; the
+    stdio server `tapped` and the HTTP one recorded."""
+    assert world.recorded.returncode == 0, world.recorded.stderr[-3000:]
+    assert FINAL in world.recorded.stdout
+    second = json.dumps(world.asked[1])
+    assert all(result in second for result in results), second[-3000:]
+    assert {f"stdio://{tapped}/", "https://mcp.example.com/mcp"} <= recorded_urls(world.cassette)
+
+
+def assert_replayed_offline(world: Recorded) -> None:
+    replayed = world.replayed
+    assert replayed.returncode == 0, replayed.stderr[-3000:]
+    assert FINAL in replayed.stdout
+    assert "0 missed" in replayed.stderr
+
+
+def scripted(cli: Cli, argv: list[str], *calls: ToolCall) -> Cli:
+    turns = [
+        Completion(text="Asking.", tool_calls=calls, stop_reason=StopReason.TOOL_USE),
+        Completion(text=FINAL, stop_reason=StopReason.END_TURN),
+    ]
+    return replace(cli, turns=turns, argv=argv)
+
+
+@pytest.fixture(scope="module")
+def gemini_recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The Gemini CLI recorded and replayed (`record_then_replay`) with servers whose tools never change:
+    llmproxy's mock MCP servers, `weather` over HTTP and `notes` over stdio by mcp-serve through the tap.
+    (The reference server adds tools as it runs and tells the client so; the Gemini CLI lists them again,
+    which a replay, where the server sends nothing of its own, does not make it do.)"""
+    from tests.e2e.test_replay_gemini import gemini_env
+
+    if GEMINI.binary is None:
+        pytest.skip("gemini is not installed")
+    root = tmp_path_factory.mktemp("gemini-record")
+    servers = root / "servers.json"
+    http = {**MCP_SERVERS[0], "path": "/mcp"}  # at the path of the URL it is mapped from
+    servers.write_text(json.dumps({"mcpServers": [http, MCP_SERVERS[1]]}))
+    notes = tap("notes", *LLMPROXY, "mcp-serve", str(servers), "--server", "notes")
+    settings = {
+        "mcpServers": {
+            "weather": {"httpUrl": "https://mcp.example.com/mcp", "trust": True},
+            "notes": {**notes, "trust": True},
+        },
+        "security": {"environmentVariableRedaction": {"allowed": ["LLMPROXY_CONTROL_TOKEN"]}},
+    }
+
+    def env_for(where: Path, folder: str) -> dict[str, str]:
+        env = gemini_env(where)
+        (where / "home" / ".gemini").mkdir()
+        (where / "home" / ".gemini" / "settings.json").write_text(json.dumps(settings))
+        return env
+
+    def serve(port: int) -> list[str]:
+        return [*LLMPROXY, "mock", "--expectations", str(servers), "--base-url-port", str(port)]
+
+    cli = scripted(
+        GEMINI,
+        ["-p", PROMPT, "--yolo"],
+        ToolCall("call_mcp_1", "mcp_weather_get_forecast", {"city": "Paris"}),
+        ToolCall("call_mcp_2", "mcp_notes_lookup", {}),
+    )
+    return record_then_replay(cli, root, "cloudcode-pa.googleapis.com", env_for, serve=serve)
+
+
+def test_gemini_cli_with_mcp_servers_records_both_transports(gemini_recorded: Recorded) -> None:
+    assert_recorded_both_transports(
+        gemini_recorded, "notes", "Sunny, 21 C in Paris.", "The note says: bring an umbrella."
+    )
+
+
+def test_gemini_cli_with_mcp_servers_replays_offline_elsewhere(gemini_recorded: Recorded) -> None:
+    assert_replayed_offline(gemini_recorded)
+
+
+@pytest.fixture(scope="module")
+def opencode_recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    from tests.e2e.test_opencode import opencode_env
+
+    if OPENCODE.binary is None:
+        pytest.skip("opencode is not installed")
+    servers = {
+        "everything": {"type": "remote", "url": "https://mcp.example.com/mcp"},
+        "tapped": {"type": "local", "command": [TAPPED["command"], *TAPPED["args"]]},
+    }
+
+    def env_for(where: Path, folder: str) -> dict[str, str]:
+        env = opencode_env(where)
+        config_file = where / "home" / ".config" / "opencode" / "opencode.json"
+        config_file.write_text(json.dumps(json.loads(config_file.read_text()) | {"mcp": servers}))
+        return env
+
+    cli = scripted(
+        OPENCODE,
+        ["run", PROMPT],
+        ToolCall("toolu_mcp_1", "everything_echo", {"message": "llmproxy-mcp"}),
+        ToolCall("toolu_mcp_2", "tapped_get-sum", {"a": 2, "b": 3}),
+    )
+    root = tmp_path_factory.mktemp("opencode-record")
+    return record_then_replay(cli, root, "api.anthropic.com", env_for, "registry.npmjs.org")
+
+
+def test_opencode_with_mcp_servers_records_both_transports(opencode_recorded: Recorded) -> None:
+    assert_recorded_both_transports(opencode_recorded, "tapped", "Echo: llmproxy-mcp", "The sum of 2 and 3 is 5")
+
+
+def test_opencode_with_mcp_servers_replays_offline_elsewhere(opencode_recorded: Recorded) -> None:
+    assert_replayed_offline(opencode_recorded)
