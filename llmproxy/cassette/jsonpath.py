@@ -6,6 +6,7 @@ result matches (``$.city``).
 """
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 type Step = str | int  # a key, an index, or "*" (every key or item)
@@ -72,6 +73,19 @@ def drop(value: Any, path: Path) -> Any:
         for i in indices:
             copy_list[i] = drop(copy_list[i], rest)
         return copy_list
+    return value
+
+
+def change(value: Any, path: Path, how: Callable[[Any], Any]) -> Any:
+    """`value` with what `path` names replaced by `how` of it (a new value; the argument is not changed)."""
+    if not path:
+        return how(value)
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict) and isinstance(head, str):
+        keys = list(value) if head == "*" else [head] if head in value else []
+        return {key: change(item, rest, how) if key in keys else item for key, item in value.items()}
+    if isinstance(value, list) and (head == "*" or isinstance(head, int)):
+        return [change(item, rest, how) if head in ("*", i) else item for i, item in enumerate(value)]
     return value
 
 

@@ -4,7 +4,7 @@ A request is seen through a `RequestView`: method, host (with a non-default port
 volatile parameters) and body. A JSON body is compared parsed, so key order and whitespace never matter;
 volatile fields are dropped first: the built-in ones of its API, the client preset's, and the user's
 `--ignore` paths; what depends on where and when the client ran is neutralised (`neutral.py`). A JSON-RPC
-request (an MCP server's or A2A agent's) matches on its method and params, not its id. Both sides are
+request (an MCP server's or A2A agent's) matches on its method and params, not its id nor `params._meta`. Both sides are
 redacted the same way before they get here, so a key matches its placeholder. Views with equal keys match;
 `differences` explains a miss path by path.
 """
@@ -95,10 +95,17 @@ def normalise(body: Any, provider: str | None, preset: Preset | None, ignore: It
 
 
 def _without_id(message: Any) -> Any:
-    """A JSON-RPC request without its id: a client numbers its requests as it goes."""
-    if isinstance(message, dict) and message.get("jsonrpc") == "2.0" and "method" in message:
-        return {key: value for key, value in message.items() if key != "id"}
-    return message
+    """A JSON-RPC request without its id, a client numbering its requests as it goes, nor its `params._meta`:
+    what the client says of itself (Codex CLI: its turn's start time, its window, its session) and the
+    progress token it picks (the Gemini CLI: a fresh UUID per call), which differ every run while the call is
+    the same."""
+    if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0" and "method" in message):
+        return message
+    request = {key: value for key, value in message.items() if key != "id"}
+    params = request.get("params")
+    if isinstance(params, dict) and "_meta" in params:
+        request["params"] = {key: value for key, value in params.items() if key != "_meta"}
+    return request
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 A preset names fields to drop (session and user ids, prompt-cache keys), anchors (patterns whose captured
 value — the working directory, the CLI's home — is replaced wherever it appears, also in the dash-mangled
 form CLIs use for project folders: every character but letters and digits a dash), and rewrites applied
-to every string (dates, UUIDs, per-run hashes, git status). Presets are chosen by name (`--preset`) or
+to every string (dates, UUIDs, per-run hashes, git status), and lists whose order changes from run to run
+(matched sorted). Presets are chosen by name (`--preset`) or
 from the client's headers (its User-Agent first).
 """
 
@@ -11,6 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from llmproxy.cassette import jsonpath
 
@@ -41,11 +44,15 @@ class Preset:
     rewrites: tuple[tuple[re.Pattern[str], str], ...] = ()
     # rewrites made before the anchored values are replaced, for text that may hold one by coincidence
     first: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # lists whose order changes from run to run while what they hold does not: matched in a fixed order
+    unordered: tuple[jsonpath.Path, ...] = ()
 
     def apply(self, body: Any) -> Any:
         """The body with this client's run-to-run changes neutralised."""
         for path in self.drop:
             body = jsonpath.drop(body, path)
+        for path in self.unordered:
+            body = jsonpath.change(body, path, _in_a_fixed_order)
         values: set[str] = set()
         _each_string(body, lambda text: values.update(_anchored(self.anchors, text)))
         mangled = {re.sub(r"[^A-Za-z0-9]", "-", value) for value in values}  # how CLIs name project folders
@@ -61,6 +68,12 @@ class Preset:
             return text
 
         return _map_strings(body, rewrite)
+
+
+def _in_a_fixed_order(value: Any) -> Any:
+    if not isinstance(value, list):
+        return value
+    return sorted(value, key=lambda item: orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
 
 
 def _anchored(anchors: tuple[re.Pattern[str], ...], text: str) -> set[str]:
@@ -136,6 +149,8 @@ PRESETS: Mapping[str, Preset] = {
             "gemini-cli",
             re.compile(r"^GeminiCLI(?:-\w+)?/"),  # GeminiCLI/0.61.0/…, or GeminiCLI-tui/… from its terminal UI
             drop=(jsonpath.parse("$.user_prompt_id"), jsonpath.parse("$.request.session_id")),
+            # its MCP servers' tools, declared in the order the servers came up
+            unordered=(jsonpath.parse("$.request.tools[*].functionDeclarations"),),
             anchors=(
                 re.compile(r"Workspace Directories:\*\*\n  - (\S+)"),
                 re.compile(r"(/[^\s`'\"]*?)/\.gemini/"),

@@ -70,6 +70,37 @@ def test_ignored_paths_and_json_rpc_ids() -> None:
     assert view({**call, "id": 1}).key != view({**call, "id": 1, "params": {}}).key
 
 
+def test_json_rpc_requests_match_whatever_the_client_puts_in_meta() -> None:
+    """What a client attaches in `params._meta` differs every run (Codex CLI: its turn's start time, its
+    window; the Gemini CLI: a fresh progress token per call); the call is the same."""
+    codex = {"x-codex-turn-metadata": {"turn_started_at_unix_ms": 1795929907588}, "windowId": "01a2:0"}
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}}
+    run_1 = {**call, "id": 2, "params": {**call["params"], "_meta": {**codex, "progressToken": "27742ce7"}}}
+    run_2 = json.loads(json.dumps(run_1).replace("1795929907588", "1795929919843").replace("27742ce7", "0ec24aaa"))
+    assert view(run_1).key == view(run_2).key == view(call).key
+    other = {**run_1, "params": {**run_1["params"], "arguments": {"message": "bye"}}}
+    assert view(run_1).key != view(other).key
+    assert view({"model": "m", "params": {"_meta": 1}}).key != view({"model": "m", "params": {"_meta": 2}}).key
+
+
+def test_gemini_cli_tools_match_in_any_order() -> None:
+    """The Gemini CLI declares its MCP servers' tools in the order the servers came up, which differs from run
+    to run; the same tools in another order match, other tools do not."""
+    preset = PRESETS["gemini-cli"]
+    body = captured_body("gemini-0.61.0-turn1.json")
+    declarations = body["request"]["tools"][0]["functionDeclarations"]  # type: ignore[index]
+    url = "https://cloudcode-pa.googleapis.com/v1internal:streamGenerateContent?alt=sse"
+
+    def key(listed: list[object]) -> bytes:
+        changed = json.loads(json.dumps(body))
+        changed["request"]["tools"][0]["functionDeclarations"] = listed
+        return RequestView.of(req(changed, url), "gemini-code-assist", preset).key
+
+    assert len(declarations) > 2
+    assert key(declarations) == key(list(reversed(declarations)))
+    assert key(declarations) != key(declarations[1:])
+
+
 def test_differences_name_the_json_path_with_excerpts() -> None:
     recorded = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of France?"}]})
     received = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of Italy?"}]})

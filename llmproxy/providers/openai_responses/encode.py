@@ -74,7 +74,7 @@ def response_object(
         "incomplete_details": {"reason": INCOMPLETE_STOPS[stop]} if state == "incomplete" and stop else None,
         **echo(_ECHOED_BEFORE),
         "model": sent.get("model") if completion.model is None else completion.model,
-        "output": [] if in_progress else output_items(completion),
+        "output": [] if in_progress else output_items(completion, request),
         **echo(_ECHOED_AFTER),
         **{key: deepcopy(sent[key]) for key in _ECHOED_IF_SENT if key in sent},
         "usage": None if in_progress or completion.usage is None else encode_usage(completion.usage),
@@ -82,11 +82,13 @@ def response_object(
     }
 
 
-def output_items(completion: Completion) -> list[JsonObject]:
+def output_items(completion: Completion, request: JsonObject | None = None) -> list[JsonObject]:
     """The finished output items: the answer's `parts` in their order (kept items as they came), or else
-    reasoning, message, function calls."""
+    reasoning, message, function calls; a call of a member of one of `request`'s namespace tools names its
+    namespace (`namespaced`)."""
     rid = response_id(completion)
-    return [_item(part, rid, index) for index, part in enumerate(completion.parts or _parts(completion))]
+    where = namespaced(request)
+    return [_item(part, rid, index, where) for index, part in enumerate(completion.parts or _parts(completion))]
 
 
 def _parts(completion: Completion) -> list[ContentPart]:
@@ -99,7 +101,7 @@ def _parts(completion: Completion) -> list[ContentPart]:
     return parts
 
 
-def _item(part: ContentPart, rid: str, index: int) -> JsonObject:
+def _item(part: ContentPart, rid: str, index: int, where: dict[str, tuple[str, str]]) -> JsonObject:
     if isinstance(part, OtherPart):
         return part.raw
     if isinstance(part, ReasoningPart):
@@ -111,7 +113,10 @@ def _item(part: ContentPart, rid: str, index: int) -> JsonObject:
     if isinstance(part, TextPart):
         return message_item(item_id("msg_", rid, index), part.text, "completed")
     if isinstance(part, ToolCall):
-        return call_item(item_id("fc_", rid, index), part, dump_arguments(part), "completed")
+        namespace, name = where.get(part.name, (None, part.name))
+        return call_item(
+            item_id("fc_", rid, index), replace(part, name=name), dump_arguments(part), "completed", namespace
+        )
     raise UnsupportedError(f"a Responses answer cannot hold a {type(part).__name__}")
 
 
@@ -125,15 +130,52 @@ def message_item(id_: str, text: str | None, state: str) -> JsonObject:
     return {"id": id_, "type": "message", "status": state, "content": content, "role": "assistant"}
 
 
-def call_item(id_: str, call: ToolCall, arguments: str, state: str) -> JsonObject:
-    return {
-        "id": id_,
-        "type": "function_call",
-        "status": state,
-        "arguments": arguments,
-        "call_id": call.id,
-        "name": call.name,
-    }
+def call_item(id_: str, call: ToolCall, arguments: str, state: str, namespace: str | None = None) -> JsonObject:
+    item = {"id": id_, "type": "function_call", "status": state, "arguments": arguments, "call_id": call.id}
+    return {**item, "name": call.name, **({"namespace": namespace} if namespace is not None else {})}
+
+
+_PLAIN_FUNCTIONS = "functions"  # the namespace the Responses API calls plain function tools by
+
+
+def namespaced(request: JsonObject | None) -> dict[str, tuple[str, str]]:
+    """The calls of `request`'s namespace tools' members, by the name a script gives them: (namespace, member).
+
+    The Responses API's `namespace` tool groups function tools (Codex CLI offers each MCP server's tools as
+    one, `mcp__SERVER`); the model calls a member by its own name with the namespace beside it, and a client
+    finds the tool by both. A script names it by its own name (`lookup`) when no other tool has that name,
+    or qualified, namespace and name joined by `__` (`mcp__notes__lookup`, also Claude Code's name for an MCP
+    tool; a namespace that already ends in `__` is joined as it stands). A name a top-level tool has is that
+    tool's. The tools Codex sends in an `additional_tools` input item count too, where it groups its own
+    tools in a namespace `functions`, the Responses API's name for plain functions: those are called as
+    plain functions, as before."""
+    top: set[str] = set()
+    qualified: dict[str, tuple[str, str]] = {}
+    holders: dict[str, list[str]] = {}
+    for tool in _offered(request):
+        namespace, members = tool.get("name"), _dicts(tool.get("tools"))
+        if tool.get("type") != "namespace" or namespace == _PLAIN_FUNCTIONS:
+            top.update(str(name) for name in [namespace] if tool.get("type") != "namespace")
+            top.update(str(member.get("name")) for member in members if namespace == _PLAIN_FUNCTIONS)
+            continue
+        for name in (member.get("name") for member in members):
+            if isinstance(namespace, str) and isinstance(name, str):
+                qualified[namespace + name if namespace.endswith("__") else f"{namespace}__{name}"] = (namespace, name)
+                holders.setdefault(name, []).append(namespace)
+    alone = {name: (held[0], name) for name, held in holders.items() if len(held) == 1}
+    return {name: where for name, where in (alone | qualified).items() if name not in top}
+
+
+def _offered(request: JsonObject | None) -> list[JsonObject]:
+    """The tools a request offers: its `tools`, and those of its `additional_tools` input items."""
+    if not isinstance(request, dict):
+        return []
+    added = [item.get("tools") for item in _dicts(request.get("input")) if item.get("type") == "additional_tools"]
+    return [tool for group in (request.get("tools"), *added) for tool in _dicts(group)]
+
+
+def _dicts(value: Any) -> list[JsonObject]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _error(error: ProviderError) -> JsonObject:

@@ -43,7 +43,7 @@ def stream_events(
     snapshot = response_object(completion, request, in_progress=True)
     events.add("response.created", response=snapshot)
     events.add("response.in_progress", response=snapshot)
-    for index, item in enumerate(output_items(completion)):
+    for index, item in enumerate(output_items(completion, request)):
         kind = item["type"]
         if kind == "reasoning":
             _reasoning(events, index, item, delta_chars)

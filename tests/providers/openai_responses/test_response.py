@@ -4,6 +4,7 @@ The round trip of any Completion is a property of every codec: tests/providers/t
 """
 
 import json
+from typing import Any
 
 from llmproxy.model import (
     Completion,
@@ -216,3 +217,70 @@ def test_error_keeps_a_code_of_its_kind() -> None:
 def test_golden_cases_round_trip() -> None:
     for case in CASES.values():
         assert RESPONSES.decode_response(RESPONSES.encode_response(case)) == RESPONSES.visible(case)
+
+
+# What Codex CLI 0.171.0 offers for an MCP server `notes` with one tool `lookup`, beside a tool of its own
+# and its sub-agent namespace (whose `close_agent` an MCP server of the test has too)
+CODEX_MCP_REQUEST: dict[str, Any] = {
+    "model": "gpt-5-codex",
+    "tools": [
+        {"type": "function", "name": "exec_command", "parameters": {"type": "object"}},
+        {"type": "namespace", "name": "multi_agent_v1", "tools": [{"type": "function", "name": "close_agent"}]},
+        {
+            "type": "namespace",
+            "name": "mcp__notes",
+            "description": "Tools in the mcp__notes namespace.",
+            "tools": [
+                {"type": "function", "name": "lookup", "parameters": {"type": "object", "properties": {}}},
+                {"type": "function", "name": "close_agent", "parameters": {"type": "object"}},
+            ],
+        },
+    ],
+}
+
+FUNCTIONS: dict[str, Any] = {"type": "namespace", "name": "functions", "tools": [{"type": "function", "name": "exec"}]}
+
+
+def _called(name: str, request: dict[str, Any] | None = CODEX_MCP_REQUEST) -> dict[str, Any]:
+    """The function_call item the body and the stream give for a call of `name` answering `request`."""
+    completion = Completion(id="resp_1", tool_calls=(ToolCall("call_1", name, {}),), stop_reason=StopReason.TOOL_USE)
+    (item,) = json.loads(RESPONSES.encode_response(completion, request))["output"]
+    events = [json.loads(event.split(b"data: ", 1)[1]) for event in RESPONSES.encode_stream(completion, request)]
+    done = [event["item"] for event in events if event["type"] == "response.output_item.done"]
+    added = [event["item"] for event in events if event["type"] == "response.output_item.added"]
+    assert done == [item]
+    assert added[0].get("namespace") == item.get("namespace")
+    return dict(item)
+
+
+def test_a_call_into_a_namespace_tool_names_its_namespace() -> None:
+    """A model calls a member of a `namespace` tool by the member's name, the namespace beside it — how Codex
+    CLI finds an MCP server's tool; without it Codex answers `unsupported call`. A script names it by the
+    member's name, or by namespace and name joined by `__` (Claude Code's name for the same MCP tool)."""
+    for scripted in ("lookup", "mcp__notes__lookup"):
+        item = _called(scripted)
+        assert (item["type"], item.get("namespace"), item["name"]) == ("function_call", "mcp__notes", "lookup")
+    # a namespace named with its delimiter (later Codex versions): joined as it stands
+    ending = json.loads(json.dumps(CODEX_MCP_REQUEST).replace('"mcp__notes"', '"mcp__notes__"'))
+    assert (_called("mcp__notes__lookup", ending)["namespace"], _called("lookup", ending)["namespace"]) == (
+        "mcp__notes__",
+        "mcp__notes__",
+    )
+
+
+def test_a_call_outside_any_namespace_is_written_as_named() -> None:
+    # a tool offered at the top level, one no tool offers, or no request: no namespace
+    for name, request in (("exec_command", CODEX_MCP_REQUEST), ("nothing_offers_it", CODEX_MCP_REQUEST)):
+        assert "namespace" not in _called(name, request)
+    assert "namespace" not in _called("lookup", None)
+    # Codex's own tools grouped as `functions` in an `additional_tools` item are plain functions
+    codex = {"input": [{"type": "additional_tools", "tools": [*CODEX_MCP_REQUEST["tools"][1:], FUNCTIONS]}]}
+    assert "namespace" not in _called("exec", codex)
+    assert _called("lookup", codex)["namespace"] == "mcp__notes"
+    # a member two namespaces hold is ambiguous by its name alone; qualified, it is not
+    assert "namespace" not in _called("close_agent")
+    assert _called("multi_agent_v1__close_agent")["namespace"] == "multi_agent_v1"
+    assert (_called("mcp__notes__close_agent")["namespace"], _called("mcp__notes__close_agent")["name"]) == (
+        "mcp__notes",
+        "close_agent",
+    )
