@@ -30,6 +30,7 @@ import orjson
 
 from llmproxy.cassette.answers import answer_value, answer_values
 from llmproxy.cassette.history import history
+from llmproxy.cassette.streams import STREAM, StreamError, compact_stream, expand_stream
 
 PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
 REF = "$part"
@@ -91,8 +92,12 @@ class Compactor:
         self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
-        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
-        nothing in it is shared, or when its request already sends a `{"$part": …}` object of its own."""
+        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to and its stream's
+        events in their compact form (`streams.py`); itself when there is nothing to do. A request that sends a
+        `{"$part": …}` object of its own is stored without parts."""
+        return _streamed(self._shared(exchange))
+
+    def _shared(self, exchange: dict[str, Any]) -> dict[str, Any]:
         request = exchange.get("request")
         body = request.get("body") if isinstance(request, dict) else None
         response = exchange.get("response")
@@ -297,6 +302,22 @@ class Compactor:
         return {ident for ident, count in counts.items() if count > 1}
 
 
+def _streamed(exchange: dict[str, Any]) -> dict[str, Any]:
+    """The exchange with its response's events stored as a compact stream."""
+    response = exchange.get("response")
+    events = response.get("events") if isinstance(response, dict) else None
+    if not events or not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
+        return exchange
+    stream = compact_stream(events)
+    if stream is None:
+        return exchange
+    shown = {key: value for key, value in response.items() if key != "events"}  # type: ignore[union-attr]
+    shown[STREAM] = stream
+    if "content_encoding" in shown:  # where `events` was: before it
+        shown["content_encoding"] = shown.pop("content_encoding")
+    return {**exchange, "response": shown}
+
+
 def _json(request: Any) -> Any:
     body = request.get("body") if isinstance(request, dict) else None
     return body.get("json") if isinstance(body, dict) else None
@@ -423,7 +444,17 @@ class Parts:
         self._parts[ident] = encoded
 
     def _remember(self, data: Any) -> Any:
-        """An exchange just read, its answer kept for a later part that is a value of it."""
+        """An exchange just read, its stream's events given back (`streams.py`) and its answer kept for a later
+        part that is a value of it."""
+        response = data.get("response") if isinstance(data, dict) else None
+        if isinstance(response, dict) and STREAM in response:
+            if "events" in response:
+                raise PartError(f"{_who_of(data)}: $.response: a stream and events both")
+            try:
+                events = expand_stream(response[STREAM])
+            except StreamError as exc:
+                raise PartError(f"{_who_of(data)}: {exc}") from None
+            data = {**data, "response": _with_events(response, events)}
         if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
             self._answers[data["id"]] = {"response": data["response"]}
             while (oldest := next(iter(self._answers))) < data["id"] - ANSWERS_BACK:
@@ -458,6 +489,19 @@ def _find_reference(text: bytes, start: int) -> int:
     while at >= 0 and not (text[at - 1] == 0x22 and text.startswith(b'part"', at + 1)):  # 0x22: '"'
         at = text.find(b"$", at + 1)
     return at - 1 if at >= 0 else -1
+
+
+def _with_events(response: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A response read with a compact stream, holding its events where a cassette without one holds them."""
+    given = {key: value for key, value in response.items() if key not in (STREAM, "content_encoding")}
+    given["events"] = events
+    if "content_encoding" in response:
+        given["content_encoding"] = response["content_encoding"]
+    return given
+
+
+def _who_of(data: dict[str, Any]) -> str:
+    return f"exchange {data['id']}" if isinstance(data.get("id"), int) else "an exchange"
 
 
 def _who(text: bytes) -> str:
