@@ -76,6 +76,29 @@ def part_id(encoded: bytes) -> str:
     return hashlib.sha256(encoded).hexdigest()[:ID_HEX]
 
 
+_CHECKED_BYTES = 4 << 20  # how much part content `checked_id` remembers, at most
+_checked: dict[bytes, str] = {}  # part content → its id, oldest first
+_checked_size = 0
+
+
+def checked_id(encoded: bytes) -> str:
+    """`part_id`, remembered for the parts read last: a report over a folder of cassettes, a test suite's
+    cassettes, a replay that reads its cassette again at the end, read the same system prompt and tools in every
+    file. Looking content up (a hash table's hash and one comparison) costs a fraction of SHA-256, and the content
+    is compared whole, so an edited part is still hashed and refused."""
+    global _checked_size
+    known = _checked.get(encoded)
+    if known is None:
+        known = part_id(encoded)
+        _checked[encoded] = known
+        _checked_size += len(encoded)
+        while _checked_size > _CHECKED_BYTES:
+            oldest = next(iter(_checked))
+            _checked_size -= len(oldest)
+            del _checked[oldest]
+    return known
+
+
 class Compactor:
     """Stored exchanges in cassette order, each with the parts it introduces and its repeated values referred to.
     The same exchanges give the same bytes whatever was compacted before them in another file: a cassette
@@ -392,8 +415,8 @@ class Parts:
             whole = self._put_back(who, encoded)  # a part may refer to earlier ones
             # a list of parts is checked by its references as written; any other part by its whole JSON as written,
             # else as its compact JSON
-            listed = whole is not encoded and part_id(encoded) == ident.decode()
-            if listed or part_id(whole) == ident.decode():
+            listed = whole is not encoded and checked_id(encoded) == ident.decode()
+            if listed or checked_id(whole) == ident.decode():
                 self._parts[ident] = whole
             else:
                 self._introduce(who, {ident.decode(): orjson.loads(whole)})
@@ -418,7 +441,8 @@ class Parts:
                 continue
             written = orjson.dumps(value)
             encoded = self._put_back(who, written)
-            if (found := part_id(encoded)) != ident and not (encoded is not written and part_id(written) == ident):
+            found = checked_id(encoded)
+            if found != ident and not (encoded is not written and checked_id(written) == ident):  # a list: as written
                 raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
             self._parts[ident.encode()] = encoded
 
@@ -436,7 +460,7 @@ class Parts:
             raise PartError(
                 f"{who}: part {ident.decode()}: exchange {source}'s answer has nothing at {place.get('path')!r}"
             )
-        if (found := part_id(encoded)) != ident.decode():
+        if (found := checked_id(encoded)) != ident.decode():
             raise PartError(
                 f"{who}: part {ident.decode()} does not match what exchange {source}'s answer gives "
                 f"(which hashes to {found})"

@@ -75,48 +75,57 @@ def expand_stream(stream: Any) -> list[dict[str, Any]]:
     if not isinstance(times, list) or not isinstance(items, list) or len(times) != len(items):
         raise StreamError(f"$.response.{STREAM}: expected as many times as events")
     events: list[dict[str, Any]] = []
-    run: tuple[dict[str, Any], list[list[str]]] | None = None
-    for number, (t_ms, item) in enumerate(zip(times, items, strict=True)):
-        if isinstance(item, list):
-            if run is None or len(item) != len(run[1]):
-                said = "no run before it" if run is None else f"a run of {len(run[1])} values"
-                raise StreamError(f"$.response.{STREAM}.{EVENTS}[{number}]: {len(item)} values, {said}")
-            event = run[0]
-            for keys, value in zip(run[1], item, strict=True):
-                event = _put(event, keys, value)
-        elif isinstance(item, dict):
-            event = {key: value for key, value in item.items() if key != VARY}
-            if VARY in item:
-                paths = item[VARY]
-                if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-                    raise StreamError(f"$.response.{STREAM}.{EVENTS}[{number}].{VARY}: expected a list of paths")
-                run = (event, [path.split(".") for path in paths])
-                for path, keys in zip(paths, run[1], strict=True):  # each checked once, where the run starts
-                    try:
-                        _put(event, keys, None)
-                    except LookupError:
-                        raise StreamError(f"$.response.{STREAM}.{EVENTS}[{number}]: no value at {path!r}") from None
+    first: dict[str, Any] = {}  # the run's first event, and the keys (or list positions) of each path it varies
+    steps: list[list[str | int]] = []
+    for t_ms, item in zip(times, items):  # noqa: B905 (as long: checked above). The hot loop of reading a cassette: no more than needed
+        kind = type(item)
+        if kind is list:
+            if len(item) != len(steps) or not steps:
+                said = f"a run of {len(steps)} values" if steps else "no run before it"
+                raise StreamError(f"{_at(events)}: {len(item)} values, {said}")
+            event = {T_MS: t_ms, **first}
+            for keys, value in zip(steps, item):  # noqa: B905 (as long: checked above)
+                inner: Any = event
+                for key in keys[:-1]:  # a copy of each object or list on the way: the rest is shared
+                    inner[key] = inner = inner[key].copy()
+                inner[keys[-1]] = value
+            events.append(event)
+        elif kind is not dict:
+            raise StreamError(f"{_at(events)}: expected an event or a list of values")
+        elif VARY in item:
+            first = dict(item)
+            steps = _steps(first, first.pop(VARY), _at(events))
+            events.append({T_MS: t_ms, **first})
         else:
-            raise StreamError(f"$.response.{STREAM}.{EVENTS}[{number}]: expected an event or a list of values")
-        events.append({T_MS: t_ms, **event})
+            events.append({T_MS: t_ms, **item})
     return events
 
 
-def _put(value: Any, keys: list[str], new: Any) -> Any:
-    """`value` with what is at `keys` replaced by `new`: a copy of each object or list on the way, the rest
-    shared. Raises LookupError when nothing is there."""
-    if not keys:
-        return new
-    key, rest = keys[0], keys[1:]
-    if isinstance(value, dict) and key in value:
-        copied = dict(value)
-        copied[key] = _put(value[key], rest, new)
-        return copied
-    if isinstance(value, list) and key.isdecimal() and int(key) < len(value):
-        listed = list(value)
-        listed[int(key)] = _put(value[int(key)], rest, new)
-        return listed
-    raise LookupError(key)
+def _at(events: list[dict[str, Any]]) -> str:
+    """Where the next event is stored, for an error."""
+    return f"$.response.{STREAM}.{EVENTS}[{len(events)}]"
+
+
+def _steps(event: dict[str, Any], paths: Any, where: str) -> list[list[str | int]]:
+    """Each path of a run as the keys and list positions that lead to its value in the run's first event. Raises
+    StreamError when one leads nowhere."""
+    if not isinstance(paths, list) or not paths or not all(isinstance(path, str) for path in paths):
+        raise StreamError(f"{where}.{VARY}: expected a list of paths")
+    found: list[list[str | int]] = []
+    for path in paths:
+        value: Any = event
+        keys: list[str | int] = []
+        for key in path.split("."):
+            if isinstance(value, dict) and key in value:
+                keys.append(key)
+                value = value[key]
+            elif isinstance(value, list) and key.isdecimal() and int(key) < len(value):
+                keys.append(int(key))
+                value = value[int(key)]
+            else:
+                raise StreamError(f"{where}: no value at {path!r}")
+        found.append(keys)
+    return found
 
 
 def _leaves(value: Any, path: str = "") -> Leaves | None:
