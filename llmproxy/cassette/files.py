@@ -343,7 +343,7 @@ def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Gene
                     end = data.find(_CLOSE, max(0, searched))
                 at = end + len(_CLOSE)
                 try:
-                    made = _made(make, _read_exchange(parts, data, start, at, path), parts, path)
+                    made = _kept(make, _read_exchange(parts, data, start, at, path))
                 except (orjson.JSONDecodeError, ValidationError):
                     return False
                 count += 1
@@ -407,6 +407,11 @@ def _made[T](make: Make[T], data: Any, parts: Parts, where: object) -> tuple[int
         data = parts.resolve(data)
     except PartError as exc:
         raise CassetteError(f"{where}: {exc}") from None
+    return _kept(make, data)
+
+
+def _kept[T](make: Make[T], data: Any) -> tuple[int, T]:
+    """The id and what `make` keeps of an exchange read whole (ValidationError for what the model refuses)."""
     kept = make(data)  # first: it checks that `data` is an exchange, with an id
     exchange_id: int = data["id"]
     return exchange_id, kept

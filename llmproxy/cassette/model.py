@@ -109,8 +109,9 @@ class Request(_Model):
 
 
 class Stream(_Model):
-    """A streamed response's events as the file stores them (docs/cassette-format.md#stream-events): readers give
-    them back as `Response.events` before anything else sees the exchange."""
+    """A streamed response's events as the file stores them
+    (docs/cassette-format.md#how-the-file-stores-a-stream): readers give them back as `Response.events` before
+    anything else sees the exchange."""
 
     t_ms: list[StrictFloat] = Field(description="each event's arrival offset from the request start, in order")
     events: list[dict[str, Any] | list[Any]] = Field(

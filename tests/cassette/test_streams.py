@@ -12,6 +12,7 @@ from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.model import dump
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
+from llmproxy.cassette.streams import compact_stream, expand_stream
 from llmproxy.cli import main
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawEvent, RawExchange
@@ -149,3 +150,24 @@ def test_a_stream_that_does_not_say_its_events_is_one_line_naming_the_exchange(
     result = CliRunner().invoke(main, ["cassette", "check", str(path)])
     assert result.exit_code == 2
     assert "exchange 1: " in result.output
+
+
+def test_the_documented_stream_reads_as_its_events_and_is_what_the_recorder_writes() -> None:
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("### How the file stores a stream") :]
+    example = orjson.loads("{" + section[section.index("```json") + 7 : section.index("```\n")] + "}")["stream"]
+    events = expand_stream(example)
+    assert [event["t_ms"] for event in events] == example["t_ms"]
+    assert [event["data"].get("delta", {}).get("text") for event in events] == [
+        None,
+        "The tests",
+        " pass",
+        None,
+        " now.",
+    ]
+    assert events[2] == {
+        **events[1],
+        "t_ms": 418.9,
+        "data": {**events[1]["data"], "delta": {"type": "text_delta", "text": " pass"}},
+    }
+    assert compact_stream(events) == example
