@@ -66,16 +66,25 @@ def answer_value(exchange: dict[str, Any], place: Any) -> bytes | None:
         when, texts = place["when"], []
         if not isinstance(when, dict):
             return None
-        first = next(iter(when.items()), None)
+        wanted = tuple(when.items())
+        others = tuple(key for key in GROUPS if key not in when)
+        scalar = all(type(value) is str or type(value) is int for value in when.values())
         for event in response.get("events") or ():
             payload = _payload(event)
-            if (
-                isinstance(payload, dict)
-                and (first is None or payload.get(first[0], _NOTHING) == first[1])  # most events differ here
-                and _when(payload) == when
-            ):
-                text = _at(payload, keys)
-                if isinstance(text, str):
+            if type(payload) is not dict:
+                continue
+            for key, value in wanted:  # most events differ in the first, their type
+                if payload.get(key, _NOTHING) != value:
+                    break
+            else:
+                for key in others:  # `_when(payload) == when`, without making a dict for each event
+                    if key in payload:
+                        grouped = _when(payload) == when
+                        break
+                else:
+                    grouped = scalar
+                text = _at(payload, keys) if grouped else None
+                if type(text) is str:
                     texts.append(text)
         if not texts:
             return None
@@ -143,7 +152,7 @@ def _values(value: Any, path: str) -> list[tuple[str, Any]]:
 
 def _at(value: Any, keys: list[str]) -> Any:
     for key in keys:
-        if isinstance(value, dict):
+        if type(value) is dict:
             value = value.get(key)
         elif isinstance(value, list) and key.isdecimal() and int(key) < len(value):
             value = value[int(key)]

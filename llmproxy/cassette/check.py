@@ -36,6 +36,7 @@ from llmproxy.cassette.history import inflate
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
+from llmproxy.cassette.streams import EVENTS, STREAM, StreamError, expand_stream
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawEvent
 from llmproxy.words import plural
@@ -209,7 +210,12 @@ def _part(part: dict[str, Any], where: str, redactor: Redactor, messages: bool) 
                 yield from _diff(decoded, redactor.text(decoded), here)
                 continue
             redacted = _body(value, redactor)
-        elif key == "events" and isinstance(value, list):
+        elif key in ("events", STREAM) and isinstance(value, list | dict):
+            if key == STREAM:  # its events as the recorder stored them, found where the stream holds them
+                try:
+                    value, here = expand_stream(value), f"{here}.{EVENTS}"
+                except StreamError as error:
+                    raise CassetteError(str(error).removeprefix("$.response.")) from None
             undecodable = [e for e in value if isinstance(e, dict) and e.get("not_decodable")]
             if undecodable:
                 yield here, "not decodable", str(undecodable[0]["not_decodable"])

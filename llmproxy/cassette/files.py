@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from llmproxy.cassette.history import history, with_list
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
 from llmproxy.cassette.parts import PARTS, PartError, Parts
+from llmproxy.cassette.streams import EVENTS, STREAM, T_MS
 from llmproxy.errors import CassetteError
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     """One exchange as the cassette lays it out, indented for its place in the list: one value per line, except
     each shared part and each stream event's fields, one line of compact JSON each (a tool definition is one line
     of the diff when it changes, an event's timing is a line of its own, and deep JSON does not pay for its
-    indentation), and a reference to a part, ``{"$part": "…"}``, on one line."""
+    indentation), and a reference to a part, ``{"$part": "…"}``, on one line; a compact stream (`streams.py`) has
+    its timings on one line and each event on one."""
     parts = exchange.get(PARTS)
     response = exchange.get("response")
     events = response.get("events") if isinstance(response, dict) else None
@@ -87,6 +89,9 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
         shown = {**shown, PARTS: {}}
     if events:
         shown = {**shown, "response": {**response, "events": []}}  # type: ignore[dict-item]
+    stream = response.get(STREAM) if isinstance(response, dict) else None
+    if stream:
+        shown = {**shown, "response": {**response, STREAM: {}}}  # type: ignore[dict-item]
     conversation = _conversation(exchange)
     if conversation is not None:
         request, path, items = conversation
@@ -102,6 +107,14 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     if events:
         listed = b",\n".join(_event(event) for event in events)
         text = text.replace(b'\n    "events": []', b'\n    "events": [\n%s\n    ]' % listed, 1)
+    if stream:
+        listed = b",\n".join(b"        %s" % orjson.dumps(item) for item in stream[EVENTS])
+        text = text.replace(
+            b'\n    "%s": {}' % STREAM.encode(),
+            b'\n    "%s": {\n      "%s": %s,\n      "%s": [\n%s\n      ]\n    }'
+            % (STREAM.encode(), T_MS.encode(), orjson.dumps(stream[T_MS]), EVENTS.encode(), listed),
+            1,
+        )
     if conversation is not None:
         _, path, items = conversation
         indent = b" " * (6 + 2 * len(path))  # the keys of the request body's JSON are indented by eight
@@ -330,7 +343,7 @@ def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Gene
                     end = data.find(_CLOSE, max(0, searched))
                 at = end + len(_CLOSE)
                 try:
-                    made = _made(make, _read_exchange(parts, data, start, at, path), parts, path)
+                    made = _kept(make, _read_exchange(parts, data, start, at, path))
                 except (orjson.JSONDecodeError, ValidationError):
                     return False
                 count += 1
@@ -394,6 +407,11 @@ def _made[T](make: Make[T], data: Any, parts: Parts, where: object) -> tuple[int
         data = parts.resolve(data)
     except PartError as exc:
         raise CassetteError(f"{where}: {exc}") from None
+    return _kept(make, data)
+
+
+def _kept[T](make: Make[T], data: Any) -> tuple[int, T]:
+    """The id and what `make` keeps of an exchange read whole (ValidationError for what the model refuses)."""
     kept = make(data)  # first: it checks that `data` is an exchange, with an id
     exchange_id: int = data["id"]
     return exchange_id, kept

@@ -108,6 +108,18 @@ class Request(_Model):
     extends: Extends | None = None
 
 
+class Stream(_Model):
+    """A streamed response's events as the file stores them
+    (docs/cassette-format.md#how-the-file-stores-a-stream): readers give them back as `Response.events` before
+    anything else sees the exchange."""
+
+    t_ms: list[StrictFloat] = Field(description="each event's arrival offset from the request start, in order")
+    events: list[dict[str, Any] | list[Any]] = Field(
+        description="each event as `events` holds it without its t_ms; one with `vary` (paths) starts a run, and a "
+        "list after it is an event of the run: its first event with the values at those paths replaced, in order"
+    )
+
+
 class Response(_Model):
     status: StrictInt
     reason: str
@@ -115,6 +127,7 @@ class Response(_Model):
     headers: list[str]
     body: Body | None = None
     events: list[Event] | None = Field(None, description="a streamed response, one item per wire event")
+    stream: Stream | None = Field(None, description="the events in the file's compact form; read as `events`")
     content_encoding: str | None = None
 
 

@@ -30,6 +30,7 @@ import orjson
 
 from llmproxy.cassette.answers import answer_value, answer_values
 from llmproxy.cassette.history import history
+from llmproxy.cassette.streams import STREAM, StreamError, compact_stream, expand_stream
 
 PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
 REF = "$part"
@@ -75,6 +76,29 @@ def part_id(encoded: bytes) -> str:
     return hashlib.sha256(encoded).hexdigest()[:ID_HEX]
 
 
+_CHECKED_BYTES = 4 << 20  # how much part content `checked_id` remembers, at most
+_checked: dict[bytes, str] = {}  # part content → its id, oldest first
+_checked_size = 0
+
+
+def checked_id(encoded: bytes) -> str:
+    """`part_id`, remembered for the parts read last: a report over a folder of cassettes, a test suite's
+    cassettes, a replay that reads its cassette again at the end, read the same system prompt and tools in every
+    file. Looking content up (a hash table's hash and one comparison) costs a fraction of SHA-256, and the content
+    is compared whole, so an edited part is still hashed and refused."""
+    global _checked_size
+    known = _checked.get(encoded)
+    if known is None:
+        known = part_id(encoded)
+        _checked[encoded] = known
+        _checked_size += len(encoded)
+        while _checked_size > _CHECKED_BYTES:
+            oldest = next(iter(_checked))
+            _checked_size -= len(oldest)
+            del _checked[oldest]
+    return known
+
+
 class Compactor:
     """Stored exchanges in cassette order, each with the parts it introduces and its repeated values referred to.
     The same exchanges give the same bytes whatever was compacted before them in another file: a cassette
@@ -91,8 +115,12 @@ class Compactor:
         self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
-        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to; itself when
-        nothing in it is shared, or when its request already sends a `{"$part": …}` object of its own."""
+        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to and its stream's
+        events in their compact form (`streams.py`); itself when there is nothing to do. A request that sends a
+        `{"$part": …}` object of its own is stored without parts."""
+        return _streamed(self._shared(exchange))
+
+    def _shared(self, exchange: dict[str, Any]) -> dict[str, Any]:
         request = exchange.get("request")
         body = request.get("body") if isinstance(request, dict) else None
         response = exchange.get("response")
@@ -297,6 +325,22 @@ class Compactor:
         return {ident for ident, count in counts.items() if count > 1}
 
 
+def _streamed(exchange: dict[str, Any]) -> dict[str, Any]:
+    """The exchange with its response's events stored as a compact stream."""
+    response = exchange.get("response")
+    events = response.get("events") if isinstance(response, dict) else None
+    if not events or not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
+        return exchange
+    stream = compact_stream(events)
+    if stream is None:
+        return exchange
+    shown = {key: value for key, value in response.items() if key != "events"}  # type: ignore[union-attr]
+    shown[STREAM] = stream
+    if "content_encoding" in shown:  # where `events` was: before it
+        shown["content_encoding"] = shown.pop("content_encoding")
+    return {**exchange, "response": shown}
+
+
 def _json(request: Any) -> Any:
     body = request.get("body") if isinstance(request, dict) else None
     return body.get("json") if isinstance(body, dict) else None
@@ -371,8 +415,8 @@ class Parts:
             whole = self._put_back(who, encoded)  # a part may refer to earlier ones
             # a list of parts is checked by its references as written; any other part by its whole JSON as written,
             # else as its compact JSON
-            listed = whole is not encoded and part_id(encoded) == ident.decode()
-            if listed or part_id(whole) == ident.decode():
+            listed = whole is not encoded and checked_id(encoded) == ident.decode()
+            if listed or checked_id(whole) == ident.decode():
                 self._parts[ident] = whole
             else:
                 self._introduce(who, {ident.decode(): orjson.loads(whole)})
@@ -397,7 +441,8 @@ class Parts:
                 continue
             written = orjson.dumps(value)
             encoded = self._put_back(who, written)
-            if (found := part_id(encoded)) != ident and not (encoded is not written and part_id(written) == ident):
+            found = checked_id(encoded)
+            if found != ident and not (encoded is not written and checked_id(written) == ident):  # a list: as written
                 raise PartError(f"{who}: part {ident} does not match its content (which hashes to {found})")
             self._parts[ident.encode()] = encoded
 
@@ -415,7 +460,7 @@ class Parts:
             raise PartError(
                 f"{who}: part {ident.decode()}: exchange {source}'s answer has nothing at {place.get('path')!r}"
             )
-        if (found := part_id(encoded)) != ident.decode():
+        if (found := checked_id(encoded)) != ident.decode():
             raise PartError(
                 f"{who}: part {ident.decode()} does not match what exchange {source}'s answer gives "
                 f"(which hashes to {found})"
@@ -423,7 +468,17 @@ class Parts:
         self._parts[ident] = encoded
 
     def _remember(self, data: Any) -> Any:
-        """An exchange just read, its answer kept for a later part that is a value of it."""
+        """An exchange just read, its stream's events given back (`streams.py`) and its answer kept for a later
+        part that is a value of it."""
+        response = data.get("response") if isinstance(data, dict) else None
+        if isinstance(response, dict) and STREAM in response:
+            if "events" in response:
+                raise PartError(f"{_who_of(data)}: $.response: a stream and events both")
+            try:
+                events = expand_stream(response[STREAM])
+            except StreamError as exc:
+                raise PartError(f"{_who_of(data)}: {exc}") from None
+            data = {**data, "response": _with_events(response, events)}
         if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
             self._answers[data["id"]] = {"response": data["response"]}
             while (oldest := next(iter(self._answers))) < data["id"] - ANSWERS_BACK:
@@ -458,6 +513,19 @@ def _find_reference(text: bytes, start: int) -> int:
     while at >= 0 and not (text[at - 1] == 0x22 and text.startswith(b'part"', at + 1)):  # 0x22: '"'
         at = text.find(b"$", at + 1)
     return at - 1 if at >= 0 else -1
+
+
+def _with_events(response: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    """A response read with a compact stream, holding its events where a cassette without one holds them."""
+    given = {key: value for key, value in response.items() if key not in (STREAM, "content_encoding")}
+    given["events"] = events
+    if "content_encoding" in response:
+        given["content_encoding"] = response["content_encoding"]
+    return given
+
+
+def _who_of(data: dict[str, Any]) -> str:
+    return f"exchange {data['id']}" if isinstance(data.get("id"), int) else "an exchange"
 
 
 def _who(text: bytes) -> str:
