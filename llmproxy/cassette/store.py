@@ -52,6 +52,7 @@ from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Place
 from llmproxy.cassette.neutral import here, mentions
 from llmproxy.cassette.parts import Compactor, compacted
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_capture import cut
 from llmproxy.cassette.unanswered import unanswered
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawExchange
@@ -296,6 +297,9 @@ class CassetteWriter:
     def write(self, exchange: RawExchange) -> None:
         """Record an exchange now, on the caller's thread (the writer process: its pipe is the queue)."""
         try:
+            exchange, warning = cut(exchange)  # a stream handed over as it arrived
+            if warning:
+                logger.warning("%s: %s", request_line(exchange.request, self._redactor), warning)
             if not self._keep_unanswered and (why := unanswered(exchange)) is not None:
                 self._not_recorded(exchange, why)
                 return

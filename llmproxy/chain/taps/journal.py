@@ -24,11 +24,11 @@ from llmproxy.cassette.convert import shown_model, to_exchange, url
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.model import Exchange, Injection
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_capture import StreamCapture, with_events
 from llmproxy.chain.incoming import Incoming, detected
 from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
-from llmproxy.chain.taps.record import replied, with_events
+from llmproxy.chain.taps.record import replied
 from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
