@@ -15,8 +15,9 @@ no boundaries to find). An event gets the time of the chunk that completed it. N
 that cannot be decoded make the capture fall back to the raw chunks as they arrived, with a `warning` and
 the reason in `undecodable` (the cassette marks such events, and `cassette check` fails on them).
 
-The recorder does not cut on the event loop at all: it keeps the pieces (`RawPieces`) and the cassette writer
-cuts them (`cut`), feeding them here in order with their times, which gives the same events.
+The record and journal taps do not cut on the event loop at all: they keep the pieces (`RawPieces`), and the
+cassette writer, or the journal when an entry is read, cuts them (`cut`), feeding them here in order with their
+times, which gives the same events.
 """
 
 import time
@@ -24,7 +25,7 @@ from dataclasses import replace
 from enum import Enum, auto
 
 from llmproxy.cassette.decoding import Decoder, decoder_for
-from llmproxy.model.exchange import RawEvent, RawExchange
+from llmproxy.model.exchange import RawEvent, RawExchange, RawPieces
 
 _SSE_BOUNDARIES = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _LONGEST_BOUNDARY = 4
@@ -187,6 +188,13 @@ def with_events(exchange: RawExchange, capture: StreamCapture) -> RawExchange:
     notes = (capture.warning,) if capture.warning else ()
     response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable, pieces=None)
     return replace(exchange, response=response, notes=(*exchange.notes, *notes))
+
+
+def with_pieces(exchange: RawExchange, pieces: RawPieces) -> RawExchange:
+    """The exchange with its streamed answer as the pieces that came, to be `cut` later, off the event loop."""
+    if exchange.response is None:
+        return exchange
+    return replace(exchange, response=replace(exchange.response, body=None, pieces=pieces))
 
 
 def cut(exchange: RawExchange) -> tuple[RawExchange, str | None]:

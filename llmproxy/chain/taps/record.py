@@ -16,6 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
+from llmproxy.cassette.stream_capture import with_pieces
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
@@ -135,9 +136,8 @@ class _Recording:
         return data
 
     async def end(self, exchange: RawExchange) -> None:
-        if self.pieces is not None and exchange.response is not None:
-            response = replace(exchange.response, body=None, pieces=self.pieces)
-            exchange = replace(exchange, response=response)
+        if self.pieces is not None:
+            exchange = with_pieces(exchange, self.pieces)
         if self.injected:
             exchange = replace(exchange, injected=tuple(fault.record() for fault in self.injected))
         queued = self.sink.put(exchange)
