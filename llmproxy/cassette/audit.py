@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from llmproxy.cassette.bodies import body_bytes, event_bytes
+from llmproxy.cassette.bodies import Bodies, body_bytes, event_bytes
 from llmproxy.cassette.decode import exchange_route
 from llmproxy.cassette.history import history, parse_path, with_list
 from llmproxy.cassette.model import Exchange, Extends
@@ -32,10 +32,12 @@ type HistoryRead = Callable[[ChatCodec, bytes, dict[str, Any]], RequestRead]
 """How a recording decodes a chat request's JSON object (`RecordingAudit`); the codec, the bytes, the object."""
 
 
-def audit_captured(raw: RawExchange, redactor: Redactor, read: HistoryRead | None = None) -> Audit | None:
+def audit_captured(
+    raw: RawExchange, redactor: Redactor, read: HistoryRead | None = None, parsed: Bodies | None = None
+) -> Audit | None:
     """A captured exchange, decoded as it crossed the wire; None when it is not an API llmproxy reads. What
     a failure quotes of the exchange is redacted, as the cassette is. `read`: how a chat request that is a
-    JSON object is decoded, when not whole."""
+    JSON object is decoded, when not whole; `parsed`: its bodies' JSON, when the caller parsed them already."""
     request = raw.request
     headers = {name.lower(): value for name, value in request.headers}
     route = detect(request.host, request.path, headers, method=request.method, port=request.port)
@@ -45,15 +47,17 @@ def audit_captured(raw: RawExchange, redactor: Redactor, read: HistoryRead | Non
     answer = None
     if response is not None and response.undecodable is None:
         events = None if response.events is None else [event.data for event in response.events]
-        answer = Answer(response.status, response.body, events)
-    body, parsed = request.body, _parsed(request.body)
+        answer_json = parsed.answer if parsed is not None and events is None else None
+        answer = Answer(response.status, response.body, events, answer_json)
+    body = request.body
+    request_json = parsed.request.value if parsed is not None and parsed.request is not None else _parsed(body)
 
     def decode(chat: ChatCodec) -> RequestRead:
-        if read is not None and isinstance(parsed, dict):
-            return read(chat, body, parsed)
-        return read_request(chat, body, None if parsed is None else Parsed(parsed))
+        if read is not None and isinstance(request_json, dict):
+            return read(chat, body, request_json)
+        return read_request(chat, body, None if request_json is None else Parsed(request_json))
 
-    result = audit(_settled(route, parsed), body, answer, decode)
+    result = audit(_settled(route, request_json), body, answer, decode)
     if result is None or not result.failures:
         return result
     scrubbed = [replace(f, message=redactor.text(f.message), excerpt=redactor.text(f.excerpt)) for f in result.failures]
@@ -101,11 +105,16 @@ class RecordingAudit:
         self._redactor = redactor
         self._histories: dict[int, _History] = {}
 
-    def audit(self, exchange_id: int, raw: RawExchange, extends: Extends | None) -> Audit | None:
+    def audit(
+        self, exchange_id: int, raw: RawExchange, extends: Extends | None, parsed: Bodies | None = None
+    ) -> Audit | None:
         """`audit_captured`, for the exchange recorded as `exchange_id` whose history `extends` an earlier
-        one's (as the cassette stores it)."""
+        one's (as the cassette stores it); `parsed`: its bodies' JSON, as the conversion read them."""
         return audit_captured(
-            raw, self._redactor, lambda chat, body, parsed: self.read(exchange_id, chat, body, parsed, extends)
+            raw,
+            self._redactor,
+            lambda chat, body, json: self.read(exchange_id, chat, body, json, extends),
+            parsed,
         )
 
     def read(

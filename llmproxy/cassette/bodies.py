@@ -10,6 +10,7 @@ it is exactly compact JSON, else verbatim; a binary message always as base64.
 import base64
 import binascii
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -27,7 +28,32 @@ from llmproxy.cassette.model import (
     TextEvent,
 )
 from llmproxy.cassette.redact import Redactor
-from llmproxy.model.exchange import RawEvent
+from llmproxy.model.exchange import RawEvent, RawExchange
+from llmproxy.providers.node import Parsed
+
+
+@dataclass(frozen=True, slots=True)
+class Bodies:
+    """An exchange's JSON bodies, parsed once for the conversion and the audit alike: each `Parsed` (its
+    value, never changed by either) or None where the body is not JSON (then each reads the bytes itself)."""
+
+    request: Parsed | None
+    answer: Parsed | None
+
+    @classmethod
+    def of(cls, raw: RawExchange) -> "Bodies":
+        response = raw.response
+        answer = response.body if response is not None and not response.undecodable else None
+        return cls(_json(raw.request.body if not raw.request.undecodable else b""), _json(answer))
+
+
+def _json(body: bytes | None) -> Parsed | None:
+    if not body or body[:1] not in b"{[":  # the APIs' bodies: an object (or a list); anything else read as is
+        return None
+    try:
+        return Parsed(orjson.loads(body))
+    except orjson.JSONDecodeError:
+        return None
 
 
 def is_json_type(content_type: str | None) -> bool:

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from llmproxy.cassette.bodies import is_json_type, store_body, store_message, store_verbatim
+from llmproxy.cassette.bodies import Bodies, is_json_type, store_body, store_message, store_verbatim
 from llmproxy.cassette.history import HistoryIndex
 from llmproxy.cassette.model import (
     Base64Body,
@@ -33,6 +33,7 @@ from llmproxy.cassette.stream_redact import store_events
 from llmproxy.http import authority
 from llmproxy.model import Route
 from llmproxy.model.exchange import RawExchange, RawRequest, RawResponse
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.routes import detect, with_body
 from llmproxy.tool_protocols import SESSION_HEADER
 
@@ -70,15 +71,19 @@ def to_exchange(
     history: HistoryIndex | None = None,
     connection: int | None = None,
     places: Places | None = None,
+    bodies: Bodies | None = None,
 ) -> Exchange:
     """`history`: the cassette's index; a request body whose history extends an earlier one is stored
     shortened, with the reference that restores it. `connection`: for an exchange of WebSocket messages, the
-    id of the first exchange on its connection (its own id for the first). `places`: where the client ran."""
+    id of the first exchange on its connection (its own id for the first). `places`: where the client ran.
+    `bodies`: the JSON of its bodies, when the caller parsed them already (`Bodies.of`)."""
     notes = list(raw.notes)
-    request, route = _request(raw.request, redactor, notes, history, exchange_id)
+    said = bodies.request if bodies is not None else None
+    request, route = _request(raw.request, redactor, notes, history, exchange_id, said=said)
     parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
     messages = raw.websocket is not None
-    response = _response(raw.response, redactor, route is not None, notes, messages) if raw.response else None
+    answer = bodies.answer if bodies is not None else None
+    response = _response(raw.response, redactor, route is not None, notes, messages, answer) if raw.response else None
     streaming = route.streaming if route is not None else None
     return build(
         Exchange,
@@ -121,12 +126,13 @@ def _request(
     exchange_id: int,
     known: tuple[Route | None, Any] | None = None,
     kept: frozenset[str] | None = None,
+    said: Parsed | None = None,
 ) -> tuple[Request, Route | None]:
-    """`kept`: the only headers (lower-case names) to keep; None keeps them all."""
+    """`kept`: the only headers (lower-case names) to keep; None keeps them all. `said`: the body's JSON."""
     headers = {name.lower(): value for name, value in raw.headers}
     route, parsed = known or (
         detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port),
-        None,
+        said.value if said is not None else None,
     )
     extends: Extends | None = None
 
@@ -159,8 +165,10 @@ def _request(
     return request, route
 
 
-def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str], messages: bool) -> Response:
-    """`messages`: the events are WebSocket messages."""
+def _response(
+    raw: RawResponse, redactor: Redactor, api: bool, notes: list[str], messages: bool, said: Parsed | None = None
+) -> Response:
+    """`messages`: the events are WebSocket messages; `said`: the body's JSON."""
     headers = {name.lower(): value for name, value in raw.headers}
     content_type = headers.get("content-type", "")
     events = None
@@ -178,7 +186,8 @@ def _response(raw: RawResponse, redactor: Redactor, api: bool, notes: list[str],
                 events = store_events(raw.events, "application/octet-stream", redactor)
     body = None
     if raw.body is not None:
-        body = _body(raw.body, content_type, redactor, api, "response", notes, undecodable=raw.undecodable)
+        parsed = said.value if said is not None else None
+        body = _body(raw.body, content_type, redactor, api, "response", notes, None, raw.undecodable, parsed)
     return build(
         Response,
         status=raw.status,

@@ -35,6 +35,7 @@ import orjson
 
 from llmproxy.cassette.audit import RecordingAudit
 from llmproxy.cassette.background import BackgroundLinks
+from llmproxy.cassette.bodies import Bodies
 from llmproxy.cassette.convert import request_line, to_exchange, url
 from llmproxy.cassette.files import (
     JOURNAL_VERSION,
@@ -52,6 +53,7 @@ from llmproxy.cassette.model import VERSION, Cassette, Exchange, JsonBody, Place
 from llmproxy.cassette.neutral import here, mentions
 from llmproxy.cassette.parts import Compactor, compacted
 from llmproxy.cassette.redact import Redactor
+from llmproxy.cassette.stream_capture import cut
 from llmproxy.cassette.unanswered import unanswered
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawExchange
@@ -296,6 +298,9 @@ class CassetteWriter:
     def write(self, exchange: RawExchange) -> None:
         """Record an exchange now, on the caller's thread (the writer process: its pipe is the queue)."""
         try:
+            exchange, warning = cut(exchange)  # a stream handed over as it arrived
+            if warning:
+                logger.warning("%s: %s", request_line(exchange.request, self._redactor), warning)
             if not self._keep_unanswered and (why := unanswered(exchange)) is not None:
                 self._not_recorded(exchange, why)
                 return
@@ -364,11 +369,11 @@ class CassetteWriter:
             self._journal_failed = True
             logger.error("%s: could not write the journal: %s", self.path, exc.strerror or exc)
 
-    def _audit(self, raw: RawExchange, exchange: Exchange) -> None:
+    def _audit(self, raw: RawExchange, exchange: Exchange, bodies: Bodies) -> None:
         """Whether llmproxy's codecs read it: counted for the summary, never in the way of the recording."""
         exchange_id = exchange.id
         try:
-            result = self._audits.audit(exchange_id, raw, exchange.request.extends)
+            result = self._audits.audit(exchange_id, raw, exchange.request.extends, bodies)
             self._summary.decoding.add(result, f"exchange {exchange_id}")
         except Exception:
             logger.exception("%s: could not check exchange %d against the codecs", self.path, exchange_id)
@@ -385,15 +390,17 @@ class CassetteWriter:
         exchange_id = self._next_id
         self._next_id += 1
         connection = None if raw.websocket is None else self._connections.setdefault(raw.websocket, exchange_id)
+        bodies = Bodies.of(raw)  # parsed once: for the conversion and the audit
         try:
-            exchange = to_exchange(raw, exchange_id, self._redactor, self._index, connection, self._places_in(raw))
+            places = self._places_in(raw)
+            exchange = to_exchange(raw, exchange_id, self._redactor, self._index, connection, places, bodies)
         except Exception as exc:
             logger.warning("%s: recording only the request line of an exchange: %s", self.path, exc)
             exchange = self._bare(raw, exchange_id, exc)
         exchange = self._background.link(exchange)
+        self._audit(raw, exchange, bodies)
         stored = self._compactor.compact(dump(exchange))
         self._summary.count(exchange)
-        self._audit(raw, exchange)
         if not self._journal_failed:
             try:
                 self._journal.append(orjson.dumps(stored) + b"\n")

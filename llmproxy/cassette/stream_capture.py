@@ -14,12 +14,18 @@ The events depend only on the bytes, never on how they were split (except for un
 no boundaries to find). An event gets the time of the chunk that completed it. Nothing here raises: bytes
 that cannot be decoded make the capture fall back to the raw chunks as they arrived, with a `warning` and
 the reason in `undecodable` (the cassette marks such events, and `cassette check` fails on them).
+
+The record and journal taps do not cut on the event loop at all: they keep the pieces (`RawPieces`), and the
+cassette writer, or the journal when an entry is read, cuts them (`cut`), feeding them here in order with their
+times, which gives the same events.
 """
 
+import time
+from dataclasses import replace
 from enum import Enum, auto
 
 from llmproxy.cassette.decoding import Decoder, decoder_for
-from llmproxy.model.exchange import RawEvent
+from llmproxy.model.exchange import RawEvent, RawExchange, RawPieces
 
 _SSE_BOUNDARIES = (b"\n\n", b"\r\n\r\n", b"\r\r")
 _LONGEST_BOUNDARY = 4
@@ -171,3 +177,34 @@ def _first_end(buffer: bytearray, boundaries: tuple[bytes, ...], start: int) -> 
         if found >= 0 and (best < 0 or found + len(boundary) < best):
             best = found + len(boundary)
     return best
+
+
+def with_events(exchange: RawExchange, capture: StreamCapture) -> RawExchange:
+    """The exchange with its streamed body as the wire events `capture` cut it into, and what `capture` warns
+    of as a note (the events as they arrived, when they could not be decoded)."""
+    if exchange.response is None:
+        return exchange
+    events = capture.finish(time.time())
+    notes = (capture.warning,) if capture.warning else ()
+    response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable, pieces=None)
+    return replace(exchange, response=response, notes=(*exchange.notes, *notes))
+
+
+def with_pieces(exchange: RawExchange, pieces: RawPieces) -> RawExchange:
+    """The exchange with its streamed answer as the pieces that came, to be `cut` later, off the event loop."""
+    if exchange.response is None:
+        return exchange
+    return replace(exchange, response=replace(exchange.response, body=None, pieces=pieces))
+
+
+def cut(exchange: RawExchange) -> tuple[RawExchange, str | None]:
+    """An exchange whose stream came as pieces (`RawPieces`) with the stream cut into its wire events, as a
+    capture cuts it while it passes; and what the capture warns of (None for any other exchange)."""
+    response = exchange.response
+    pieces = response.pieces if response is not None else None
+    if pieces is None:
+        return exchange, None
+    capture = StreamCapture(pieces.content_type, pieces.content_encoding, pieces.started)
+    for data, at in zip(pieces.data, pieces.times, strict=True):
+        capture.feed(data, at)
+    return with_events(exchange, capture), capture.warning

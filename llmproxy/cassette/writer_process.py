@@ -203,8 +203,11 @@ def _size(item: RawExchange | str) -> int:
     """What an item weighs in the queue: about the writer's work on it, in bytes of body."""
     if not isinstance(item, RawExchange):
         return 0
-    events = item.response.events if item.response is not None else None
-    return wire_size(item) + EVENT_BYTES * len(events or ())
+    response = item.response
+    if response is None:
+        return wire_size(item)
+    events = len(response.pieces.data) if response.pieces is not None else len(response.events or ())
+    return wire_size(item) + EVENT_BYTES * events  # a stream's pieces: about as many as its events
 
 
 def _widen(pipe: int) -> None:

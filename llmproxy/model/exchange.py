@@ -3,10 +3,11 @@ an exchange to record), whichever door it came through.
 
 Bodies are content-decoded (gzip, br, stacked encodings… undone); the original encoding is kept so the
 cassette can note it. A body (or a stream) that could not be decoded comes as it was on the wire, with
-`undecodable` saying why: the cassette then stores it marked as such, and `cassette check` fails on it.
-A streamed response carries its events, each one complete wire event with its arrival time. An exchange made
-of WebSocket messages (`RawExchange.websocket`) has the connection's upgrade request with the message that
-asked as its body, and the upgrade's answer with the messages that answered as its events.
+`undecodable` saying why: the cassette then stores it marked as such, and `cassette check` fails on it. A
+streamed response carries its events, each one complete wire event with its arrival time, or, as the recorder
+hands it over, the pieces as they arrived (`RawPieces`), which the cassette writer cuts into those events. An
+exchange made of WebSocket messages (`RawExchange.websocket`) has the connection's upgrade request with the
+message that asked as its body, and the upgrade's answer with the messages that answered as its events.
 """
 
 from dataclasses import dataclass
@@ -40,6 +41,26 @@ class RawEvent:
         return RawEvent, (self.t_ms, self.data, self.binary)
 
 
+@dataclass(slots=True)
+class RawPieces:
+    """A streamed answer as it arrived, not yet cut into events: each piece and its time (`time.time()`), its
+    media type and content encoding, and `started`, the request's start on the same clock. The record tap keeps a
+    stream so, one append a piece on the proxy's event loop, and the cassette writer, in a process of its own,
+    cuts it (`cassette.stream_capture.cut`): into the same events, with the same times, as cutting it as it
+    passed would have given."""
+
+    content_type: str
+    content_encoding: str | None
+    started: float
+    data: list[bytes]
+    times: list[float]
+
+    def feed(self, piece: bytes, at: float) -> None:
+        if piece:
+            self.data.append(piece)
+            self.times.append(at)
+
+
 @dataclass(frozen=True, slots=True)
 class RawResponse:
     status: int
@@ -50,6 +71,7 @@ class RawResponse:
     events: tuple[RawEvent, ...] | None  # when streamed
     content_encoding: str | None
     undecodable: str | None = None  # why `body` or `events` are still encoded
+    pieces: RawPieces | None = None  # a stream not cut into `events` yet (then both `body` and `events` are None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,4 +93,6 @@ def wire_size(exchange: RawExchange) -> int:
     size = 1024 + len(exchange.request.body)
     if response is not None:
         size += len(response.body or b"") + sum(len(event.data) for event in response.events or ())
+        if response.pieces is not None:
+            size += sum(map(len, response.pieces.data))
     return size

@@ -62,6 +62,7 @@ class Answer:
     status: int
     body: bytes | None = None
     events: Sequence[bytes] | None = None
+    parsed: Parsed | None = None  # the body's JSON, when the caller parsed it already: not parsed again
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,8 @@ def audit(
                 completion, failed = _attempt("response", data, lambda: chat.decode_stream(events))
             else:
                 data = answer.body or b""
-                completion, failed = _attempt("response", data, lambda: chat.decode_response(data))
+                document = data if answer.parsed is None else answer.parsed
+                completion, failed = _attempt("response", data, lambda: chat.decode_response(document))
             failures += [failed] if failed else []
             opaque += _opaque_answer(completion)
         return Audit(route, tuple(failures), opaque)

@@ -5,10 +5,14 @@ streamed.
 
     .venv/bin/python scripts/bench/recording.py [--rounds N] [--seconds S] [--sizes 1000,200000]
                                                [--answers json,stream] [--concurrency 8] [--json PATH]
+                                               [--versus CHECKOUT]
 
 A streamed answer (an agent's usual traffic) is an SSE stream of one content_block_delta per 100 characters
-of its text, sent as fast as the upstream can (10 events for 1 KB, 2,000 for 200 KB); bare mitmdump
-buffers it and sends it on whole, `llmproxy record` passes each event on as it comes and records them all.
+of its text, sent as fast as the upstream can (10 events for 1 KB, 2,000 for 200 KB). `llmproxy record` passes
+each event on as it comes and records them all; for streamed answers mitmdump runs with
+`--set stream_large_bodies=1`, so it too passes each piece on as it comes (bare, it would buffer the stream and
+send it whole: a cheaper job than the one llmproxy must do). `--versus CHECKOUT` adds `llmproxy record` from
+another source tree (a worktree of main, say) on this venv's libraries, measured in the same rounds.
 
 Each measurement starts the proxy afresh (so its peak memory and its shutdown are its own) and sends load
 (load.py, keep-alive connections, absolute-form requests) through it to a fake Anthropic upstream
@@ -127,15 +131,21 @@ def measure(
 ) -> dict[str, Any]:
     port = free_port()
     cassette = workdir / f"{name}-{size}-{time.monotonic_ns()}.json"
-    if name == "record":
+    if name.startswith("record"):
         argv = [str(BIN / "llmproxy"), "record", "--cassette", str(cassette), "--port", str(port)]
+        if name in args.trees:  # that tree's code on this venv's libraries (env execs: the same pid)
+            tree = args.trees[name]
+            path = f"PYTHONPATH={tree}{os.pathsep}{tree / 'addons'}"
+            argv = ["env", path, sys.executable, "-m", "llmproxy", *argv[1:]]
     else:
         argv = [str(BIN / "mitmdump"), "-q", "--listen-host", "127.0.0.1", "--listen-port", str(port)]
-    log = workdir / f"{name}.log"
+        if answer == "stream":  # as llmproxy does: each piece passed on as it comes
+            argv += ["--set", "stream_large_bodies=1"]
+    log = workdir / f"{name}-{time.monotonic_ns()}.log"
     process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=workdir)
     try:
         wait_listening(port, process, name, log)
-        journal = cassette.with_name(cassette.name + ".journal") if name == "record" else None
+        journal = cassette.with_name(cassette.name + ".journal") if name.startswith("record") else None
         watch = Watch(process.pid, journal).start()
         load = [sys.executable, str(BENCH / "load.py"), "--port", str(port), "--upstream-port", str(upstream_port)]
         body = "sized-stream" if answer == "stream" else "sized"
@@ -182,11 +192,11 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for size, answer in cases(args):
-        for name in ("mitmdump", "record"):
+        for name in args.names:
             cell = runs[f"{size}/{answer}/{name}"]
             journal = (
                 f"{med(cell, 'journal_rate'):.0f} | {med(cell, 'backlog_at_end'):.0f} | {max(r['lost'] for r in cell)}"
-                if name == "record"
+                if name != "mitmdump"
                 else "– | – | –"
             )
             lines.append(
@@ -196,21 +206,23 @@ def report(runs: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> s
             )
     lines += [
         "",
-        "| bodies | record req/s ÷ mitmdump (≥ 1.5) | mitmdump CPU/req ÷ record's (tree) | journalled/s ÷ sent/s (≥ 1) "
+        "| bodies | proxy | req/s ÷ mitmdump (≥ 1.5) | CPU/req (tree) ÷ mitmdump's | journalled/s ÷ sent/s (≥ 1) "
         "| peak RSS ÷ mitmdump (≤ 2) | shutdown ≤ 2 s |",
-        "|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|",
     ]
     for size, answer in cases(args):
-        base, record = runs[f"{size}/{answer}/mitmdump"], runs[f"{size}/{answer}/record"]
-        keeps_up = statistics.median(run["journal_rate"] / run["load_rate"] for run in record)
-        memory = statistics.median(r["peak_rss_mb"] / b["peak_rss_mb"] for r, b in zip(record, base, strict=True))
-        throughput = statistics.median(r["rps"] / b["rps"] for r, b in zip(record, base, strict=True))
-        cpu = statistics.median(b["cpu_ms"] / r["cpu_ms"] for r, b in zip(record, base, strict=True))
-        shutdown = med(record, "shutdown_s")
-        lines.append(
-            f"| {size:,} B {answer} | {throughput:.2f} | {cpu:.2f} | {keeps_up:.2f} | {memory:.2f} | {shutdown:.2f} "
-            f"{'yes' if shutdown <= 2 else 'NO'} |"
-        )
+        base = runs[f"{size}/{answer}/mitmdump"]
+        for name in args.names[1:]:
+            record = runs[f"{size}/{answer}/{name}"]
+            keeps_up = statistics.median(run["journal_rate"] / run["load_rate"] for run in record)
+            memory = statistics.median(r["peak_rss_mb"] / b["peak_rss_mb"] for r, b in zip(record, base, strict=True))
+            throughput = statistics.median(r["rps"] / b["rps"] for r, b in zip(record, base, strict=True))
+            cpu = statistics.median(r["cpu_ms"] / b["cpu_ms"] for r, b in zip(record, base, strict=True))
+            shutdown = med(record, "shutdown_s")
+            lines.append(
+                f"| {size:,} B {answer} | {name} | {throughput:.2f} | {cpu:.2f} | {keeps_up:.2f} | {memory:.2f} "
+                f"| {shutdown:.2f} {'yes' if shutdown <= 2 else 'NO'} |"
+            )
     return "\n".join(lines)
 
 
@@ -226,7 +238,10 @@ def main() -> None:
     parser.add_argument("--answers", default="json,stream", help="json (a whole body), stream (SSE), or both")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--json", type=Path, help="also write every measurement's raw figures here")
+    parser.add_argument("--versus", type=Path, action="append", default=[], help="another llmproxy source tree")
     args = parser.parse_args()
+    args.trees = {f"record @ {tree.resolve().name}": tree.resolve() for tree in args.versus}
+    args.names = ["mitmdump", "record", *args.trees]
     args.sizes = [int(size) for size in args.sizes.split(",")]
     args.answers = args.answers.split(",")
     runs: dict[str, list[dict[str, Any]]] = {}
@@ -239,19 +254,20 @@ def main() -> None:
                 assert upstream.stdout is not None
                 port = int(upstream.stdout.readline())
                 for round_, answer in itertools.product(range(args.rounds), args.answers):
-                    names = ["mitmdump", "record"] if round_ % 2 == 0 else ["record", "mitmdump"]
+                    names = args.names if round_ % 2 == 0 else args.names[::-1]
                     for name in names:
                         result = measure(name, size, answer, port, Path(tmp), args)
                         runs.setdefault(f"{size}/{answer}/{name}", []).append(result)
                         extra = (
                             f"  journalled {result['journal_rate']:.0f}/s, backlog {result['backlog_at_end']}, "
                             f"lost {result['lost']}"
-                            if name == "record"
+                            if name != "mitmdump"
                             else ""
                         )
                         print(
                             f"round {round_ + 1} {size:>7} B {answer:<6} {name:<8} {result['rps']:7.0f} req/s  "
-                            f"peak RSS {result['peak_rss_mb']:6.0f} MB  shutdown {result['shutdown_s']:.2f} s{extra}",
+                            f"{result['cpu_ms']:.2f} CPU ms/req  peak RSS {result['peak_rss_mb']:6.0f} MB  "
+                            f"shutdown {result['shutdown_s']:.2f} s{extra}",
                             file=sys.stderr,
                         )
             finally:

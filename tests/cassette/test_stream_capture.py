@@ -1,6 +1,9 @@
 import gzip
 import itertools
+import pickle
 import zlib
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import brotli
 import pytest
@@ -8,7 +11,8 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_capture import StreamCapture, cut, with_events
+from llmproxy.model.exchange import RawExchange, RawPieces, RawRequest, RawResponse
 from tests.cassette.factory import eventstream_message
 
 SSE = (
@@ -157,3 +161,32 @@ def test_arbitrary_bytes_never_raise_and_nothing_is_lost(data: bytes, cuts: list
         assert b"".join(e.data for e in events) == data
     stream = capture("text/event-stream", "gzip", split(data, cuts))
     assert stream.finish(0) is not None
+
+
+@settings(max_examples=60)
+@given(
+    kind=st.sampled_from([("text/event-stream", SSE), ("application/x-ndjson", NDJSON), ("text/plain", SSE)]),
+    encoding=st.sampled_from([None, "gzip", "compress"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=12),
+    tail=st.binary(max_size=40),
+)
+def test_pieces_cut_by_the_writer_are_the_events_a_capture_cuts_as_they_pass(
+    kind: tuple[str, bytes], encoding: str | None, cuts: list[int], tail: bytes
+) -> None:
+    """The recorder keeps a stream's pieces and the writer (in another process: pickled) cuts them: the same
+    events, times, notes and undecodable mark as a capture fed each piece as it passed."""
+    content_type, data = kind
+    wire = gzip.compress(data + tail) if encoding == "gzip" else data + tail
+    chunks = split(wire, cuts)
+    request = RawRequest("POST", "https", "api.anthropic.com", 443, "/v1/messages", "HTTP/1.1", (), b"{}", None)
+    answer = RawResponse(200, "OK", "HTTP/1.1", (("content-type", content_type),), None, None, encoding)
+    exchange = RawExchange(request, answer, None, datetime.now(UTC), 1.0, 2.0)
+    passing = capture(content_type, encoding, chunks)
+    pieces = RawPieces(content_type, encoding, 100.0, [], [])
+    for index, chunk in enumerate(chunks):
+        pieces.feed(chunk, 100.0 + index / 1000)
+    handed = replace(exchange, response=replace(answer, pieces=pieces))
+    written, warning = cut(pickle.loads(pickle.dumps(handed)))
+    assert written == with_events(exchange, passing)
+    assert warning == passing.warning
+    assert cut(written) == (written, None)  # an exchange without pieces is left as it is

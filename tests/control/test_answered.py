@@ -18,11 +18,10 @@ from llmproxy.analysis.answered import AnsweredCall
 from llmproxy.analysis.build import Selection, select
 from llmproxy.analysis.coverage import Coverage
 from llmproxy.analysis.sources import SourceSummary
-from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_capture import StreamCapture, with_events
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, header
 from llmproxy.chain.taps.journal import JournalTap
-from llmproxy.chain.taps.record import with_events
 from llmproxy.control.at_rest import journal_of
 from llmproxy.control.journal_calls import Reader, answered_calls, recorded
 from llmproxy.journal import Entry, Query

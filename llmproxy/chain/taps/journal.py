@@ -24,15 +24,15 @@ from llmproxy.cassette.convert import shown_model, to_exchange, url
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.model import Exchange, Injection
 from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_capture import StreamCapture, cut, with_events, with_pieces
 from llmproxy.chain.incoming import Incoming, detected
 from llmproxy.chain.reply import Events, Headers, Reply, ReplySource, header
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
-from llmproxy.chain.taps.record import replied, with_events
+from llmproxy.chain.taps.record import replied
 from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
-from llmproxy.model.exchange import RawExchange, RawRequest
+from llmproxy.model.exchange import RawExchange, RawPieces, RawRequest
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
@@ -77,10 +77,10 @@ class JournalTap(Tap):
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         if head is not None and head.status == 101:  # a protocol switch (WebSocket): not an HTTP exchange
             return None
-        capture = None
+        pieces = None
         if head is not None and head.streamed:
-            capture = StreamCapture(head.header("content-type") or "", head.header("content-encoding"), head.started)
-        return _Live(self, incoming, capture)
+            pieces = RawPieces(head.header("content-type") or "", head.header("content-encoding"), head.started, [], [])
+        return _Live(self, incoming, pieces)
 
     def explain(self) -> str:
         return self.explained(self.journal.capacity)
@@ -199,7 +199,8 @@ def _plain_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
 
 
 def _upstream(capture: _Upstream) -> RawExchange:
-    return _as_events(capture[4])
+    exchange, _ = cut(capture[4])  # a stream kept as its pieces
+    return _as_events(exchange)
 
 
 def _upstream_request(capture: _Upstream) -> RawRequest:
@@ -215,7 +216,7 @@ def seen(raw: RawExchange) -> Seen:
     response = raw.response
     if response is None:
         return Seen(raw.request, None, (), None, False, None, raw.started_at, raw.websocket)
-    streamed = response.events is not None
+    streamed = response.events is not None or response.pieces is not None
     return Seen(
         raw.request, response.status, response.headers, response.body, streamed, response.undecodable,
         raw.started_at, raw.websocket,
@@ -322,21 +323,22 @@ def _as_events(exchange: RawExchange) -> RawExchange:
 
 
 class _Live:
-    """The upstream's answer as it passes, its events noted for the journal."""
+    """The upstream's answer as it passes, a stream's pieces kept for the journal: they are cut into events when
+    the entry is read (`_upstream`), not on the event loop."""
 
-    __slots__ = ("capture", "incoming", "tap")
+    __slots__ = ("incoming", "pieces", "tap")
 
-    def __init__(self, tap: JournalTap, incoming: Incoming, capture: StreamCapture | None) -> None:
+    def __init__(self, tap: JournalTap, incoming: Incoming, pieces: RawPieces | None) -> None:
         self.tap = tap
         self.incoming = incoming
-        self.capture = capture
+        self.pieces = pieces
 
     def chunk(self, data: bytes, at: float) -> bytes:
-        if self.capture is not None:
-            self.capture.feed(data, at)
+        if self.pieces is not None:
+            self.pieces.feed(data, at)
         return data
 
     async def end(self, exchange: RawExchange) -> None:
-        if self.capture is not None:
-            exchange = with_events(exchange, self.capture)
+        if self.pieces is not None:
+            exchange = with_pieces(exchange, self.pieces)
         self.tap._keep(self.incoming, exchange)

@@ -1,30 +1,27 @@
 """The record tap: what the upstream answers goes into the cassette, unchanged and unbuffered.
 
-A stream passes to the client piece by piece as it arrives; the tap only notes each piece and its time for
-`StreamCapture`, which cuts it into wire events. A plain body is recorded whole when it ends. Only LLM APIs,
-MCP servers' and A2A agents' traffic (told by its shape, `llmproxy.tool_protocols`) and the hosts the scope
-adds are kept; what llmproxy answered itself (a replay hit, a mock) is not a new recording. Everything here is
-observation: it never changes what the client receives, and what fails here the chain logs, never letting it
-into the traffic (fail open).
+A stream passes to the client piece by piece as it arrives; the tap only keeps each piece and its time
+(`RawPieces`), which the cassette writer cuts into wire events. A plain body is recorded whole when it ends.
+Only LLM APIs, MCP servers' and A2A agents' traffic (told by its shape, `llmproxy.tool_protocols`) and the
+hosts the scope adds are kept; what llmproxy answered itself (a replay hit, a mock) is not a new recording.
+Everything here is observation: it never changes what the client receives, and what fails here the chain logs,
+never letting it into the traffic (fail open).
 """
 
 import logging
 import threading
-import time
 from collections import Counter
 from collections.abc import Awaitable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from llmproxy.cassette.convert import request_line
-from llmproxy.cassette.redact import REDACTOR
-from llmproxy.cassette.stream_capture import StreamCapture
+from llmproxy.cassette.stream_capture import with_pieces
 from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.model.exchange import RawEvent, RawExchange, RawRequest, RawResponse
+from llmproxy.model.exchange import RawEvent, RawExchange, RawPieces, RawRequest, RawResponse
 from llmproxy.record_scope import RecordScope
 from llmproxy.tool_protocols import protocol
 
@@ -83,11 +80,11 @@ class RecordTap(Tap):
             return None
         if not self._covers(incoming):
             return None
-        capture = None
+        pieces = None
         if head is not None and head.streamed:
             content_type = head.header("content-type") or ""
-            capture = StreamCapture(content_type, head.header("content-encoding"), head.started)
-        return _Recording(sink, capture, request_line(incoming.raw, REDACTOR), incoming.injected)
+            pieces = RawPieces(content_type, head.header("content-encoding"), head.started, [], [])
+        return _Recording(sink, pieces, incoming.injected)
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         """A fault llmproxy answered in the upstream's place (an injected error, a quota, a dropped connection)
@@ -123,41 +120,29 @@ class RecordTap(Tap):
 
 
 class _Recording:
-    __slots__ = ("capture", "injected", "sink", "where")
+    """One answer being recorded. A stream's pieces are only kept as they pass (`RawPieces`): cutting them into
+    events, like everything else recording does with them, is the cassette writer's work, off the event loop."""
 
-    def __init__(self, sink: Sink, capture: StreamCapture | None, where: str, injected: list["Injected"]) -> None:
+    __slots__ = ("injected", "pieces", "sink")
+
+    def __init__(self, sink: Sink, pieces: RawPieces | None, injected: list["Injected"]) -> None:
         self.sink = sink
-        self.capture = capture
-        self.where = where
+        self.pieces = pieces
         self.injected = injected  # the request's: faults put into the answer as it passed are added there
 
     def chunk(self, data: bytes, at: float) -> bytes:
-        if self.capture is not None:
-            self.capture.feed(data, at)
+        if self.pieces is not None:
+            self.pieces.feed(data, at)
         return data
 
     async def end(self, exchange: RawExchange) -> None:
-        capture = self.capture
-        if capture is not None and exchange.response is not None:
-            exchange = with_events(exchange, capture)
-            if capture.warning:
-                logger.warning("%s: %s", self.where, capture.warning)
+        if self.pieces is not None:
+            exchange = with_pieces(exchange, self.pieces)
         if self.injected:
             exchange = replace(exchange, injected=tuple(fault.record() for fault in self.injected))
         queued = self.sink.put(exchange)
         if queued is not None:  # the queue is full: this flow waits for room
             await queued
-
-
-def with_events(exchange: RawExchange, capture: StreamCapture) -> RawExchange:
-    """The exchange with its streamed body as the wire events `capture` cut it into, and what `capture` warns
-    of as a note (the events as they arrived, when they could not be decoded)."""
-    if exchange.response is None:
-        return exchange
-    events = capture.finish(time.time())
-    notes = (capture.warning,) if capture.warning else ()
-    response = replace(exchange.response, body=None, events=events, undecodable=capture.undecodable)
-    return replace(exchange, response=response, notes=(*exchange.notes, *notes))
 
 
 def reply_exchange(incoming: Incoming, reply: Reply) -> RawExchange:
