@@ -17,7 +17,8 @@ reading skips it as undecodable.
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from enum import Enum
+from typing import Any, Final, NamedTuple, cast
 
 import orjson
 
@@ -39,6 +40,7 @@ from llmproxy.providers.routes import with_body
 
 NOT_CHAT: Final = "not a chat API"  # why an exchange is no call, as the whole reading says it
 _NOTHING: Final = Usage()
+_UNKNOWN: Final = object()  # no place of this key read yet
 _READ_WHOLE: Final = frozenset({Operation.RESPONSE_RETRIEVE})
 """A Responses background run's polls: the whole reading prices its create (which answered with no usage, so is
 read whole too) by the poll that finds it finished."""
@@ -130,14 +132,18 @@ def answered_call(
         return None  # a WebSocket's messages (a cassette at rest says so by its status alone) are read whole
     route = seen.route
     if route is not None and seen.model is not None:  # what the chain read of it: no parse
-        key = (route, seen.model, request.scheme, request.host, request.port, request.path, redactor)
-        facts: _Facts | str | None
-        if known is not None and key in known:
-            facts = known[key]
-        else:
+        # The route and the redactor by identity: the chain's detection hands out one route object for each
+        # API and place (`incoming.detected`), a tap one redactor, and every entry read holds both alive while
+        # `known` lives; an equal one of another identity is only found again. Hashing either by value runs
+        # Python (a dataclass's `__hash__`), on every entry.
+        key = (id(route), seen.model, request.scheme, request.host, request.port, request.path, id(redactor))
+        found = known.get(key, _UNKNOWN) if known is not None else _UNKNOWN
+        if found is _UNKNOWN:
             facts = _facts(request, route, route.model or shown_model(redactor, seen.model), redactor, book)
             if known is not None:
                 known[key] = facts
+        else:
+            facts = cast("_Facts | str | None", found)
     else:
         facts = _read(request, redactor, book)
     if not isinstance(facts, _Facts):
@@ -146,11 +152,13 @@ def answered_call(
     usage = _NOTHING  # a failed call bills nothing, as the whole reading counts it
     tool_calls: tuple[ToolUse, ...] = ()
     if status is not None and status < 400:
-        content_type = _content_type(seen.headers) or ""
-        if seen.streamed or StreamCapture.streams(content_type):
+        kind = _kind(seen.headers)
+        if seen.streamed or kind is _Kind.STREAM:
             read = _streamed(facts.codec, captured(), redactor) if captured is not None else None
+        elif kind is _Kind.OTHER:
+            return None
         else:
-            read = _answered(facts.codec, seen, content_type, redactor.json if reads_calls else None)
+            read = _answered(facts.codec, seen, redactor.json if reads_calls else None)
         if read is None:
             return None
         usage, tool_calls = read
@@ -191,13 +199,11 @@ def _facts(
 
 
 def _answered(
-    codec: ChatCodec, seen: Seen, content_type: str, shown: Callable[[Any], Any] | None
+    codec: ChatCodec, seen: Seen, shown: Callable[[Any], Any] | None
 ) -> tuple[Usage, tuple[ToolUse, ...]] | None:
-    """A JSON answer's usage and tool calls (each redacted by `shown`; None: not read) by the codec's answer
-    reader; None when it must be read whole."""
+    """A JSON answer's (or one without a content type) usage and tool calls (each redacted by `shown`; None: not
+    read) by the codec's answer reader; None when it must be read whole."""
     if codec.read_answer is None or seen.undecodable or seen.body is None:
-        return None
-    if content_type and not is_json_type(content_type):
         return None
     try:
         answer = codec.read_answer(orjson.loads(seen.body), shown)
@@ -223,6 +229,36 @@ def _streamed(codec: ChatCodec, raw: RawExchange, redactor: Redactor) -> tuple[U
     if completion.error is not None or completion.usage is None:
         return None
     return completion.usage, tuple(tool_use(call) for call in completion.tool_calls)
+
+
+class _Kind(Enum):
+    """How an answer's content type has it read: as JSON (or with none), as an event stream, or only whole."""
+
+    JSON = "json"
+    STREAM = "stream"
+    OTHER = "other"
+
+
+def _kind(headers: tuple[tuple[str, str], ...]) -> _Kind:
+    """The kind of answer `headers` announce, found once for each distinct set of headers: a journal's answers
+    come from a few servers, each sending the same few."""
+    kind = _KINDS.get(headers)
+    if kind is None:
+        content_type = _content_type(headers) or ""
+        if StreamCapture.streams(content_type):
+            kind = _Kind.STREAM
+        elif not content_type or is_json_type(content_type):
+            kind = _Kind.JSON
+        else:
+            kind = _Kind.OTHER
+        if len(_KINDS) >= _KINDS_KEPT:
+            _KINDS.clear()
+        _KINDS[headers] = kind
+    return kind
+
+
+_KINDS: dict[tuple[tuple[str, str], ...], _Kind] = {}
+_KINDS_KEPT: Final = 256
 
 
 def _content_type(headers: tuple[tuple[str, str], ...]) -> str | None:

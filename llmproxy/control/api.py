@@ -2,7 +2,6 @@
 exchanges it saw and verifying what it holds, the mock's expectations, and a reset. Each endpoint is declared
 once, with its models and whether it only reads; the router (`llmproxy.control.router`) does the rest."""
 
-import functools
 from pathlib import Path
 from typing import Any, Final
 
@@ -17,7 +16,6 @@ from llmproxy.control.mock_a2a_api import mock_a2a_endpoints
 from llmproxy.control.mock_mcp_api import mock_mcp_endpoints
 from llmproxy.control.models import (
     Added,
-    ApiModel,
     Cleared,
     EntryNumber,
     ExpectationNumber,
@@ -26,25 +24,22 @@ from llmproxy.control.models import (
     JournalEntry,
     JournalPage,
     JournalQuery,
-    JournalSummary,
     Removed,
     Scope,
-    TokenUsage,
 )
 from llmproxy.control.paths import API_BASE
-from llmproxy.control.router import ApiError, Call, Endpoint, Router, Streamed
+from llmproxy.control.router import ApiError, Call, Dumped, Endpoint, Router, Streamed
+from llmproxy.control.rows import Rows
 from llmproxy.control.run_api import add_to_mock, journal_counts, mock_engine, run_endpoints
 from llmproxy.control.stdio_tap_api import stdio_tap_endpoints
 from llmproxy.control.verify_api import verify_endpoints
 from llmproxy.errors import MockError
 from llmproxy.intercept import control as chaos
-from llmproxy.journal import Entry, Glance, Query, Source
+from llmproxy.journal import Query
 from llmproxy.mock import spec
 from llmproxy.mock.engine import Standing
 from llmproxy.mock.load import with_scripts
-from llmproxy.model import Usage
 from llmproxy.plan import Plan
-from llmproxy.pricing import PriceBook, Priced, Unpriced
 from llmproxy.proxy_session import Session
 
 BASE: Final = API_BASE
@@ -54,16 +49,18 @@ def control_api(session: Session) -> Router:
     """The endpoints over `session`, which must be running when they are called."""
     journal = session.journal
 
-    summaries = _Summaries(_Prices(), journal.capacity if journal is not None else 0)
+    rows = Rows(journal.capacity if journal is not None else 0)
 
-    def journal_entries(call: Call[Any, JournalQuery, Any]) -> JournalPage:
+    def journal_entries(call: Call[Any, JournalQuery, Any]) -> Dumped:
+        """A `JournalPage`, its entries the rows the event stream sent (`llmproxy.control.rows`)."""
         kept = kept_journal(journal)
         query = call.query
         assert query is not None  # the endpoint declares its query: the router always gives one
         found = kept.read(
             Query(query.provider, query.model, query.path, query.source, query.test_id, query.since, query.limit)
         )
-        return JournalPage(entries=[summaries.of(entry) for entry in found], counts=journal_counts(kept))
+        counts = journal_counts(kept).model_dump(mode="json", by_alias=True, exclude_none=True)
+        return Dumped({"entries": [rows.of(entry) for entry in found], "counts": counts})
 
     def journal_entry(call: Call[EntryNumber, Any, Any]) -> JournalEntry:
         kept = kept_journal(journal)
@@ -110,7 +107,7 @@ def control_api(session: Session) -> Router:
             counts=journal_counts(journal) if journal is not None else None,
         )
 
-    hub = EventHub(journal, summaries.of, counters)
+    hub = EventHub(journal, rows.event, counters)
 
     def events(call: Call[Any, Any, Any]) -> Streamed:
         return Streamed(hub.stream(), "text/event-stream")
@@ -194,82 +191,6 @@ def openapi() -> dict[str, Any]:
     return control_api(Session(Plan(), Chain())).openapi()
 
 
-class _Prices:
-    """The price data, loaded the first time a journal entry with usage is read (it takes a moment)."""
-
-    def __init__(self) -> None:
-        self._book: PriceBook | None = None
-
-    def cost(self, usage: Usage, glance: Glance) -> Priced | Unpriced:
-        if self._book is None:
-            self._book = PriceBook()
-        return self._book.cost(usage, glance.model, at=glance.at, vendor=glance.vendor, url=glance.url)
-
-
-class _Summaries:
-    """Each entry's summary, made once: the event stream sends it as the entry comes and a listing reads it
-    again; kept for about as many entries as the journal keeps (those it dropped go with the next ones)."""
-
-    def __init__(self, prices: _Prices, capacity: int) -> None:
-        self.prices = prices
-        self.capacity = capacity
-        self._made: dict[int, JournalSummary] = {}
-
-    def of(self, entry: Entry) -> JournalSummary:
-        made = self._made.get(entry.seq)
-        if made is None:
-            made = self._made[entry.seq] = _summary(entry, self.prices)
-            if len(self._made) > 2 * self.capacity:  # now and then, not on every entry
-                oldest = entry.seq - self.capacity
-                self._made = {seq: kept for seq, kept in list(self._made.items()) if seq > oldest}
-        return made
-
-
-def _summary(entry: Entry, prices: _Prices) -> JournalSummary:
-    """The entry as a listing shows it: read from its glance, never converting the exchange whole. Built without
-    validation: every value has its field's type already (a glance's are typed), and the event stream makes one
-    for every exchange while a page watches."""
-    glance = entry.glance
-    usage = glance.usage
-    cost = prices.cost(usage, glance) if usage is not None and entry.source is not Source.MISSED else None
-    return _trusted(
-        JournalSummary,
-        {
-            "seq": entry.seq,
-            "source": entry.source,
-            "door": entry.door,
-            "at": glance.at,
-            "method": glance.method,
-            "url": glance.url,
-            "provider": glance.provider,
-            "operation": glance.operation,
-            "model": glance.model,
-            "status": glance.status,
-            "streaming": glance.streaming,
-            "latency_ms": glance.latency_ms,
-            "ttfb_ms": glance.ttfb_ms,
-            "latency_recorded": glance.latency_recorded,
-            "usage": _token_usage(usage) if usage is not None else None,
-            "cost_usd": str(cost.usd) if isinstance(cost, Priced) else None,
-            "unpriced": cost.reason if isinstance(cost, Unpriced) else None,
-            "test_id": entry.test_id,
-            "error": glance.error,
-            "injected": list(glance.injected),
-        },
-    )
-
-
-def _trusted[M: ApiModel](model: type[M], values: dict[str, Any]) -> M:
-    """`model.model_construct(**values)` for `values` that name every field of `model` by its name: the same
-    instance, without its walk of the fields for aliases and defaults (a third of a summary's cost)."""
-    made = model.__new__(model)
-    object.__setattr__(made, "__dict__", values)
-    object.__setattr__(made, "__pydantic_fields_set__", set(values))
-    object.__setattr__(made, "__pydantic_extra__", None)
-    object.__setattr__(made, "__pydantic_private__", None)
-    return made
-
-
 def _scope(call: Call[Any, Scope, Any]) -> str | None:
     return call.query.test_id if call.query is not None else None
 
@@ -291,17 +212,4 @@ def _standing(standing: Standing) -> ExpectationStanding:
         next_turn=next_turn,
         test_id=standing.test_id,
         definition=definition,
-    )
-
-
-@functools.lru_cache(maxsize=1024)
-def _token_usage(usage: Usage) -> TokenUsage:
-    """Made once per usage: a run's answers report the same few (the model is frozen, so it is shared)."""
-    return TokenUsage.model_construct(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens,
-        cache_write_tokens=usage.cache_write_tokens,
-        reasoning_tokens=usage.reasoning_tokens,
-        estimated=usage.estimated,
     )

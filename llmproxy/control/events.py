@@ -68,18 +68,18 @@ class _Reader:
 
 
 class EventHub:
-    """The publisher and its readers. `summary` makes a journal entry's event; `counters` reads the run's
-    counters (compared with the last sent, sent when different)."""
+    """The publisher and its readers. `entry_event` makes a journal entry's event, encoded; `counters` reads the
+    run's counters (compared with the last sent, sent when different)."""
 
     def __init__(
         self,
         journal: Journal | None,
-        summary: Callable[[Entry], BaseModel],
+        entry_event: Callable[[Entry], bytes],
         counters: Callable[[], Counters],
         capacity: int = QUEUE,
     ) -> None:
         self.journal = journal
-        self.summary = summary
+        self.entry_event = entry_event
         self.counters = counters
         self.capacity = capacity
         self._readers: set[_Reader] = set()
@@ -161,7 +161,7 @@ class EventHub:
                         entries = self.journal.read(Query(since=seen))
                         seen = entries[-1].seq if entries else last  # none: cleared meanwhile
                         if entries:
-                            batch = b"".join([encode("entry", self.summary(entry), entry.seq) for entry in entries])
+                            batch = b"".join([self.entry_event(entry) for entry in entries])
                             for reader in readers:
                                 reader.offer(batch, len(entries))
                             self.published += len(entries)

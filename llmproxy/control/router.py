@@ -66,7 +66,16 @@ class Streamed:
     media_type: str
 
 
-type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel | Rendered | Streamed]
+@dataclass(frozen=True, slots=True)
+class Dumped:
+    """What a handler answers with when it holds its answer model's JSON value already (`model_dump(mode="json",
+    by_alias=True, exclude_none=True)` of it): sent as it is. The journal's rows are made once, for the event
+    stream and every listing."""
+
+    value: dict[str, Any]
+
+
+type Handler = Callable[[Call[Any, Any, Any]], pydantic.BaseModel | Rendered | Streamed | Dumped]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +178,8 @@ class Router:
             return Answer(200, answer.text.encode(), media_type=answer.media_type, after=tuple(call.after))
         if isinstance(answer, Streamed):
             return Answer(200, b"", media_type=answer.media_type, stream=answer.chunks)
+        if isinstance(answer, Dumped):
+            return Answer(200, answer.value, after=tuple(call.after))
         return Answer(200, answer.model_dump(mode="json", by_alias=True, exclude_none=True), after=tuple(call.after))
 
     def listing(self) -> list[str]:

@@ -37,7 +37,7 @@ import payloads  # noqa: E402
 from chaos import _exchange, instructions  # noqa: E402 (scripts/bench/chaos.py: one request, its answer read)
 from load import cpu_ms  # noqa: E402
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
-from proxy import BIN, Target, free_port, start, stop  # noqa: E402
+from proxy import BIN, CALLGRIND_LISTEN_TIMEOUT, LISTEN_TIMEOUT, Target, free_port, start, stop  # noqa: E402
 
 GOAL_CPU = 1.03  # journal on ÷ off, CPU per request
 GOAL_BYTES = 2048  # per entry, beyond the bodies it keeps
@@ -55,7 +55,8 @@ def start_mocks(workdir: Path, started: list[subprocess.Popen[bytes]], requests:
         size = requests + 200 if journal == "on" else 0  # room for every exchange, the warm-ups' too
         argv = [*under, str(BIN / "llmproxy"), "mock", "--expectations", str(answers), "--port", "{port}"]
         argv += ["--base-url-port", str(relay), "--journal-size", str(size)]
-        proxied = start(f"HTTPS_PROXY, journal {journal}", argv, workdir, started)
+        timeout = CALLGRIND_LISTEN_TIMEOUT if callgrind else LISTEN_TIMEOUT
+        proxied = start(f"HTTPS_PROXY, journal {journal}", argv, workdir, started, listen_timeout=timeout)
         targets.append(Target(f"base URL, journal {journal}", relay, proxied.pid, proxied.process, proxy=False))
         targets.append(proxied)
     return targets

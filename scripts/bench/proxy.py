@@ -61,10 +61,13 @@ def free_port() -> int:
 
 
 LISTEN_TIMEOUT = 120  # seconds: mitmdump reads a 10,000-flow file before it listens, slowly on a busy machine
+CALLGRIND_LISTEN_TIMEOUT = 900  # under valgrind a proxy starts some 50 times slower, more on a busy machine
 
 
-def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: Path) -> None:
-    deadline = time.monotonic() + LISTEN_TIMEOUT
+def wait_listening(
+    port: int, process: subprocess.Popen[bytes], name: str, log: Path, timeout: float = LISTEN_TIMEOUT
+) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             sys.exit(f"{name} exited with status {process.returncode}:\n{log.read_text()}")
@@ -73,7 +76,7 @@ def wait_listening(port: int, process: subprocess.Popen[bytes], name: str, log: 
             return
         except OSError:
             time.sleep(0.05)
-    sys.exit(f"{name} did not listen on port {port} within {LISTEN_TIMEOUT} s:\n{log.read_text()}")
+    sys.exit(f"{name} did not listen on port {port} within {timeout:.0f} s:\n{log.read_text()}")
 
 
 def start(
@@ -82,9 +85,11 @@ def start(
     workdir: Path,
     started: list[subprocess.Popen[bytes]],
     profile: Path | None = None,
+    listen_timeout: float = LISTEN_TIMEOUT,
     **kinds: bool,
 ) -> Target:
-    """Start a proxy on a free port ('{port}' in argv), under cProfile if `profile` names a folder."""
+    """Start a proxy on a free port ('{port}' in argv), under cProfile if `profile` names a folder; it must listen
+    within `listen_timeout` seconds."""
     port = free_port()
     argv = [a.replace("{port}", str(port)) for a in argv]
     if profile is not None:
@@ -93,7 +98,7 @@ def start(
     log = workdir / f"{name}.log"
     process = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=workdir)
     started.append(process)
-    wait_listening(port, process, name, log)
+    wait_listening(port, process, name, log, listen_timeout)
     return Target(name, port, process.pid, process, **kinds)
 
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from chaos import instructions  # noqa: E402 (scripts/bench/chaos.py)
 from control import _exchange, _request, _under_callgrind, cpu_ms, cpu_per_request  # noqa: E402 (scripts/bench/control.py)
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
-from proxy import BIN, Target, free_port, start, stop  # noqa: E402
+from proxy import BIN, CALLGRIND_LISTEN_TIMEOUT, LISTEN_TIMEOUT, Target, free_port, start, stop  # noqa: E402
 
 GOALS = {"--ui, no browser": 1.02, "--ui, one reader": 1.10}
 GOAL_SHOWN_S = 1.5
@@ -89,7 +89,8 @@ def start_mocks(
         if mode != "without --ui":
             argv += ["--ui", "--no-open"]
         name = mode.replace(" ", "").replace(",", "-")
-        proxied = start(name, argv, workdir, started)
+        timeout = CALLGRIND_LISTEN_TIMEOUT if callgrind else LISTEN_TIMEOUT
+        proxied = start(name, argv, workdir, started, listen_timeout=timeout)
         found[mode] = (Target(mode, relay, proxied.pid, proxied.process, proxy=False), workdir / f"{name}.log")
     return found
 

@@ -1,8 +1,8 @@
 """A listing's glance at a stage's reply is read off the journal's capture, nothing rebuilt; it must show what
 the glance at the exchange rebuilt whole shows, and what the whole conversion stores (the redacted URL, the
 status, the time): for every chat API, its answers as bodies and as streams, errors, a body that is not JSON,
-a model with a key in it, a dropped connection and no answer at all. The listing's summary of it, built without
-validation, is what validating its own values gives."""
+a model with a key in it, a dropped connection and no answer at all. The listing's row of it, written straight as
+JSON, is what the `JournalSummary` model of the same values dumps."""
 
 import dataclasses
 from pathlib import Path
@@ -19,12 +19,14 @@ from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Context
 from llmproxy.chain.taps.journal import JournalTap, _plain_glance, _replied, glance
-from llmproxy.control.api import BASE, _Prices, _summary, control_api
+from llmproxy.control.api import BASE, control_api
 from llmproxy.control.auth import Access
-from llmproxy.control.models import JournalSummary
-from llmproxy.journal import Entry, Journal
+from llmproxy.control.models import JournalSummary, TokenUsage
+from llmproxy.control.rows import Rows
+from llmproxy.journal import Entry, Journal, Source
 from llmproxy.model.exchange import RawRequest
 from llmproxy.plan import replay_plan
+from llmproxy.pricing import PriceBook, Priced
 from llmproxy.proxy_session import Session
 from tests.control.test_answered import KEY, journal
 from tests.samples import CHAT, Sample
@@ -47,11 +49,10 @@ def dropped(sample: Sample) -> Entry:
 def test_a_glance_read_off_the_capture_shows_what_the_whole_reading_shows(sample: Sample, model: str) -> None:
     entries = [*journal(sample, model), dropped(sample)]
     off_the_capture = 0
-    prices = _Prices()
     for entry in entries:
         reader: Any = entry._reader
         capture = entry._capture
-        off_the_capture += reader.rebuild is _replied and _plain_glance(capture, entry.redactor) is not None
+        off_the_capture += reader.rebuild is _replied and _plain_glance(capture, reader) is not None
         assert entry.glance == glance(reader.rebuild(capture), entry.redactor), entry.seq
         exchange = entry.exchange
         assert entry.glance.url == exchange.request.url
@@ -59,18 +60,53 @@ def test_a_glance_read_off_the_capture_shows_what_the_whole_reading_shows(sample
         assert KEY not in (entry.glance.model or "")
         assert entry.glance.at == exchange.timings.started_at
         assert entry.glance.status == (exchange.response.status if exchange.response is not None else None)
-        summary = _summary(entry, prices)
-        validated = JournalSummary.model_validate(summary.model_dump())
-        assert validated == summary
-        constructed = JournalSummary.model_construct(**dict(summary))
-        assert (constructed, constructed.model_fields_set) == (summary, summary.model_fields_set)
-        assert constructed.model_dump_json(by_alias=True, exclude_none=True) == summary.model_dump_json(
-            by_alias=True, exclude_none=True
-        )
-        assert summary.model_dump(mode="json", by_alias=True, exclude_none=True) == validated.model_dump(
-            mode="json", by_alias=True, exclude_none=True
-        )
+        rows = Rows(1)  # its own: the dropped entry is of a journal of its own, numbered from 1 too
+        row = rows.of(entry)
+        dumped = summarised(entry).model_dump(mode="json", by_alias=True, exclude_none=True)
+        assert (row, list(row)) == (dumped, list(dumped))  # the same values, the same order
+        assert orjson.dumps(row) == orjson.dumps(dumped)
+        assert rows.event(entry) == f"event: entry\nid: {entry.seq}\ndata: ".encode() + orjson.dumps(dumped) + b"\n\n"
     assert off_the_capture > 0  # a stage's plain answers (a stream's errors, at least) were read off the capture
+
+
+def summarised(entry: Entry) -> JournalSummary:
+    """The listing's summary of `entry` as its model, validated: what its row must dump as."""
+    glance = entry.glance
+    usage = glance.usage
+    cost = None
+    if usage is not None and entry.source is not Source.MISSED:
+        cost = PriceBook().cost(usage, glance.model, at=glance.at, vendor=glance.vendor, url=glance.url)
+    return JournalSummary(
+        seq=entry.seq,
+        source=entry.source,
+        door=entry.door,
+        at=glance.at,
+        method=glance.method,
+        url=glance.url,
+        provider=glance.provider,
+        operation=glance.operation,
+        model=glance.model,
+        status=glance.status,
+        streaming=glance.streaming,
+        latency_ms=glance.latency_ms,
+        ttfb_ms=glance.ttfb_ms,
+        latency_recorded=glance.latency_recorded,
+        usage=TokenUsage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            reasoning_tokens=usage.reasoning_tokens,
+            estimated=usage.estimated,
+        )
+        if usage is not None
+        else None,
+        cost_usd=str(cost.usd) if isinstance(cost, Priced) else None,
+        unpriced=cost.reason if cost is not None and not isinstance(cost, Priced) else None,
+        test_id=entry.test_id,
+        error=glance.error,
+        injected=list(glance.injected),
+    )
 
 
 REPLAYED = [ROOT / "cassettes/report/clean.json", ROOT / "cassettes/claude-code-tool-loop.json"]

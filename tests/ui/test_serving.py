@@ -14,7 +14,7 @@ import pydantic
 import pytest
 
 from llmproxy.control.event_models import Counters
-from llmproxy.control.events import EventHub
+from llmproxy.control.events import EventHub, encode
 from llmproxy.environment import CONTROL_READ_ONLY_TOKEN_VARIABLE, CONTROL_TOKEN_VARIABLE
 from llmproxy.journal import Journal, Source
 from llmproxy.model.exchange import RawRequest
@@ -166,7 +166,9 @@ REQUEST = RawRequest("GET", "http://", "example.com", 80, "/", "HTTP/1.1", (), b
 
 def test_a_reader_that_does_not_read_loses_events_counted_and_the_writer_never_waits() -> None:
     journal = Journal(100)
-    hub = EventHub(journal, lambda entry: _Seq(seq=entry.seq), lambda: Counters(), capacity=2)
+    hub = EventHub(
+        journal, lambda entry: encode("entry", _Seq(seq=entry.seq), entry.seq), lambda: Counters(), capacity=2
+    )
     slow = hub.stream()
     assert next(slow).startswith(b"event: hello")
     added = threading.Event()
@@ -205,7 +207,7 @@ def test_a_reader_that_does_not_read_loses_events_counted_and_the_writer_never_w
 
 
 def test_closing_the_hub_ends_every_stream() -> None:
-    hub = EventHub(Journal(10), lambda entry: _Seq(seq=entry.seq), lambda: Counters())
+    hub = EventHub(Journal(10), lambda entry: encode("entry", _Seq(seq=entry.seq), entry.seq), lambda: Counters())
     stream = hub.stream()
     next(stream)
     hub.close()

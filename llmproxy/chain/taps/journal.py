@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import orjson
 
@@ -33,6 +33,7 @@ from llmproxy.errors import LlmproxyError
 from llmproxy.journal import Capture, Glance, Journal, Seen, Source
 from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawPieces, RawRequest
+from llmproxy.providers.base import ChatCodec
 from llmproxy.providers.registry import chat_codec
 from llmproxy.providers.routes import with_body
 
@@ -118,11 +119,25 @@ what the chain read of the request (`_Said`)."""
 # object (a gate then reads the request itself, and says what the whole reading says of it).
 
 
+class _Place(NamedTuple):
+    """What a listing shows of the requests to one place — an API's route, a model, a URL — and reads their
+    answers with, found once for all of them (`_Reader.place`)."""
+
+    route: Route  # held, so that the identity it is found by names no other route while it is kept
+    url: str
+    provider: str
+    operation: str
+    vendor: str | None
+    model: str
+    streaming: bool
+    codec: ChatCodec | None
+
+
 class _Reader:
     """Reads back what the tap captured of an exchange, rebuilt as captured by `rebuild`, its request read by
     `request`: one for every entry of a kind, so a request makes no closure."""
 
-    __slots__ = ("glanced", "rebuild", "redactor", "request", "seen")
+    __slots__ = ("_places", "glanced", "rebuild", "redactor", "request", "seen")
 
     def __init__(
         self,
@@ -130,13 +145,31 @@ class _Reader:
         request: Callable[[Any], RawRequest],
         seen: Callable[[Any], Seen],
         redactor: Redactor,
-        glanced: Callable[[Any, Redactor], Glance | None] | None = None,
+        glanced: Callable[[Any, "_Reader"], Glance | None] | None = None,
     ) -> None:
         self.rebuild = rebuild
         self.request = request
         self.seen = seen
         self.redactor = redactor
         self.glanced = glanced
+        self._places: dict[tuple[object, ...], _Place] = {}
+
+    def place(self, route: Route, model: str, request: RawRequest) -> _Place:
+        """The place of a request the chain read as `route` asking for `model`: its URL and model as shown, its
+        API's names and codec. Found by the route's identity (the chain's detection hands out one route object
+        for each API and place: hashing one by value runs Python, for every entry), the model and the URL."""
+        key = (id(route), model, request.scheme, request.host, request.port, request.path)
+        place = self._places.get(key)
+        if place is None or place.route is not route:
+            redactor = self.redactor
+            place = _Place(
+                route, url(request, redactor), route.provider.value, route.operation.value, route.vendor,
+                shown_model(redactor, route.model or model), bool(route.streaming), chat_codec(route),
+            )  # fmt: skip
+            if len(self._places) >= _PLACES:
+                self._places.clear()
+            self._places[key] = place
+        return place
 
     def captured(self, capture: Capture) -> RawExchange:
         return self.rebuild(capture)
@@ -146,8 +179,11 @@ class _Reader:
 
     def glance(self, capture: Capture) -> Glance:
         """Read off the capture where `glanced` can (nothing rebuilt), else from the exchange rebuilt whole."""
-        glanced = self.glanced(capture, self.redactor) if self.glanced is not None else None
+        glanced = self.glanced(capture, self) if self.glanced is not None else None
         return glanced if glanced is not None else glance(self.rebuild(capture), self.redactor)
+
+
+_PLACES: Final = 256  # places a reader keeps; more, and they are all forgotten at once
 
 
 def _replied(capture: _Replied) -> RawExchange:
@@ -176,26 +212,53 @@ _seen: Final = tuple.__new__
 every entry it judges. Given every field, in order."""
 
 
-def _replied_glance(capture: _Replied, redactor: Redactor) -> Glance:
+def _replied_glance(capture: _Replied, reader: _Reader) -> Glance:
     """A stage's answer glanced at: a replay's with the timings it was recorded with (it answers at once)."""
-    glanced = _plain_glance(capture, redactor) or glance(_replied(capture), redactor)
+    glanced = _plain_glance(capture, reader) or glance(_replied(capture), reader.redactor)
     recorded = capture[13]
     if recorded is None:
         return glanced
     total, first = recorded
-    return replace(glanced, latency_ms=total, ttfb_ms=first, latency_recorded=True)
+    return glanced._replace(latency_ms=total, ttfb_ms=first, latency_recorded=True)
 
 
-def _plain_glance(capture: _Replied, redactor: Redactor) -> Glance | None:
+def _plain_glance(capture: _Replied, reader: _Reader) -> Glance | None:
     """A stage's plain answer glanced at off its parts, as `glance` reads it rebuilt (`replied` times it at 0 ms);
     None for one that dropped the connection, had faults put in, or is a stream (sent whole or paced), which
-    are read rebuilt."""
+    are read rebuilt. What the chain read of its request (`_Said`) finds its place (`_Reader.place`)."""
     _, _, _, _, request, status, headers, body, events, _, drop, at, injected, _, route, model = capture
-    if drop or injected or events is not None or StreamCapture.streams(header(headers, "content-type") or ""):
+    if drop or injected or events is not None or _streams(headers):
         return None
-    said = (route, model) if route is not None and model is not None else None
-    at_time = datetime.fromtimestamp(at, UTC)
-    return _glanced(request, redactor, at_time, status, body, None, False, 0.0, 0.0, None, (), said)
+    started = datetime.fromtimestamp(at, UTC)
+    if route is None or model is None or request.undecodable:
+        return _glanced(request, reader.redactor, started, status, body, None, False, 0.0, 0.0, None, ())
+    place = reader.place(route, model, request)
+    usage = _usage(place.codec, status, body, None)
+    return _glance(
+        Glance,
+        (started, request.method, place.url, place.provider, place.operation, place.vendor, place.model, status,
+         place.streaming, 0.0, 0.0, usage, None, (), False),
+    )  # fmt: skip
+
+
+_glance: Final = tuple.__new__
+"""`Glance(...)` without the named tuple's `__new__` in Python around it (as `_seen`). Given every field, in
+order."""
+
+
+def _streams(headers: Headers) -> bool:
+    """Whether `headers` announce an event stream (`StreamCapture.streams` of the first content type), found once
+    for each distinct set of headers: a run's answers come with the same few."""
+    streams = _STREAMS.get(headers)
+    if streams is None:
+        streams = StreamCapture.streams(header(headers, "content-type") or "")
+        if len(_STREAMS) >= _PLACES:
+            _STREAMS.clear()
+        _STREAMS[headers] = streams
+    return streams
+
+
+_STREAMS: dict[Headers, bool] = {}
 
 
 def _upstream(capture: _Upstream) -> RawExchange:
@@ -251,15 +314,9 @@ def _glanced(
     ttfb_ms: float | None,
     error: str | None,
     injected: tuple[str, ...],
-    said: tuple[Route, str] | None = None,
 ) -> Glance:
-    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data.
-    `said`: what the chain read of the request (its API and model: `_Said`), which is then not read again."""
-    if said is not None and not request.undecodable:
-        route: Route | None = said[0]
-        model: str | None = said[0].model or said[1]
-    else:
-        route, model = _said(request)
+    """`glance` of an exchange given in parts: `status` None when no answer came; `events` a stream's data."""
+    route, model = _said(request)
     streaming = route.streaming if route is not None else None
     return Glance(
         at=at,
@@ -273,7 +330,9 @@ def _glanced(
         streaming=bool(streaming) if streaming is not None else events is not None,
         latency_ms=round(total_ms, 3) if total_ms is not None else None,
         ttfb_ms=round(ttfb_ms, 3) if ttfb_ms is not None else None,
-        usage=_usage(route, status, body, events) if not undecodable else None,
+        usage=_usage(chat_codec(route) if route is not None else None, status, body, events)
+        if not undecodable
+        else None,
         error=error,
         injected=injected,
     )
@@ -295,9 +354,9 @@ def _said(request: RawRequest) -> tuple[Route | None, str | None]:
     return route, model
 
 
-def _usage(route: Route | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:
-    """What the answer says it used; None for an exchange that is not a chat API's, or says nothing."""
-    codec = chat_codec(route) if route is not None else None
+def _usage(codec: ChatCodec | None, status: int | None, body: bytes | None, events: list[bytes] | None) -> Usage | None:
+    """What the answer says it used, read by its API's `codec`; None for an exchange that is not a chat API's
+    (no codec), or says nothing."""
     if codec is None or status is None:
         return None
     try:

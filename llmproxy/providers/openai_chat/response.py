@@ -135,15 +135,15 @@ def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
 def _plain_answer(body: dict[str, Any], shown: Callable[[Any], Any] | None) -> Answer | None:
     """The commonest answers read without walking them node by node (a gate reads thousands): no error, one
     choice, index 0, its message an object that calls no tool or calls functions in their plain shape (each
-    call's wire object through `shown` first; None: the usage alone). None for any other, which the walk reads
-    (and names what is wrong in it)."""
+    call's wire object through `shown` first; None: the usage alone, which the walk reads without looking at the
+    choices, so neither is this). None for any other, which the walk reads (and names what is wrong in it)."""
     if body.get("error"):
         return None
     usage = body.get("usage")
     if usage is not None and type(usage) is not dict:
         return None
     calls: tuple[ToolCall, ...] = ()
-    choices = body.get("choices")
+    choices = body.get("choices") if shown is not None else None
     if choices is not None:
         if type(choices) is not list or not choices:
             return None
