@@ -46,6 +46,9 @@ class Preset:
     first: tuple[tuple[re.Pattern[str], str], ...] = ()
     # lists whose order changes from run to run while what they hold does not: matched in a fixed order
     unordered: tuple[jsonpath.Path, ...] = ()
+    # content lists that hold the results of tools run at once, in the order they finished: when a list holds
+    # tool results only, matched in a fixed order (each names the call it answers)
+    tool_results: tuple[jsonpath.Path, ...] = ()
 
     def apply(self, body: Any) -> Any:
         """The body with this client's run-to-run changes neutralised."""
@@ -53,6 +56,8 @@ class Preset:
             body = jsonpath.drop(body, path)
         for path in self.unordered:
             body = jsonpath.change(body, path, _in_a_fixed_order)
+        for path in self.tool_results:
+            body = jsonpath.change(body, path, _results_in_a_fixed_order)
         values: set[str] = set()
         _each_string(body, lambda text: values.update(_anchored(self.anchors, text)))
         mangled = {re.sub(r"[^A-Za-z0-9]", "-", value) for value in values}  # how CLIs name project folders
@@ -74,6 +79,14 @@ def _in_a_fixed_order(value: Any) -> Any:
     if not isinstance(value, list):
         return value
     return sorted(value, key=lambda item: orjson.dumps(item, option=orjson.OPT_SORT_KEYS))
+
+
+def _results_in_a_fixed_order(value: Any) -> Any:
+    if not isinstance(value, list) or not all(
+        isinstance(item, dict) and item.get("type") == "tool_result" for item in value
+    ):
+        return value
+    return _in_a_fixed_order(value)
 
 
 def _anchored(anchors: tuple[re.Pattern[str], ...], text: str) -> set[str]:
@@ -109,6 +122,7 @@ PRESETS: Mapping[str, Preset] = {
             re.compile(r"^claude-cli/"),
             hint=("x-app", re.compile(r"^cli$")),
             drop=(jsonpath.parse("$.metadata.user_id"),),
+            tool_results=(jsonpath.parse("$.messages[*].content"),),
             anchors=(
                 re.compile(r"Primary working directory: (\S+)"),
                 re.compile(r"(/[^\s`'\"]*?)/\.claude/"),

@@ -101,6 +101,28 @@ def test_gemini_cli_tools_match_in_any_order() -> None:
     assert key(declarations) != key(declarations[1:])
 
 
+def test_claude_code_tool_results_match_in_whatever_order_its_tools_finished() -> None:
+    """Claude Code sends the results of tools it ran at once in the order they finished, which differs from
+    run to run (an MCP server over HTTP and one over stdio race); the same results in another order match,
+    other results, or text beside them in another order, do not."""
+    preset = PRESETS["claude-code"]
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "t1"}, {"type": "tool_use", "id": "t2"}]}
+    first = {"type": "tool_result", "tool_use_id": "t1", "content": "echo: hi"}
+    second = {"type": "tool_result", "tool_use_id": "t2", "content": "3"}
+
+    def key(*content: object) -> bytes:
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": "go"}, call, {"role": "user", "content": list(content)}],
+        }
+        return RequestView.of(req(body, ua="claude-cli/2.1.332 (external, sdk-cli)"), "anthropic", preset).key
+
+    assert key(first, second) == key(second, first)
+    assert key(first, second) != key(first, {**second, "content": "4"})
+    text = {"type": "text", "text": "and then"}
+    assert key(first, text) != key(text, first)
+
+
 def test_differences_name_the_json_path_with_excerpts() -> None:
     recorded = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of France?"}]})
     received = view({"model": "m", "messages": [{"role": "user", "content": "What is the capital of Italy?"}]})
