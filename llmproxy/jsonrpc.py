@@ -85,6 +85,25 @@ def notification(method: str, params: JsonObject) -> JsonObject:
     return {"jsonrpc": "2.0", "method": method, "params": params}
 
 
+def progress_token(message: Any) -> object | None:
+    """The token a request asks its progress notifications under (`params._meta.progressToken`), if any."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+def with_progress_token(message: Any, token: object | None) -> Any:
+    """`message` as a server writes it to a request that asked progress under `token`: a progress notification
+    under that token. A recorded server's were written for the recorded request's token, which a client that
+    makes a fresh one each run (the Gemini CLI) no longer knows."""
+    if token is None or not isinstance(message, dict) or message.get("method") != "notifications/progress":
+        return message
+    params = message.get("params")
+    if not isinstance(params, dict) or "progressToken" not in params:
+        return message
+    return {**message, "params": {**params, "progressToken": token}}
+
+
 def _an_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import orjson
 
+from llmproxy import jsonrpc
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.model import Exchange, Request
@@ -84,9 +85,11 @@ def written_lines(exchange: Exchange) -> list[Any]:
     return [orjson.loads(body_bytes(response.body))] if response.body is not None else []
 
 
-def answered_as(lines: Sequence[Any], request_id: object) -> list[bytes]:
-    """`lines` to write to the client, the answer's id replaced by the one the client's request has now."""
-    out = [orjson.dumps(line) for line in lines[:-1]]
+def answered_as(lines: Sequence[Any], request: Any) -> list[bytes]:
+    """`lines` to write to the client's `request` (parsed): the answer's id replaced by the one the request has
+    now, and the progress notifications before it under the token the request asks progress under now."""
+    request_id, token = request.get("id"), jsonrpc.progress_token(request)
+    out = [orjson.dumps(jsonrpc.with_progress_token(line, token)) for line in lines[:-1]]
     if lines:
         answer = lines[-1]
         out.append(orjson.dumps({**answer, "id": request_id} if isinstance(answer, dict) else answer))

@@ -365,7 +365,7 @@ class ReplayingTap:
         self.answered += 1
         if found and message.get("method") == "initialize":
             self.version = _agreed(message, found[-1]) or self.version
-        for each in answered_as(found, message["id"]):
+        for each in answered_as(found, message):
             self._output.write(each)
         return None
 
@@ -389,7 +389,7 @@ class ReplayingTap:
                 answers.append(jsonrpc.error(request["id"], NOT_RECORDED, f"llmproxy replay: {found}"))
                 continue
             self.answered += 1
-            *before, answer = answered_as(found, request["id"])
+            *before, answer = answered_as(found, request)
             for each in before:
                 self._output.write(each)
             answers.append(orjson.loads(answer))

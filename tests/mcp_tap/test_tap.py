@@ -15,6 +15,7 @@ import pytest
 
 from llmproxy.cassette.files import encode_cassette, read_exchanges, read_stored, write_atomic
 from llmproxy.cassette.model import Exchange
+from llmproxy.mcp.stdio_exchange import answered_as
 from tests.mcp_tap.client import CLIENT, run_client
 from tests.mock.mcp.worked import write_worked
 
@@ -283,3 +284,29 @@ def test_a_batch_is_answered_as_the_agreed_version_says_recorded_and_replayed(
     assert [answer["result"] for answer in replayed] == [answer["result"] for answer in recorded]  # type: ignore[attr-defined]
     assert recorded[1]["result"]["structuredContent"]["city"] == "Paris"  # type: ignore[index]
     assert len(read_exchanges(cassette)) == 3  # initialize, then each request of the batch
+
+
+def test_a_replayed_answer_and_its_progress_notifications_follow_the_request_as_sent_now() -> None:
+    """What the server wrote for the recorded call (a log line, two progress notifications, the answer), written
+    to the call as the client sends it now: the answer under its id, the progress under its token."""
+    written = [
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "refreshing"}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "then", "progress": 1}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": "then", "progress": 3}},
+        {"jsonrpc": "2.0", "id": 4, "result": {"content": []}},
+    ]
+    now = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "refresh", "_meta": {"progressToken": "now"}},
+    }
+    lines = [json.loads(line) for line in answered_as(written, now)]
+    assert lines[0] == written[0]
+    assert [line["params"] for line in lines[1:3]] == [
+        {"progressToken": "now", "progress": 1},
+        {"progressToken": "now", "progress": 3},
+    ]
+    assert lines[3] == {"jsonrpc": "2.0", "id": 9, "result": {"content": []}}
+    without = {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": "refresh"}}
+    assert [json.loads(line) for line in answered_as(written, without)][:3] == written[:3]

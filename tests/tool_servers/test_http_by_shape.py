@@ -192,6 +192,40 @@ def test_a_json_rpc_batch_replays_its_answers_under_the_ids_the_client_gives_now
     assert refusal == recorded[1]
 
 
+def test_progress_notifications_replay_under_the_token_the_client_gives_now(tmp_path: Path) -> None:
+    """A client that asks progress under a fresh token each run (the Gemini CLI does): replayed, the server's
+    progress notifications carry the token the request carries now, not the recorded one, so the client can
+    tell which call they are about."""
+    originals = tmp_path / "originals.json"
+    originals.write_text(json.dumps({"mcpServers": MCP_WORKED["mcpServers"]}))
+    cassette = tmp_path / "run.json"
+    listening = Listening(ca_directory=tmp_path / "ca")
+    accept = {"accept": "application/json, text/event-stream"}
+
+    def refreshed(proxy_url: str, url: str, token: str) -> list[Any]:
+        with httpx.Client(proxy=proxy_url, trust_env=False, headers=accept) as http:
+            hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            opened = http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello})
+            session = {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+            http.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            params = {"name": "refresh", "_meta": {"progressToken": token}}
+            called = http.post(
+                url, headers=session, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+            )
+            return [json.loads(line[6:]) for line in called.text.splitlines() if line.startswith("data: ")]
+
+    with mocking(originals, listening) as real, recording(cassette, listening) as proxy:
+        url = f"{real.base_url}/mcp/weather"
+        recorded = refreshed(proxy.url, url, "token-recorded")
+    with replaying(cassette, listening=listening) as proxy:
+        replayed = refreshed(proxy.url, url, "token-now")
+        assert not proxy.misses
+    progress = [message["params"] for message in replayed if message.get("method") == "notifications/progress"]
+    assert [step["progressToken"] for step in progress] == ["token-now", "token-now"]
+    assert [step["progress"] for step in progress] == [1, 3]
+    assert replayed[-1] == recorded[-1]  # the tool's answer itself, as recorded
+
+
 def _answers(response: httpx.Response) -> Any:
     """The JSON body, or the JSON-RPC answers an event stream carries (its notifications aside)."""
     if not response.headers["content-type"].startswith("text/event-stream"):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Final
 
 import orjson
 
+from llmproxy import jsonrpc
 from llmproxy.background_traffic import KNOWN, BackgroundTraffic
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.convert import to_request
@@ -201,6 +202,8 @@ class ReplayStage(Stage):
     def _reply(self, serving: Replaying, hit: ReplayHit, request: Request) -> Reply:
         exchange = hit.exchange
         request_id = _jsonrpc_id(request, exchange.request)
+        if isinstance(request_id, str | int) and isinstance(request.body, JsonBody):
+            request_id = JsonRpcCall(request_id, jsonrpc.progress_token(request.body.json_))
         if request_id is None:
             reply = serving.replies.get(id(exchange))
             if reply is None:
@@ -264,6 +267,15 @@ def recorded_reply(exchange: Exchange, timing: float | None, request_id: object 
 
 
 @dataclass(frozen=True, slots=True)
+class JsonRpcCall:
+    """What a replayed JSON-RPC answer is written for: the request's id, and the token it asks progress under
+    (the server's progress notifications before the answer carry it)."""
+
+    id: object
+    progress_token: object | None
+
+
+@dataclass(frozen=True, slots=True)
 class BatchIds:
     """A JSON-RPC batch's ids as replayed: each recorded request's id (its JSON) → the id the request in its
     place has now (a batch is matched item by item, in order, ids aside)."""
@@ -305,6 +317,11 @@ def _with_jsonrpc_id(body: bytes, request_id: object) -> bytes:
             for answer in answers
         ]
         return orjson.dumps(renumbered if isinstance(value, list) else renumbered[0])
+    if isinstance(request_id, JsonRpcCall):
+        if isinstance(value, dict) and "id" in value:
+            return orjson.dumps({**value, "id": request_id.id})
+        progress = jsonrpc.with_progress_token(value, request_id.progress_token)
+        return body if progress is value else orjson.dumps(progress)
     if isinstance(value, dict) and "id" in value:
         return orjson.dumps({**value, "id": request_id})
     return body
