@@ -10,13 +10,13 @@ from click.testing import CliRunner
 from llmproxy.cassette.bodies import event_bytes
 from llmproxy.cassette.files import read_exchanges
 from llmproxy.cassette.model import dump
-from llmproxy.cassette.redact import Redactor
-from llmproxy.cassette.store import CassetteWriter, compact_cassette, load_cassette
+from llmproxy.cassette.store import compact_cassette, load_cassette
 from llmproxy.cassette.streams import compact_stream, expand_stream
 from llmproxy.cli import main
 from llmproxy.errors import CassetteError
 from llmproxy.model.exchange import RawEvent, RawExchange
 from tests.cassette.factory import ANTHROPIC_KEY, exchange, request, response
+from tests.cassette.test_parts import record
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXT = "I read the failing test and renamed the helper it calls. " * 4
@@ -57,14 +57,6 @@ def answer(text: str = TEXT, start: float = 100.0) -> RawExchange:
     )
     body = {"model": "claude-x", "messages": [{"role": "user", "content": "fix it"}], "stream": True}
     return exchange(request(body), response(events=events, content_type="text/event-stream"))
-
-
-def record(path: Path, *exchanges: RawExchange) -> None:
-    writer = CassetteWriter.open(path, Redactor())
-    writer.start()
-    for item in exchanges:
-        writer.add(item)
-    writer.close()
 
 
 def test_a_stream_stores_its_timings_in_one_line_and_each_delta_as_its_text(tmp_path: Path) -> None:
