@@ -82,11 +82,17 @@ def _in_a_fixed_order(value: Any) -> Any:
 
 
 def _results_in_a_fixed_order(value: Any) -> Any:
+    """The tool results in a fixed order, each cache breakpoint left at the position it marks: the client puts
+    it on the last block, whichever result that is."""
     if not isinstance(value, list) or not all(
         isinstance(item, dict) and item.get("type") == "tool_result" for item in value
     ):
         return value
-    return _in_a_fixed_order(value)
+    breakpoints = {at: item["cache_control"] for at, item in enumerate(value) if "cache_control" in item}
+    results = _in_a_fixed_order([{k: v for k, v in item.items() if k != "cache_control"} for item in value])
+    return [
+        {**item, "cache_control": breakpoints[at]} if at in breakpoints else item for at, item in enumerate(results)
+    ]
 
 
 def _anchored(anchors: tuple[re.Pattern[str], ...], text: str) -> set[str]:

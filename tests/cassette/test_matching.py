@@ -121,6 +121,11 @@ def test_claude_code_tool_results_match_in_whatever_order_its_tools_finished() -
     assert key(first, second) != key(first, {**second, "content": "4"})
     text = {"type": "text", "text": "and then"}
     assert key(first, text) != key(text, first)
+    # Claude Code marks its cache breakpoint on the last block, whichever result finished last: the breakpoint
+    # stays where it was, the results move
+    breakpoint = {"cache_control": {"type": "ephemeral"}}
+    assert key(first, {**second, **breakpoint}) == key(second, {**first, **breakpoint})
+    assert key(first, {**second, **breakpoint}) != key({**first, **breakpoint}, second)
 
 
 def test_differences_name_the_json_path_with_excerpts() -> None:
