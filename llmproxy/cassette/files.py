@@ -24,6 +24,7 @@ import orjson
 from pydantic import ValidationError
 
 from llmproxy.cassette.history import history, with_list
+from llmproxy.cassette.likeness import CHANGED
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
 from llmproxy.cassette.parts import PARTS, PartError, Parts
 from llmproxy.cassette.streams import EVENTS, STREAM, T_MS
@@ -95,9 +96,13 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     conversation = _conversation(exchange)
     if conversation is not None:
         request, path, items = conversation
-        body = {**request["body"], "json": with_list(request["body"]["json"], path, [])}
+        held = "json" if "json" in request["body"] else CHANGED
+        body = {**request["body"], held: with_list(request["body"][held], path, [])}
         shown = {**shown, "request": {**request, "body": body}}
+    shown, small = _one_line(shown)
     text = orjson.dumps(shown, option=orjson.OPT_INDENT_2)
+    for indent, key, value in small:  # each where `_one_line` left an empty object
+        text = text.replace(b"\n%s%s: {}" % (indent, key), b"\n%s%s: %s" % (indent, key, orjson.dumps(value)), 1)
     # The exchange's own fields are indented by two, its request's and response's by four: deeper ones by more.
     if parts:
         lines = b",\n".join(
@@ -128,11 +133,33 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
 _SPREAD_REFERENCE = re.compile(rb'\{\n *"\$part": ("[0-9a-f]{12}")\n *\}')
 
 
+def _one_line(exchange: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes, Any]]]:
+    """The exchange with its small objects emptied, and each of them (its indentation, its key as JSON, its value):
+    the timings, a history reference, headers or a body given as what changed from an earlier exchange
+    (`likeness.py`), one line of compact JSON each — what a re-recording changes is one line of the diff."""
+    small: list[tuple[bytes, bytes, Any]] = []
+    if isinstance(exchange.get("timings"), dict):
+        small.append((b"  ", b'"timings"', exchange["timings"]))
+        exchange = {**exchange, "timings": {}}
+    for side in ("request", "response"):
+        part = exchange.get(side)
+        if not isinstance(part, dict):
+            continue
+        emptied = dict(part)
+        for key in ("extends", "headers"):
+            if isinstance(part.get(key), dict) and part[key]:
+                small.append((b"    ", orjson.dumps(key), part[key]))
+                emptied[key] = {}
+        if len(emptied) != len(part) or any(emptied[key] is not part[key] for key in part):
+            exchange = {**exchange, side: emptied}
+    return exchange, small
+
+
 def _conversation(exchange: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], list[Any]] | None:
     """The request, the path and the items of a stored request's non-empty history list (`history.history`)."""
     request = exchange.get("request")
     body = request.get("body") if isinstance(request, dict) else None
-    json_ = body.get("json") if isinstance(body, dict) else None
+    json_ = body.get("json", body.get(CHANGED)) if isinstance(body, dict) else None  # whole, or what changed
     found = history(json_) if isinstance(json_, dict) else None
     if found is None or not found[1]:
         return None
