@@ -558,3 +558,52 @@ def test_a_secret_in_a_changed_header_is_found_by_check(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["cassette", "check", str(path)])
     assert result.exit_code == 1
     assert "$.exchanges[1].request.headers.changed" in result.output
+
+
+def test_the_documented_like_example_reads_as_its_earlier_exchange_changed(tmp_path: Path) -> None:
+    text = (ROOT / "docs" / "cassette-format.md").read_text()
+    section = text[text.index("## Exchanges like an earlier one") :]
+    example = orjson.loads(section[section.index("```json") + 7 : section.index("```\n")])
+    events = [
+        {"type": "message_start", "message": {"id": "msg_4", "role": "assistant", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Renamed."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    earlier = {
+        "id": 4,
+        "provider": "anthropic",
+        "operation": "messages",
+        "model": "claude-x",
+        "streaming": True,
+        "request": {
+            "method": "POST",
+            "url": "https://api.anthropic.com/v1/messages",
+            "http_version": "HTTP/1.1",
+            "headers": ["content-type: application/json", "content-length: 30210"],
+            "body": {"json": {"model": "claude-x", "system": "Be brief.", "messages": [], "stream": True}},
+        },
+        "response": {
+            "status": 200,
+            "reason": "OK",
+            "http_version": "HTTP/1.1",
+            "headers": ["content-type: text/event-stream", "date: Sat, 28 Nov 2026 09:02:58 GMT"],
+            "events": [{"t_ms": float(n), "event": e["type"], "data": e} for n, e in enumerate(events)],
+        },
+        "timings": {"started_at": "2026-11-28T09:02:58.925628Z"},
+    }
+    path = tmp_path / "c.json"
+    path.write_bytes(encode_cassette([earlier, example]))
+    second = dump(read_exchanges(path)[1])
+    assert second["provider"] == "anthropic"
+    assert second["request"]["url"] == earlier["request"]["url"]
+    assert second["request"]["headers"] == ["content-type: application/json", "content-length: 30903"]
+    assert list(second["request"]["body"]["json"]) == ["model", "system", "messages", "stream"]
+    assert second["request"]["body"]["json"]["messages"][1] == {"role": "user", "content": "Now run the tests."}
+    assert second["response"]["headers"][1] == "date: Sat, 28 Nov 2026 09:03:01 GMT"
+    said = [event["data"] for event in second["response"]["events"]]
+    assert said[0]["message"] == {**events[0]["message"], "id": "msg_cec1642c9dfc"}  # type: ignore[dict-item]
+    assert [event.get("delta", {}).get("text") for event in said] == [None, "All 12 ", "tests pass.", None]
+    assert said[3] == events[5]
