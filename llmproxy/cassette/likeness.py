@@ -7,7 +7,8 @@ exchange may say ``"like": N``: every field it leaves out is exchange N's (which
 exchanges before it), field by field in the exchange and in its ``request``, ``response`` and ``timings``:
 
 * a field it holds is its own; ``null`` says it has none where exchange N has one (the format never writes
-  ``null`` for a field otherwise);
+  ``null`` for a field otherwise); ``id``, ``like``, ``parts``, ``websocket`` and ``background`` are always its
+  own;
 * ``headers`` may be ``{"changed": ["content-length: 30903"]}``: exchange N's header lines, the one of each
   name given replaced (the lists have the same names in the same order, and each changed name is there once);
 * ``body`` may be ``{"changed": {"messages": […]}}``: exchange N's JSON body (an object with the same keys in
@@ -29,7 +30,9 @@ CHANGED = "changed"
 BACK = 64  # how many exchanges before its own id an exchange may name: a reader keeps only those
 _HEADERS = "headers"
 _BODY = "body"
-_NEVER = frozenset({"id", LIKE, "parts"})  # an exchange's own, always
+# an exchange's own, always: its id, and the links that group exchanges (a WebSocket connection, a background
+# run), which a reader of the file sees on each exchange of the group
+_NEVER = frozenset({"id", LIKE, "parts", "websocket", "background"})
 
 
 def _order(model: type[Exchange | Request | Response | Timings]) -> tuple[str, ...]:

@@ -370,6 +370,13 @@ def _events(exchange: dict[str, Any]) -> list[dict[str, Any]] | None:
     return events if isinstance(events, list) and all(isinstance(event, dict) for event in events) else None
 
 
+def _answer_events(exchange: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+    """The events of an exchange as read (each checked when one is named: `streams.py`)."""
+    response = exchange.get("response") if exchange is not None else None
+    events = response.get(EVENTS) if isinstance(response, dict) else None
+    return events if isinstance(events, list) else None
+
+
 def _url(exchange: dict[str, Any]) -> Any:
     request = exchange.get("request")
     return request.get("url") if isinstance(request, dict) else None
@@ -517,7 +524,7 @@ class Parts:
             if "events" in response:
                 raise PartError(f"{_who_of(data)}: $.response: a stream and events both")
             try:
-                events = expand_stream(response[STREAM], _events(base) if base is not None else None)
+                events = expand_stream(response[STREAM], _answer_events(base))
             except StreamError as exc:
                 raise PartError(f"{_who_of(data)}: {exc}") from None
             data = {**data, "response": _with_events(response, events)}

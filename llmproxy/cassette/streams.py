@@ -154,7 +154,7 @@ def _earlier(item: dict[str, Any], like: list[dict[str, Any]] | None, where: str
         raise StreamError(f'{where}: a "{LIKE}" event holds only "{LIKE}", "{SET}" and "{VARY}"')
     if like is None:
         raise StreamError(f'{where}: a "{LIKE}" event in an exchange not stored as like an earlier one')
-    if type(at) is not int or not 0 <= at < len(like):
+    if type(at) is not int or not 0 <= at < len(like) or type(like[at]) is not dict:
         raise StreamError(f"{where}: no event {at!r} in the earlier answer (it has {len(like)})")
     event = {key: value for key, value in like[at].items() if key != T_MS}
     for path, value in changed.items():
