@@ -81,7 +81,7 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     each shared part and each stream event's fields, one line of compact JSON each (a tool definition is one line
     of the diff when it changes, an event's timing is a line of its own, and deep JSON does not pay for its
     indentation), and a reference to a part, ``{"$part": "…"}``, on one line; a compact stream (`streams.py`) has
-    its timings on one line and each event on one."""
+    its timings on one line and each event on one, but a run's values that follow one another share one."""
     parts = exchange.get(PARTS)
     response = exchange.get("response")
     events = response.get("events") if isinstance(response, dict) else None
@@ -113,7 +113,7 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
         listed = b",\n".join(_event(event) for event in events)
         text = text.replace(b'\n    "events": []', b'\n    "events": [\n%s\n    ]' % listed, 1)
     if stream:
-        listed = b",\n".join(b"        %s" % orjson.dumps(item) for item in stream[EVENTS])
+        listed = b",\n".join(b"        %s" % line for line in _stream_lines(stream[EVENTS]))
         text = text.replace(
             b'\n    "%s": {}' % STREAM.encode(),
             b'\n    "%s": {\n      "%s": %s,\n      "%s": [\n%s\n      ]\n    }'
@@ -153,6 +153,25 @@ def _one_line(exchange: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[byte
         if len(emptied) != len(part) or any(emptied[key] is not part[key] for key in part):
             exchange = {**exchange, side: emptied}
     return exchange, small
+
+
+def _stream_lines(items: list[Any]) -> list[bytes]:
+    """A compact stream's events as the file lays them out: an event a line, and the events of a run that follow
+    one another (lists of the values that vary) on one line — an answer's text, delta after delta, reads along
+    it, and an answer of a thousand small deltas is not a thousand lines of brackets and indentation."""
+    lines: list[bytes] = []
+    values: list[bytes] = []
+    for item in items:
+        if isinstance(item, list):
+            values.append(orjson.dumps(item))
+            continue
+        if values:
+            lines.append(b",".join(values))
+            values = []
+        lines.append(orjson.dumps(item))
+    if values:
+        lines.append(b",".join(values))
+    return lines
 
 
 def _conversation(exchange: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], list[Any]] | None:
