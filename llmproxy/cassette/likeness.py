@@ -23,8 +23,6 @@ from typing import Any
 
 import orjson
 
-from llmproxy.cassette.model import Exchange, Request, Response, Timings
-
 LIKE = "like"
 CHANGED = "changed"
 BACK = 64  # how many exchanges before its own id an exchange may name: a reader keeps only those
@@ -35,11 +33,6 @@ _BODY = "body"
 _NEVER = frozenset({"id", LIKE, "parts", "websocket", "background"})
 
 
-def _order(model: type[Exchange | Request | Response | Timings]) -> tuple[str, ...]:
-    return tuple(field.alias or name for name, field in model.model_fields.items())
-
-
-_ORDERS = {"": _order(Exchange), "request": _order(Request), "response": _order(Response), "timings": _order(Timings)}
 _NESTED = ("request", "response", "timings")
 
 
@@ -128,24 +121,20 @@ def inherit(stored: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
 
 
 def _merged(value: dict[str, Any], was: dict[str, Any], level: str) -> dict[str, Any]:
-    """`value`'s fields, and `was`'s it leaves out, in the format's order (unknown fields last, for the model to
-    name); a null field is none."""
-    found: dict[str, Any] = {}
-    order = _ORDERS[level]
-    for key in (*order, *(key for key in value if key not in order)):
-        if key == LIKE:
+    """`was`'s fields with `value`'s over them (a null one: none); at the top, not `was`'s own (its id, its links).
+    The hot path of reading a long recording: a copy and an update, no more."""
+    found = dict(was) if level else {key: item for key, item in was.items() if key not in _NEVER}
+    for key, item in value.items():
+        if item is None:
+            found.pop(key, None)
+        elif key == LIKE:
             continue
-        if key in value:
-            item = value[key]
-            if item is None:
-                continue
-            if key == _HEADERS and isinstance(item, dict):
-                item = _changed(item, was.get(key), level)
-            elif key == _BODY and isinstance(item, dict) and CHANGED in item:
-                item = _body(item, was.get(key), level)
+        elif type(item) is dict and key == _HEADERS:
+            found[key] = _changed(item, was.get(key), level)
+        elif type(item) is dict and key == _BODY and CHANGED in item:
+            found[key] = _body(item, was.get(key), level)
+        else:
             found[key] = item
-        elif key in was and (level or key not in _NEVER):
-            found[key] = was[key]
     return found
 
 

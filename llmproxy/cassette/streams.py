@@ -133,7 +133,7 @@ def expand_stream(stream: Any, like: list[dict[str, Any]] | None = None) -> list
         elif kind is not dict:
             raise StreamError(f"{_at(events)}: expected an event or a list of values")
         elif LIKE in item:
-            event = {T_MS: t_ms, **_earlier(item, like, _at(events))}
+            event = _earlier(item, like, t_ms, events)
             if VARY in item:
                 first = {key: value for key, value in event.items() if key != T_MS}
                 steps = _steps(first, item[VARY], _at(events))
@@ -147,23 +147,41 @@ def expand_stream(stream: Any, like: list[dict[str, Any]] | None = None) -> list
     return events
 
 
-def _earlier(item: dict[str, Any], like: list[dict[str, Any]] | None, where: str) -> dict[str, Any]:
-    """A ``like`` event: the earlier answer's event it names, without its ``t_ms``, its ``set`` values put in."""
-    at, changed = item[LIKE], item.get(SET, {})
-    if set(item) - {LIKE, SET, VARY} or not isinstance(changed, dict):
-        raise StreamError(f'{where}: a "{LIKE}" event holds only "{LIKE}", "{SET}" and "{VARY}"')
-    if like is None:
-        raise StreamError(f'{where}: a "{LIKE}" event in an exchange not stored as like an earlier one')
-    if type(at) is not int or not 0 <= at < len(like) or type(like[at]) is not dict:
-        raise StreamError(f"{where}: no event {at!r} in the earlier answer (it has {len(like)})")
-    event = {key: value for key, value in like[at].items() if key != T_MS}
-    for path, value in changed.items():
-        keys = _steps(event, [path], where)[0]
+def _earlier(
+    item: dict[str, Any], like: list[dict[str, Any]] | None, t_ms: Any, events: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A ``like`` event: the earlier answer's event it names, at `t_ms`, its ``set`` values put in."""
+    at, changed = item[LIKE], item.get(SET)
+    if like is None or type(at) is not int or not 0 <= at < len(like) or type(like[at]) is not dict:
+        raise _unlike(item, like, events)
+    event = like[at].copy()
+    event[T_MS] = t_ms  # where the earlier one has its own: first
+    if len(item) > 1 and (set(item) - {LIKE, SET, VARY} or (changed is not None and type(changed) is not dict)):
+        raise _unlike(item, like, events)
+    for path, value in (changed or {}).items():
         inner: Any = event
-        for key in keys[:-1]:  # a copy of each object or list on the way: the earlier event stays as it was
-            inner[key] = inner = inner[key].copy()
-        inner[keys[-1]] = value
+        keys: list[str] = path.split(".") if type(path) is str else []
+        try:
+            for key in keys[:-1]:  # a copy of each object or list on the way: the earlier event stays as it was
+                step: Any = int(key) if type(inner) is list else key
+                inner[step] = inner = inner[step].copy()
+            last: Any = int(keys[-1]) if type(inner) is list else keys[-1]
+            if (type(inner) is dict and last not in inner) or (type(inner) is list and not 0 <= last < len(inner)):
+                raise KeyError(last)
+            inner[last] = value
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+            raise StreamError(f"{_at(events)}: no value at {path!r}") from None
     return event
+
+
+def _unlike(item: dict[str, Any], like: list[dict[str, Any]] | None, events: list[dict[str, Any]]) -> StreamError:
+    """What is wrong with a ``like`` event that names no event, or holds more than it may."""
+    where = _at(events)
+    if set(item) - {LIKE, SET, VARY} or not isinstance(item.get(SET, {}), dict):
+        return StreamError(f'{where}: a "{LIKE}" event holds only "{LIKE}", "{SET}" and "{VARY}"')
+    if like is None:
+        return StreamError(f'{where}: a "{LIKE}" event in an exchange not stored as like an earlier one')
+    return StreamError(f"{where}: no event {item[LIKE]!r} in the earlier answer (it has {len(like)})")
 
 
 def _at(events: list[dict[str, Any]]) -> str:
