@@ -14,9 +14,10 @@ exchanges before it), field by field in the exchange and in its ``request``, ``r
 * ``body`` may be ``{"changed": {"messages": […]}}``: exchange N's JSON body (an object with the same keys in
   the same order), the values of the keys given replaced;
 * its answer's events may be written as exchange N's (`streams.py`: ``{"like": 3, "set": {…}}``).
- `unlike` (the recorder's side) writes an exchange so, against the
-stored form of an earlier one; `inherit` (the reader's) gives it back whole, against the earlier one as it was
-read. What is left out is equal as written, and so, its shared parts put back, equal as read.
+
+`unlike` (the recorder's side) writes an exchange so, against the stored form of an earlier one; `inherit` (the
+reader's) gives it back whole, against the earlier one as it was read. What is left out is equal as written, and
+so, its shared parts put back, equal as read.
 """
 
 from typing import Any
@@ -31,9 +32,7 @@ _BODY = "body"
 # an exchange's own, always: its id, and the links that group exchanges (a WebSocket connection, a background
 # run), which a reader of the file sees on each exchange of the group
 _NEVER = frozenset({"id", LIKE, "parts", "websocket", "background"})
-
-
-_NESTED = ("request", "response", "timings")
+_NESTED = ("request", "response", "timings")  # the objects whose fields are left out one by one
 
 
 class LikenessError(ValueError):
