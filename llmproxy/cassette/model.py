@@ -207,6 +207,78 @@ class Cassette(_Model):
     exchanges: list[Exchange]
 
 
+# An exchange as the file may store it: like an earlier one, leaving out what that one holds the same
+# (docs/cassette-format.md#exchanges-like-an-earlier-one; `likeness.py`). Readers give it back whole, as an
+# `Exchange`; these models describe the file (the published schema), not what readers check.
+
+
+class ChangedHeaders(_Model):
+    changed: list[str] = Field(description="the earlier exchange's header lines, the one of each name given replaced")
+
+
+class ChangedBody(_Model):
+    changed: dict[str, Any] = Field(
+        description="the earlier exchange's JSON object body, the values of the keys given replaced (its key order)"
+    )
+
+
+class LikeRequest(_Model):
+    method: str | None = None
+    url: str | None = None
+    http_version: str | None = None
+    headers: list[str] | ChangedHeaders | None = None
+    body: Body | ChangedBody | None = None
+    content_encoding: str | None = None
+    extends: Extends | None = None
+
+
+class LikeResponse(_Model):
+    status: StrictInt | None = None
+    reason: str | None = None
+    http_version: str | None = None
+    headers: list[str] | ChangedHeaders | None = None
+    body: Body | ChangedBody | None = None
+    events: list[Event] | None = None
+    stream: Stream | None = Field(None, description='its events; one may be {"like": N, "set": {path: value}}')
+    content_encoding: str | None = None
+
+
+class LikeTimings(_Model):
+    started_at: datetime | None = None
+    ttfb_ms: StrictFloat | None = None
+    total_ms: StrictFloat | None = None
+
+
+class LikeExchange(_Model):
+    """An exchange stored as what it changes from an earlier one: a field left out is that one's, a null field
+    one it has and this one has not."""
+
+    id: StrictInt = Field(ge=1)
+    like: StrictInt = Field(ge=1, description="the id of the earlier exchange (one of the 64 before it)")
+    provider: str | None = None
+    operation: str | None = None
+    vendor: str | None = None
+    model: str | None = None
+    streaming: StrictBool | None = None
+    websocket: WebSocket | None = None
+    background: Background | None = None
+    parts: dict[str, Any] | None = None
+    request: LikeRequest | None = None
+    response: LikeResponse | None = None
+    error: str | None = None
+    timings: LikeTimings | None = None
+    notes: list[str] | None = None
+    injected: list[Injection] | None = None
+    places: Places | None = None
+
+
+class CassetteFile(_Model):
+    """The file as written: each exchange whole, or like an earlier one."""
+
+    llmproxy_cassette: Literal[1]
+    exchanges: list[Exchange | LikeExchange]
+
+
 def header_lines(headers: Iterable[tuple[str, str]]) -> list[str]:
     return [f"{name}: {value}" for name, value in headers]
 
