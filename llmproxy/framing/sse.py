@@ -57,11 +57,20 @@ class SseDecoder:
         self._has_fields = False
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if not self._buffer and not self._skip_lf and b"\r" not in chunk:  # lines end at "\n": cut them at once
+            *lines, rest = chunk.split(b"\n")
+            events: list[SseEvent] = []
+            for line in lines:
+                event = self._line(line)
+                if event is not None:
+                    events.append(event)
+            self._buffer += rest
+            return events
         if self._skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
         self._skip_lf = False
         self._buffer += chunk
-        events: list[SseEvent] = []
+        events = []
         start = 0
         buffer = self._buffer
         length = len(buffer)
