@@ -18,7 +18,7 @@ def test_an_exported_vcrpy_cassette_replays_in_vcrpy_to_the_same_sdk(
     import vcr
 
     recording = vcrpy_recordings["yaml"]
-    cassette = imported(recording, tmp_path)
+    cassette = imported(recording.path, tmp_path)
     exported = tmp_path / "exported.yaml"
     code, said = run("cassette", "export", str(cassette), "--format", "vcrpy", "-o", str(exported))
     assert (code, said) == (0, f"exported 4 exchanges from {cassette} to {exported} (vcrpy)\n")
@@ -33,7 +33,7 @@ def test_an_exported_vcrpy_cassette_replays_in_vcrpy_to_the_same_sdk(
 def test_an_exported_cassette_imports_back_to_the_same_exchanges(
     vcrpy_recordings: dict[str, Recording], tmp_path: Path, form: str
 ) -> None:
-    cassette = imported(vcrpy_recordings["yaml"], tmp_path)
+    cassette = imported(vcrpy_recordings["yaml"].path, tmp_path)
     exported = tmp_path / f"exported.{'har' if form == 'har' else 'yaml'}"
     assert run("cassette", "export", str(cassette), "--format", form, "-o", str(exported))[0] == 0
     again = tmp_path / "again.json"
@@ -57,7 +57,7 @@ def test_a_cassette_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
 def test_the_format_follows_the_outputs_name_unless_given(
     vcrpy_recordings: dict[str, Recording], tmp_path: Path
 ) -> None:
-    cassette = imported(vcrpy_recordings["json"], tmp_path)
+    cassette = imported(vcrpy_recordings["json"].path, tmp_path)
     assert run("cassette", "export", str(cassette), "-o", str(tmp_path / "out.har"))[0] == 0
     assert (tmp_path / "out.har").read_text().startswith('{"log": {"version": "1.2"')
     assert run("cassette", "export", str(cassette), "-o", str(tmp_path / "out.yml"))[0] == 0

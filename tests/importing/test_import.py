@@ -21,14 +21,16 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def imported(recording: Recording, tmp_path: Path, *options: str) -> Path:
-    output = tmp_path / f"{recording.path.stem}.json"
-    code, said = run("cassette", "import", str(recording.path), "-o", str(output), *options)
+def imported(path: Path, tmp_path: Path, *options: str) -> Path:
+    output = tmp_path / f"{path.stem}.json"
+    code, said = run("cassette", "import", str(path), "-o", str(output), *options)
     assert code == 0, said
     return output
 
 
-def assert_recorded_as_llmproxy_would(cassette: Path, answers: dict[str, str], gzip: bool = True) -> None:
+def assert_recorded_as_llmproxy_would(
+    cassette: Path, answers: dict[str, str], gzip: bool = True, key: str = KEY
+) -> None:
     exchanges = load_cassette(cassette).exchanges
     shown = [(e.provider, e.operation, e.streaming) for e in exchanges]
     assert shown == [
@@ -48,7 +50,7 @@ def assert_recorded_as_llmproxy_would(cassette: Path, answers: dict[str, str], g
     anthropic = exchanges[2].response
     assert anthropic is not None  # decoded, the encoding kept
     assert anthropic.content_encoding == ("gzip" if gzip else None)
-    assert KEY.encode() not in cassette.read_bytes()
+    assert key.encode() not in cassette.read_bytes()
     assert run("cassette", "check", str(cassette))[0] == 0
 
 
@@ -58,7 +60,7 @@ def test_a_vcrpy_cassette_imports_as_if_recorded(
 ) -> None:
     recording = vcrpy_recordings[serializer]
     assert KEY.encode() in recording.path.read_bytes()  # vcrpy kept the key: the import must not
-    cassette = imported(recording, tmp_path)
+    cassette = imported(recording.path, tmp_path)
     assert_recorded_as_llmproxy_would(cassette, recording.answers, gzip=serializer == "yaml")
 
 
@@ -68,7 +70,7 @@ def test_mitmproxy_flows_and_its_har_import_as_if_recorded(
     mitmproxy_recordings: dict[str, Recording], tmp_path: Path, source: str
 ) -> None:
     recording = mitmproxy_recordings[source]
-    cassette = imported(recording, tmp_path)
+    cassette = imported(recording.path, tmp_path)
     assert_recorded_as_llmproxy_would(cassette, recording.answers)
     timings = [exchange.timings for exchange in load_cassette(cassette).exchanges]
     assert all(t.total_ms is not None for t in timings)

@@ -1,0 +1,54 @@
+"""How the flow files here were made: the SDK session of tests/importing/sdk_session.py through an older
+mitmdump, as a plain proxy in front of the stand-in API the import tests use (Anthropic's answers gzip-encoded).
+
+    python tests/importing/old-flows/record.py MITMDUMP OUT.mitm
+
+MITMDUMP is the `mitmdump` of a scratch virtualenv holding the older mitmproxy (README.md); this runs with
+the project's own venv, from the repository's root. Prints the answers the SDKs got.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.getcwd())
+
+from tests.e2e.clis import ScriptedServer
+from tests.importing.conftest import free_port, gzipping
+from tests.importing.sdk_session import session
+from tests.record.world import turns
+
+KEY = "sk-ant-api03-" + "x" * 86  # shaped like an Anthropic key (so redaction has one to find), and none
+
+
+def main() -> None:
+    mitmdump, out = sys.argv[1], Path(sys.argv[2])
+    server = ScriptedServer(turns(4))
+    server.answer = gzipping(server.scripted)
+    port = free_port()
+    options = ["-q", "--listen-host", "127.0.0.1", "-p", str(port), "-w", str(out)]
+    env = {"PATH": os.environ["PATH"], "HOME": str(out.parent / ".home")}  # its CA, not the user's
+    process = subprocess.Popen([mitmdump, *options], env=env, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise SystemExit("mitmdump did not start") from None
+                time.sleep(0.2)
+        print(json.dumps(session(server.url, KEY, proxy=f"http://127.0.0.1:{port}")))
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
