@@ -68,7 +68,7 @@ class HistoryIndex:
         if found is None:
             return body, None
         path, items = found
-        chain = self._index(exchange_id, path, items)
+        chain = self._index(path, items)
         for length in range(len(chain), 0, -1):
             earlier = self._prefixes.get(chain[length - 1])
             if earlier is not None:
@@ -84,9 +84,9 @@ class HistoryIndex:
         """Index a whole request body already stored (an existing cassette being appended to)."""
         found = history(body)
         if found is not None:
-            self._prefixes.update(dict.fromkeys(self._index(exchange_id, *found), exchange_id))
+            self._prefixes.update(dict.fromkeys(self._index(*found), exchange_id))
 
-    def _index(self, exchange_id: int, path: tuple[str, ...], items: list[Any]) -> list[bytes]:
+    def _index(self, path: tuple[str, ...], items: list[Any]) -> list[bytes]:
         """Each prefix's running digest, its items' taken from the recent list that shares the most of them.
         SHA-256, which CPUs compute in hardware (SHA-NI, ARMv8): twice BLAKE2b's speed on the bench machine."""
         encoded = orjson.dumps(items)
@@ -109,7 +109,7 @@ class HistoryIndex:
             offset += len(data)
             ends.append(offset)
             offset += 1  # the comma
-        if base is not None:
+        if base is not None and shared == len(base.ends):
             self._recent.remove(base)  # this list holds all it held: it takes its place
         self._recent.append(_Indexed(path, encoded, ends, chain))
         return chain
