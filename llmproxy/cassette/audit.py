@@ -48,7 +48,8 @@ def audit_captured(
     if response is not None and response.undecodable is None:
         events = None if response.events is None else [event.data for event in response.events]
         answer_json = parsed.answer if parsed is not None and events is None else None
-        answer = Answer(response.status, response.body, events, answer_json)
+        payloads = parsed.stream if parsed is not None and events and len(parsed.stream) == len(events) else None
+        answer = Answer(response.status, response.body, events, answer_json, payloads)
     body = request.body
     request_json = parsed.request.value if parsed is not None and parsed.request is not None else _parsed(body)
 

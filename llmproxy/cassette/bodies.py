@@ -10,7 +10,7 @@ it is exactly compact JSON, else verbatim; a binary message always as base64.
 import base64
 import binascii
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -35,10 +35,14 @@ from llmproxy.providers.node import Parsed
 @dataclass(frozen=True, slots=True)
 class Bodies:
     """An exchange's JSON bodies, parsed once for the conversion and the audit alike: each `Parsed` (its
-    value, never changed by either) or None where the body is not JSON (then each reads the bytes itself)."""
+    value, never changed by either) or None where the body is not JSON (then each reads the bytes itself).
+    `stream`: a streamed answer's event payloads, which the conversion parses as it stores the events
+    (`stream_redact.store_events`) and adds here for the audit; empty when it could not (then the audit reads
+    the events' bytes)."""
 
     request: Parsed | None
     answer: Parsed | None
+    stream: list[Parsed] = field(default_factory=list)
 
     @classmethod
     def of(cls, raw: RawExchange) -> "Bodies":

@@ -83,7 +83,10 @@ def to_exchange(
     parsed = request.body.json_ if isinstance(request.body, JsonBody) else None  # shortened: top level intact
     messages = raw.websocket is not None
     answer = bodies.answer if bodies is not None else None
-    response = _response(raw.response, redactor, route is not None, notes, messages, answer) if raw.response else None
+    stream = bodies.stream if bodies is not None else None
+    response = (
+        _response(raw.response, redactor, route is not None, notes, messages, answer, stream) if raw.response else None
+    )
     streaming = route.streaming if route is not None else None
     return build(
         Exchange,
@@ -166,9 +169,16 @@ def _request(
 
 
 def _response(
-    raw: RawResponse, redactor: Redactor, api: bool, notes: list[str], messages: bool, said: Parsed | None = None
+    raw: RawResponse,
+    redactor: Redactor,
+    api: bool,
+    notes: list[str],
+    messages: bool,
+    said: Parsed | None = None,
+    payloads: list[Parsed] | None = None,
 ) -> Response:
-    """`messages`: the events are WebSocket messages; `said`: the body's JSON."""
+    """`messages`: the events are WebSocket messages; `said`: the body's JSON; `payloads`: receives the
+    events' JSON payloads (`store_events`)."""
     headers = {name.lower(): value for name, value in raw.headers}
     content_type = headers.get("content-type", "")
     events = None
@@ -176,8 +186,12 @@ def _response(
         if raw.undecodable:
             notes.append(f"response stream not decodable ({raw.undecodable}): stored as it arrived, never scanned")
         try:
-            events = store_events(raw.events, content_type, redactor, raw.undecodable, messages=messages)
+            events = store_events(
+                raw.events, content_type, redactor, raw.undecodable, messages=messages, payloads=payloads
+            )
         except Exception as exc:  # never lose an event: keep their bytes
+            if payloads:
+                payloads.clear()
             logger.warning("could not convert a stream: %s", exc)
             notes.append(f"response events could not be converted ({exc}): stored verbatim")
             if messages:

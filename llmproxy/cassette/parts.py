@@ -100,6 +100,37 @@ def checked_id(encoded: bytes) -> str:
     return known
 
 
+class RecentIds:
+    """`part_id`, remembered for the values compacted lately, one a length: a recording meets the same value
+    again within a few exchanges (an answer's text is counted in its exchange, read as what the answer gives
+    when the next request comes, and sent back in that request's history), and a value of the same length that
+    is not the same is nearly always a new one. So a value is looked up by its length, which costs nothing, and
+    compared whole (a memory comparison, a fraction of SHA-256's time), and a new value costs no more than its
+    hash: a lookup by content would first hash it in Python, at half SHA-256's cost."""
+
+    def __init__(self, budget: int = _CHECKED_BYTES) -> None:
+        self._by_length: dict[int, tuple[bytes, str]] = {}  # oldest first
+        self._size = 0
+        self._budget = budget  # bytes of content remembered, at most
+
+    def __call__(self, encoded: bytes) -> str:
+        size = len(encoded)
+        known = self._by_length.pop(size, None)
+        if known is not None:
+            self._size -= size
+            if known[0] != encoded:
+                known = None
+        if known is None:
+            known = (encoded, part_id(encoded))
+        self._by_length[size] = known  # the newest now
+        self._size += size
+        while self._size > self._budget:
+            oldest = next(iter(self._by_length))
+            self._size -= oldest
+            del self._by_length[oldest]
+        return known[1]
+
+
 class Compactor:
     """Stored exchanges in cassette order, each with the parts it introduces and its repeated values referred to.
     The same exchanges give the same bytes whatever was compacted before them in another file: a cassette
@@ -115,6 +146,7 @@ class Compactor:
         self._given: deque[tuple[int, list[str]]] = deque()  # which of them each answer gave, oldest first
         self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
         self._recent: dict[int, dict[str, Any]] = {}  # the exchanges compacted last, by id, parts referred to
+        self._ids = RecentIds()
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
         """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to, stored as what
@@ -222,7 +254,7 @@ class Compactor:
         shared: Any = listed if any(a is not b for a, b in zip(listed, value, strict=True)) else value
         if len(value) < 2 or size < MIN_BYTES:
             return shared
-        ident = part_id(orjson.dumps(shared))
+        ident = self._ids(orjson.dumps(shared))
         self._lists[whole] = ident
         if ident not in self._known:
             self._known.add(ident)
@@ -291,7 +323,7 @@ class Compactor:
         for exchange in self._answered:
             given = []
             for place, encoded in answer_values(exchange, MIN_BYTES):
-                ident = part_id(encoded)
+                ident = self._ids(encoded)
                 if ident not in self._answers:
                     self._answers[ident] = {ANSWER: exchange["id"], **place}
                     given.append(ident)
@@ -308,7 +340,7 @@ class Compactor:
         known = self._digests.get(id(value))
         if known is None:
             encoded = orjson.dumps(value)
-            known = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
+            known = (len(encoded), self._ids(encoded) if len(encoded) >= MIN_BYTES else "")
             self._digests[id(value)] = known
         return known
 
@@ -332,7 +364,7 @@ class Compactor:
                 encoded = orjson.dumps(value)
                 if _find_reference(encoded, 0) >= 0:
                     return None
-                self._digests[id(value)] = (len(encoded), part_id(encoded) if len(encoded) >= MIN_BYTES else "")
+                self._digests[id(value)] = (len(encoded), self._ids(encoded) if len(encoded) >= MIN_BYTES else "")
         if pending and isinstance(pending[0], dict) and pending[0] is _json(request):  # never a part itself
             pending += pending.pop(0).values()
         while pending:

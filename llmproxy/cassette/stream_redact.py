@@ -34,6 +34,7 @@ from llmproxy.cassette.stream_capture import Framing, framing
 from llmproxy.errors import ParseError
 from llmproxy.framing.eventstream import EventMessage, EventStreamDecoder, Header, encode_message
 from llmproxy.model.exchange import RawEvent
+from llmproxy.providers.node import Parsed
 
 type Path = tuple[str | int, ...]
 type Channel = tuple[Hashable, ...]
@@ -65,10 +66,14 @@ def store_events(
     undecodable: str | None = None,
     *,
     messages: bool = False,
+    payloads: list[Parsed] | None = None,
 ) -> list[Event]:
     """The stored, redacted form of a stream's events. `undecodable`: why the events are still
     content-encoded; each is stored verbatim, marked as never scanned. `messages`: the events are WebSocket
-    messages (a Codex session's Responses events), stored as `bodies.store_message` would, but joined."""
+    messages (a Codex session's Responses events), stored as `bodies.store_message` would, but joined.
+    `payloads`: given, it receives each event's JSON payload as parsed here, before redaction, when every
+    event is an SSE event exactly as `encode_sse` writes it (one ``data:`` line of compact JSON): what a
+    codec's stream reader reads of such a stream (`Answer.payloads`), so the audit does not parse it again."""
     if undecodable is not None:
         return [
             Base64Event(t_ms=round(e.t_ms, 3), base64=_b64(redactor.data(e.data)), not_decodable=undecodable)
@@ -76,6 +81,8 @@ def store_events(
         ]
     kind = None if messages else framing(content_type)
     parsed = [_parse(event, kind) for event in events]
+    if payloads is not None and kind is Framing.SSE and all(event.exact for event in parsed):
+        payloads.extend(Parsed(event.doc) for event in parsed)
     if not redactor.enabled:
         return [_store(event, {}, redactor) for event in parsed]
     finals, changed = _joined(parsed)

@@ -63,6 +63,7 @@ class Answer:
     body: bytes | None = None
     events: Sequence[bytes] | None = None
     parsed: Parsed | None = None  # the body's JSON, when the caller parsed it already: not parsed again
+    payloads: Sequence[Parsed] | None = None  # the events' SSE payloads, likewise (see `ChatCodec.read_stream`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,11 @@ def audit(
             if answer.events is not None:
                 events = answer.events
                 data = b"".join(events)
-                completion, failed = _attempt("response", data, lambda: chat.decode_stream(events))
+                payloads, read_stream = answer.payloads, chat.read_stream
+                if payloads is not None and read_stream is not None:
+                    completion, failed = _attempt("response", data, lambda: read_stream(payloads))
+                else:
+                    completion, failed = _attempt("response", data, lambda: chat.decode_stream(events))
             else:
                 data = answer.body or b""
                 document = data if answer.parsed is None else answer.parsed

@@ -139,6 +139,11 @@ class ChatCodec:
 
     stream_media_type: str = "text/event-stream"
 
+    read_stream: Callable[[Iterable[Parsed]], Completion] | None = None
+    """`decode_stream` of an SSE stream whose events each carry one ``data:`` line, given those lines' JSON
+    already parsed, in order: a recording's conversion parses every event as it stores it, and the audit
+    reads what it parsed rather than framing and parsing the stream again. None: the bytes are decoded."""
+
     latest_message: Callable[[Any], Message | None] | None = None
     """The last message of a parsed request body, read alone by the codec's own message reader (None when the
     body has none): for a body that decodes, `decode_request(body).latest`, but for the names of its tool

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -13,8 +14,13 @@ from llmproxy.cassette.audit import RecordingAudit, decode_summary
 from llmproxy.cassette.history import HistoryIndex, history, with_list
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.store import CassetteWriter, load_cassette
+from llmproxy.cassette.stream_redact import store_events
+from llmproxy.model.exchange import RawEvent
+from llmproxy.providers.anthropic import MESSAGES
+from llmproxy.providers.anthropic import stream as anthropic_stream
 from llmproxy.providers.audit import read_request
 from llmproxy.providers.base import ChatCodec
+from llmproxy.providers.node import Parsed
 from llmproxy.providers.registry import CHAT_CODECS
 from tests.cassette.factory import exchange, request, response
 from tests.providers.strategies import dump, fuzz_values, mutated, words_in
@@ -122,3 +128,53 @@ def test_a_recording_summary_matches_the_cassette_decoded_whole(tmp_path: Path) 
     assert summary[-1] == (
         "3 parts kept whole, with no neutral meaning (server tools, citations…): anthropic messages 3"
     )  # exchanges 1 to 3: the later ones did not decode
+
+
+GOLDEN_STREAMS = sorted((Path(__file__).parents[1] / "golden" / "anthropic-messages").glob("*.sse"))
+
+
+def _events(stream: bytes) -> list[RawEvent]:
+    return [RawEvent(float(n), event + b"\n\n") for n, event in enumerate(stream.split(b"\n\n")) if event]
+
+
+@pytest.mark.parametrize("path", GOLDEN_STREAMS, ids=lambda path: path.stem)
+def test_a_stream_read_from_the_payloads_the_conversion_parsed_is_the_stream_decoded(path: Path) -> None:
+    events = _events(path.read_bytes())
+    cut_short = events[: len(events) // 2]  # a stream cut off reads as what arrived, either way
+    error = b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error"}}\n\n'
+    failed = [*events[:3], RawEvent(9.0, error)]
+    for stream in (events, cut_short, failed):
+        payloads: list[Parsed] = []
+        store_events(stream, "text/event-stream", Redactor(), payloads=payloads)
+        assert len(payloads) == len(stream)
+        assert MESSAGES.read_stream is not None
+        assert MESSAGES.read_stream(payloads) == MESSAGES.decode_stream(event.data for event in stream)
+
+
+def test_a_stream_not_stored_as_parsed_events_gives_no_payloads() -> None:
+    payloads: list[Parsed] = []
+    stream = [RawEvent(0.0, b'data: {"type":"ping"}\r\n\r\n'), RawEvent(1.0, b'data: {"type": "ping"}\n\n')]
+    store_events(stream, "text/event-stream", Redactor(), payloads=payloads)
+    assert payloads == []  # neither event is stored as its parsed form: the audit reads the bytes
+
+
+def test_a_recording_audits_a_stream_from_the_events_it_stored_not_their_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that reads and one that does not: the summary says what decoding the stored streams' bytes
+    says, and the recording never framed one again."""
+    framed: list[object] = []
+    monkeypatch.setattr(anthropic_stream, "_events", lambda chunks: framed.append(chunks) or iter(()))
+    body = {"model": "claude-x", "max_tokens": 64, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    events = _events((Path(__file__).parents[1] / "golden" / "anthropic-messages" / "reasoning.sse").read_bytes())
+    broken = [*events[:2], RawEvent(2.0, b'event: message_delta\ndata: {"type":"message_delta","delta":7}\n\n')]
+    path = tmp_path / "c.json"
+    writer = CassetteWriter.open(path, Redactor())
+    writer.start()
+    for stream in (events, broken):
+        writer.add(exchange(request(body), response(events=tuple(stream), content_type="text/event-stream")))
+    summary = str(writer.close()).splitlines()[1:]
+    assert framed == []  # no stream was framed and parsed again
+    monkeypatch.undo()
+    assert summary == decode_summary(load_cassette(path).exchanges)
+    assert summary[0] == "1 of 2 exchanges did not decode (recorded and served as they came): anthropic messages 1"

@@ -3,6 +3,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from llmproxy.cassette import history as history_module
 from llmproxy.cassette.history import HistoryIndex, inflate
 from llmproxy.cassette.model import Exchange, Extends, JsonBody, Request, Timings
 from llmproxy.cassette.redact import Redactor
@@ -80,6 +81,62 @@ def test_true_and_one_are_different_items() -> None:
     index = HistoryIndex()
     index.share(1, {"messages": [1]})
     assert index.share(2, {"messages": [True, 2]}) == ({"messages": [True, 2]}, None)
+
+
+def test_items_re_sent_are_encoded_once_not_once_a_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded: list[object] = []
+    real = orjson.dumps
+
+    def dumps(value: object) -> bytes:
+        encoded.append(value)
+        return real(value)
+
+    monkeypatch.setattr(history_module.orjson, "dumps", dumps)
+    index = HistoryIndex()
+    messages: list[object] = [{"role": "user", "content": f"turn {n}"} for n in range(100)]
+    index.share(1, {"messages": messages})
+    encoded.clear()
+    turn = {"role": "assistant", "content": "one more"}
+    assert index.share(2, {"messages": [*messages, turn]}) == (
+        {"messages": [turn]},
+        Extends(exchange=1, path="$.messages", items=100),
+    )
+    assert encoded == [[*messages, turn], turn]  # the list whole, then only the item it adds
+
+
+def _naive_share(seen: list[tuple[int, str, list[bytes]]], exchange_id: int, path: str, items: list[object]) -> int:
+    """The longest earlier prefix at `path`, by comparing every earlier list's items' bytes: what the index must
+    find, the latest exchange winning a tie."""
+    encoded = [orjson.dumps(item) for item in items]
+    best, source = 0, 0
+    for earlier_id, earlier_path, earlier in seen:
+        if earlier_path != path:
+            continue
+        length = 0
+        while length < min(len(earlier), len(encoded)) and earlier[length] == encoded[length]:
+            length += 1
+        if length and length >= best:
+            best, source = length, earlier_id
+    seen.append((exchange_id, path, encoded))
+    return source * 1000 + best
+
+
+def test_shared_prefixes_match_a_byte_for_byte_comparison_across_interleaved_conversations() -> None:
+    index, seen = HistoryIndex(), []
+    conversations: list[list[object]] = [[] for _ in range(6)]  # more than the index keeps recent
+    values: list[object] = [1, 12, 1.5, True, "1", "12", {"a": 1, "b": 2}, {"b": 2, "a": 1}, [1], [1, 2], None]
+    for exchange_id in range(1, 400):
+        state = (exchange_id * 7919) % 97
+        conversation = conversations[state % len(conversations)]
+        if state % 11 == 0 and conversation:
+            del conversation[state % len(conversation) :]  # an edited history: a branch
+        conversation.append(values[state % len(values)])
+        path = "input" if state % 13 == 0 else "messages"
+        stored, extends = index.share(exchange_id, {path: list(conversation)})
+        expected = _naive_share(seen, exchange_id, path, list(conversation))
+        found = 0 if extends is None else extends.exchange * 1000 + extends.items
+        assert found == expected, exchange_id
+        assert stored[path] == conversation[extends.items if extends else 0 :]
 
 
 def _exchange(exchange_id: int, body: object, extends: Extends | None = None) -> Exchange:

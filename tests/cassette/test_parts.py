@@ -9,10 +9,11 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from llmproxy.cassette import parts
 from llmproxy.cassette.bodies import body_bytes, event_bytes
 from llmproxy.cassette.files import encode_cassette, journal_path, read_exchanges, read_stored
 from llmproxy.cassette.model import JsonBody, dump
-from llmproxy.cassette.parts import PARTS, part_id
+from llmproxy.cassette.parts import PARTS, RecentIds, part_id
 from llmproxy.cassette.recorded import load_recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import ReplayHit, ReplayIndex, ReplayMiss
@@ -607,3 +608,33 @@ def test_the_documented_like_example_reads_as_its_earlier_exchange_changed(tmp_p
     assert said[0]["message"] == {**events[0]["message"], "id": "msg_cec1642c9dfc"}  # type: ignore[dict-item]
     assert [event.get("delta", {}).get("text") for event in said] == [None, "All 12 ", "tests pass.", None]
     assert said[3] == events[5]
+
+
+def test_a_value_met_again_while_recording_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole answer's text is counted in its exchange, read as what the answer gives when the next request
+    comes, and sent back in that request's history: its part id is worked out once, and the cassette is the
+    same."""
+    hashed: list[bytes] = []
+
+    def counted(encoded: bytes) -> str:
+        hashed.append(encoded)
+        return part_id(encoded)
+
+    text = "The test at line 29 expects the old name; renaming it too. " * 40
+    answer = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": text}]}
+    first = {"model": "claude-x", "max_tokens": 64, "messages": [{"role": "user", "content": "rename"}]}
+    again = {**first, "messages": [*first["messages"], {"role": "assistant", "content": text}]}
+    exchanges = [exchange(request(first), response(orjson.dumps(answer))), exchange(request(again), response())]
+    record(tmp_path / "plain.json", *exchanges)
+    monkeypatch.setattr(parts, "part_id", counted)
+    record(tmp_path / "counted.json", *exchanges)
+    assert hashed.count(orjson.dumps(text)) == 1
+    assert (tmp_path / "counted.json").read_bytes() == (tmp_path / "plain.json").read_bytes()
+
+
+def test_recent_ids_are_part_ids_within_their_budget() -> None:
+    ids = RecentIds(budget=1000)
+    values = [orjson.dumps(f"value {n:03d} " * 30) for n in range(6)]  # all of one length, 360 bytes each
+    for value in [*values, *values[::-1], *values]:
+        assert ids(value) == part_id(value)
+    assert ids(b"x" * 2000) == part_id(b"x" * 2000)  # larger than the budget: not kept, still right

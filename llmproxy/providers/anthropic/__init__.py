@@ -17,6 +17,7 @@ MESSAGES = ChatCodec(
     decode_response=response.decode_response,
     read_answer=response.read_answer,
     decode_stream=stream.decode_stream,
+    read_stream=stream.read_payloads,
     encode_response=response.encode_response,
     encode_stream=stream.encode_stream,
     visible=visible,

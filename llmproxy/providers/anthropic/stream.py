@@ -30,7 +30,7 @@ from llmproxy.providers.base import (
     parse_arguments,
     split_deltas,
 )
-from llmproxy.providers.node import Node
+from llmproxy.providers.node import Node, Parsed
 
 WHAT: Final = "anthropic stream"
 # Where a stream carries the message's kept fields: these in `message_delta`'s delta, these beside it (as
@@ -168,6 +168,11 @@ class _State:
 def decode_stream(chunks: Iterable[bytes]) -> Completion:
     """Everything that arrived, even from a cut stream; reading stops at an `error` event."""
     return read_events(Node.parse(event.data, WHAT) for event in _events(chunks) if event.data)
+
+
+def read_payloads(payloads: Iterable[Parsed]) -> Completion:
+    """`decode_stream` of the events' payloads, parsed (`ChatCodec.read_stream`)."""
+    return read_events(Node.parse(payload, WHAT) for payload in payloads)
 
 
 def read_events(events: Iterable[Node]) -> Completion:
