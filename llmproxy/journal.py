@@ -2,11 +2,13 @@
 
 Each exchange — answered live, replayed, mocked, injected, missed or failed — is read back in the cassette's
 shape (`llmproxy.cassette.model.Exchange`), converted by the same code with the same redactor as a recording,
-so the journal shows nothing a cassette would not write. It is converted the first time something reads it
-whole, not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it. A listing
-reads only its `Glance` (the redacted URL and model, the status, the usage), which costs a small part of a
-conversion. The captured form is kept beside it, never shown: saving the journal to a cassette hands it to the
-recorder's own writer.
+so the journal shows nothing a cassette would not write. It is converted each time something reads it whole,
+not while the proxy answers: the traffic pays for keeping an exchange, not for redacting it. The exchanges
+read whole last (`RECENT` of them: the entries a page shows in detail) are kept for the next read; the rest
+are let go, so an entry once read holds no more than before (a converted exchange is several times its
+bodies). A listing reads only its `Glance` (the redacted URL and model, the status, the usage), which costs a
+small part of a conversion and is kept. The captured form is what the entry keeps, never shown: saving the
+journal to a cassette hands it to the recorder's own writer.
 
 On the request's path the journal only appends the capture, one tuple, to a list (an append is atomic: no
 lock is taken); the `Entry` a reader sees is made from it the first time something reads it, and kept while
@@ -19,7 +21,7 @@ numbered from 1 in the order they ended (`seq`); a reader asks for what came aft
 """
 
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,6 +39,7 @@ from llmproxy.model import Route, Usage
 from llmproxy.model.exchange import RawExchange, RawRequest
 
 DEFAULT_CAPACITY: Final = 1000
+RECENT: Final = 64  # exchanges read whole that the journal keeps for the next read, the last read
 
 
 class Source(StrEnum):
@@ -136,29 +139,61 @@ rest), then the tap's own parts. One flat tuple: the collector's passes cost eac
 object by object."""
 
 
+class Recent:
+    """The exchanges read whole last, by entry number, at most `size` of them: a page that shows an entry in
+    detail reads it again (and the call before it) without converting it again, while a journal of thousands
+    read whole once (a report's read) keeps none of them. Safe to use from any thread."""
+
+    def __init__(self, size: int = RECENT) -> None:
+        self.size = size
+        self._kept: OrderedDict[int, Exchange] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, seq: int) -> Exchange | None:
+        with self._lock:
+            exchange = self._kept.get(seq)
+            if exchange is not None:
+                self._kept.move_to_end(seq)
+            return exchange
+
+    def keep(self, seq: int, exchange: Exchange) -> Exchange:
+        """Keep `exchange`, letting the least recently read go; the one kept for `seq` (a reader beside this
+        one may have kept the same conversion first)."""
+        with self._lock:
+            exchange = self._kept.setdefault(seq, exchange)
+            self._kept.move_to_end(seq)
+            if len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+            return exchange
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
+
 class Entry:
     """One exchange of the journal, made from its capture the first time something reads it."""
 
     __slots__ = (
         "_asked",
         "_capture",
-        "_exchange",
         "_glance",
         "_incoming",
         "_reader",
+        "_recent",
         "door",
         "seq",
         "source",
         "test_id",
     )
 
-    def __init__(self, seq: int, capture: Capture) -> None:
+    def __init__(self, seq: int, capture: Capture, recent: Recent) -> None:
         """`door`: how the request reached llmproxy (`proxy`, `relay`, `websocket`; None for a cassette at
-        rest)."""
+        rest). `recent`: the journal's last read whole, where its exchange is kept once read."""
         self.seq = seq
         self.source, self.test_id, self._reader, self.door = capture[0], capture[1], capture[2], capture[3]
         self._capture = capture
-        self._exchange: Exchange | None = None
+        self._recent = recent
         self._glance: Glance | None = None
         self._incoming: Incoming | None = None
         self._asked: Asked | None = None
@@ -184,12 +219,18 @@ class Entry:
 
     @property
     def exchange(self) -> Exchange:
-        """Redacted, as a cassette stores it; its `id` is `seq`. Two readers at once may both convert it: the
-        same result, kept once."""
-        exchange = self._exchange
+        """Redacted, as a cassette stores it; its `id` is `seq`. Kept among the journal's last read whole
+        (`Recent`): what a page shows in detail is read again as it was. Two readers at once may both convert
+        it: the same result, kept once."""
+        exchange = self._recent.get(self.seq)
         if exchange is None:
-            exchange = self._exchange = self._reader.exchange(self._capture, self.seq)
+            exchange = self._recent.keep(self.seq, self.converted())
         return exchange
+
+    def converted(self) -> Exchange:
+        """`exchange` converted afresh and not kept: for a reader of many entries at once (a report), which
+        keeps what it reads of each itself, so the last read whole stay those a page shows."""
+        return self._reader.exchange(self._capture, self.seq)
 
     @property
     def glance(self) -> Glance:
@@ -277,6 +318,7 @@ class Journal:
         self._counted_to = 0
         self._reading = threading.Lock()  # making entries, and forgetting those of dropped captures
         self._entries: dict[int, Entry] = {}  # made, by number
+        self._recent = Recent()  # the exchanges read whole last
         self._forgotten = 0  # every entry numbered up to this one is out of `_entries`
 
     def add(self, capture: Capture) -> None:
@@ -335,6 +377,7 @@ class Journal:
             self._cut(held)
             self._cleared += cleared
             self._entries.clear()
+            self._recent.clear()
             self._forgotten = self._offset
         return cleared
 
@@ -399,7 +442,7 @@ class Journal:
     def _entry(self, seq: int, capture: Capture) -> Entry:
         entry = self._entries.get(seq)
         if entry is None:
-            entry = self._entries[seq] = Entry(seq, capture)
+            entry = self._entries[seq] = Entry(seq, capture, self._recent)
         return entry
 
     def _forget(self, first: int) -> None:

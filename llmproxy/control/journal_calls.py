@@ -48,9 +48,9 @@ def answered(journal: Journal, source: Source | None, test_id: str | None, since
 def recorded(entries: Sequence[Entry], book: PriceBook, grouping: Grouping = Grouping.CASSETTE) -> Recorded:
     """The calls of `entries`, each test's read as one cassette; a call's `exchange_id` is its entry's `seq`."""
     by_test: dict[str, list[Exchange]] = {}
-    with gc_paused():  # every exchange converted lives on with its entry: the collector's passes are waste
+    with gc_paused():  # what is read of each exchange lives on in the calls: the collector's passes are waste
         for entry in entries:
-            by_test.setdefault(source_name(entry.test_id), []).append(entry.exchange)
+            by_test.setdefault(source_name(entry.test_id), []).append(entry.converted())
     return Recorded.of_exchanges(by_test.items(), book, grouping)
 
 

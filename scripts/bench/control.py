@@ -13,8 +13,9 @@ journal on (`--journal-size N`: it keeps every exchange of the run) against the 
 * **Memory per entry**, in this process: the same request (each a bytes object of its own, as a door makes
   them) answered N times by a mock chain built from the same plan; the allocations still held afterwards
   (tracemalloc) with the journal on less those with it off, per entry, less the request and answer bodies the
-  entries keep (goal ≤ 2 KB beyond them); then again once every entry has been read (converted to the
-  cassette's shape and redacted, as the control API shows it, and kept so for the next read).
+  entries keep (goal ≤ 2 KB beyond them); then again once every entry has been read whole through the control
+  API (`GET /journal/{seq}`: converted to the cassette's shape and redacted, the last few kept for the next
+  read), and once a report has read them all (`GET /report`, its read kept by the control API for the next).
 """
 
 import argparse
@@ -130,12 +131,16 @@ def measure_cpu(args: argparse.Namespace) -> list[str]:
 
 
 def measure_memory(requests: int) -> list[str]:
-    """The table of bytes the journal holds per entry, in this process, beyond the bodies; before and after it
-    is read."""
+    """The table of bytes the journal holds per entry, in this process, beyond the bodies: before it is read,
+    once every entry has been read whole (`GET /journal/{seq}`), and once a report has read them all (`GET
+    /report`, which the control API keeps for its next read), each through the control API's router."""
     from llmproxy.chain.incoming import Door, Incoming
     from llmproxy.chain.stage import Context
+    from llmproxy.control.api import BASE, control_api
+    from llmproxy.control.auth import Access
     from llmproxy.model.exchange import RawRequest
-    from llmproxy.plan import build, mock_plan
+    from llmproxy.plan import mock_plan
+    from llmproxy.proxy_session import Session
 
     sent = payloads.chat_request()
     headers = (("host", "127.0.0.1"), ("content-type", "application/json"), ("authorization", "Bearer sk-x"))
@@ -144,9 +149,9 @@ def measure_memory(requests: int) -> list[str]:
         answers = Path(scratch) / "expectations.json"
         expectations(answers, {})
 
-        def held(journal: int) -> tuple[float, Any]:
-            """Bytes per request still allocated after `requests` answers; the chain."""
-            chain = build(dataclasses.replace(mock_plan(answers), journal=journal))
+        def held(journal: int) -> tuple[float, Session]:
+            """Bytes per request still allocated after `requests` answers; the session."""
+            session = Session.of(dataclasses.replace(mock_plan(answers), journal=journal))
             gc.collect()
             tracemalloc.start()
             before = tracemalloc.get_traced_memory()[0]
@@ -155,32 +160,49 @@ def measure_memory(requests: int) -> list[str]:
                 raw = RawRequest(
                     "POST", "http", "127.0.0.1", 80, "/v1/chat/completions", "HTTP/1.1", headers, body, None
                 )
-                chain.answer(Incoming(raw, Door.RELAY), context)
+                session.chain.answer(Incoming(raw, Door.RELAY), context)
             gc.collect()
             after = tracemalloc.get_traced_memory()[0]
             tracemalloc.stop()
-            return (after - before) / requests, chain
+            return (after - before) / requests, session
 
         off, _ = held(0)
-        on, chain = held(requests)
-        journal = next(tap.journal for tap in chain.taps if tap.name == "journal")
-        bodies = _bodies(journal._captures) / requests  # before any read: no entry made yet
+        on, session = held(requests)
+        assert session.journal is not None
+        bodies = _bodies(session.journal._captures) / requests  # before any read: no entry made yet
         unread = on - off - bodies
-        gc.collect()
-        tracemalloc.start()
-        before = tracemalloc.get_traced_memory()[0]
-        for entry in journal.read():
-            entry.exchange  # noqa: B018  (converted and redacted once, as the control API's first read does)
-        gc.collect()
-        read = unread + (tracemalloc.get_traced_memory()[0] - before) / requests
-        tracemalloc.stop()
+        router = control_api(session)
+
+        def grown(paths: list[str]) -> float:
+            """Bytes per entry still allocated once `paths` have been read through the control API."""
+            gc.collect()
+            tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0]
+            for path in paths:
+                answer = router.handle("GET", BASE + path, b"", Access.READ)
+                assert answer.status == 200, answer.body
+            del answer
+            gc.collect()
+            held = tracemalloc.get_traced_memory()[0] - before
+            tracemalloc.stop()
+            return held / requests
+
+        read = unread + grown([f"/journal/{seq}" for seq in range(1, requests + 1)])
+        report = grown(["/report?format=json"])
     return [
         f"| journal memory per entry, {requests:,} entries | bytes | goal ≤ {GOAL_BYTES} |",
         "|---|---|---|",
         f"| the bodies it keeps: the request's ({len(sent)} B) and the answer's, as bytes objects | {bodies:,.0f} | |",
-        f"| beyond them, until first read | {unread:,.0f} | {'met' if unread <= GOAL_BYTES else 'NOT MET'} |",
-        f"| beyond them, once read (converted, redacted, kept for the next read) | {read:,.0f} | |",
+        f"| beyond them, until first read | {unread:,.0f} | {_met(unread)} |",
+        f"| beyond them, after `GET /journal/{{seq}}` of every entry | {read:,.0f} | {_met(read)} |",
+        f"| beyond them, after a report over every entry too | {read + report:,.0f} | |",
+        f"| of which the report's read, kept by the control API for its next (its calls, their requests) "
+        f"| {report:,.0f} | |",
     ]
+
+
+def _met(held: float) -> str:
+    return "met" if held <= GOAL_BYTES else "NOT MET"
 
 
 def _bodies(captures: Any) -> int:

@@ -1,9 +1,11 @@
 """The journal on its own, filled by its tap as the mock's replies pass: numbering, the exact drop count and
 counts by source while several threads add and one reads, a full journal showing its capacity exactly while
-it lets the oldest go in batches, a limit met newest first, and a listing's glance
-showing what the exchange converted whole shows, its URL's key redacted."""
+it lets the oldest go in batches, a limit met newest first, a listing's glance
+showing what the exchange converted whole shows, its URL's key redacted, and the exchanges read whole kept only
+for the few read last."""
 
 import threading
+import weakref
 
 import orjson
 
@@ -11,7 +13,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Door, Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.taps.journal import JournalTap
-from llmproxy.journal import Journal, Query, Source
+from llmproxy.journal import RECENT, Journal, Query, Source
 from llmproxy.model.exchange import RawRequest
 
 KEY = "AIzaSyD-0123456789abcdefghijklmnopqrstu"  # a Google API key's shape: the redactor knows it
@@ -123,3 +125,28 @@ def test_a_listing_shows_what_the_whole_exchange_shows_its_key_redacted() -> Non
     assert glance.status == 200
     assert glance.usage is not None
     assert (glance.usage.input_tokens, glance.usage.output_tokens) == (12, 3)
+
+
+def test_exchanges_read_whole_are_kept_for_the_last_few_read_only() -> None:
+    tap = JournalTap(Journal(3 * RECENT), Redactor())
+    for number in range(3 * RECENT):
+        answer(tap, request(f"t{number}"))
+    journal = tap.journal
+    first = journal.get(1)
+    assert first is not None
+    shown = first.exchange.model_dump(mode="json")
+    read = []
+    for entry in journal.read():
+        exchange = entry.exchange  # each read whole, as `GET /journal/{seq}` reads it
+        assert exchange.id == entry.seq
+        read.append(weakref.ref(exchange))
+    for entry in journal.read():
+        exchange = entry.converted()  # as a report reads them: none kept
+        assert exchange.id == entry.seq
+        read.append(weakref.ref(exchange))
+    del exchange
+    assert sum(1 for kept in read if kept() is not None) == RECENT  # the last read, not one for every entry
+    again = journal.get(1)
+    assert again is first  # the entry is kept; only its exchange was let go
+    assert again.exchange.model_dump(mode="json") == shown  # read again, the same
+    assert journal.get(1).exchange is again.exchange  # and kept while it is among the last read

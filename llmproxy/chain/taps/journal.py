@@ -232,12 +232,11 @@ def _plain_glance(capture: _Replied, reader: _Reader) -> Glance | None:
     started = datetime.fromtimestamp(at, UTC)
     if route is None or model is None or request.undecodable:
         return _glanced(request, reader.redactor, started, status, body, None, False, 0.0, 0.0, None, ())
-    place = reader.place(route, model, request)
-    usage = _usage(place.codec, status, body, None)
+    _, shown_url, provider, operation, vendor, shown, streaming, codec = reader.place(route, model, request)
     return _glance(
         Glance,
-        (started, request.method, place.url, place.provider, place.operation, place.vendor, place.model, status,
-         place.streaming, 0.0, 0.0, usage, None, (), False),
+        (started, request.method, shown_url, provider, operation, vendor, shown, status, streaming, 0.0, 0.0,
+         _usage(codec, status, body, None), None, (), False),
     )  # fmt: skip
 
 
