@@ -95,7 +95,7 @@ def encoders(rounds: int, spans: int = 20_000) -> str:
             span.status.code = 2
         return span.SerializeToString()
 
-    ways = {"llmproxy.telemetry.wire": lambda: encoder.span(call, facts, given), "opentelemetry-proto": generated}
+    ways = {"llmproxy.telemetry.wire": lambda: encoder.span(call, facts, encoder.attributes(given)), "opentelemetry-proto": generated}
     timings: dict[str, list[float]] = {name: [] for name in ways}
     for round_ in range(rounds):
         for name in ways if round_ % 2 == 0 else list(ways)[::-1]:
