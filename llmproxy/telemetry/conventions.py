@@ -313,22 +313,28 @@ def _parameters(body: dict[str, Any]) -> tuple[tuple[str, AttributeValue], ...]:
     name (`max_tokens`, `max_completion_tokens`), the one `PARAMETERS` lists first. A body's few keys are looked
     up in `PARAMETERS`, not its sixteen fields in the body: this runs for every call."""
     found: dict[str, AttributeValue] = {}
-    for where in (body, *(nested for key in NESTED if isinstance(nested := body.get(key), dict))):
-        fields = [field for field in where if field in PARAMETERS]
-        if len(fields) > 1:
-            fields.sort(key=_ORDER.__getitem__)
-        for field in fields:
-            value = where[field]
-            name = PARAMETERS[field]
-            if value is True or value is False or name in found:
-                continue
-            if isinstance(value, (int, float)):
-                found[name] = value
-            elif isinstance(value, str) and name == "gen_ai.request.stop_sequences":
-                found[name] = (value,)
-            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-                found[name] = tuple(value)
+    _add_parameters(body, found)
+    for key in NESTED:
+        if isinstance(nested := body.get(key), dict):
+            _add_parameters(nested, found)
     return tuple(found.items())
+
+
+def _add_parameters(where: dict[str, Any], found: dict[str, AttributeValue]) -> None:
+    fields = [field for field in where if field in PARAMETERS]
+    if len(fields) > 1:
+        fields.sort(key=_ORDER.__getitem__)
+    for field in fields:
+        value = where[field]
+        name = PARAMETERS[field]
+        if value is True or value is False or name in found:
+            continue
+        if isinstance(value, (int, float)):
+            found[name] = value
+        elif isinstance(value, str) and name == "gen_ai.request.stop_sequences":
+            found[name] = (value,)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            found[name] = tuple(value)
 
 
 def _tool(incoming: Incoming) -> Tool | None:
