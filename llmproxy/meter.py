@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Final, NamedTuple
 
 from llmproxy.model import Provider, ToolCall, Usage
 from llmproxy.pricing import PriceBook, Priced
@@ -51,6 +51,9 @@ class _CallFields(NamedTuple):
     seq: int  # set by the meter: 1, 2, … in the order calls ended
     cost_usd: Decimal | None
     unpriced: str | None
+
+
+_NUMBERED: Final = _CallFields._fields.index("seq")  # the fields before those the meter sets: seq, the price
 
 
 class Call(_CallFields):
@@ -185,9 +188,9 @@ class Meter:
             self._listeners.append(listener)
 
     def add(self, call: Call) -> Call:
-        priced = self._priced(call)
+        cost_usd, unpriced = self._priced(call)
         with self._lock:
-            call = call._replace(seq=next(self._seq), **priced)
+            call = Call._make((*call[:_NUMBERED], next(self._seq), cost_usd, unpriced))
             self._calls.append(call)
             listeners = list(self._listeners)
         for listener in listeners:
@@ -204,15 +207,15 @@ class Meter:
         with self._lock:
             return list(self._calls)
 
-    def _priced(self, call: Call) -> dict[str, Any]:
+    def _priced(self, call: Call) -> tuple[Decimal | None, str | None]:
         """The call's price, as the fields to set on it: `cost_usd`, or `unpriced` and why."""
         if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
-            return {}
+            return None, None
         try:
             cost = self.book.cost(call.usage, call.model, at=call.at, url=call.url, provider=call.provider)
         except Exception as error:  # pricing observes: it never breaks the traffic
             logger.exception("could not price %s", call.url)
-            return {"unpriced": f"pricing failed: {error}"}
+            return None, f"pricing failed: {error}"
         if isinstance(cost, Priced):
-            return {"cost_usd": cost.usd}
-        return {"unpriced": cost.reason}
+            return cost.usd, None
+        return None, cost.reason
