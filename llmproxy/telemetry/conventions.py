@@ -163,6 +163,16 @@ def facts_of(incoming: Incoming, completion: Completion | None, content: Redacto
     )
 
 
+def metric_facts(incoming: Incoming) -> Facts:
+    """The facts the metrics read (`llmproxy.telemetry.metrics.labels` and the faults): all a call needs when no
+    span is made of it."""
+    route, injected = incoming.route, incoming.injected
+    faults = tuple(fault.kind.value for fault in injected) if injected else ()
+    if route is None:
+        return Facts(faults=faults)
+    return Facts(operation_name(route), provider_name(route, incoming.host), faults=faults)
+
+
 def operation_name(route: Route) -> str:
     return OPERATIONS.get(route.operation, route.operation.value)
 

@@ -166,12 +166,21 @@ class OtlpExport:
         waiting = self._waiting
         while len(waiting) >= QUEUE:
             if not wait or not self._thread.is_alive():
-                self._lost(1, "the export queue is full")
+                self.drop()
                 return
             time.sleep(0.01)
         waiting.append((call, facts))
         if len(waiting) == BATCH:
             self._wake.set()
+
+    @property
+    def full(self) -> bool:
+        """Whether a call `add`ed now would be dropped (without `wait`)."""
+        return len(self._waiting) >= QUEUE
+
+    def drop(self) -> None:
+        """Count a call dropped for want of room in the queue (`full`), not queued."""
+        self._lost(1, "the export queue is full")
 
     def close(self, patience: float = CLOSING) -> None:
         """Send what is queued (waiting `patience` seconds at most) and the last metrics, and stop."""
