@@ -200,19 +200,8 @@ def _call(
 ) -> Call:
     raw, route = incoming.raw, incoming.route
     model = (completion.model if completion is not None and completion.model else None) or incoming.model
-    return Call(
-        raw.method,
-        raw.host,
-        incoming.path,
-        answered,
-        status,
-        route.provider if route is not None else None,
-        model,
-        completion.usage if completion is not None else None,
-        completion.tool_calls if completion is not None else (),
-        streamed,
-        latency_ms,
-        ttft_ms,
-        detail,
-        datetime.now(UTC),
-    )
+    usage, tool_calls = (completion.usage, completion.tool_calls) if completion is not None else (None, ())
+    provider = route.provider if route is not None else None
+    fields = (raw.method, raw.host, incoming.path, answered, status, provider, model, usage, tool_calls, streamed)
+    # every field given, in order: made as the tuple it is, not through `Call`'s defaults (one a call)
+    return Call._make((*fields, latency_ms, ttft_ms, detail, datetime.now(UTC), 0, None, None))
