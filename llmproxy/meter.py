@@ -10,11 +10,11 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import Final, NamedTuple
 
 from llmproxy.model import Provider, ToolCall, Usage
 from llmproxy.pricing import PriceBook, Priced
@@ -33,28 +33,63 @@ class Answered(StrEnum):
     ERROR = "error"  # llmproxy failed to answer it
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One request and its answer. `cost_usd` is None when it was not priced (`unpriced` says why, or the call
-    carried no usage); `latency_ms` is until the answer ended, `ttft_ms` until its first event (streams)."""
-
+class _CallFields(NamedTuple):
     method: str
     host: str
     path: str
     answered: Answered
     status: int | None
-    provider: Provider | None = None
-    model: str | None = None
-    usage: Usage | None = None
-    tool_calls: tuple[ToolCall, ...] = ()
-    streamed: bool = False
-    latency_ms: float | None = None
-    ttft_ms: float | None = None
-    detail: str = ""  # a miss: why nothing answered
-    at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    seq: int = 0  # set by the meter: 1, 2, … in the order calls ended
-    cost_usd: Decimal | None = None
-    unpriced: str | None = None
+    provider: Provider | None
+    model: str | None
+    usage: Usage | None
+    tool_calls: tuple[ToolCall, ...]
+    streamed: bool
+    latency_ms: float | None
+    ttft_ms: float | None
+    detail: str  # a miss: why nothing answered
+    at: datetime
+    seq: int  # set by the meter: 1, 2, … in the order calls ended
+    cost_usd: Decimal | None
+    unpriced: str | None
+
+
+_NUMBERED: Final = _CallFields._fields.index("seq")  # the fields before those the meter sets: seq, the price
+
+
+class Call(_CallFields):
+    """One request and its answer. `cost_usd` is None when it was not priced (`unpriced` says why, or the call
+    carried no usage); `latency_ms` is until the answer ended, `ttft_ms` until its first event (streams); `at`
+    defaults to now.
+
+    A named tuple, not a frozen dataclass: the meter makes one for every answer, numbers a copy of it, and a
+    frozen dataclass sets each of its seventeen fields through a call of `object.__setattr__` — with the copy,
+    more than telemetry's whole share of a replayed answer's cost."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        method: str,
+        host: str,
+        path: str,
+        answered: Answered,
+        status: int | None,
+        provider: Provider | None = None,
+        model: str | None = None,
+        usage: Usage | None = None,
+        tool_calls: tuple[ToolCall, ...] = (),
+        streamed: bool = False,
+        latency_ms: float | None = None,
+        ttft_ms: float | None = None,
+        detail: str = "",
+        at: datetime | None = None,
+        seq: int = 0,
+        cost_usd: Decimal | None = None,
+        unpriced: str | None = None,
+    ) -> "Call":
+        at = at if at is not None else datetime.now(UTC)
+        fields = (method, host, path, answered, status, provider, model, usage, tool_calls, streamed, latency_ms)
+        return tuple.__new__(cls, (*fields, ttft_ms, detail, at, seq, cost_usd, unpriced))
 
     @property
     def url(self) -> str:
@@ -153,9 +188,9 @@ class Meter:
             self._listeners.append(listener)
 
     def add(self, call: Call) -> Call:
-        priced = self._priced(call)
+        cost_usd, unpriced = self._priced(call)
         with self._lock:
-            call = replace(call, seq=next(self._seq), **priced)  # one copy: a frozen Call's costs its fields
+            call = Call._make((*call[:_NUMBERED], next(self._seq), cost_usd, unpriced))
             self._calls.append(call)
             listeners = list(self._listeners)
         for listener in listeners:
@@ -172,15 +207,15 @@ class Meter:
         with self._lock:
             return list(self._calls)
 
-    def _priced(self, call: Call) -> dict[str, Any]:
+    def _priced(self, call: Call) -> tuple[Decimal | None, str | None]:
         """The call's price, as the fields to set on it: `cost_usd`, or `unpriced` and why."""
         if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
-            return {}
+            return None, None
         try:
             cost = self.book.cost(call.usage, call.model, at=call.at, url=call.url, provider=call.provider)
         except Exception as error:  # pricing observes: it never breaks the traffic
             logger.exception("could not price %s", call.url)
-            return {"unpriced": f"pricing failed: {error}"}
+            return None, f"pricing failed: {error}"
         if isinstance(cost, Priced):
-            return {"cost_usd": cost.usd}
-        return {"unpriced": cost.reason}
+            return cost.usd, None
+        return None, cost.reason

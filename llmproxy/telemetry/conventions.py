@@ -11,7 +11,7 @@ attributes on the telemetry's own thread. Pure: nothing here imports the OpenTel
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -81,6 +81,7 @@ PARAMETERS: Final = {
     "stop_sequences": "gen_ai.request.stop_sequences",
     "stopSequences": "gen_ai.request.stop_sequences",
 }
+_ORDER: Final = {field: index for index, field in enumerate(PARAMETERS)}
 NESTED: Final = ("generationConfig", "inferenceConfig", "options")  # Gemini, Bedrock Converse, Ollama
 
 # `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai/dup`: also the older names a consumer may still read
@@ -103,10 +104,9 @@ class Tool:
     session: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What the request and the answer say beyond the `Call`. The messages are JSON in the conventions' shape,
-    redacted, present only when content was asked for."""
+    redacted, present only when content was asked for. A named tuple, as a `Call` is: one is made per call."""
 
     operation: str | None = None
     provider: str | None = None
@@ -127,28 +127,50 @@ class Facts:
 
 def facts_of(incoming: Incoming, completion: Completion | None, content: Redactor | None = None) -> Facts:
     """The facts of `incoming` and its answer; `content`: also the messages, redacted by it."""
-    route, headers = incoming.route, incoming.headers
-    body = incoming.json
-    parameters = _parameters(body) if route is not None and isinstance(body, dict) else ()
-    tool = _tool(incoming) if route is None else None
-    conversation = incoming.conversation if content is not None and route is not None else None
+    route, headers, body = incoming.route, incoming.headers, incoming.json
+    asked = isinstance(body, dict)
+    stream = body.get("stream") if asked else None
+    injected = incoming.injected
+    if completion is not None:
+        response_id, stop = completion.id, completion.stop_reason
+        finish_reasons = (stop.value,) if stop else ()
+    else:
+        response_id, finish_reasons = None, ()
+    if route is None:
+        operation = provider = None
+        parameters: tuple[tuple[str, AttributeValue], ...] = ()
+        tool, conversation = _tool(incoming), None
+    else:
+        operation, provider = operation_name(route), provider_name(route, incoming.host)
+        parameters = _parameters(body) if asked else ()
+        tool, conversation = None, incoming.conversation if content is not None else None
     return Facts(
-        operation=operation_name(route) if route is not None else None,
-        provider=provider_name(route, incoming.host) if route is not None else None,
-        port=incoming.port,
-        parameters=parameters,
-        streamed_asked=body.get("stream") if isinstance(body, dict) and isinstance(body.get("stream"), bool) else None,
-        response_id=completion.id if completion is not None else None,
-        finish_reasons=(completion.stop_reason.value,) if completion is not None and completion.stop_reason else (),
-        traceparent=headers.get("traceparent"),
-        tracestate=headers.get("tracestate"),
-        faults=tuple(fault.kind.value for fault in incoming.injected),
-        test_id=incoming.test_id,
-        tool=tool,
-        input_messages=_input_messages(conversation, content) if conversation and content else None,
-        output_messages=_output_messages(completion, content) if completion is not None and content else None,
-        system_instructions=_system(conversation, content) if conversation and content else None,
+        operation,
+        provider,
+        incoming.port,
+        parameters,
+        stream if stream is True or stream is False else None,
+        response_id,
+        finish_reasons,
+        headers.get("traceparent"),
+        headers.get("tracestate"),
+        tuple(fault.kind.value for fault in injected) if injected else (),
+        incoming.test_id,
+        tool,
+        _input_messages(conversation, content) if conversation and content else None,
+        _output_messages(completion, content) if completion is not None and content else None,
+        _system(conversation, content) if conversation and content else None,
     )
+
+
+def metric_facts(incoming: Incoming) -> Facts:
+    """The facts the metrics read (`llmproxy.telemetry.metrics.labels` and the faults): all a call needs when no
+    span is made of it."""
+    route, injected = incoming.route, incoming.injected
+    faults = tuple(fault.kind.value for fault in injected) if injected else ()
+    if route is None:
+        return Facts(faults=faults)
+    return Facts(operation_name(route), provider_name(route, incoming.host), faults=faults)
 
 
 def operation_name(route: Route) -> str:
@@ -250,6 +272,35 @@ def attributes(call: Call, facts: Facts, run: Mapping[str, str], duplicate: bool
     return found
 
 
+def attributes_shape(call: Call, facts: Facts) -> tuple[object, ...]:
+    """All that `attributes` reads of a call and its facts but the trace they belong to: two calls of one shape
+    have the same attributes (a recording replayed again and again, its request the same)."""
+    return (
+        call.method,
+        call.host,
+        call.path,
+        call.answered,
+        call.status,
+        call.model,
+        call.usage,
+        call.ttft_ms if call.streamed else None,
+        call.detail,
+        call.cost_usd,
+        call.unpriced,
+        facts.operation,
+        facts.provider,
+        facts.port,
+        facts.parameters,
+        facts.streamed_asked,
+        facts.response_id,
+        facts.finish_reasons,
+        facts.faults,
+        facts.test_id,
+        facts.tool,
+        facts.system_instructions,
+    )
+
+
 def _tool_attributes(tool: Tool) -> Attributes:
     found: Attributes = {"llmproxy.tool.protocol": tool.protocol}
     if tool.protocol == "mcp":
@@ -268,21 +319,32 @@ def _present(*given: tuple[str, AttributeValue | None]) -> Attributes:
 
 
 def _parameters(body: dict[str, Any]) -> tuple[tuple[str, AttributeValue], ...]:
+    """The request's parameters, the body's own first, then those nested in `NESTED`; of two fields with one
+    name (`max_tokens`, `max_completion_tokens`), the one `PARAMETERS` lists first. A body's few keys are looked
+    up in `PARAMETERS`, not its sixteen fields in the body: this runs for every call."""
     found: dict[str, AttributeValue] = {}
-    for where in (body, *(body[key] for key in NESTED if isinstance(body.get(key), dict))):
-        for field, name in PARAMETERS.items():
-            if field not in where:
-                continue
-            value = where[field]
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int | float):
-                found.setdefault(name, value)
-            elif isinstance(value, str) and name == "gen_ai.request.stop_sequences":
-                found.setdefault(name, (value,))
-            elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-                found.setdefault(name, tuple(value))
+    _add_parameters(body, found)
+    for key in NESTED:
+        if isinstance(nested := body.get(key), dict):
+            _add_parameters(nested, found)
     return tuple(found.items())
+
+
+def _add_parameters(where: dict[str, Any], found: dict[str, AttributeValue]) -> None:
+    fields = [field for field in where if field in PARAMETERS]
+    if len(fields) > 1:
+        fields.sort(key=_ORDER.__getitem__)
+    for field in fields:
+        value = where[field]
+        name = PARAMETERS[field]
+        if value is True or value is False or name in found:
+            continue
+        if isinstance(value, (int, float)):
+            found[name] = value
+        elif isinstance(value, str) and name == "gen_ai.request.stop_sequences":
+            found[name] = (value,)
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            found[name] = tuple(value)
 
 
 def _tool(incoming: Incoming) -> Tool | None:

@@ -17,7 +17,7 @@ from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
 from llmproxy.meter import Call
 from llmproxy.model import Completion
-from llmproxy.telemetry.conventions import facts_of
+from llmproxy.telemetry.conventions import facts_of, metric_facts
 from llmproxy.telemetry.metrics import (
     BUDGET_LIMIT,
     BUDGET_SPENT,
@@ -59,10 +59,18 @@ class Telemetry:
             self.export = OtlpExport(plan.endpoint, self.run, self.registry)
 
     def observe(self, call: Call, incoming: Incoming, completion: Completion | None) -> None:
+        """The call's figures added to the registry, and the call queued for its span. The facts only the
+        span reads are read only when a span will be made: not without an export, nor when its queue is full
+        (a collector down), where the call is counted as dropped at once."""
+        export = self.export
+        if export is None or export.full:
+            self.registry.record(call, metric_facts(incoming))
+            if export is not None:
+                export.drop()
+            return
         facts = facts_of(incoming, completion, self._content)
         self.registry.record(call, facts)
-        if self.export is not None:
-            self.export.add(call, facts)
+        export.add(call, facts)
 
     def reported(self, report: "Report") -> None:
         """The latest optimisation report built over this run: its verdict's figures are the gauges' now."""

@@ -25,6 +25,7 @@ from llmproxy.meter import Answered, Call
 from llmproxy.telemetry.conventions import SOURCES, Facts, error_type
 
 TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+SHAPES: Final = 4096  # shapes of call whose additions are kept (`Registry.record`); past that, start again
 SECOND_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 
 
@@ -177,6 +178,25 @@ def observations(call: Call, facts: Facts) -> Iterator[Observation]:
         yield FAULTS, 1, (*base, ("llmproxy.fault.kind", kind))
 
 
+def _shape(call: Call, facts: Facts) -> tuple[object, ...]:
+    """All that `observations` reads of a call but its durations: two calls of one shape add the same to the
+    same series, and their durations to the same series."""
+    return (
+        call.answered,
+        call.host,
+        facts.operation,
+        facts.provider,
+        call.model,
+        call.status,
+        call.latency_ms is not None,
+        call.ttft_ms is not None and call.streamed,
+        call.usage,
+        call.cost_usd,
+        call.unpriced is not None,
+        facts.faults,
+    )
+
+
 class _Series:
     __slots__ = ("buckets", "count", "sum")
 
@@ -194,28 +214,53 @@ class Registry:
     def __init__(self, gauges: Gauges | None = None) -> None:
         self.started = time.time_ns()
         self._series: dict[tuple[Instrument, Labels], _Series] = {}
+        self._shapes: dict[tuple[object, ...], list[tuple[_Series, float, int, Instrument]]] = {}
         self._lock = threading.Lock()
         self._gauges = gauges
 
     def record(self, call: Call, facts: Facts) -> None:
-        """Everything `call` adds (`observations`), under one lock."""
-        found = list(observations(call, facts))
+        """Everything `call` adds (`observations`), under one lock. What a call adds is worked out once per
+        shape of call (`_shape`: a recording replayed again and again is one) and kept as the series it adds
+        to, each with its value and histogram bucket: a call like one before is a few additions. Its durations
+        are its own: their series are kept, their values read off each call."""
+        shape = _shape(call, facts)
+        additions = self._shapes.get(shape)
         with self._lock:
-            for instrument, value, labels in found:
-                self._add(instrument, value, labels)
+            if additions is None:
+                if len(self._shapes) >= SHAPES:
+                    self._shapes.clear()
+                additions = self._shapes[shape] = [
+                    (*self._addition(instrument, value, labels), instrument)
+                    for instrument, value, labels in observations(call, facts)
+                ]
+            for series, value, bucket, instrument in additions:
+                if instrument is DURATION or instrument is FIRST_CHUNK:
+                    value = (call.latency_ms if instrument is DURATION else call.ttft_ms) or 0.0
+                    value /= 1000
+                    bucket = bisect.bisect_left(instrument.buckets, value)
+                series.sum += value
+                series.count += 1
+                if bucket >= 0:
+                    series.buckets[bucket] += 1
 
     def add(self, instrument: Instrument, value: float, labels: Labels = ()) -> None:
         with self._lock:
             self._add(instrument, value, labels)
 
     def _add(self, instrument: Instrument, value: float, labels: Labels) -> None:
+        series, value, bucket = self._addition(instrument, value, labels)
+        series.sum += value
+        series.count += 1
+        if bucket >= 0:
+            series.buckets[bucket] += 1
+
+    def _addition(self, instrument: Instrument, value: float, labels: Labels) -> tuple["_Series", float, int]:
+        """The series `value` adds to (made when it is the first), and its bucket (-1: not a histogram)."""
         series = self._series.get((instrument, labels))
         if series is None:
             series = self._series[(instrument, labels)] = _Series(len(instrument.buckets))
-        series.sum += value
-        series.count += 1
-        if instrument.buckets:
-            series.buckets[bisect.bisect_left(instrument.buckets, value)] += 1
+        bucket = bisect.bisect_left(instrument.buckets, value) if instrument.buckets else -1
+        return series, value, bucket
 
     def value(self, instrument: Instrument, **wanted: str) -> float:
         """The sum of `instrument` over the series whose labels include `wanted` (dots as underscores)."""

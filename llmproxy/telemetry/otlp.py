@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from llmproxy import __version__
 from llmproxy.meter import Call
-from llmproxy.telemetry.conventions import Facts, attributes, duplicate_old_names
+from llmproxy.telemetry.conventions import Facts, attributes, attributes_shape, duplicate_old_names
 from llmproxy.telemetry.metrics import Registry
 from llmproxy.telemetry.settings import Destination, destination, metric_interval, metrics_exported, resource
 from llmproxy.telemetry.wire import Encoder
@@ -45,6 +45,7 @@ CLOSING: Final = 5.0  # seconds the end of a run waits for what is still queued 
 PAUSE: Final = 1.0  # seconds the thread waits after a failed send before it tries again; doubled each time
 PAUSE_MOST: Final = 30.0
 SCOPE: Final = "llmproxy"
+SHAPES: Final = 1024  # shapes of call whose encoded span attributes are kept; past that, start again
 
 type Item = tuple[Call, Facts]
 
@@ -149,6 +150,7 @@ class OtlpExport:
         described = resource(environ)
         described.setdefault("service.version", __version__)
         self._encoder = Encoder(described, SCOPE, __version__)
+        self._shapes: dict[tuple[object, ...], bytes] = {}  # the export thread's alone
         self._spans = Sender(destination("traces", endpoint, environ))
         self._metrics = None
         if registry is not None and metrics_exported(environ):
@@ -164,12 +166,21 @@ class OtlpExport:
         waiting = self._waiting
         while len(waiting) >= QUEUE:
             if not wait or not self._thread.is_alive():
-                self._lost(1, "the export queue is full")
+                self.drop()
                 return
             time.sleep(0.01)
         waiting.append((call, facts))
         if len(waiting) == BATCH:
             self._wake.set()
+
+    @property
+    def full(self) -> bool:
+        """Whether a call `add`ed now would be dropped (without `wait`)."""
+        return len(self._waiting) >= QUEUE
+
+    def drop(self) -> None:
+        """Count a call dropped for want of room in the queue (`full`), not queued."""
+        self._lost(1, "the export queue is full")
 
     def close(self, patience: float = CLOSING) -> None:
         """Send what is queued (waiting `patience` seconds at most) and the last metrics, and stop."""
@@ -211,10 +222,8 @@ class OtlpExport:
             self._in_flight = len(batch)
         try:
             self._spans.connect()  # a collector that is not there costs no span made
-            encoder, run, duplicate = self._encoder, self.run, self.duplicate
-            body = encoder.traces(
-                [encoder.span(call, facts, attributes(call, facts, run, duplicate)) for call, facts in batch]
-            )
+            encoder = self._encoder
+            body = encoder.traces([encoder.span(call, facts, self._attributes(call, facts)) for call, facts in batch])
             taken = self._spans.post(body)
         except Exception:  # telemetry observes: what fails here is counted, never raised
             logger.debug("exporting %d spans failed", len(batch), exc_info=True)
@@ -226,6 +235,20 @@ class OtlpExport:
             return
         self._lost(len(batch), "the collector did not take them")
         self._pause()
+
+    def _attributes(self, call: Call, facts: Facts) -> bytes:
+        """A call's span attributes, encoded; kept by the call's shape (`attributes_shape`), for the calls of
+        that shape to come — a recording replayed again and again has one. Not with the messages on the spans:
+        those are every call's own."""
+        if facts.input_messages is not None or facts.output_messages is not None:
+            return self._encoder.attributes(attributes(call, facts, self.run, self.duplicate))
+        shape = attributes_shape(call, facts)
+        encoded = self._shapes.get(shape)
+        if encoded is None:
+            if len(self._shapes) >= SHAPES:
+                self._shapes.clear()
+            encoded = self._shapes[shape] = self._encoder.attributes(attributes(call, facts, self.run, self.duplicate))
+        return encoded
 
     def _send_metrics(self) -> None:
         if self._metrics is None:

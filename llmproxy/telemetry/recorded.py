@@ -3,7 +3,6 @@ when it was recorded — its time, its duration and first byte, its usage priced
 of its request, so its span is the one a running llmproxy would have sent, at the time it happened."""
 
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -57,7 +56,7 @@ def _call(exchange: Exchange, meter: Meter) -> tuple[Call, Facts]:
         detail=exchange.error or "",
         at=timings.started_at + timedelta(milliseconds=total),
     )
-    facts = replace(facts_of(incoming, completion), faults=tuple(injection.kind for injection in exchange.injected))
+    facts = facts_of(incoming, completion)._replace(faults=tuple(injection.kind for injection in exchange.injected))
     return meter.add(call), facts
 
 

@@ -72,9 +72,10 @@ class Encoder:
         self._scope = length_delimited(1, string(1, scope) + string(2, version))
         self._kept: dict[tuple[str, AttributeValue, type], bytes] = {}
 
-    def span(self, call: Call, facts: Facts, given: Mapping[str, AttributeValue]) -> bytes:
-        """A `Span` (as ScopeSpans' field 2) with the attributes `given`: CLIENT, from when the call began to
-        when its answer ended, in the client's trace when it sent a valid `traceparent`, `ERROR` when it failed."""
+    def span(self, call: Call, facts: Facts, attributes: bytes) -> bytes:
+        """A `Span` (as ScopeSpans' field 2) with the `attributes` encoded by `attributes`: CLIENT, from when the
+        call began to when its answer ended, in the client's trace when it sent a valid `traceparent`, `ERROR`
+        when it failed."""
         ids = os.urandom(24)
         found = parent(facts.traceparent)
         trace, parent_span = found if found is not None else (ids[:16], None)
@@ -86,7 +87,15 @@ class Encoder:
         if parent_span is not None:
             parts.append(length_delimited(4, parent_span))
         parts += [string(5, span_name(call, facts)), unsigned(6, CLIENT), fixed64(7, start), fixed64(8, end)]
+        parts.append(attributes)
+        if (error := error_type(call)) is not None:
+            parts.append(length_delimited(15, string(2, error) + unsigned(3, ERROR)))
+        return length_delimited(2, b"".join(parts))
+
+    def attributes(self, given: Mapping[str, AttributeValue]) -> bytes:
+        """A span's attributes `given`, encoded (each attribute's encoding kept, for the next span that has it)."""
         kept = self._kept
+        parts = []
         for key, value in given.items():
             cached = (key, value, type(value))
             encoded = kept.get(cached)
@@ -95,9 +104,7 @@ class Encoder:
                     kept.clear()
                 encoded = kept[cached] = length_delimited(9, key_value(key, value))
             parts.append(encoded)
-        if (error := error_type(call)) is not None:
-            parts.append(length_delimited(15, string(2, error) + unsigned(3, ERROR)))
-        return length_delimited(2, b"".join(parts))
+        return b"".join(parts)
 
     def traces(self, spans: Sequence[bytes]) -> bytes:
         """An `ExportTraceServiceRequest` of `spans` (each from `span`)."""

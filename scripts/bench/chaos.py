@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +89,10 @@ def _uninstrumented(workdir: Path) -> list[str]:
     return ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", sys.executable]
 
 
-def instructions(target: Target, upstream_port: int, api: str, count: int, workdir: Path) -> int:
+def instructions(target: Target, upstream_port: int, api: str, count: int, workdir: Path, settle: float = 0.0) -> int:
     """Instructions the target's process executes per request, over `count` requests sent one after another
-    (after 100 not counted): callgrind switched on around them, its counts dumped and read."""
+    (after 100 not counted): callgrind switched on around them, its counts dumped and read. `settle`: seconds
+    more counted after the last answer, for what a thread of the process does with the requests afterwards."""
     path = "/v1/chat/completions" if api == "openai" else "/v1/messages"
     body = payloads.chat_request() if api == "openai" else payloads.small_request()
     target_url = f"http://127.0.0.1:{upstream_port}{path}" if target.proxy else path
@@ -107,6 +109,7 @@ def instructions(target: Target, upstream_port: int, api: str, count: int, workd
         subprocess.run(["callgrind_control", "--instr=on", str(target.pid)], capture_output=True, check=True)
         for _ in range(count):
             _exchange(connection, request)
+        time.sleep(settle)
         subprocess.run(["callgrind_control", "--instr=off", str(target.pid)], capture_output=True, check=True)
     subprocess.run(["callgrind_control", "--dump", str(target.pid)], capture_output=True, check=True)
     (dump,) = set(workdir.glob(dumps)) - before

@@ -6,6 +6,7 @@ the table gives each against telemetry off, medians over rounds whose order alte
 
     .venv/bin/python scripts/bench/telemetry.py [--quick] [--rounds N] [--seconds S]
     .venv/bin/python scripts/bench/telemetry.py --encoders [--rounds N]
+    .venv/bin/python scripts/bench/telemetry.py --callgrind N
 
 The receiver is the tests' (tests/telemetry/receiver.py: OTLP/HTTP decoded with opentelemetry-proto), on a
 thread of this process: its CPU is not the proxy's.
@@ -13,6 +14,11 @@ thread of this process: its CPU is not the proxy's.
 `--encoders` measures only the encoding of one replayed call's span, in this process: llmproxy's own
 (`llmproxy.telemetry.wire`) against the same span built and serialised with opentelemetry-proto's generated
 messages, alternating over `--rounds`: CPU microseconds per span, and their ratio.
+
+`--callgrind N` counts instead the instructions each proxy executes per request over N requests sent one after
+another (valgrind's callgrind, as scripts/bench/chaos.py counts them), its export thread included: counting
+goes on for a while after the last answer, until the spans of the last batch have been sent. A figure the
+neighbours' load does not move.
 """
 
 import argparse
@@ -95,7 +101,10 @@ def encoders(rounds: int, spans: int = 20_000) -> str:
             span.status.code = 2
         return span.SerializeToString()
 
-    ways = {"llmproxy.telemetry.wire": lambda: encoder.span(call, facts, given), "opentelemetry-proto": generated}
+    def written() -> bytes:
+        return encoder.span(call, facts, encoder.attributes(given))
+
+    ways = {"llmproxy.telemetry.wire": written, "opentelemetry-proto": generated}
     timings: dict[str, list[float]] = {name: [] for name in ways}
     for round_ in range(rounds):
         for name in ways if round_ % 2 == 0 else list(ways)[::-1]:
@@ -113,13 +122,59 @@ def encoders(rounds: int, spans: int = 20_000) -> str:
     )
 
 
+def count_instructions(count: int) -> str:
+    """Instructions per request of each variant, under callgrind, against telemetry off."""
+    from chaos import _uninstrumented, instructions
+
+    from llmproxy.telemetry.otlp import LINGER
+
+    upstream_port = free_port()
+    started: list[subprocess.Popen[bytes]] = []
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as scratch, receiver() as (url, received):
+        workdir = Path(scratch)
+        cassette = workdir / "c.json"
+        write_cassette(cassette, upstream_port, bodies(1))
+        try:
+            for name, argv in variants(cassette, url).items():
+                target, _, _ = launch(name.split()[0], [*_uninstrumented(workdir), *argv], workdir, upstream_port)
+                assert target.process is not None
+                started.append(target.process)
+                target = Target(name, target.port, target.pid, target.process)
+                counts[name] = instructions(target, upstream_port, "anthropic", count, workdir, settle=LINGER * 3)
+                print(f"{name:<26} {counts[name]:>10,} instructions/request", file=sys.stderr)
+        finally:
+            stop(started)
+        spans = len(received.spans)
+    lines = ["| telemetry | instructions / request | vs off |", "|---|---:|---:|"]
+    lines += [f"| {name} | {found:,} | {found / counts['off']:.3f}× |" for name, found in counts.items()]
+    lines.append(f"\nspans the live receiver decoded: {spans:,}")
+    return "\n".join(lines)
+
+
+def variants(cassette: Path, url: str) -> dict[str, list[str]]:
+    """Each variant's command line: replay with telemetry off, to the live receiver at `url`, to none."""
+    replay = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
+    replay += ["--on-exhausted", "repeat-last"]
+    down = f"http://127.0.0.1:{free_port()}"
+    return {
+        "off": replay,
+        "OTLP to a live receiver": [*replay, "--otlp", url, "--metrics"],
+        "OTLP to a receiver down": [*replay, "--otlp", down, "--metrics"],
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true", help="one short round")
     parser.add_argument("--encoders", action="store_true", help="only the span encoders, in this process")
+    parser.add_argument("--callgrind", type=int, metavar="N", help="count instructions over N requests instead")
     args = parser.parse_args()
+    if args.callgrind:
+        print(count_instructions(args.callgrind))
+        return 0
     if args.encoders:
         print(encoders(args.rounds))
         return 0
@@ -131,14 +186,7 @@ def main() -> int:
         workdir = Path(scratch)
         cassette = workdir / "c.json"
         write_cassette(cassette, upstream_port, bodies(1))
-        replay = [str(BIN / "llmproxy"), "replay", "--cassette", str(cassette), "--port", "{port}"]
-        replay += ["--on-exhausted", "repeat-last"]
-        down = f"http://127.0.0.1:{free_port()}"
-        commands = {
-            "off": replay,
-            "OTLP to a live receiver": [*replay, "--otlp", url, "--metrics"],
-            "OTLP to a receiver down": [*replay, "--otlp", down, "--metrics"],
-        }
+        commands = variants(cassette, url)
         targets: list[Target] = []
         runs: dict[str, list[dict[str, Any]]] = {}
         try:

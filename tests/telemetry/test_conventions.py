@@ -11,7 +11,7 @@ from llmproxy.intercept.faults import FaultKind, Injected
 from llmproxy.meter import Answered, Call
 from llmproxy.model import Completion, StopReason, Usage
 from llmproxy.model.exchange import RawRequest
-from llmproxy.telemetry.conventions import attributes, duplicate_old_names, facts_of, span_name
+from llmproxy.telemetry.conventions import attributes, duplicate_old_names, facts_of, metric_facts, span_name
 from llmproxy.telemetry.metrics import Registry, observations
 
 SECRET = "sk-ant-api03-" + "x" * 80  # shaped like an Anthropic key, never a real one
@@ -154,3 +154,45 @@ def test_the_registry_writes_prometheus_text_with_both_names_of_the_token_figure
     )
     bucket = 'gen_ai_client_operation_duration_seconds_bucket{llmproxy_source="replayed"'
     assert any(line.startswith(bucket) and 'le="0.16"' in line and line.endswith(" 2") for line in text.splitlines())
+
+
+def test_calls_of_one_shape_add_to_the_registry_what_each_observation_adds() -> None:
+    """The registry keeps what a shape of call adds; each call's own duration still counts as its own."""
+    incoming = request("api.anthropic.com", "/v1/messages", MESSAGES)
+    incoming.injected.append(Injected(FaultKind.ERROR, "--fail", "injected 529", 529))
+    usage = Usage(input_tokens=300, output_tokens=20, cache_read_tokens=200)
+    calls = [
+        Call(
+            "POST",
+            incoming.host,
+            incoming.path,
+            answered,
+            status,
+            model="claude-haiku-4-5",
+            usage=usage,
+            latency_ms=latency,
+            ttft_ms=latency / 3,
+            streamed=True,
+        )
+        for answered, status in ((Answered.HIT, 200), (Answered.INJECTED, 529))
+        for latency in (12.0, 150.0, 150.0, 2900.0)
+    ]
+    shaped, observed = Registry(), Registry()
+    for call in calls:
+        shaped.record(call, facts_of(incoming, None))
+        for instrument, value, labels in observations(call, facts_of(incoming, None)):
+            observed.add(instrument, value, labels)
+    assert shaped.series() == observed.series()
+    assert shaped.exposition() == observed.exposition()
+
+
+def test_the_metrics_read_the_same_of_a_call_without_the_facts_only_a_span_reads() -> None:
+    incoming = request(
+        "api.anthropic.com", "/v1/messages", MESSAGES, {"traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}
+    )
+    incoming.injected.append(Injected(FaultKind.QUOTA, "--rpm", "quota"))
+    call = anthropic_call(incoming, Usage(input_tokens=30, output_tokens=2), Answered.INJECTED)
+    light, full = metric_facts(incoming), facts_of(incoming, None)
+    assert light.parameters == ()
+    assert light.traceparent is None
+    assert list(observations(call, light)) == list(observations(call, full))

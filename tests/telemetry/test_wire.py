@@ -47,7 +47,7 @@ def test_a_span_reads_back_with_every_kind_of_attribute() -> None:
     given["llmproxy.test.offset"] = -3  # a negative int64: ten bytes on the wire
     given["gen_ai.request.temperature"] = 0.25
     given["gen_ai.request.stop_sequences"] = ("STOP", "END")
-    request = traces(ENCODER.traces([ENCODER.span(call(), facts, given)] * 2))
+    request = traces(ENCODER.traces([ENCODER.span(call(), facts, ENCODER.attributes(given))] * 2))
     (resource_spans,) = request.resource_spans
     resource = {item.key: value(item.value) for item in resource_spans.resource.attributes}
     assert resource == {"service.name": "llmproxy", "deployment.environment": "ci"}
@@ -68,7 +68,7 @@ def test_a_span_reads_back_with_every_kind_of_attribute() -> None:
 
 def test_a_failed_call_is_an_error_in_a_trace_of_its_own() -> None:
     facts = Facts(operation="chat", traceparent="00-" + "0" * 32 + f"-{SPAN}-01")  # no trace: not valid
-    (span,) = traces(ENCODER.traces([ENCODER.span(call(529), facts, {})])).resource_spans[0].scope_spans[0].spans
+    (span,) = traces(ENCODER.traces([ENCODER.span(call(529), facts, b"")])).resource_spans[0].scope_spans[0].spans
     assert (span.status.code, span.status.message) == (2, "529")
     assert span.parent_span_id == b""
     assert len(span.trace_id) == 16

@@ -9,7 +9,7 @@ telemetry (`llmproxy.telemetry`) hears of each call here too, with the request i
 import logging
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from llmproxy.cassette.decode import decode_answer
 from llmproxy.cassette.stream_capture import StreamCapture
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from llmproxy.telemetry.hub import Telemetry
 
 logger = logging.getLogger(__name__)
+
+SHARED: Final = 1024  # replies served again and again whose reading is kept; past that, start again
 
 ANSWERED = {
     ReplySource.MOCK: Answered.MOCK,
@@ -44,6 +46,7 @@ class MeterTap(Tap):
     def __init__(self, meter: Meter, telemetry: "Telemetry | None" = None) -> None:
         self.state = State(meter)
         self.telemetry = telemetry
+        self._shared: dict[int, tuple[Reply, _Read]] = {}
 
     @property
     def meter(self) -> Meter:
@@ -51,11 +54,26 @@ class MeterTap(Tap):
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         if reply.source in ANSWERED:  # not a CLI's telemetry, nor a WebSocket the relay meters message by message
-            completion = _understood(incoming, reply)
-            call = self.state.value.add(replied(incoming, reply, completion))
+            read = self._read(incoming, reply)
+            completion = read.completion
+            call = _call(incoming, ANSWERED[reply.source], reply.status, completion, *read[1:], _declined(incoming))
+            call = self.state.value.add(call)
             if self.telemetry is not None:
                 self.telemetry.observe(call, incoming, completion)
         return reply
+
+    def _read(self, incoming: Incoming, reply: Reply) -> "_Read":
+        """What the meter reads of `reply`; of a reply served again and again (`shared`: a recording), kept."""
+        if not reply.shared:
+            return _read(incoming, reply)
+        kept = self._shared.get(id(reply))
+        if kept is not None and kept[0] is reply:
+            return kept[1]
+        if len(self._shared) >= SHARED:
+            self._shared.clear()
+        read = _read(incoming, reply)
+        self._shared[id(reply)] = (reply, read)  # the reply held: its id stays its own
+        return read
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         if head is None:
@@ -85,14 +103,34 @@ def _understood(incoming: Incoming, reply: Reply) -> Completion | None:
     return None
 
 
-def replied(incoming: Incoming, reply: Reply, completion: Completion | None) -> Call:
-    """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning the stage's."""
+class _Read(NamedTuple):
+    """What a stage's reply says to the meter: its meaning, and its timing as its events' offsets (as paced)."""
+
+    completion: Completion | None
+    streamed: bool
+    latency_ms: float | None
+    ttft_ms: float | None
+
+
+def _read(incoming: Incoming, reply: Reply) -> _Read:
     events = reply.events
     first, last = (events[0][0] * 1000, events[-1][0] * 1000) if events else (None, None)
     content_type = reply.header("content-type") or ""
     streamed = events is not None or StreamCapture.streams(content_type)  # `--timing instant` sends it whole
-    detail = "; ".join(decline.reason.splitlines()[0] for decline in incoming.declines)
-    return _call(incoming, ANSWERED[reply.source], reply.status, completion, streamed, last, first, detail)
+    return _Read(_understood(incoming, reply), streamed, last, first)
+
+
+def _declined(incoming: Incoming) -> str:
+    """Why the stages before the one that answered declined it, each in a line (a miss's reason)."""
+    declines = incoming.declines
+    return "; ".join(decline.reason.splitlines()[0] for decline in declines) if declines else ""
+
+
+def replied(incoming: Incoming, reply: Reply, completion: Completion | None) -> Call:
+    """A stage's reply as a call: its timing is its events' offsets (as paced), its meaning `completion`."""
+    _, streamed, latency_ms, ttft_ms = _read(incoming, reply)
+    answered = ANSWERED[reply.source]
+    return _call(incoming, answered, reply.status, completion, streamed, latency_ms, ttft_ms, _declined(incoming))
 
 
 class _Answer:
@@ -161,19 +199,9 @@ def _call(
     detail: str,
 ) -> Call:
     raw, route = incoming.raw, incoming.route
-    return Call(
-        method=raw.method,
-        host=raw.host,
-        path=incoming.path,
-        answered=answered,
-        status=status,
-        provider=route.provider if route is not None else None,
-        model=(completion.model if completion is not None and completion.model else None) or incoming.model,
-        usage=completion.usage if completion is not None else None,
-        tool_calls=completion.tool_calls if completion is not None else (),
-        streamed=streamed,
-        latency_ms=latency_ms,
-        ttft_ms=ttft_ms,
-        detail=detail,
-        at=datetime.now(UTC),
-    )
+    model = (completion.model if completion is not None and completion.model else None) or incoming.model
+    usage, tool_calls = (completion.usage, completion.tool_calls) if completion is not None else (None, ())
+    provider = route.provider if route is not None else None
+    fields = (raw.method, raw.host, incoming.path, answered, status, provider, model, usage, tool_calls, streamed)
+    # every field given, in order: made as the tuple it is, not through `Call`'s defaults (one a call)
+    return Call._make((*fields, latency_ms, ttft_ms, detail, datetime.now(UTC), 0, None, None))
