@@ -345,7 +345,9 @@ def mock_plan(
 
 def build(plan: Plan) -> Chain:
     """The plan's chain, its parts loaded and started. Raises LlmproxyError (a CassetteError or MockError
-    naming the file and the field) before anything runs; on failure, what was started is closed again. Each
+    naming the file and the field) before anything runs; on failure, what was started is closed again. A
+    replay's cassettes are read on a thread once the proxy listens (or a request asks): the session waits for
+    them before it runs anything (`Session.loaded`, which raises their CassetteError). Each
     part's modules are imported only when the plan has that part: a replay needs none of the mock's."""
     from llmproxy.chain.stages.intercept import InterceptStage
     from llmproxy.intercept.engine import Intercept
@@ -366,7 +368,7 @@ def build(plan: Plan) -> Chain:
         cassettes = plan.replay.cassettes
         if not plan.network.everything and (missing := [str(p) for p in cassettes if not cassette_exists(p)]):
             raise LlmproxyError(f"no such cassette: {', '.join(missing)} (record one, or use --record-mode once)")
-        replaying = Replaying.load(cassettes, plan.replay.match)
+        replaying = Replaying.load(cassettes, plan.replay.match, background=True)  # the run waits: `Session.loaded`
     intercept = Intercept(plan.intercept.chaos, open_store(plan.intercept.state))  # an unreachable store fails here
     intercepting = InterceptStage(intercept, plan.intercept.source)
     record = None

@@ -86,6 +86,12 @@ class Session:
         """The plan's session, its parts loaded. Raises LlmproxyError before anything runs."""
         return cls(plan, build(plan))
 
+    def loaded(self) -> None:
+        """Once the cassettes a replay serves are read whole (the proxy may answer from them meanwhile). Raises
+        CassetteError for one that is wrong: the run fails before it runs anything, as if it had not started."""
+        if (replay := self.replay) is not None:
+            replay.state.value.loaded()
+
     @property
     def describe(self) -> str:
         return self.plan.describe

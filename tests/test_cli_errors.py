@@ -175,6 +175,23 @@ def test_broken_cassettes(home: dict[str, str], tmp_path: Path, content: bytes, 
         assert cassette.read_bytes() == content
 
 
+def test_a_cassette_broken_part_way_fails_the_run_before_it_runs_anything(home: dict[str, str], tmp_path: Path) -> None:
+    # replay reads its cassette while the proxy starts: the run still waits for all of it, with a command or not
+    stored = json.loads(QUICKSTART.read_bytes())
+    good = stored["exchanges"][0]
+    broken = {**good, "id": 2, "request": {**good["request"], "method": 7}}
+    cassette = tmp_path / "c.json"
+    cassette.write_text(json.dumps({**stored, "exchanges": [good, broken]}, indent=2))
+    ran = tmp_path / "ran"
+    with_command = llmproxy(home, "replay", "--cassette", str(cassette), "--", "touch", str(ran))
+    proxy_only = llmproxy(home, "replay", "--cassette", str(cassette), "--port", "0")
+    for run in (with_command, proxy_only):
+        assert run.returncode == 1
+        error = one_error(run, "replay", str(cassette), "exchange 2: $.exchanges[1].request.method")
+        assert run.stderr.splitlines() == [error]  # nothing announced, no summary
+    assert not ran.exists()
+
+
 def test_a_broken_journal_line(home: dict[str, str], tmp_path: Path) -> None:
     cassette = tmp_path / "c.json"
     journal = tmp_path / "c.json.journal"

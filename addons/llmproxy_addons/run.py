@@ -126,6 +126,13 @@ def run(session: Session, listening: Listening, start: bool = True) -> Iterator[
         with suppress(LlmproxyError):  # the error that stopped the start is the one to report
             session.close()
         raise
+    try:  # the doors answer from what is read meanwhile; a cassette that is wrong fails the start
+        session.loaded()
+    except BaseException:
+        serving.stop()
+        with suppress(LlmproxyError):
+            session.close()
+        raise
     control: ControlServer | None = None
     try:
         session.url = serving.url

@@ -304,6 +304,11 @@ type Make[T] = Callable[[Any], T]  # an exchange's JSON checked, and what is kep
 
 
 def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
+    return [kept for _, kept in _read_pairs(path, make)]
+
+
+def _read_pairs[T](path: Path, make: Make[T]) -> list[tuple[int, T]]:
+    """Each exchange's id and what `make` keeps of it, cassette then journal, the ids checked."""
     journal = journal_path(path)
     if not path.exists() and not journal.exists():
         raise CassetteError(f"{path}: no such cassette")
@@ -321,7 +326,7 @@ def _read_exchanges[T](path: Path, make: Make[T]) -> list[T]:
         if exchange_id <= last:
             raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange_id} after {last}")
         last = exchange_id
-    return [kept for _, kept in exchanges]
+    return exchanges
 
 
 def iter_exchanges(path: Path) -> Iterator[Exchange]:
@@ -329,30 +334,40 @@ def iter_exchanges(path: Path) -> Iterator[Exchange]:
     whole file's parsed form (several times the file's size while parsing). A cassette laid out as llmproxy
     writes it is parsed exchange by exchange; a file in any other layout, or with a journal beside it, is read
     whole. Raises CassetteError, as `read_exchanges` would (possibly after yielding earlier exchanges)."""
+    return _one_at_a_time(path, Exchange.model_validate)
+
+
+def iter_stored(path: Path) -> Iterator[dict[str, Any]]:
+    """`read_stored` one exchange at a time, as `iter_exchanges` reads them: a replay serves the first exchanges
+    of a long cassette while the rest are still being read."""
+    return _one_at_a_time(path, _checked)
+
+
+def _one_at_a_time[T](path: Path, make: Make[T]) -> Iterator[T]:
     if journal_path(path).exists() or not path.exists():
-        yield from read_exchanges(path)
+        yield from _read_exchanges(path, make)
         return
     last = 0
-    stream = one_by_one(path, Exchange.model_validate)
+    stream = one_by_one(path, make)
     while True:
         try:
-            _, exchange = next(stream)
+            exchange_id, exchange = next(stream)
         except StopIteration as stop:
             if stop.value:
                 return
             break  # not llmproxy's layout after all, or something in it is wrong: the whole file says what
-        if exchange.id <= last:
-            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange.id} after {last}")
-        last = exchange.id
+        if exchange_id <= last:
+            raise CassetteError(f"{path}: exchange ids must increase in file order: {exchange_id} after {last}")
+        last = exchange_id
         yield exchange
-    yield from (exchange for exchange in read_exchanges(path) if exchange.id > last)
+    yield from (exchange for exchange_id, exchange in _read_pairs(path, make) if exchange_id > last)
 
 
 _OPENING = b'{\n  "llmproxy_cassette": %d,\n  "exchanges": [' % VERSION
 _NEXT = b"\n    {"  # an exchange opens on its own line, indented by four spaces (its fields by six or more)
 _CLOSE = b"\n    }"  # and closes so: JSON strings hold no raw newline, so this ends the exchange it follows
 _CLOSINGS = (b"\n  ]\n}\n", b"\n  ]\n}", b"]\n}\n", b"]\n}")  # after the last exchange, or when there is none
-CHUNK = 1 << 20  # bytes `one_by_one` reads at a time
+CHUNK = 1 << 20  # bytes `one_by_one` reads at a time, at most (a pipe gives what was written so far)
 
 
 def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Generator[tuple[int, T], None, bool]:
@@ -363,12 +378,12 @@ def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Gene
     parts = Parts() if parts is None else parts
     try:
         with path.open("rb") as handle:
-            data = handle.read(CHUNK)
+            data = handle.read1(CHUNK)
             if not data.startswith(_OPENING):
                 return False
             at, count = len(_OPENING), 0
             while True:
-                while len(data) - at < len(_NEXT) + 1 and (more := handle.read(CHUNK)):
+                while len(data) - at < len(_NEXT) + 1 and (more := handle.read1(CHUNK)):
                     data, at = data[at:] + more, 0
                 if len(data) - at <= len(_CLOSINGS[0]) and data[at:] in _CLOSINGS:
                     return not handle.read(1)
@@ -381,7 +396,7 @@ def one_by_one[T](path: Path, make: Make[T], parts: Parts | None = None) -> Gene
                 start = at + len(_NEXT) - 1
                 end = data.find(_CLOSE, start)
                 while end < 0:  # a long exchange: read as much again, and search only what is new
-                    more = handle.read(max(CHUNK, len(data) - start))
+                    more = handle.read1(max(CHUNK, len(data) - start))
                     if not more:
                         return False
                     searched = len(data) - start - len(_CLOSE) + 1

@@ -20,9 +20,10 @@ from llmproxy.providers.websocket import Connection, parsed
 
 def matched_requests(exchanges: Recorded) -> Iterator[Request]:
     """Each exchange's request as replay matches it (`exchanges` in recorded order): an HTTP request as it
-    is, a WebSocket message read whole where its connection allows (else as it was sent)."""
+    is, a WebSocket message read whole where its connection allows (else as it was sent); each as soon as it is
+    read, while the cassette loads."""
     connections: dict[int, Connection] = {}
-    for position in range(len(exchanges)):
+    for position in exchanges.positions():
         if not exchanges.on_websocket(position):
             yield exchanges.request(position)
             continue

@@ -30,7 +30,7 @@ from llmproxy.cassette.convert import to_request
 from llmproxy.cassette.decode import decode_response, exchange_route
 from llmproxy.cassette.files import cassette_exists
 from llmproxy.cassette.model import Exchange, JsonBody, Request, header_pairs
-from llmproxy.cassette.recorded import Recorded, load_recorded
+from llmproxy.cassette.recorded import Recorded
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.replay_index import MatchOptions, ReplayHit, ReplayIndex, ReplayMiss
 from llmproxy.chain.incoming import Incoming
@@ -59,21 +59,30 @@ class Replaying:
 
     index: ReplayIndex
     sources: tuple[Path, ...] = ()
-    sizes: tuple[tuple[Path, int], ...] = ()  # the cassettes the index holds, in order, with their exchanges
     hits: int = 0
     misses: list[ReplayMiss] = field(default_factory=list)
     replies: dict[int, Reply] = field(default_factory=dict)  # id(exchange) → its reply, built once
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def load(cls, cassettes: Sequence[Path], match: MatchOptions | None = None) -> "Replaying":
-        """The cassettes' exchanges indexed (the ones that exist: a recording in progress may not yet).
-        Raises CassetteError."""
+    def load(
+        cls, cassettes: Sequence[Path], match: MatchOptions | None = None, *, background: bool = False
+    ) -> "Replaying":
+        """The cassettes' exchanges indexed (the ones that exist: a recording in progress may not yet). Raises
+        CassetteError; with `background`, they are read on a thread of their own while the caller goes on, and
+        `loaded` raises it (a request waits only for the exchanges it could match: `Recorded.loading`)."""
         paths = tuple(Path(path) for path in cassettes)
-        loaded = [(path, load_recorded(path)) for path in paths if cassette_exists(path)]
-        exchanges = Recorded.joined(recorded for _, recorded in loaded)
-        sizes = tuple((path, len(recorded)) for path, recorded in loaded)
-        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths, sizes)
+        exchanges = Recorded.loading([path for path in paths if cassette_exists(path)], background)
+        return cls(ReplayIndex(exchanges, match or MatchOptions()), paths)
+
+    def loaded(self) -> None:
+        """Once every exchange is read. Raises what failed the load (CassetteError)."""
+        self.index.recorded.loaded()
+
+    @property
+    def sizes(self) -> tuple[tuple[Path, int], ...]:
+        """The cassettes the index holds, in order, with their exchanges (once loaded)."""
+        return self.index.recorded.sizes
 
     def cassette_of(self, miss: ReplayMiss) -> Path | None:
         """The cassette that holds the recording closest to a miss (a CI annotation's file), if there is one."""
@@ -184,7 +193,6 @@ class ReplayStage(Stage):
                 replaying = Replaying(
                     serving.index.extended(added.index.recorded),
                     (*serving.sources, *added.sources),
-                    (*serving.sizes, *added.sizes),
                     serving.hits,
                     list(serving.misses),
                 )
