@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from llmproxy.analysis.report import Report  # noqa: E402
-from llmproxy.cassette.model import CassetteFile  # noqa: E402
+from llmproxy.cassette.model import Cassette  # noqa: E402
 from llmproxy.control.api import openapi  # noqa: E402
 from llmproxy.intercept.rules import ChaosFile  # noqa: E402
 from llmproxy.mock.spec import ExpectationsFile  # noqa: E402
@@ -34,7 +34,7 @@ from llmproxy.outputs.verify import GATES  # noqa: E402
 JSON = ROOT / "docs" / "json"
 
 SCHEMAS: dict[Path, tuple[type[BaseModel], str]] = {
-    ROOT / "docs" / "cassette.schema.json": (CassetteFile, "llmproxy cassette, format version 1"),
+    ROOT / "docs" / "cassette.schema.json": (Cassette, "llmproxy cassette, format version 1"),
     ROOT / "docs" / "mock.schema.json": (ExpectationsFile, "llmproxy mock expectations file"),
     ROOT / "docs" / "chaos.schema.json": (ChaosFile, "llmproxy chaos file (--chaos FILE)"),
     JSON / "cassette-check.schema.json": (CassetteCheck, "llmproxy cassette check --json, schema version 1"),

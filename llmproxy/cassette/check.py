@@ -33,7 +33,6 @@ from llmproxy.cassette.bodies import event_bytes, is_binary_message
 from llmproxy.cassette.decoding import decode_body
 from llmproxy.cassette.files import invalid_json, read_file_alone
 from llmproxy.cassette.history import inflate
-from llmproxy.cassette.likeness import CHANGED, LIKE
 from llmproxy.cassette.model import Event, dump, header_pairs
 from llmproxy.cassette.redact import Redactor
 from llmproxy.cassette.stream_redact import store_events
@@ -88,42 +87,36 @@ def check_file(path: Path, redactor: Redactor | None = None) -> FileCheck:
     if (line := _conflict_marker(data)) is not None:
         raise CassetteError(f"merge conflict markers at line {line}")
     if _is_journal(path, data):
-        return _lines(path, data, redactor, "journal", _read_as_stored(path, journal=True))
+        _read_as_stored(path, journal=True)
+        return _lines(path, data, redactor, "journal")
     try:
         document = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         if _meant_as_json(path, data):
             raise CassetteError(invalid_json(error)) from None
-        return _lines(path, data, redactor, "text", {})
-    whole: dict[int, dict[str, Any]] = {}
+        return _lines(path, data, redactor, "text")
     if isinstance(document, dict) and "llmproxy_cassette" in document:
-        whole = _read_as_stored(path, journal=False)
-    found = [
-        SecretFinding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor, whole)
-    ]
+        _read_as_stored(path, journal=False)
+    found = [SecretFinding(path, where, kind, masked) for where, kind, masked in _document(document, "$", redactor)]
     if _is_cassette(document):
         return FileCheck(path, "cassette", len(document["exchanges"]), found)
     return FileCheck(path, "JSON document", 0, found)
 
 
-def _read_as_stored(path: Path, journal: bool) -> dict[int, dict[str, Any]]:
+def _read_as_stored(path: Path, journal: bool) -> None:
     """Read the file as replay and recording read it (`files.read_file_alone`), its shared histories resolved
-    (a journal's may extend its cassette's); each exchange as read, by id, for what an exchange stored as like an
-    earlier one leaves out (its content type, its events). Raises CassetteError with the reason alone."""
+    (a journal's may extend its cassette's). Raises CassetteError with the reason alone."""
     try:
         exchanges = read_file_alone(path, journal)
         if not journal:
             inflate(exchanges)
-        return {exchange.id: dump(exchange) for exchange in exchanges}
     except CassetteError as error:
         raise CassetteError(str(error).removeprefix(f"{path}: ")) from None
     except ValueError as error:  # a history that cannot be resolved
         raise CassetteError(str(error)) from None
 
 
-def _lines(
-    path: Path, data: bytes, redactor: Redactor, kind: Literal["journal", "text"], whole: dict[int, dict[str, Any]]
-) -> FileCheck:
+def _lines(path: Path, data: bytes, redactor: Redactor, kind: Literal["journal", "text"]) -> FileCheck:
     """A journal or a text file, line by line: a line of JSON as JSON (a journal's exchange as the recorder stores
     one), any other as text — a journal's unfinished last line too."""
     try:
@@ -139,7 +132,7 @@ def _lines(
             spots = _diff(line, _header_line(redactor.text(line), redactor), f"line {number}")
         else:
             exchanges += _is_journal_line(parsed)
-            spots = _document(parsed, f"line {number}: $", redactor, whole)
+            spots = _document(parsed, f"line {number}: $", redactor)
         findings += [SecretFinding(path, where, kind, masked) for where, kind, masked in spots]
     return FileCheck(path, kind, exchanges, findings)
 
@@ -174,56 +167,39 @@ def _is_journal_line(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("request"), dict) and "id" in value
 
 
-def _document(
-    value: Any, where: str, redactor: Redactor, whole: dict[int, dict[str, Any]]
-) -> Iterator[tuple[str, str, str]]:
+def _document(value: Any, where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
     if _is_cassette(value):
         for index, exchange in enumerate(value["exchanges"]):
-            yield from _exchange(exchange, f"{where}.exchanges[{index}]", redactor, whole)
+            yield from _exchange(exchange, f"{where}.exchanges[{index}]", redactor)
     elif _is_journal_line(value):
-        yield from _exchange(value, where, redactor, whole)
+        yield from _exchange(value, where, redactor)
     else:
         yield from _diff(value, _loose(redactor.json(value), redactor), where)
 
 
-def _exchange(
-    stored: Any, where: str, redactor: Redactor, whole: dict[int, dict[str, Any]]
-) -> Iterator[tuple[str, str, str]]:
-    """An exchange as stored; one stored as like an earlier one (`likeness.py`) is scanned for what it holds, read
-    with what it leaves out (its headers, its events)."""
+def _exchange(stored: Any, where: str, redactor: Redactor) -> Iterator[tuple[str, str, str]]:
     if not isinstance(stored, dict):
         yield from _diff(stored, _loose(redactor.json(stored), redactor), where)
         return
-    read = whole.get(stored["id"], stored) if LIKE in stored and isinstance(stored.get("id"), int) else stored
     for key, value in stored.items():
         here = f"{where}.{key}"
         if key in ("request", "response") and isinstance(value, dict):
-            side: dict[str, Any] = read[key] if isinstance(read.get(key), dict) else value
-            yield from _part(value, here, redactor, "websocket" in read, side)
+            yield from _part(value, here, redactor, messages="websocket" in stored)
         else:
             yield from _diff(value, redactor.json(value), here)
 
 
-def _part(
-    part: dict[str, Any], where: str, redactor: Redactor, messages: bool, read: dict[str, Any]
-) -> Iterator[tuple[str, str, str]]:
-    """`messages`: the events are WebSocket messages; `read`: the part as read (what a part stored as like an
-    earlier one's leaves out)."""
-    headers = read.get("headers")
+def _part(part: dict[str, Any], where: str, redactor: Redactor, messages: bool) -> Iterator[tuple[str, str, str]]:
+    """`messages`: the events are WebSocket messages."""
+    headers = part.get("headers")
     lines = headers if isinstance(headers, list) and all(isinstance(h, str) for h in headers) else None
     content_type = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-type"), "")
     declared = next((v for n, v in header_pairs(lines or []) if n.lower() == "content-encoding"), None)
     encoding = part.get("content_encoding") if isinstance(part.get("content_encoding"), str) else declared
     for key, value in part.items():
         here = f"{where}.{key}"
-        if key == "headers" and isinstance(value, list) and lines is not None:
+        if key == "headers" and lines is not None:
             redacted: Any = [_header_line(line, redactor, strict=False) for line in lines]
-        elif key == "headers" and isinstance(value, dict) and isinstance(value.get(CHANGED), list):
-            changed = [line for line in value[CHANGED] if isinstance(line, str)]
-            yield from _diff(
-                changed, [_header_line(line, redactor, strict=False) for line in changed], here + ".changed"
-            )
-            continue
         elif key == "url" and isinstance(value, str):
             redacted = _url(value, redactor)
         elif key == "body" and isinstance(value, dict):
@@ -235,9 +211,7 @@ def _part(
                 continue
             redacted = _body(value, redactor)
         elif key in ("events", STREAM) and isinstance(value, list | dict):
-            if key == STREAM and isinstance(read.get(EVENTS), list):  # as read: some may be an earlier answer's
-                value, here = read[EVENTS], f"{here}.{EVENTS}"
-            elif key == STREAM:  # its events as the recorder stored them, found where the stream holds them
+            if key == STREAM:  # its events as the recorder stored them, found where the stream holds them
                 try:
                     value, here = expand_stream(value), f"{here}.{EVENTS}"
                 except StreamError as error:

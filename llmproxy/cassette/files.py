@@ -24,7 +24,6 @@ import orjson
 from pydantic import ValidationError
 
 from llmproxy.cassette.history import history, with_list
-from llmproxy.cassette.likeness import CHANGED
 from llmproxy.cassette.model import VERSION, Cassette, Exchange
 from llmproxy.cassette.parts import PARTS, PartError, Parts
 from llmproxy.cassette.streams import EVENTS, STREAM, T_MS
@@ -81,7 +80,7 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     each shared part and each stream event's fields, one line of compact JSON each (a tool definition is one line
     of the diff when it changes, an event's timing is a line of its own, and deep JSON does not pay for its
     indentation), and a reference to a part, ``{"$part": "…"}``, on one line; a compact stream (`streams.py`) has
-    its timings on one line and each event on one, but a run's values that follow one another share one."""
+    its timings on one line and each event on one."""
     parts = exchange.get(PARTS)
     response = exchange.get("response")
     events = response.get("events") if isinstance(response, dict) else None
@@ -96,13 +95,9 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
     conversation = _conversation(exchange)
     if conversation is not None:
         request, path, items = conversation
-        held = "json" if "json" in request["body"] else CHANGED
-        body = {**request["body"], held: with_list(request["body"][held], path, [])}
+        body = {**request["body"], "json": with_list(request["body"]["json"], path, [])}
         shown = {**shown, "request": {**request, "body": body}}
-    shown, small = _one_line(shown)
     text = orjson.dumps(shown, option=orjson.OPT_INDENT_2)
-    for indent, key, value in small:  # each where `_one_line` left an empty object
-        text = text.replace(b"\n%s%s: {}" % (indent, key), b"\n%s%s: %s" % (indent, key, orjson.dumps(value)), 1)
     # The exchange's own fields are indented by two, its request's and response's by four: deeper ones by more.
     if parts:
         lines = b",\n".join(
@@ -113,7 +108,7 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
         listed = b",\n".join(_event(event) for event in events)
         text = text.replace(b'\n    "events": []', b'\n    "events": [\n%s\n    ]' % listed, 1)
     if stream:
-        listed = b",\n".join(b"        %s" % line for line in _stream_lines(stream[EVENTS]))
+        listed = b",\n".join(b"        %s" % orjson.dumps(item) for item in stream[EVENTS])
         text = text.replace(
             b'\n    "%s": {}' % STREAM.encode(),
             b'\n    "%s": {\n      "%s": %s,\n      "%s": [\n%s\n      ]\n    }'
@@ -133,52 +128,11 @@ def encode_exchange(exchange: dict[str, Any]) -> bytes:
 _SPREAD_REFERENCE = re.compile(rb'\{\n *"\$part": ("[0-9a-f]{12}")\n *\}')
 
 
-def _one_line(exchange: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes, Any]]]:
-    """The exchange with its small objects emptied, and each of them (its indentation, its key as JSON, its value):
-    the timings, a history reference, headers or a body given as what changed from an earlier exchange
-    (`likeness.py`), one line of compact JSON each — what a re-recording changes is one line of the diff."""
-    small: list[tuple[bytes, bytes, Any]] = []
-    if isinstance(exchange.get("timings"), dict):
-        small.append((b"  ", b'"timings"', exchange["timings"]))
-        exchange = {**exchange, "timings": {}}
-    for side in ("request", "response"):
-        part = exchange.get(side)
-        if not isinstance(part, dict):
-            continue
-        emptied = dict(part)
-        for key in ("extends", "headers"):
-            if isinstance(part.get(key), dict) and part[key]:
-                small.append((b"    ", orjson.dumps(key), part[key]))
-                emptied[key] = {}
-        if len(emptied) != len(part) or any(emptied[key] is not part[key] for key in part):
-            exchange = {**exchange, side: emptied}
-    return exchange, small
-
-
-def _stream_lines(items: list[Any]) -> list[bytes]:
-    """A compact stream's events as the file lays them out: an event a line, and the events of a run that follow
-    one another (lists of the values that vary) on one line — an answer's text, delta after delta, reads along
-    it, and an answer of a thousand small deltas is not a thousand lines of brackets and indentation."""
-    lines: list[bytes] = []
-    values: list[bytes] = []
-    for item in items:
-        if isinstance(item, list):
-            values.append(orjson.dumps(item))
-            continue
-        if values:
-            lines.append(b",".join(values))
-            values = []
-        lines.append(orjson.dumps(item))
-    if values:
-        lines.append(b",".join(values))
-    return lines
-
-
 def _conversation(exchange: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...], list[Any]] | None:
     """The request, the path and the items of a stored request's non-empty history list (`history.history`)."""
     request = exchange.get("request")
     body = request.get("body") if isinstance(request, dict) else None
-    json_ = body.get("json", body.get(CHANGED)) if isinstance(body, dict) else None  # whole, or what changed
+    json_ = body.get("json") if isinstance(body, dict) else None
     found = history(json_) if isinstance(json_, dict) else None
     if found is None or not found[1]:
         return None

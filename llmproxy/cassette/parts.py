@@ -30,8 +30,7 @@ import orjson
 
 from llmproxy.cassette.answers import answer_value, answer_values
 from llmproxy.cassette.history import history
-from llmproxy.cassette.likeness import BACK, LIKE, LikenessError, inherit, unlike
-from llmproxy.cassette.streams import EVENTS, STREAM, StreamError, compact_stream, expand_stream
+from llmproxy.cassette.streams import STREAM, StreamError, compact_stream, expand_stream
 
 PARTS = "parts"  # the exchange's field: the parts it introduces, by id (an empty object when it only refers)
 REF = "$part"
@@ -59,7 +58,7 @@ _REFERENCE = re.compile(rb'\{\s*"\$part":\s*"([0-9a-f]{12})"\s*\}')
 _FROM_ANSWER = b'{"$answer":'
 # A part names the answer of one of the exchanges this many ids before it, at most: an agent sends an answer back
 # in its next call, and a reader of a long recording keeps only these answers, not every one it has read.
-ANSWERS_BACK = BACK
+ANSWERS_BACK = 64
 _PART_LINE = re.compile(rb'\s*"([0-9a-f]{12})": ')
 # The exchange's own "parts" field as `files.encode_exchange` lays it out in the cassette, one part a line, each
 # line ending with a comma or the newline before the closing brace (JSON strings hold no raw newline).
@@ -145,35 +144,13 @@ class Compactor:
         self._answers: dict[str, dict[str, Any]] = {}  # what earlier answers gave: part id → {"$answer": N, …}
         self._given: deque[tuple[int, list[str]]] = deque()  # which of them each answer gave, oldest first
         self._lists: dict[str, str] = {}  # a list part's id by its whole content's (`_whole_list`)
-        self._recent: dict[int, dict[str, Any]] = {}  # the exchanges compacted last, by id, parts referred to
         self._ids = RecentIds()
 
     def compact(self, exchange: dict[str, Any]) -> dict[str, Any]:
-        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to, stored as what
-        it changes from an earlier exchange (`likeness.py`), and its stream's events in their compact form
-        (`streams.py`); itself when there is nothing to do. A request that sends a `{"$part": …}` object of its
-        own is stored without parts."""
-        shared = self._shared(exchange)
-        exchange_id = shared.get("id")
-        if not isinstance(exchange_id, int):
-            return _streamed(shared)
-        base = self._base(shared)
-        self._recent[exchange_id] = shared
-        for old in [old for old in self._recent if old < exchange_id - BACK]:
-            del self._recent[old]
-        if base is None:
-            return _streamed(shared)
-        return _streamed(unlike(shared, base), _events(base))
-
-    def _base(self, exchange: dict[str, Any]) -> dict[str, Any] | None:
-        """The exchange an exchange is stored against: the last one before it to the same URL and model, else the
-        last one before it."""
-        before: list[dict[str, Any]] = [
-            old for old in self._recent.values() if exchange["id"] - BACK <= old["id"] < exchange["id"]
-        ]
-        url = _url(exchange)
-        same = [old for old in before if _url(old) == url and old.get("model") == exchange.get("model")]
-        return same[-1] if same else before[-1] if before else None
+        """`exchange` (a stored exchange: `model.dump`'s form) with its shared parts referred to and its stream's
+        events in their compact form (`streams.py`); itself when there is nothing to do. A request that sends a
+        `{"$part": …}` object of its own is stored without parts."""
+        return _streamed(self._shared(exchange))
 
     def _shared(self, exchange: dict[str, Any]) -> dict[str, Any]:
         request = exchange.get("request")
@@ -380,13 +357,13 @@ class Compactor:
         return {ident for ident, count in counts.items() if count > 1}
 
 
-def _streamed(exchange: dict[str, Any], like: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The exchange with its response's events stored as a compact stream (some as `like`'s, its base's)."""
+def _streamed(exchange: dict[str, Any]) -> dict[str, Any]:
+    """The exchange with its response's events stored as a compact stream."""
     response = exchange.get("response")
     events = response.get("events") if isinstance(response, dict) else None
     if not events or not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
         return exchange
-    stream = compact_stream(events, like)
+    stream = compact_stream(events)
     if stream is None:
         return exchange
     shown = {key: value for key, value in response.items() if key != "events"}  # type: ignore[union-attr]
@@ -394,24 +371,6 @@ def _streamed(exchange: dict[str, Any], like: list[dict[str, Any]] | None = None
     if "content_encoding" in shown:  # where `events` was: before it
         shown["content_encoding"] = shown.pop("content_encoding")
     return {**exchange, "response": shown}
-
-
-def _events(exchange: dict[str, Any]) -> list[dict[str, Any]] | None:
-    response = exchange.get("response")
-    events = response.get(EVENTS) if isinstance(response, dict) else None
-    return events if isinstance(events, list) and all(isinstance(event, dict) for event in events) else None
-
-
-def _answer_events(exchange: dict[str, Any] | None) -> list[dict[str, Any]] | None:
-    """The events of an exchange as read (each checked when one is named: `streams.py`)."""
-    response = exchange.get("response") if exchange is not None else None
-    events = response.get(EVENTS) if isinstance(response, dict) else None
-    return events if isinstance(events, list) else None
-
-
-def _url(exchange: dict[str, Any]) -> Any:
-    request = exchange.get("request")
-    return request.get("url") if isinstance(request, dict) else None
 
 
 def _json(request: Any) -> Any:
@@ -433,11 +392,11 @@ class Parts:
 
     def __init__(self) -> None:
         self._parts: dict[bytes, bytes] = {}  # id → the part's compact JSON, its own references put back
-        self._recent: dict[int, dict[str, Any]] = {}  # the exchanges read last, whole (but for shared histories)
+        self._answers: dict[int, dict[str, Any]] = {}  # exchange id → {"response": its answer}
 
     def clear(self) -> None:
         self._parts.clear()
-        self._recent.clear()
+        self._answers.clear()
 
     def read(self, data: bytes, start: int, end: int) -> Any:
         """The exchange whose JSON text is `data[start:end]`, parsed, its parts put back. Raises PartError, or
@@ -522,7 +481,7 @@ class Parts:
     def _from_answer(self, who: str, ident: bytes, place: dict[str, Any]) -> None:
         """Introduce part `ident` as the value an earlier exchange's answer gives at a place (`answers.py`)."""
         source = place.get(ANSWER)
-        answer = self._recent.get(source) if isinstance(source, int) else None
+        answer = self._answers.get(source) if isinstance(source, int) else None
         if answer is None:
             raise PartError(
                 f"{who}: part {ident.decode()} names {source!r}, not one of the {ANSWERS_BACK} exchanges before it "
@@ -541,34 +500,21 @@ class Parts:
         self._parts[ident] = encoded
 
     def _remember(self, data: Any) -> Any:
-        """An exchange just read, its stream's events given back (`streams.py`), whole when it is stored as like
-        an earlier one (`likeness.py`), and kept for a later exchange stored as like it or naming its answer."""
-        if not isinstance(data, dict):
-            return data
-        base = None
-        if LIKE in data:
-            named = data[LIKE]
-            base = self._recent.get(named) if type(named) is int else None
-            if base is None or not isinstance(data.get("id"), int) or not data["id"] - BACK <= named < data["id"]:
-                raise PartError(f"{_who_of(data)}: like {named!r} is not one of the {BACK} exchanges before it")
-        response = data.get("response")
+        """An exchange just read, its stream's events given back (`streams.py`) and its answer kept for a later
+        part that is a value of it."""
+        response = data.get("response") if isinstance(data, dict) else None
         if isinstance(response, dict) and STREAM in response:
             if "events" in response:
                 raise PartError(f"{_who_of(data)}: $.response: a stream and events both")
             try:
-                events = expand_stream(response[STREAM], _answer_events(base))
+                events = expand_stream(response[STREAM])
             except StreamError as exc:
                 raise PartError(f"{_who_of(data)}: {exc}") from None
             data = {**data, "response": _with_events(response, events)}
-        if base is not None:
-            try:
-                data = inherit(data, base)
-            except LikenessError as exc:
-                raise PartError(f"{_who_of(data)}: {exc}") from None
-        if isinstance(data.get("id"), int):
-            self._recent[data["id"]] = data
-            while (oldest := next(iter(self._recent))) < data["id"] - BACK:
-                del self._recent[oldest]
+        if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("response"), dict):
+            self._answers[data["id"]] = {"response": data["response"]}
+            while (oldest := next(iter(self._answers))) < data["id"] - ANSWERS_BACK:
+                del self._answers[oldest]
         return data
 
     def _put_back(self, who: str, text: bytes) -> bytes:

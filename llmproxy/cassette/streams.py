@@ -23,25 +23,14 @@ by dots, as `answers.py` names them) replaced, in order, by the list's items. No
 event is exactly what was recorded, and replay serves the same bytes. A run goes on past events that are not
 in it (a ``ping`` among the deltas) until another starts.
 
-An answer is also much like the one before it: the same message start, block starts and stops, usage and
-stop events, a value or two apart. In an exchange stored as what it changes from an earlier one (`likeness.py`),
-an object may say ``like``: ``{"like": 3, "set": {"data.message.id": "msg_2"}}`` is event 3 (counted from 0) of
-that earlier exchange's answer with the values at these paths replaced (``set`` left out when none is); it may
-also say ``vary`` and start a run.
-
 `compact_stream` writes this form; `expand_stream` gives the ``events`` back (`parts.py` does it for every
 reader). A ``{"$part": …}`` object in an event is a value like a string: a run may vary it, never what is in it.
 """
 
 from typing import Any
 
-import orjson
-
 T_MS = "t_ms"
 VARY = "vary"
-LIKE = "like"  # an event that is an earlier answer's event: {"like": N, "set": {path: value}}
-SET = "set"
-_CANDIDATES = 8  # earlier events of the same shape compared with one, at most: the closest is taken
 EVENTS = "events"
 STREAM = "stream"
 
@@ -52,16 +41,13 @@ class StreamError(ValueError):
     """A stored stream that does not say which events it holds (a hand edit, a bad merge)."""
 
 
-def compact_stream(events: list[dict[str, Any]], like: list[dict[str, Any]] | None = None) -> dict[str, Any] | None:
-    """Stored events (each with its ``t_ms``) in the compact form; None when one has no number for its time.
-    `like`: the events of the earlier answer this one's exchange is stored against, which an event outside a run
-    may be written as (when that is shorter)."""
+def compact_stream(events: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Stored events (each with its ``t_ms``) in the compact form; None when one has no number for its time."""
     times = [event.get(T_MS) for event in events]
     if not all(isinstance(t, float) for t in times):
         return None
     bare = [{key: value for key, value in event.items() if key != T_MS} for event in events]
     flat = [_leaves(event) for event in bare]
-    shapes = _shapes(like) if like else {}
     stored: list[Any] = []
     run: tuple[Leaves, list[int]] | None = None  # the run's first event's leaves, and where it varies
     for at, event in enumerate(bare):
@@ -72,43 +58,17 @@ def compact_stream(events: list[dict[str, Any]], like: list[dict[str, Any]] | No
             continue
         after = flat[at + 1] if at + 1 < len(flat) else None
         varies = _differences(leaves, after) if leaves is not None and after is not None else None
-        written = _liked(event, leaves, shapes) if shapes and leaves is not None else event
         if varies:
             run = (leaves, varies)  # type: ignore[assignment]
-            stored.append({**written, VARY: [leaves[i][0] for i in varies]})  # type: ignore[index]
+            stored.append({**event, VARY: [leaves[i][0] for i in varies]})  # type: ignore[index]
         else:
-            stored.append(written)
+            stored.append(event)
     return {T_MS: times, EVENTS: stored}
 
 
-def _shapes(events: list[dict[str, Any]]) -> dict[tuple[str, ...], list[tuple[int, Leaves]]]:
-    """An earlier answer's events by their shape (the paths of their leaves), each with its position."""
-    found: dict[tuple[str, ...], list[tuple[int, Leaves]]] = {}
-    for at, event in enumerate(events):
-        leaves = _leaves({key: value for key, value in event.items() if key != T_MS})
-        if leaves is not None:
-            found.setdefault(tuple(path for path, _ in leaves), []).append((at, leaves))
-    return found
-
-
-def _liked(
-    event: dict[str, Any], leaves: Leaves, shapes: dict[tuple[str, ...], list[tuple[int, Leaves]]]
-) -> dict[str, Any]:
-    """The event written as the earlier event of its shape it differs least from, when that is shorter."""
-    best: dict[str, Any] | None = None
-    for at, other in shapes.get(tuple(path for path, _ in leaves), ())[:_CANDIDATES]:
-        changed = {path: value for (path, value), (_, was) in zip(leaves, other, strict=True) if not _same(value, was)}
-        written = {LIKE: at, SET: changed} if changed else {LIKE: at}
-        if best is None or len(changed) < len(best.get(SET, ())):
-            best = written
-    if best is None or len(orjson.dumps(best)) >= len(orjson.dumps(event)):
-        return event
-    return best
-
-
-def expand_stream(stream: Any, like: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The events a compact stream holds, each with its ``t_ms``, as the ``events`` list holds them. `like`: the
-    events of the earlier answer its ``like`` events name. Raises StreamError."""
+def expand_stream(stream: Any) -> list[dict[str, Any]]:
+    """The events a compact stream holds, each with its ``t_ms``, as the ``events`` list holds them. Raises
+    StreamError."""
     if not isinstance(stream, dict) or set(stream) != {T_MS, EVENTS}:
         raise StreamError(f'$.response.{STREAM}: expected an object of "{T_MS}" and "{EVENTS}"')
     times, items = stream[T_MS], stream[EVENTS]
@@ -132,12 +92,6 @@ def expand_stream(stream: Any, like: list[dict[str, Any]] | None = None) -> list
             events.append(event)
         elif kind is not dict:
             raise StreamError(f"{_at(events)}: expected an event or a list of values")
-        elif LIKE in item:
-            event = _earlier(item, like, t_ms, events)
-            if VARY in item:
-                first = {key: value for key, value in event.items() if key != T_MS}
-                steps = _steps(first, item[VARY], _at(events))
-            events.append(event)
         elif VARY in item:
             first = dict(item)
             steps = _steps(first, first.pop(VARY), _at(events))
@@ -145,43 +99,6 @@ def expand_stream(stream: Any, like: list[dict[str, Any]] | None = None) -> list
         else:
             events.append({T_MS: t_ms, **item})
     return events
-
-
-def _earlier(
-    item: dict[str, Any], like: list[dict[str, Any]] | None, t_ms: Any, events: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """A ``like`` event: the earlier answer's event it names, at `t_ms`, its ``set`` values put in."""
-    at, changed = item[LIKE], item.get(SET)
-    if like is None or type(at) is not int or not 0 <= at < len(like) or type(like[at]) is not dict:
-        raise _unlike(item, like, events)
-    event = like[at].copy()
-    event[T_MS] = t_ms  # where the earlier one has its own: first
-    if len(item) > 1 and (set(item) - {LIKE, SET, VARY} or (changed is not None and type(changed) is not dict)):
-        raise _unlike(item, like, events)
-    for path, value in (changed or {}).items():
-        inner: Any = event
-        keys: list[str] = path.split(".") if type(path) is str else []
-        try:
-            for key in keys[:-1]:  # a copy of each object or list on the way: the earlier event stays as it was
-                step: Any = int(key) if type(inner) is list else key
-                inner[step] = inner = inner[step].copy()
-            last: Any = int(keys[-1]) if type(inner) is list else keys[-1]
-            if (type(inner) is dict and last not in inner) or (type(inner) is list and not 0 <= last < len(inner)):
-                raise KeyError(last)
-            inner[last] = value
-        except (KeyError, IndexError, ValueError, TypeError, AttributeError):
-            raise StreamError(f"{_at(events)}: no value at {path!r}") from None
-    return event
-
-
-def _unlike(item: dict[str, Any], like: list[dict[str, Any]] | None, events: list[dict[str, Any]]) -> StreamError:
-    """What is wrong with a ``like`` event that names no event, or holds more than it may."""
-    where = _at(events)
-    if set(item) - {LIKE, SET, VARY} or not isinstance(item.get(SET, {}), dict):
-        return StreamError(f'{where}: a "{LIKE}" event holds only "{LIKE}", "{SET}" and "{VARY}"')
-    if like is None:
-        return StreamError(f'{where}: a "{LIKE}" event in an exchange not stored as like an earlier one')
-    return StreamError(f"{where}: no event {item[LIKE]!r} in the earlier answer (it has {len(like)})")
 
 
 def _at(events: list[dict[str, Any]]) -> str:

@@ -123,8 +123,7 @@ def compact(paths: tuple[Path, ...]) -> None:
     """Rewrite cassettes so that what their requests repeat is stored once.
 
     Each FILE is written again as a recording writes it now: system prompts, instructions and each tool
-    definition stored once as a shared part, any large value that recurs too, and each exchange as what it
-    changes from an earlier one (its headers, body keys and answer events); every reader sees the same
+    definition stored once as a shared part, any large value that recurs too; every reader sees the same
     exchanges as before. Each file is replaced atomically, under its recording lock. Prints each file's size
     before and after; exits 2 when a file cannot be compacted (missing, unreadable, being recorded, with a
     journal a killed recording left), one line each.

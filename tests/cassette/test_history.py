@@ -36,7 +36,7 @@ def test_an_agent_session_grows_linearly_and_loads_byte_equal(tmp_path: Path) ->
     ]
     stored = orjson.loads((tmp_path / "30.json").read_bytes())["exchanges"]
     assert stored[29]["request"]["extends"] == {"exchange": 29, "path": "$.messages", "items": 57}
-    assert len(stored[29]["request"]["body"]["changed"]["messages"]) == 2  # the last answer and the new question
+    assert len(stored[29]["request"]["body"]["json"]["messages"]) == 2  # the last answer and the new question
 
 
 def test_shared_items_holding_secrets_rebuild_to_the_redacted_request(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_shared_items_holding_secrets_rebuild_to_the_redacted_request(tmp_path: 
     assert key not in (tmp_path / "c.json").read_text()
     stored = orjson.loads((tmp_path / "c.json").read_bytes())["exchanges"]
     assert stored[1]["request"]["extends"] == {"exchange": 1, "path": "$.messages", "items": 1}
-    assert stored[1]["request"]["body"]["changed"]["messages"] == [{"role": "assistant", "content": "noted"}]
+    assert stored[1]["request"]["body"]["json"]["messages"] == [{"role": "assistant", "content": "noted"}]
     redactor = Redactor()
     loaded = load_cassette(tmp_path / "c.json").exchanges
     assert [e.request.body.json_ for e in loaded if isinstance(e.request.body, JsonBody)] == [
