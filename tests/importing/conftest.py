@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,12 +83,22 @@ def mitmproxy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: Scr
     folder = tmp_path_factory.mktemp("mitmproxy")
     port = free_port()
     flows, har = folder / "session.mitm", folder / "session.har"
-    mitmdump = Path(sys.executable).with_name("mitmdump")
-    options = ["-q", "--listen-host", "127.0.0.1", "-p", str(port), "-w", str(flows), "--set", f"hardump={har}"]
-    env = {"PATH": os.environ["PATH"], "HOME": str(folder)}
-    process = subprocess.Popen([str(mitmdump), *options], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    mitmdump = str(Path(sys.executable).with_name("mitmdump"))
+    options = ["-w", str(flows), "--set", f"hardump={har}"]
+    with running_mitmdump(mitmdump, port, folder, *options):  # mitmdump writes the HAR as it shuts down
+        answers = session(stand_in.url, KEY, proxy=f"http://127.0.0.1:{port}")
+    return {"flows": Recording(flows, answers, stand_in.url), "har": Recording(har, answers, stand_in.url)}
+
+
+@contextmanager
+def running_mitmdump(mitmdump: str, port: int, home: Path, *options: str, timeout: float = 60) -> Iterator[None]:
+    """`mitmdump` (any version's) as a plain proxy on 127.0.0.1:`port` with `options`, its CA kept in `home`
+    (not the user's), until the block ends; then stopped, and so its files written."""
+    args = [mitmdump, "-q", "--listen-host", "127.0.0.1", "-p", str(port), *options]
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + timeout
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -97,13 +108,12 @@ def mitmproxy_recordings(tmp_path_factory: pytest.TempPathFactory, stand_in: Scr
                     said = process.stderr.read() if process.stderr else b""
                     raise AssertionError(f"mitmdump did not start: {said!r}") from None
                 time.sleep(0.1)
-        answers = session(stand_in.url, KEY, proxy=f"http://127.0.0.1:{port}")
+        yield
     finally:
-        process.terminate()  # mitmdump writes the HAR as it shuts down
+        process.terminate()
         process.wait(timeout=30)
         if process.stderr is not None:
             process.stderr.close()
-    return {"flows": Recording(flows, answers, stand_in.url), "har": Recording(har, answers, stand_in.url)}
 
 
 def answers_of(text: str) -> list[dict[str, str]]:

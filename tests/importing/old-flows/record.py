@@ -9,16 +9,13 @@ the project's own venv, from the repository's root. Prints the answers the SDKs 
 
 import json
 import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, os.getcwd())
 
 from tests.e2e.clis import ScriptedServer
-from tests.importing.conftest import free_port, gzipping
+from tests.importing.conftest import free_port, gzipping, running_mitmdump
 from tests.importing.sdk_session import session
 from tests.record.world import turns
 
@@ -30,23 +27,10 @@ def main() -> None:
     server = ScriptedServer(turns(4))
     server.answer = gzipping(server.scripted)
     port = free_port()
-    options = ["-q", "--listen-host", "127.0.0.1", "-p", str(port), "-w", str(out)]
-    env = {"PATH": os.environ["PATH"], "HOME": str(out.parent / ".home")}  # its CA, not the user's
-    process = subprocess.Popen([mitmdump, *options], env=env, stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise SystemExit("mitmdump did not start") from None
-                time.sleep(0.2)
-        print(json.dumps(session(server.url, KEY, proxy=f"http://127.0.0.1:{port}")))
+        with running_mitmdump(mitmdump, port, out.parent / ".home", "-w", str(out)):
+            print(json.dumps(session(server.url, KEY, proxy=f"http://127.0.0.1:{port}")))
     finally:
-        process.terminate()
-        process.wait(timeout=30)
         server.close()
 
 
