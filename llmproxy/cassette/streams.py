@@ -34,7 +34,7 @@ VARY = "vary"
 EVENTS = "events"
 STREAM = "stream"
 
-type Leaves = list[tuple[str, Any]]
+type Leaves = tuple[tuple[str, ...], list[Any]]  # the paths of an event's values, and the values
 
 
 class StreamError(ValueError):
@@ -49,18 +49,18 @@ def compact_stream(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     bare = [{key: value for key, value in event.items() if key != T_MS} for event in events]
     flat = [_leaves(event) for event in bare]
     stored: list[Any] = []
-    run: tuple[Leaves, list[int]] | None = None  # the run's first event's leaves, and where it varies
+    run: _Run | None = None
     for at, event in enumerate(bare):
         leaves = flat[at]
-        row = _row(run, leaves) if leaves is not None else None
+        row = run.row(leaves) if run is not None and leaves is not None else None
         if row is not None:
             stored.append(row)
             continue
         after = flat[at + 1] if at + 1 < len(flat) else None
         varies = _differences(leaves, after) if leaves is not None and after is not None else None
         if varies:
-            run = (leaves, varies)  # type: ignore[assignment]
-            stored.append({**event, VARY: [leaves[i][0] for i in varies]})  # type: ignore[index]
+            run = _Run(leaves, varies)  # type: ignore[arg-type]
+            stored.append({**event, VARY: [leaves[0][i] for i in varies]})  # type: ignore[index]
         else:
             stored.append(event)
     return {T_MS: times, EVENTS: stored}
@@ -128,28 +128,32 @@ def _steps(event: dict[str, Any], paths: Any, where: str) -> list[list[str | int
     return found
 
 
-def _leaves(value: Any, path: str = "") -> Leaves | None:
-    """Each value in an event that holds no other (a ``{"$part": …}`` reference counts as one), with its path, in
-    order; None when a key cannot be named in a path (empty, or holding a dot)."""
+def _leaves(value: Any) -> Leaves | None:
+    """Each value in an event that holds no other (a ``{"$part": …}`` reference counts as one), in order: their
+    paths and the values, apart, so that two events' shapes compare in one step; None when a key cannot be
+    named in a path (empty, or holding a dot)."""
+    paths: list[str] = []
+    values: list[Any] = []
+    if not _collect(value, "", paths, values):
+        return None
+    return tuple(paths), values
+
+
+def _collect(value: Any, path: str, paths: list[str], values: list[Any]) -> bool:
+    """`_leaves` of `value` at `path`, added to `paths` and `values`; False when a key cannot be named."""
     if isinstance(value, dict) and value and not (len(value) == 1 and "$part" in value):
-        found: Leaves = []
         for key, item in value.items():
-            if not key or "." in key:
-                return None
-            inner = _leaves(item, f"{path}.{key}" if path else key)
-            if inner is None:
-                return None
-            found += inner
-        return found
+            if not key or "." in key or not _collect(item, f"{path}.{key}" if path else key, paths, values):
+                return False
+        return True
     if isinstance(value, list) and value:
-        found = []
         for position, item in enumerate(value):
-            inner = _leaves(item, f"{path}.{position}" if path else str(position))
-            if inner is None:
-                return None
-            found += inner
-        return found
-    return [(path, value)]
+            if not _collect(item, f"{path}.{position}" if path else str(position), paths, values):
+                return False
+        return True
+    paths.append(path)
+    values.append(value)
+    return True
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -160,21 +164,31 @@ def _same(a: Any, b: Any) -> bool:
 def _differences(leaves: Leaves, other: Leaves) -> list[int] | None:
     """Where two events of the same shape differ (positions in their leaves); None when their shapes differ or
     nothing does."""
-    if len(leaves) != len(other) or any(a[0] != b[0] for a, b in zip(leaves, other, strict=True)):
+    if leaves[0] != other[0]:
         return None
-    found = [i for i, (a, b) in enumerate(zip(leaves, other, strict=True)) if not _same(a[1], b[1])]
+    found = [i for i, (a, b) in enumerate(zip(leaves[1], other[1], strict=True)) if not _same(a, b)]
     return found or None
 
 
-def _row(run: tuple[Leaves, list[int]] | None, leaves: Leaves) -> list[Any] | None:
-    """The event as a list of its run's varying values, when it differs from the run's first event there only."""
-    if run is None:
-        return None
-    first, varies = run
-    if len(first) != len(leaves):
-        return None
-    varying = set(varies)
-    for i, (a, b) in enumerate(zip(first, leaves, strict=True)):
-        if a[0] != b[0] or (i not in varying and not _same(a[1], b[1])):
+class _Run:
+    """A run's first event's leaves, and the positions where the run's events differ from it."""
+
+    __slots__ = ("first", "fixed", "paths", "varies")
+
+    def __init__(self, first: Leaves, varies: list[int]) -> None:
+        self.paths, self.first = first
+        self.varies = varies
+        varying = set(varies)
+        self.fixed = [i for i in range(len(self.first)) if i not in varying]
+
+    def row(self, leaves: Leaves) -> list[Any] | None:
+        """The event as a list of the run's varying values, when it differs from the run's first event there
+        only."""
+        paths, values = leaves
+        if paths != self.paths:
             return None
-    return [leaves[i][1] for i in varies]
+        first = self.first
+        for i in self.fixed:
+            if not _same(first[i], values[i]):
+                return None
+        return [values[i] for i in self.varies]
