@@ -83,6 +83,8 @@ class _State:
     fields: JsonObject = field(default_factory=dict)  # the message's fields a Completion does not say
 
     def apply(self, node: Node) -> None:
+        if self._text_piece(node.value):
+            return
         match node["type"].string():
             case "message_start":
                 message = node["message"]
@@ -105,6 +107,21 @@ class _State:
                 self.error = read_error(node, None)
             case _:  # ping, content_block_stop, message_stop and future events change nothing
                 pass
+
+    def _text_piece(self, value: Any) -> bool:
+        """Whether the event is a text delta of a started block, read straight off its JSON and added: most of
+        a stream's events are, and walking each through `Node`s cost most of reading a stream. The same as
+        `_delta` reads them; any other shape, and every mistake, goes through `apply`'s `Node`s."""
+        if type(value) is not dict or value.get("type") != "content_block_delta":
+            return False
+        delta, index = value.get("delta"), value.get("index")
+        if type(delta) is not dict or type(index) is not int or delta.get("type") != "text_delta":
+            return False
+        text, block = delta.get("text"), self.blocks.get(index)
+        if type(text) is not str or block is None:
+            return False
+        block.pieces.append(text)
+        return True
 
     def _fields(self, obj: JsonObject, known: frozenset[str]) -> None:
         self.fields.update((name, value) for name, value in obj.items() if name not in known and value is not None)

@@ -250,6 +250,16 @@ def test_empty_stream() -> None:
         (b'event: x\ndata: {"type": 3}\n\n', "$.type"),
         (delta(0, {"type": "text_delta", "text": "x"}).encode(), "$.index: expected the index of a started"),
         ((start(0, {"type": "text"}) + delta(0, {"type": "text_delta", "text": 1})).encode(), "$.delta.text"),
+        (  # true is 1 to Python, not an index to JSON
+            (
+                start(1, {"type": "text"})
+                + sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": True, "delta": {"type": "text_delta", "text": "x"}},
+                )
+            ).encode(),
+            "$.index: expected an integer",
+        ),
         (b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":1}}\n\n', "stop_reason"),
     ],
 )
