@@ -32,12 +32,15 @@ def answer_values(exchange: dict[str, Any], min_bytes: int) -> list[tuple[Place,
     events = response.get("events")
     if isinstance(events, list):
         joined: dict[tuple[tuple[tuple[str, Any], ...], str], list[str]] = {}
+        strings: list[tuple[str, str]] = []
         for event in events:
             payload = _payload(event)
             if isinstance(payload, dict):
                 when = tuple(_when(payload).items())
-                for path, text in _strings(payload, ""):
+                _strings(payload, "", strings)
+                for path, text in strings:
                     joined.setdefault((when, path), []).append(text)
+                strings.clear()
         shortest = (min_bytes - 2) // 6  # chars: none of them takes more than 6 bytes in JSON (`\u001f`)
         for (when, path), texts in joined.items():
             if sum(map(len, texts)) < shortest:
@@ -121,19 +124,17 @@ def _when(payload: dict[str, Any]) -> dict[str, Any]:
     return {key: payload[key] for key in GROUPS if key in payload and isinstance(payload[key], str | int)}
 
 
-def _strings(value: Any, path: str) -> list[tuple[str, str]]:
-    """The strings in a value, each with its path (keys and list positions joined by dots)."""
+def _strings(value: Any, path: str, found: list[tuple[str, str]]) -> None:
+    """The strings in a value, each with its path (keys and list positions joined by dots), added to `found`."""
     if isinstance(value, str):
-        return [(path, value)]
-    found: list[tuple[str, str]] = []
-    if isinstance(value, dict):
+        found.append((path, value))
+    elif isinstance(value, dict):
         for key, item in value.items():
             if "." not in key and key not in GROUPS:
-                found += _strings(item, f"{path}.{key}" if path else key)
+                _strings(item, f"{path}.{key}" if path else key, found)
     elif isinstance(value, list):
         for position, item in enumerate(value):
-            found += _strings(item, f"{path}.{position}" if path else str(position))
-    return found
+            _strings(item, f"{path}.{position}" if path else str(position), found)
 
 
 def _values(value: Any, path: str) -> list[tuple[str, Any]]:
