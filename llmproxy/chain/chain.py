@@ -66,7 +66,7 @@ class Network:
         if upstream is None:
             return Refused("this door cannot send a request upstream")
         return self.egress.check_request(
-            upstream.host, upstream.port, upstream.asserted, llm_api=incoming.route is not None
+            upstream.host, upstream.port, upstream.asserted, llm_api=incoming.api is not None
         )
 
     def explain(self) -> str:
@@ -146,7 +146,7 @@ class Chain:
         (`Door.WEBSOCKET`) — the API is one llmproxy reads message by message, something but the upstream
         answers, and the network does not take it — rather than going to the network whole: a WebSocket cannot
         be half answered here, half forwarded."""
-        route = incoming.route
+        route = incoming.api  # a WebSocket's API is told by its upgrade request's URL and headers
         return (
             route is not None
             and route.websocket

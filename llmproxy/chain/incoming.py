@@ -1,6 +1,6 @@
 """A request on its way through the answer chain, as every stage sees it: the wire request (`raw`), the door
 it came through, and what it says (`Decoded`: the API it speaks, its JSON, its completed assistant turns…),
-read once, when the request is made, and shared by every stage; the conversation it carries is decoded only
+read once, the first time a stage asks, and shared by every stage; the conversation it carries is decoded only
 when something reads it. A stage that passes a request on leaves a `Decline` saying why, so a request nothing
 answers is refused with every reason; what the stages leave for the taps and the door is typed here too."""
 
@@ -107,17 +107,42 @@ class Decoded(NamedTuple):
 
     @classmethod
     def of(cls, raw: RawRequest) -> "Decoded":
-        headers = {name.lower(): value for name, value in raw.headers}
-        path, question, query = raw.path.partition("?")
-        parameters = dict(parse_qsl(query)) if question and query else {}
+        headers = lower_headers(raw)
+        path, query = split_target(raw.path)
+        return cls.said(raw, path, query, headers, detected_api(raw, headers))
+
+    @classmethod
+    def said(
+        cls, raw: RawRequest, path: str, query: Mapping[str, str], headers: Mapping[str, str], api: Route | None
+    ) -> "Decoded":
+        """`of`, its target and headers already read, and `api` the route `detected_api` found: the body read."""
         try:
-            detected = detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
-            route, parsed, codec, model = spoken(raw, detected)
+            route, parsed, codec, model = spoken(raw, api)
             turn = codec.assistant_turns(parsed) if codec is not None else 0
         except Exception:
             logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
-            return cls(path, parameters, headers)
-        return cls(path, parameters, headers, route, parsed, codec, turn, model)
+            return cls(path, query, headers)
+        return cls(path, query, headers, route, parsed, codec, turn, model)
+
+
+def lower_headers(raw: RawRequest) -> dict[str, str]:
+    return {name.lower(): value for name, value in raw.headers}
+
+
+def split_target(target: str) -> tuple[str, Mapping[str, str]]:
+    """A request target's path (without the query) and its query's parameters."""
+    path, question, query = target.partition("?")
+    return path, dict(parse_qsl(query)) if question and query else {}
+
+
+def detected_api(raw: RawRequest, headers: Mapping[str, str]) -> Route | None:
+    """The API `raw`'s method, URL and headers name (`routes.detect`), before its body settles whether it
+    streams; None for anything else, or what detection cannot read."""
+    try:
+        return detect(raw.host, raw.path, headers, method=raw.method, scheme=raw.scheme, port=raw.port)
+    except Exception:
+        logger.debug("could not read %s %s%s as its API's", raw.method, raw.host, raw.path, exc_info=True)
+        return None
 
 
 def spoken(raw: RawRequest, route: Route | None) -> tuple[Route | None, Any, ChatCodec | None, str | None]:
@@ -157,8 +182,11 @@ declared.when_changed(_ROUTES.clear)
 class Incoming:
     """The request (`raw`), the door it came through and where it would go out (`upstream`); what it says
     (`decoded`, whose fields are also read as the request's own: `path`, `query`, `headers`, `route`, `json`,
-    `codec`, `turn`, `model`). `conversation` is decoded only when something reads it: a decode costs more than
-    all the rest of a mocked answer.
+    `codec`, `turn`, `model`). The body is parsed the first time one of `decoded`, `route`, `json`, `codec`,
+    `turn` or `model` is read: a request only recorded is never parsed in the proxy (a 200 KB body costs a
+    millisecond; the cassette writer parses it in its own process), and `api` says whether it is an LLM API's
+    without the parse. `conversation` is decoded only when something reads it: a decode costs more than all the
+    rest of a mocked answer.
 
     What stages and taps leave on it for each other: `declines` (for the chain, when nothing answers),
     `forwarding` (for the door, when it goes upstream), `intercepted` (the intercept stage's decision, which its
@@ -169,6 +197,7 @@ class Incoming:
     test the chain says is running (`Chain.use_test_id`, the pytest plugin's), else None."""
 
     __slots__ = (
+        "_api",
         "_codec",
         "_conversation",
         "_decoded",
@@ -200,9 +229,15 @@ class Incoming:
         self.intercepted: Pending | None = None
         self.chaos: AttachedChaos | None = None
         self.injected: list[Injected] = []
-        self._decoded = decoded = Decoded.of(raw)
-        # each field in a slot of its own, in `Decoded`'s order: every stage reads them, at a slot's cost
-        self._path, self._query, self._headers, self._route, self._json, self._codec, self._turn, self._model = decoded
+        self._headers = headers = lower_headers(raw)
+        self._path, self._query = split_target(raw.path)
+        self._api = detected_api(raw, headers)
+        self._decoded: Decoded | None = None  # until something reads the body (`_read`)
+        self._route: Route | None = None
+        self._json: Any = None
+        self._codec: ChatCodec | None = None
+        self._turn = 0
+        self._model: str | None = None
         self._conversation: Any = _NOT_YET
         self.test_id: str | None = self._headers.get(TEST_ID_HEADER)
 
@@ -224,7 +259,19 @@ class Incoming:
 
     @property
     def decoded(self) -> Decoded:
-        return self._decoded
+        decoded = self._decoded
+        return decoded if decoded is not None else self._read()
+
+    @property
+    def body_read(self) -> bool:
+        """Whether the body has been read (`decoded`): reading what it says then costs nothing more."""
+        return self._decoded is not None
+
+    def _read(self) -> Decoded:
+        decoded = self._decoded = Decoded.said(self.raw, self._path, self._query, self._headers, self._api)
+        # each field in a slot of its own, in `Decoded`'s order: every stage reads them, at a slot's cost
+        _, _, _, self._route, self._json, self._codec, self._turn, self._model = decoded
+        return decoded
 
     @property
     def path(self) -> str:
@@ -239,23 +286,40 @@ class Incoming:
         return self._headers
 
     @property
+    def api(self) -> Route | None:
+        """The API the request's method, URL and headers name, read without its body: whether it is an LLM API's
+        call (a gate asks no more) costs no parse. Its `streaming` may be unsettled (`route` settles it), and
+        it names the API even when the body is one the API cannot read (where `route` is None)."""
+        return self._api
+
+    @property
     def route(self) -> Route | None:
+        if self._decoded is None:
+            self._read()
         return self._route
 
     @property
     def json(self) -> Any:
+        if self._decoded is None:
+            self._read()
         return self._json
 
     @property
     def codec(self) -> ChatCodec | None:
+        if self._decoded is None:
+            self._read()
         return self._codec
 
     @property
     def turn(self) -> int:
+        if self._decoded is None:
+            self._read()
         return self._turn
 
     @property
     def model(self) -> str | None:
+        if self._decoded is None:
+            self._read()
         return self._model
 
     @property

@@ -5,9 +5,12 @@ answer goes on; summaries come once every step is closed."""
 import asyncio
 import logging
 from datetime import UTC, datetime
+from typing import cast
 
+import orjson
 import pytest
 
+from llmproxy.cassette.redact import Redactor
 from llmproxy.chain import (
     Chain,
     Context,
@@ -22,9 +25,13 @@ from llmproxy.chain import (
     Tap,
 )
 from llmproxy.chain.reply import Meaning
+from llmproxy.chain.taps.journal import JournalTap
+from llmproxy.chain.taps.record import RecordTap, Sink
 from llmproxy.errors import CassetteError
+from llmproxy.journal import Journal
 from llmproxy.model import Completion, StopReason
 from llmproxy.model.exchange import RawExchange, RawRequest
+from llmproxy.record_scope import RecordScope
 from tests.samples import CHAT
 
 PROXY = Context(Door.PROXY)
@@ -65,6 +72,34 @@ def test_what_a_request_says_is_read_once_and_cannot_be_changed() -> None:
         decoded.model = "another"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         incoming.route = None  # type: ignore[misc]
+
+
+def test_a_request_only_forwarded_and_recorded_is_not_parsed_on_the_proxys_loop() -> None:
+    """`llmproxy record`'s chain (nothing answers; the record and journal taps watch) never reads the body it
+    forwards: the cassette writer parses it in its own process, and the journal when something reads it."""
+    recorded: list[RawExchange] = []
+
+    class Listed:  # the writer's `put`, all the chain calls of it here
+        def put(self, exchange: RawExchange) -> None:
+            recorded.append(exchange)
+
+    journal = JournalTap(Journal(10), Redactor())
+    chain = Chain([], [RecordTap(RecordScope(), cast(Sink, Listed())), journal])  # forwards everything
+    incoming = anthropic()
+    assert incoming.api is not None  # an LLM API's call, told without the body
+    assert chain.answer(incoming, PROXY) is None  # forwarded
+    observers = chain.observe(incoming, ResponseHead(200, (("content-type", "application/json"),), False, 0.0))
+    assert observers is not None
+    exchange = RawExchange(incoming.raw, None, None, datetime.now(UTC), None, None)
+    asyncio.run(observers.end(exchange))
+    assert recorded == [exchange]
+    assert not incoming.body_read
+    model = orjson.loads(CHAT[0].data)["model"]
+    assert incoming.model == model  # read when asked
+    assert incoming.body_read
+    entry = journal.journal.get(1)
+    assert entry is not None
+    assert entry.glance.model == model  # the journal reads the request itself
 
 
 class Passing(Stage):

@@ -95,11 +95,11 @@ class JournalTap(Tap):
         """The upstream's answer, once it has ended."""
         if incoming.injected and not raw.injected:  # faults put into a live answer as it passed
             raw = replace(raw, injected=tuple(fault.record() for fault in incoming.injected))
-        _, _, _, route, parsed, _, _, model = incoming.decoded
-        self.journal.add(
-            (Source.LIVE, incoming.test_id, self._upstream, incoming.door, raw, route,
-             model if type(parsed) is dict else None)
-        )  # fmt: skip
+        route = model = None  # unread: a request only forwarded is not parsed here, on the proxy's event loop
+        if incoming.body_read:
+            _, _, _, route, parsed, _, _, model = incoming.decoded
+            model = model if type(parsed) is dict else None
+        self.journal.add((Source.LIVE, incoming.test_id, self._upstream, incoming.door, raw, route, model))
 
 
 type _Replied = tuple[
@@ -116,7 +116,7 @@ what the chain read of the request (`_Said`)."""
 
 # `_Said`, the last two parts of both: the API the chain read the request as (`Incoming.route`: what the gates
 # read, so they do not parse the request again) and the model it asks for, None unless its body was a JSON
-# object (a gate then reads the request itself, and says what the whole reading says of it).
+# object the chain read (a gate then reads the request itself, and says what the whole reading says of it).
 
 
 class _Place(NamedTuple):

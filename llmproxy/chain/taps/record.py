@@ -96,7 +96,7 @@ class RecordTap(Tap):
 
     def _covers(self, incoming: Incoming) -> bool:
         """An LLM API, a host the scope names, or a tool server's or agent's traffic by its shape."""
-        if self.scope.covers(incoming.raw.host) or incoming.route is not None:
+        if self.scope.covers(incoming.raw.host) or incoming.api is not None:  # its body unread
             return True
         return protocol(incoming.method, incoming.path, incoming.headers, incoming.json) is not None
 
