@@ -33,6 +33,7 @@ from llmproxy import __version__
 from llmproxy.meter import Call
 from llmproxy.telemetry.conventions import Facts, attributes, attributes_shape, duplicate_old_names
 from llmproxy.telemetry.metrics import Registry
+from llmproxy.telemetry.served import Served
 from llmproxy.telemetry.settings import Destination, destination, metric_interval, metrics_exported, resource
 from llmproxy.telemetry.wire import Encoder
 
@@ -47,7 +48,7 @@ PAUSE_MOST: Final = 30.0
 SCOPE: Final = "llmproxy"
 SHAPES: Final = 1024  # shapes of call whose encoded span attributes are kept; past that, start again
 
-type Item = tuple[Call, Facts]
+type Item = tuple[Call, Facts, Served | None]
 
 
 class Sender:
@@ -159,17 +160,18 @@ class OtlpExport:
         self._thread = threading.Thread(target=self._work, name="llmproxy-otlp", daemon=True)
         self._thread.start()
 
-    def add(self, call: Call, facts: Facts, wait: bool = False) -> None:
+    def add(self, call: Call, facts: Facts, wait: bool = False, served: Served | None = None) -> None:
         """Queue a call's span: an append, nothing more on the request's path (the thread takes what waits
         every `LINGER` seconds, or once a batch's worth waits). A proxy's calls never wait: a full queue drops
-        the call, counted; `wait`: wait for room instead (a recorded run, sent after the fact)."""
+        the call, counted; `wait`: wait for room instead (a recorded run, sent after the fact). `served`: the
+        recorded reply it was, which keeps its span but the ids and times."""
         waiting = self._waiting
         while len(waiting) >= QUEUE:
             if not wait or not self._thread.is_alive():
                 self.drop()
                 return
             time.sleep(0.01)
-        waiting.append((call, facts))
+        waiting.append((call, facts, served))
         if len(waiting) == BATCH:
             self._wake.set()
 
@@ -222,8 +224,7 @@ class OtlpExport:
             self._in_flight = len(batch)
         try:
             self._spans.connect()  # a collector that is not there costs no span made
-            encoder = self._encoder
-            body = encoder.traces([encoder.span(call, facts, self._attributes(call, facts)) for call, facts in batch])
+            body = self._encoder.traces([self._span(call, facts, served) for call, facts, served in batch])
             taken = self._spans.post(body)
         except Exception:  # telemetry observes: what fails here is counted, never raised
             logger.debug("exporting %d spans failed", len(batch), exc_info=True)
@@ -235,6 +236,18 @@ class OtlpExport:
             return
         self._lost(len(batch), "the collector did not take them")
         self._pause()
+
+    def _span(self, call: Call, facts: Facts, served: Served | None) -> bytes:
+        """A call's span; of a recorded reply served again (`served`), its kept tail joined to its ids and times
+        (made again when its price is not the one it was made with)."""
+        encoder = self._encoder
+        if served is None:
+            return encoder.span(call, facts, self._attributes(call, facts))
+        kept = served.span
+        if kept is None or kept[0] != call.cost_usd or kept[1] != call.unpriced:
+            untimed = encoder.untimed(call, facts, self._attributes(call, facts))
+            kept = served.span = (call.cost_usd, call.unpriced, untimed)
+        return encoder.timed(call, facts, kept[2])
 
     def _attributes(self, call: Call, facts: Facts) -> bytes:
         """A call's span attributes, encoded; kept by the call's shape (`attributes_shape`), for the calls of

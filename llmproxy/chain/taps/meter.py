@@ -59,7 +59,7 @@ class MeterTap(Tap):
             call = _call(incoming, ANSWERED[reply.source], reply.status, completion, *read[1:], _declined(incoming))
             call = self.state.value.add(call)
             if self.telemetry is not None:
-                self.telemetry.observe(call, incoming, completion)
+                self.telemetry.observe(call, incoming, completion, reply)
         return reply
 
     def _read(self, incoming: Incoming, reply: Reply) -> "_Read":
