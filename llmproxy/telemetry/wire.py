@@ -6,7 +6,7 @@ A span's attributes mostly repeat from call to call (the model, the host, the ru
 attribute's encoded bytes are kept, up to `KEPT` of them: a call's span is then mostly joining kept bytes.
 """
 
-import os
+import random
 import re
 import struct
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +34,7 @@ CLIENT: Final = 3  # SpanKind.SPAN_KIND_CLIENT
 ERROR: Final = 2  # Status.STATUS_CODE_ERROR
 CUMULATIVE: Final = 2  # AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
 _TRACEPARENT: Final = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}")
+_SPAN: Final = tag(2, LENGTH)  # a span, as ScopeSpans' field 2
 _TRACE_ID: Final = tag(1, LENGTH) + varint(16)
 _SPAN_ID: Final = tag(2, LENGTH) + varint(8)
 _START: Final = 7 << 3 | FIXED64  # the tags of start_time_unix_nano and end_time_unix_nano, one byte each
@@ -100,7 +101,7 @@ class Encoder:
 
     def timed(self, call: Call, facts: Facts, untimed: Untimed) -> bytes:
         """The span of `call` from what `untimed` wrote of it: its ids, its parent and its times joined to it."""
-        ids = os.urandom(24)
+        ids = random.getrandbits(192).to_bytes(24)  # as the OpenTelemetry SDK makes them: not a secret
         found = parent(facts.traceparent) if facts.traceparent is not None else None
         if found is None:
             parts = [_TRACE_ID, ids[:16], _SPAN_ID, ids[16:]]
@@ -114,7 +115,8 @@ class Encoder:
         start = end - int((call.latency_ms or 0) * 1_000_000)
         named, tail = untimed
         parts += (named, _TIMES.pack(_START, start, _END, end), tail)
-        return length_delimited(2, b"".join(parts))
+        span = b"".join(parts)
+        return _SPAN + varint(len(span)) + span
 
     def attributes(self, given: Mapping[str, AttributeValue]) -> bytes:
         """A span's attributes `given`, encoded (each attribute's encoding kept, for the next span that has it)."""
