@@ -26,7 +26,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import BinaryIO, Final
 from urllib.parse import urlsplit
 
 from llmproxy import __version__
@@ -47,32 +47,44 @@ PAUSE: Final = 1.0  # seconds the thread waits after a failed send before it tri
 PAUSE_MOST: Final = 30.0
 SCOPE: Final = "llmproxy"
 SHAPES: Final = 1024  # shapes of call whose encoded span attributes are kept; past that, start again
+LINE: Final = 65537  # bytes of an answer's line at most (http.client's limit)
 
 type Item = tuple[Call, Facts, Served | None]
 
 
 class Sender:
-    """POSTs to one OTLP/HTTP endpoint, on one kept-alive connection."""
+    """POSTs to one OTLP/HTTP endpoint, on one kept-alive connection. http.client opens the connection (TLS, the
+    timeout); the request and its answer are written and read here: an OTLP answer needs only its status, its
+    framing and whether the connection stays open, and http.client's parsing of its headers as an email
+    message cost more than the spans of a batch (scripts/bench/telemetry.py --callgrind)."""
 
     def __init__(self, where: Destination) -> None:
         parts = urlsplit(where.url)
         self.where = where
         self._host = parts.hostname or ""
         self._port = parts.port
-        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._context: ssl.SSLContext | None = None
         if parts.scheme == "https":
             self._context = ssl.create_default_context(cafile=where.certificate)
             if where.client_certificate is not None:
                 self._context.load_cert_chain(where.client_certificate, where.client_key)
-        self._headers = {
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        if self._port is not None and self._port != (443 if self._context is not None else 80):
+            host += f":{self._port}"
+        headers = {
+            "Host": host,
+            "Accept-Encoding": "identity",
             "Content-Type": "application/x-protobuf",
             "User-Agent": f"llmproxy/{__version__}",
             **dict(where.headers),
         }
         if where.gzip:
-            self._headers["Content-Encoding"] = "gzip"
+            headers["Content-Encoding"] = "gzip"
+        head = f"POST {path} HTTP/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        self._head = (head + "Content-Length: ").encode("latin-1")
         self._connection: http.client.HTTPConnection | None = None
+        self._answers: BinaryIO | None = None  # the connection's answers, read as they come
 
     def connect(self) -> None:
         """Open the connection unless it is open; raises OSError when the collector cannot be reached."""
@@ -91,20 +103,23 @@ class Sender:
             connection.close()
             raise
         self._connection = connection
+        self._answers = connection.sock.makefile("rb")
 
     def post(self, body: bytes) -> bool:
         """Whether the collector took `body` (a 2xx answer); raises OSError or HTTPException when it could
         not be sent or answered. A kept-alive connection the collector has closed meanwhile is opened again."""
         if self.where.gzip:
             body = gzip.compress(body, compresslevel=5)
+        request = self._head + str(len(body)).encode() + b"\r\n\r\n" + body
         while True:
             fresh = self._connection is None
             self.connect()
-            assert self._connection is not None
+            connection, answers = self._connection, self._answers
+            assert connection is not None
+            assert answers is not None
             try:
-                self._connection.request("POST", self._path, body, self._headers)
-                answer = self._connection.getresponse()
-                answer.read()
+                connection.sock.sendall(request)
+                status, closing = answer(answers)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.close()
                 if fresh:
@@ -113,14 +128,62 @@ class Sender:
             except BaseException:
                 self.close()
                 raise
-            if answer.will_close:
+            if closing:
                 self.close()
-            return 200 <= answer.status < 300
+            return 200 <= status < 300
 
     def close(self) -> None:
+        if self._answers is not None:
+            self._answers.close()
+            self._answers = None
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def answer(answers: BinaryIO) -> tuple[int, bool]:
+    """The status of the next HTTP/1.1 answer on `answers` (its body read past: by its length, its chunks, or
+    to the end), and whether the collector closes the connection after it. Raises RemoteDisconnected when the
+    connection ends before an answer, HTTPException when what comes is not one."""
+    try:
+        while True:
+            line = answers.readline(LINE)
+            if not line:
+                raise http.client.RemoteDisconnected("the collector closed the connection without an answer")
+            version, _, rest = line.partition(b" ")
+            if not version.startswith(b"HTTP/"):
+                raise http.client.BadStatusLine(line.decode("latin-1"))
+            status = int(rest[:3])
+            length, chunked, closing = None, False, version == b"HTTP/1.0"
+            while (header := answers.readline(LINE)) not in (b"\r\n", b"\n", b""):
+                name, _, value = header.partition(b":")
+                name, value = name.strip().lower(), value.strip().lower()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"transfer-encoding":
+                    chunked = b"chunked" in value
+                elif name == b"connection":
+                    closing = b"close" in value or (closing and b"keep-alive" not in value)
+            if status >= 200:
+                break
+        if chunked:
+            while (size := int(answers.readline(LINE).split(b";")[0], 16)) > 0:
+                _exactly(answers, size + 2)  # the chunk and its line end
+            while answers.readline(LINE) not in (b"\r\n", b"\n", b""):  # the trailer
+                pass
+        elif length is not None:
+            _exactly(answers, length)
+        elif status not in (204, 304):
+            answers.read()  # framed by the connection's end
+            closing = True
+    except ValueError as error:
+        raise http.client.HTTPException(f"not an HTTP answer: {error}") from None
+    return status, closing
+
+
+def _exactly(answers: BinaryIO, count: int) -> None:
+    if len(read := answers.read(count)) < count:
+        raise http.client.IncompleteRead(read, count - len(read))
 
 
 class OtlpExport:
