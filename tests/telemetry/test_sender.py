@@ -3,10 +3,13 @@ connection's end) and whether the connection stays open — the next answer star
 
 import http.client
 import io
+import socket
+import threading
 
 import pytest
 
-from llmproxy.telemetry.otlp import answer
+from llmproxy.telemetry.otlp import Sender, answer
+from llmproxy.telemetry.settings import Destination
 
 
 def test_answers_one_after_another_on_a_kept_alive_connection() -> None:
@@ -48,3 +51,32 @@ def test_whether_the_connection_stays_open_is_read_off_the_answer(given: bytes, 
 def test_what_is_not_an_answer_is_an_http_error(given: bytes) -> None:
     with pytest.raises(http.client.HTTPException):
         answer(io.BytesIO(given))
+
+
+def test_a_kept_alive_connection_the_collector_closed_is_opened_again() -> None:
+    """The collector answers two posts on one connection, then closes it: the third post finds it closed and
+    is sent again on a new connection, taken."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[int] = []
+
+    def collect() -> None:
+        for answered in (2, 1):
+            connection, _ = listener.accept()
+            connections.append(answered)
+            with connection, connection.makefile("rb") as requests:
+                for _ in range(answered):
+                    while requests.readline() not in (b"\r\n", b""):
+                        pass
+                    requests.read(4)
+                    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    collector = threading.Thread(target=collect, daemon=True)
+    collector.start()
+    sender = Sender(Destination(f"http://127.0.0.1:{listener.getsockname()[1]}/v1/traces"))
+    try:
+        assert [sender.post(b"span") for _ in range(3)] == [True, True, True]
+    finally:
+        sender.close()
+        listener.close()
+    collector.join(5)
+    assert connections == [2, 1]
