@@ -159,6 +159,7 @@ def totals(calls: Sequence[Call]) -> CallTotals:
 
 
 type Listener = Callable[[Call], None]
+type Price = tuple[Decimal | None, str | None]  # a call's `cost_usd`, and `unpriced`: why it has none
 
 
 class Meter:
@@ -169,7 +170,7 @@ class Meter:
     def __init__(self, book: PriceBook | None = None) -> None:
         self._book = book
         self._calls: list[Call] = []
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()  # replaced, never changed: read without a copy
         self._lock = threading.Lock()
         self._seq = itertools.count(1)
 
@@ -185,21 +186,23 @@ class Meter:
 
     def listen(self, listener: Listener) -> None:
         with self._lock:
-            self._listeners.append(listener)
+            self._listeners = (*self._listeners, listener)
 
-    def add(self, call: Call) -> Call:
-        cost_usd, unpriced = self._priced(call)
+    def add(self, call: Call, price: Price | None = None) -> Call:
+        """`call` priced and numbered. `price`: its `cost_usd` and `unpriced` when the caller knows them — a
+        call like one before but for its time, whose price is `timeless`."""
+        cost_usd, unpriced = price if price is not None else self._priced(call)
         with self._lock:
             call = Call._make((*call[:_NUMBERED], next(self._seq), cost_usd, unpriced))
             self._calls.append(call)
-            listeners = list(self._listeners)
+            listeners = self._listeners
         for listener in listeners:
             try:
                 listener(call)
             except Exception:
                 logger.exception("a meter listener failed; it hears no more calls")
                 with self._lock:
-                    self._listeners.remove(listener)
+                    self._listeners = tuple(kept for kept in self._listeners if kept is not listener)
         return call
 
     @property
@@ -207,7 +210,18 @@ class Meter:
         with self._lock:
             return list(self._calls)
 
-    def _priced(self, call: Call) -> tuple[Decimal | None, str | None]:
+    def timeless(self, call: Call) -> bool:
+        """Whether `call` would cost the same made at any other time (`PriceBook.timeless`); False when that
+        cannot be told."""
+        if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
+            return True
+        try:
+            return self.book.timeless(call.model, url=call.url, provider=call.provider)
+        except Exception:  # pricing observes: it never breaks the traffic
+            logger.debug("could not tell whether %s is priced by the hour", call.url, exc_info=True)
+            return False
+
+    def _priced(self, call: Call) -> Price:
         """The call's price, as the fields to set on it: `cost_usd`, or `unpriced` and why."""
         if call.usage is None or call.answered in (Answered.MISS, Answered.ERROR):
             return None, None

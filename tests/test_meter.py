@@ -1,17 +1,22 @@
 """The meter: calls numbered in the order they end, priced once with the maintained price data, an unknown
 model left unpriced (never $0), a failing listener dropped without touching the traffic."""
 
+import itertools
 import threading
+from datetime import UTC, datetime, tzinfo
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from llmproxy.chain import Incoming
-from llmproxy.chain.reply import ReplySource, text_reply
+from llmproxy.chain.reply import Reply, ReplySource, text_reply
+from llmproxy.chain.taps import meter as meter_tap
 from llmproxy.chain.taps.meter import MeterTap
 from llmproxy.meter import Answered, Call, Meter, Tokens, totals
-from llmproxy.model import Provider, Usage
+from llmproxy.model import Completion, Provider, Usage
 from llmproxy.pricing import PriceBook
+from llmproxy.pricing.overrides import load_price_rules
 from tests.cassette.factory import request
 
 USAGE = Usage(input_tokens=1_000, output_tokens=200, cache_read_tokens=400)
@@ -89,3 +94,58 @@ def test_what_is_no_model_call_is_not_metered(source: ReplySource) -> None:
     reply = text_reply(202, "", source)
     assert tap.reply(incoming, reply) is reply
     assert meter.calls == []
+
+
+def test_a_price_is_kept_only_when_it_is_the_same_at_any_time(tmp_path: Path) -> None:
+    book = PriceBook()
+    assert book.timeless("claude-haiku-4-5", provider=Provider.ANTHROPIC)
+    assert not book.timeless("claude-opus-4-6", provider=Provider.ANTHROPIC)  # a price from a date on
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"prices": [{"model": "claude-haiku-4-5", "input_mtok": 1, "output_mtok": 2}]}')
+    assert not PriceBook(load_price_rules(prices)).timeless("claude-haiku-4-5", provider=Provider.ANTHROPIC)
+
+
+@pytest.mark.parametrize("model", ["claude-haiku-4-5", "claude-opus-4-6"])
+def test_a_recording_served_again_and_again_is_metered_as_a_reply_made_afresh(model: str) -> None:
+    """What the tap keeps of a recording (its call but the time and number, its price when it does not
+    change) meters the same calls as a reply read afresh each time, whatever request it answers."""
+    completion = Completion(id="msg_1", model=None, text="Hi.", usage=USAGE)
+    recorded = Reply(200, (), b"{}", source=ReplySource.CASSETTE, completion=completion, shared=True)
+    asked = [{"model": model, "max_tokens": 5}, {"model": "claude-sonnet-4-5", "max_tokens": 5}]
+    order = [0, 0, 1, 0, 0]
+    kept, fresh = Meter(), Meter()
+    kept_tap, fresh_tap = MeterTap(kept), MeterTap(fresh)
+    for which in order:
+        kept_tap.reply(Incoming(request(asked[which])), recorded)
+        fresh_tap.reply(Incoming(request(asked[which])), recorded._replace(shared=False))
+    assert [call._replace(at=None) for call in kept.calls] == [call._replace(at=None) for call in fresh.calls]
+    assert [call.model for call in kept.calls] == [model, model, "claude-sonnet-4-5", model, model]
+    assert all(call.cost_usd is not None for call in kept.calls)
+
+
+def test_a_recording_priced_by_the_date_is_priced_at_each_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """claude-opus-4-6's long-context tier ended on 2026-03-13: the same recording served either side of it
+    costs what each day's price says, not what its first serve cost."""
+    days = itertools.cycle([datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 4, 1, tzinfo=UTC)])
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> datetime:
+            return next(days)
+
+    monkeypatch.setattr(meter_tap, "datetime", Clock)
+    long = Usage(input_tokens=300_000, output_tokens=10)
+    completion = Completion(id="msg_1", model="claude-opus-4-6", text="Hi.", usage=long)
+    recorded = Reply(200, (), b"{}", source=ReplySource.CASSETTE, completion=completion, shared=True)
+    meter = Meter()
+    tap = MeterTap(meter)
+    for _ in range(4):
+        tap.reply(Incoming(request({"model": "claude-opus-4-6", "max_tokens": 5})), recorded)
+    costs = [call.cost_usd for call in meter.calls]
+    book = PriceBook()
+    expected = [
+        book.cost(long, "claude-opus-4-6", at=call.at, url=call.url, provider=call.provider) for call in meter.calls
+    ]
+    assert costs == [priced.usd for priced in expected]  # type: ignore[union-attr]
+    assert costs[0] != costs[1]
+    assert costs[0] == costs[2]

@@ -140,6 +140,21 @@ class PriceBook:
             self._costs[remembered] = priced
         return priced
 
+    def timeless(
+        self, model: str | None, *, vendor: str | None = None, url: str | None = None, provider: Provider | None = None
+    ) -> bool:
+        """Whether `cost` of `model` is the same at any instant: no prices file (its rules have dates) and one
+        library price, not prices that change with the date or the hour. A caller may then keep a call's cost
+        for the calls like it to come (a recording served again and again)."""
+        if self.rules:
+            return False
+        if not model:
+            return True
+        plan = self._plans.get((model, vendor, url, provider))
+        if plan is None:
+            plan = self._plan(model, vendor, url, provider)
+        return plan.found is None or isinstance(plan.found[1].prices, gp.ModelPrice)
+
     def _plan(self, model: str, vendor: str | None, url: str | None, provider: Provider | None) -> "_Plan":
         """What pricing a call reads whatever its date and usage: who bills it, whether its host bills by plan,
         and the library's model (or why it has none)."""

@@ -3,6 +3,11 @@
 request's path it only reads the request's facts (`conventions.facts_of`) and adds to the registry; spans are
 made and sent on the export's own thread.
 
+A recording replayed again and again to the same request is the same call every time but for its time, its
+number and its trace: what telemetry makes of it (its facts, its registry shape, its span but the ids and
+times: `Served`) is made the first time and kept with the recorded reply, so serving it again is a look-up,
+a count and an append.
+
 The gauges are read as they stand whenever the metrics are (a scrape, an export): the budget and the quotas
 from the intercept's own counters, the optimisation verdict from the latest report the control API built
 (`reported`), as MockServer's gauges read its latest report — nothing is worked out a second time here.
@@ -11,10 +16,11 @@ from the intercept's own counters, the optimisation verdict from the latest repo
 import secrets
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from llmproxy.cassette.redact import Redactor
 from llmproxy.chain.incoming import Incoming
+from llmproxy.chain.reply import Reply
 from llmproxy.meter import Call
 from llmproxy.model import Completion
 from llmproxy.telemetry.conventions import facts_of, metric_facts
@@ -35,7 +41,10 @@ from llmproxy.telemetry.metrics import (
     Registry,
 )
 from llmproxy.telemetry.otlp import OtlpExport
+from llmproxy.telemetry.served import Served
 from llmproxy.telemetry.settings import TelemetryPlan
+
+SERVED: Final = 1024  # recorded replies whose telemetry is kept (`Served`); past that, start again
 
 if TYPE_CHECKING:
     from llmproxy.analysis.report import Report
@@ -54,14 +63,21 @@ class Telemetry:
         self._verdict: tuple[Gauge, ...] = ()
         self.run = (("llmproxy.run.id", secrets.token_hex(8)), *plan.run)
         self.registry = Registry(self.gauges)
+        self._served: dict[int, Served] = {}
         self.export: OtlpExport | None = None
         if plan.export:
             self.export = OtlpExport(plan.endpoint, self.run, self.registry)
 
-    def observe(self, call: Call, incoming: Incoming, completion: Completion | None) -> None:
+    def observe(
+        self, call: Call, incoming: Incoming, completion: Completion | None, reply: Reply | None = None
+    ) -> None:
         """The call's figures added to the registry, and the call queued for its span. The facts only the
         span reads are read only when a span will be made: not without an export, nor when its queue is full
-        (a collector down), where the call is counted as dropped at once."""
+        (a collector down), where the call is counted as dropped at once. `reply`: the stage's reply it was;
+        one served again and again (`shared`) keeps what telemetry makes of it (`Served`)."""
+        if reply is not None and reply.shared and self._content is None and incoming.route is not None:
+            self._serve(call, incoming, completion, reply)
+            return
         export = self.export
         if export is None or export.full:
             self.registry.record(call, metric_facts(incoming))
@@ -71,6 +87,37 @@ class Telemetry:
         facts = facts_of(incoming, completion, self._content)
         self.registry.record(call, facts)
         export.add(call, facts)
+
+    def _serve(self, call: Call, incoming: Incoming, completion: Completion | None, reply: Reply) -> None:
+        """`observe` of a recorded reply: what it adds found in what was kept of it for this request."""
+        raw, route = incoming.raw, incoming.route
+        assert route is not None
+        injected = incoming.injected
+        faults = tuple(fault.kind.value for fault in injected) if injected else ()
+        where = (raw.method, raw.host, raw.port, incoming.path, route.operation, route.provider, route.vendor)
+        request = (raw.body, *where, call.detail, incoming.test_id, faults)
+        served = self._served.get(id(reply))
+        if served is None or served.reply is not reply or served.request != request:
+            if len(self._served) >= SERVED:
+                self._served.clear()
+            facts = facts_of(incoming, completion)._replace(traceparent=None, tracestate=None)
+            served = self._served[id(reply)] = Served(reply, request, facts)
+        shape, cost = served.shape, call.cost_usd
+        if shape is None or not shape.live or served.cost != cost or served.unpriced != call.unpriced:
+            shape = served.shape = self.registry.shape(call, served.facts)
+            served.cost, served.unpriced = cost, call.unpriced
+        self.registry.record(call, served.facts, shape)
+        export = self.export
+        if export is None:
+            return
+        if export.full:
+            export.drop()
+            return
+        facts = served.facts
+        traceparent = incoming.headers.get("traceparent")
+        if traceparent is not None:
+            facts = facts._replace(traceparent=traceparent, tracestate=incoming.headers.get("tracestate"))
+        export.add(call, facts, served=served)
 
     def reported(self, report: "Report") -> None:
         """The latest optimisation report built over this run: its verdict's figures are the gauges' now."""

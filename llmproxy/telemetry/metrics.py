@@ -206,6 +206,39 @@ class _Series:
         self.buckets = [0] * (bounds + 1) if bounds else []  # a histogram's: each bound's, then above the last
 
 
+type _Addition = tuple[_Series, float, int]  # the series, the value, its histogram bucket (-1: none)
+
+
+class Shape:
+    """What one shape of call adds (`_shape`), as `Registry.record` keeps it. The whole-number additions (calls,
+    tokens: most of a call's figures) are only counted per call (`served`) and folded in, multiplied, when the
+    registry is read: whole numbers add up to the same sum in any order and by any grouping, so the figures
+    read are those of adding each observation. The others (a cost, the durations) are added per call, in the
+    order the calls came: a float's sum depends on it. `live`: still the registry's (it starts again past
+    `SHAPES`); a caller keeping a shape for the calls to come asks for a new one when it is not."""
+
+    __slots__ = ("counted", "durations", "each", "live", "served")
+
+    def __init__(self, counted: list[_Addition], each: list[_Addition], durations: list[tuple[_Series, Instrument]]):
+        self.counted = counted
+        self.each = each
+        self.durations = durations
+        self.served = 0
+        self.live = True
+
+    def fold(self) -> None:
+        """Add the whole-number additions of the calls served since the last fold; under the registry's lock."""
+        served = self.served
+        if not served:
+            return
+        for series, value, bucket in self.counted:
+            series.sum += value * served
+            series.count += served
+            if bucket >= 0:
+                series.buckets[bucket] += served
+        self.served = 0
+
+
 class Registry:
     """The figures since the run began (`started`, nanoseconds), for `/metrics` and the OTLP export alike.
     `record` from one thread (the request's), `series` and `exposition` from any (the control port's, the
@@ -214,34 +247,61 @@ class Registry:
     def __init__(self, gauges: Gauges | None = None) -> None:
         self.started = time.time_ns()
         self._series: dict[tuple[Instrument, Labels], _Series] = {}
-        self._shapes: dict[tuple[object, ...], list[tuple[_Series, float, int, Instrument]]] = {}
+        self._shapes: dict[tuple[object, ...], Shape] = {}
         self._lock = threading.Lock()
         self._gauges = gauges
 
-    def record(self, call: Call, facts: Facts) -> None:
-        """Everything `call` adds (`observations`), under one lock. What a call adds is worked out once per
-        shape of call (`_shape`: a recording replayed again and again is one) and kept as the series it adds
-        to, each with its value and histogram bucket: a call like one before is a few additions. Its durations
-        are its own: their series are kept, their values read off each call."""
-        shape = _shape(call, facts)
-        additions = self._shapes.get(shape)
+    def shape(self, call: Call, facts: Facts) -> Shape:
+        """The shape of `call` (made the first time), for `record`: a caller that knows its calls to come are
+        of this shape (a recording replayed again and again) keeps it, and the registry does not look it up."""
+        key = _shape(call, facts)
+        found = self._shapes.get(key)
+        if found is not None:
+            return found
         with self._lock:
-            if additions is None:
-                if len(self._shapes) >= SHAPES:
-                    self._shapes.clear()
-                additions = self._shapes[shape] = [
-                    (*self._addition(instrument, value, labels), instrument)
-                    for instrument, value, labels in observations(call, facts)
-                ]
-            for series, value, bucket, instrument in additions:
+            if len(self._shapes) >= SHAPES:
+                self._fold()
+                for dropped in self._shapes.values():
+                    dropped.live = False
+                self._shapes.clear()
+            counted: list[_Addition] = []
+            each: list[_Addition] = []
+            durations: list[tuple[_Series, Instrument]] = []
+            for instrument, value, labels in observations(call, facts):
+                addition = self._addition(instrument, value, labels)
                 if instrument is DURATION or instrument is FIRST_CHUNK:
-                    value = (call.latency_ms if instrument is DURATION else call.ttft_ms) or 0.0
-                    value /= 1000
-                    bucket = bisect.bisect_left(instrument.buckets, value)
+                    durations.append((addition[0], instrument))
+                elif isinstance(value, int):
+                    counted.append(addition)
+                else:
+                    each.append(addition)
+            found = self._shapes[key] = Shape(counted, each, durations)
+        return found
+
+    def record(self, call: Call, facts: Facts, shape: Shape | None = None) -> None:
+        """Everything `call` adds (`observations`), under one lock. What a call adds is worked out once per
+        shape of call (`Shape`; `shape`: the call's, when the caller kept it) and only counted per call, but
+        for its cost and its durations, its own: read off each call."""
+        if shape is None or not shape.live:
+            shape = self.shape(call, facts)
+        with self._lock:
+            shape.served += 1
+            for series, value, bucket in shape.each:
                 series.sum += value
                 series.count += 1
                 if bucket >= 0:
                     series.buckets[bucket] += 1
+            for series, instrument in shape.durations:
+                value = (call.latency_ms if instrument is DURATION else call.ttft_ms) or 0.0
+                value /= 1000
+                series.sum += value
+                series.count += 1
+                series.buckets[bisect.bisect_left(instrument.buckets, value)] += 1
+
+    def _fold(self) -> None:
+        """Fold every shape's counted calls into the series; under the lock, before the series are read."""
+        for shape in self._shapes.values():
+            shape.fold()
 
     def add(self, instrument: Instrument, value: float, labels: Labels = ()) -> None:
         with self._lock:
@@ -265,6 +325,7 @@ class Registry:
     def value(self, instrument: Instrument, **wanted: str) -> float:
         """The sum of `instrument` over the series whose labels include `wanted` (dots as underscores)."""
         with self._lock:
+            self._fold()
             return sum(
                 series.sum
                 for (found, labels), series in self._series.items()
@@ -274,6 +335,7 @@ class Registry:
     def series(self) -> list[Series]:
         """Every series as it is now, in the order of `INSTRUMENTS`, then of their labels."""
         with self._lock:
+            self._fold()
             taken = [
                 (instrument, labels, series.sum, series.count, list(series.buckets))
                 for (instrument, labels), series in self._series.items()

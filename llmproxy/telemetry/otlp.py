@@ -26,13 +26,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import BinaryIO, Final
 from urllib.parse import urlsplit
 
 from llmproxy import __version__
 from llmproxy.meter import Call
 from llmproxy.telemetry.conventions import Facts, attributes, attributes_shape, duplicate_old_names
 from llmproxy.telemetry.metrics import Registry
+from llmproxy.telemetry.served import Served
 from llmproxy.telemetry.settings import Destination, destination, metric_interval, metrics_exported, resource
 from llmproxy.telemetry.wire import Encoder
 
@@ -46,32 +47,44 @@ PAUSE: Final = 1.0  # seconds the thread waits after a failed send before it tri
 PAUSE_MOST: Final = 30.0
 SCOPE: Final = "llmproxy"
 SHAPES: Final = 1024  # shapes of call whose encoded span attributes are kept; past that, start again
+LINE: Final = 65537  # bytes of an answer's line at most (http.client's limit)
 
-type Item = tuple[Call, Facts]
+type Item = tuple[Call, Facts, Served | None]
 
 
 class Sender:
-    """POSTs to one OTLP/HTTP endpoint, on one kept-alive connection."""
+    """POSTs to one OTLP/HTTP endpoint, on one kept-alive connection. http.client opens the connection (TLS, the
+    timeout); the request and its answer are written and read here: an OTLP answer needs only its status, its
+    framing and whether the connection stays open, and http.client's parsing of its headers as an email
+    message cost more than the spans of a batch (scripts/bench/telemetry.py --callgrind)."""
 
     def __init__(self, where: Destination) -> None:
         parts = urlsplit(where.url)
         self.where = where
         self._host = parts.hostname or ""
         self._port = parts.port
-        self._path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._context: ssl.SSLContext | None = None
         if parts.scheme == "https":
             self._context = ssl.create_default_context(cafile=where.certificate)
             if where.client_certificate is not None:
                 self._context.load_cert_chain(where.client_certificate, where.client_key)
-        self._headers = {
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        if self._port is not None and self._port != (443 if self._context is not None else 80):
+            host += f":{self._port}"
+        headers = {
+            "Host": host,
+            "Accept-Encoding": "identity",
             "Content-Type": "application/x-protobuf",
             "User-Agent": f"llmproxy/{__version__}",
             **dict(where.headers),
         }
         if where.gzip:
-            self._headers["Content-Encoding"] = "gzip"
+            headers["Content-Encoding"] = "gzip"
+        head = f"POST {path} HTTP/1.1\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        self._head = (head + "Content-Length: ").encode("latin-1")
         self._connection: http.client.HTTPConnection | None = None
+        self._answers: BinaryIO | None = None  # the connection's answers, read as they come
 
     def connect(self) -> None:
         """Open the connection unless it is open; raises OSError when the collector cannot be reached."""
@@ -90,20 +103,23 @@ class Sender:
             connection.close()
             raise
         self._connection = connection
+        self._answers = connection.sock.makefile("rb")
 
     def post(self, body: bytes) -> bool:
         """Whether the collector took `body` (a 2xx answer); raises OSError or HTTPException when it could
         not be sent or answered. A kept-alive connection the collector has closed meanwhile is opened again."""
         if self.where.gzip:
             body = gzip.compress(body, compresslevel=5)
+        request = self._head + str(len(body)).encode() + b"\r\n\r\n" + body
         while True:
             fresh = self._connection is None
             self.connect()
-            assert self._connection is not None
+            connection, answers = self._connection, self._answers
+            assert connection is not None
+            assert answers is not None
             try:
-                self._connection.request("POST", self._path, body, self._headers)
-                answer = self._connection.getresponse()
-                answer.read()
+                connection.sock.sendall(request)
+                status, closing = answer(answers)
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 self.close()
                 if fresh:
@@ -112,14 +128,62 @@ class Sender:
             except BaseException:
                 self.close()
                 raise
-            if answer.will_close:
+            if closing:
                 self.close()
-            return 200 <= answer.status < 300
+            return 200 <= status < 300
 
     def close(self) -> None:
+        if self._answers is not None:
+            self._answers.close()
+            self._answers = None
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def answer(answers: BinaryIO) -> tuple[int, bool]:
+    """The status of the next HTTP/1.1 answer on `answers` (its body read past: by its length, its chunks, or
+    to the end), and whether the collector closes the connection after it. Raises RemoteDisconnected when the
+    connection ends before an answer, HTTPException when what comes is not one."""
+    try:
+        while True:
+            line = answers.readline(LINE)
+            if not line:
+                raise http.client.RemoteDisconnected("the collector closed the connection without an answer")
+            version, _, rest = line.partition(b" ")
+            if not version.startswith(b"HTTP/"):
+                raise http.client.BadStatusLine(line.decode("latin-1"))
+            status = int(rest[:3])
+            length, chunked, closing = None, False, version == b"HTTP/1.0"
+            while (header := answers.readline(LINE)) not in (b"\r\n", b"\n", b""):
+                name, _, value = header.partition(b":")
+                name, value = name.strip().lower(), value.strip().lower()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"transfer-encoding":
+                    chunked = b"chunked" in value
+                elif name == b"connection":
+                    closing = b"close" in value or (closing and b"keep-alive" not in value)
+            if status >= 200:
+                break
+        if chunked:
+            while (size := int(answers.readline(LINE).split(b";")[0], 16)) > 0:
+                _exactly(answers, size + 2)  # the chunk and its line end
+            while answers.readline(LINE) not in (b"\r\n", b"\n", b""):  # the trailer
+                pass
+        elif length is not None:
+            _exactly(answers, length)
+        elif status not in (204, 304):
+            answers.read()  # framed by the connection's end
+            closing = True
+    except ValueError as error:
+        raise http.client.HTTPException(f"not an HTTP answer: {error}") from None
+    return status, closing
+
+
+def _exactly(answers: BinaryIO, count: int) -> None:
+    if len(read := answers.read(count)) < count:
+        raise http.client.IncompleteRead(read, count - len(read))
 
 
 class OtlpExport:
@@ -159,17 +223,18 @@ class OtlpExport:
         self._thread = threading.Thread(target=self._work, name="llmproxy-otlp", daemon=True)
         self._thread.start()
 
-    def add(self, call: Call, facts: Facts, wait: bool = False) -> None:
+    def add(self, call: Call, facts: Facts, wait: bool = False, served: Served | None = None) -> None:
         """Queue a call's span: an append, nothing more on the request's path (the thread takes what waits
         every `LINGER` seconds, or once a batch's worth waits). A proxy's calls never wait: a full queue drops
-        the call, counted; `wait`: wait for room instead (a recorded run, sent after the fact)."""
+        the call, counted; `wait`: wait for room instead (a recorded run, sent after the fact). `served`: the
+        recorded reply it was, which keeps its span but the ids and times."""
         waiting = self._waiting
         while len(waiting) >= QUEUE:
             if not wait or not self._thread.is_alive():
                 self.drop()
                 return
             time.sleep(0.01)
-        waiting.append((call, facts))
+        waiting.append((call, facts, served))
         if len(waiting) == BATCH:
             self._wake.set()
 
@@ -222,8 +287,7 @@ class OtlpExport:
             self._in_flight = len(batch)
         try:
             self._spans.connect()  # a collector that is not there costs no span made
-            encoder = self._encoder
-            body = encoder.traces([encoder.span(call, facts, self._attributes(call, facts)) for call, facts in batch])
+            body = self._encoder.traces([self._span(call, facts, served) for call, facts, served in batch])
             taken = self._spans.post(body)
         except Exception:  # telemetry observes: what fails here is counted, never raised
             logger.debug("exporting %d spans failed", len(batch), exc_info=True)
@@ -235,6 +299,18 @@ class OtlpExport:
             return
         self._lost(len(batch), "the collector did not take them")
         self._pause()
+
+    def _span(self, call: Call, facts: Facts, served: Served | None) -> bytes:
+        """A call's span; of a recorded reply served again (`served`), its kept tail joined to its ids and times
+        (made again when its price is not the one it was made with)."""
+        encoder = self._encoder
+        if served is None:
+            return encoder.span(call, facts, self._attributes(call, facts))
+        kept = served.span
+        if kept is None or kept[0] != call.cost_usd or kept[1] != call.unpriced:
+            untimed = encoder.untimed(call, facts, self._attributes(call, facts))
+            kept = served.span = (call.cost_usd, call.unpriced, untimed)
+        return encoder.timed(call, facts, kept[2])
 
     def _attributes(self, call: Call, facts: Facts) -> bytes:
         """A call's span attributes, encoded; kept by the call's shape (`attributes_shape`), for the calls of

@@ -23,6 +23,8 @@ def varint(value: int) -> bytes:
     """A non-negative int, or a negative int64 as its two's complement (ten bytes), as protobuf writes them."""
     if 0 <= value < 128:
         return _SMALL[value]
+    if 0 < value < 16384:  # two bytes: a span's length, most attributes'
+        return bytes((value & 0x7F | 0x80, value >> 7))
     if value < 0:
         value += 1 << 64
     out = bytearray()

@@ -6,8 +6,9 @@ A span's attributes mostly repeat from call to call (the model, the host, the ru
 attribute's encoded bytes are kept, up to `KEPT` of them: a call's span is then mostly joining kept bytes.
 """
 
-import os
+import random
 import re
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
@@ -15,13 +16,17 @@ from llmproxy.meter import Call
 from llmproxy.telemetry.conventions import AttributeValue, Facts, error_type, span_name
 from llmproxy.telemetry.metrics import Instrument, Kind, Labels, Series
 from llmproxy.telemetry.protobuf import (
+    FIXED64,
+    LENGTH,
     double,
     fixed64,
     length_delimited,
     packed_double,
     packed_fixed64,
     string,
+    tag,
     unsigned,
+    varint,
 )
 
 KEPT: Final = 8192  # encoded attributes kept; past that the store starts again (a run of ever-new values)
@@ -29,8 +34,16 @@ CLIENT: Final = 3  # SpanKind.SPAN_KIND_CLIENT
 ERROR: Final = 2  # Status.STATUS_CODE_ERROR
 CUMULATIVE: Final = 2  # AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE
 _TRACEPARENT: Final = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}")
+_SPAN: Final = tag(2, LENGTH)  # a span, as ScopeSpans' field 2
+_TRACE_ID: Final = tag(1, LENGTH) + varint(16)
+_SPAN_ID: Final = tag(2, LENGTH) + varint(8)
+_START: Final = 7 << 3 | FIXED64  # the tags of start_time_unix_nano and end_time_unix_nano, one byte each
+_END: Final = 8 << 3 | FIXED64
+_TIMES: Final = struct.Struct("<BQBQ")
 _NO_TRACE: Final = "0" * 32
 _NO_SPAN: Final = "0" * 16
+
+type Untimed = tuple[bytes, bytes]  # a span's name and kind; its attributes and status
 
 
 def any_value(value: AttributeValue) -> bytes:
@@ -76,21 +89,34 @@ class Encoder:
         """A `Span` (as ScopeSpans' field 2) with the `attributes` encoded by `attributes`: CLIENT, from when the
         call began to when its answer ended, in the client's trace when it sent a valid `traceparent`, `ERROR`
         when it failed."""
-        ids = os.urandom(24)
-        found = parent(facts.traceparent)
-        trace, parent_span = found if found is not None else (ids[:16], None)
+        return self.timed(call, facts, self.untimed(call, facts, attributes))
+
+    def untimed(self, call: Call, facts: Facts, attributes: bytes) -> Untimed:
+        """What `span` writes of a call whatever its trace and times, as the fields around the times go: its
+        name and kind, then its attributes and status. A recording served again and again keeps it."""
+        named = string(5, span_name(call, facts)) + unsigned(6, CLIENT)
+        if (error := error_type(call)) is not None:
+            return named, attributes + length_delimited(15, string(2, error) + unsigned(3, ERROR))
+        return named, attributes
+
+    def timed(self, call: Call, facts: Facts, untimed: Untimed) -> bytes:
+        """The span of `call` from what `untimed` wrote of it: its ids, its parent and its times joined to it."""
+        ids = random.getrandbits(192).to_bytes(24)  # as the OpenTelemetry SDK makes them: not a secret
+        found = parent(facts.traceparent) if facts.traceparent is not None else None
+        if found is None:
+            parts = [_TRACE_ID, ids[:16], _SPAN_ID, ids[16:]]
+        else:
+            trace, parent_span = found
+            parts = [_TRACE_ID, trace, _SPAN_ID, ids[16:]]
+            if facts.tracestate:
+                parts.append(string(3, facts.tracestate))
+            parts.append(length_delimited(4, parent_span))
         end = int(call.at.timestamp() * 1_000_000) * 1000  # microseconds: a float keeps no more
         start = end - int((call.latency_ms or 0) * 1_000_000)
-        parts = [length_delimited(1, trace), length_delimited(2, ids[16:])]
-        if found is not None and facts.tracestate:
-            parts.append(string(3, facts.tracestate))
-        if parent_span is not None:
-            parts.append(length_delimited(4, parent_span))
-        parts += [string(5, span_name(call, facts)), unsigned(6, CLIENT), fixed64(7, start), fixed64(8, end)]
-        parts.append(attributes)
-        if (error := error_type(call)) is not None:
-            parts.append(length_delimited(15, string(2, error) + unsigned(3, ERROR)))
-        return length_delimited(2, b"".join(parts))
+        named, tail = untimed
+        parts += (named, _TIMES.pack(_START, start, _END, end), tail)
+        span = b"".join(parts)
+        return _SPAN + varint(len(span)) + span
 
     def attributes(self, given: Mapping[str, AttributeValue]) -> bytes:
         """A span's attributes `given`, encoded (each attribute's encoding kept, for the next span that has it)."""

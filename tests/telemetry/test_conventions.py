@@ -2,6 +2,7 @@
 with plain objects: requests as they come off the wire, answers as the codecs read them."""
 
 import json
+from decimal import Decimal
 
 import orjson
 
@@ -12,7 +13,7 @@ from llmproxy.meter import Answered, Call
 from llmproxy.model import Completion, StopReason, Usage
 from llmproxy.model.exchange import RawRequest
 from llmproxy.telemetry.conventions import attributes, duplicate_old_names, facts_of, metric_facts, span_name
-from llmproxy.telemetry.metrics import Registry, observations
+from llmproxy.telemetry.metrics import CALLS, Registry, observations
 
 SECRET = "sk-ant-api03-" + "x" * 80  # shaped like an Anthropic key, never a real one
 
@@ -184,6 +185,40 @@ def test_calls_of_one_shape_add_to_the_registry_what_each_observation_adds() -> 
             observed.add(instrument, value, labels)
     assert shaped.series() == observed.series()
     assert shaped.exposition() == observed.exposition()
+
+
+def test_counted_calls_folded_when_read_equal_each_observation_added_in_turn() -> None:
+    """Shapes kept by the caller, costs that are not whole numbers interleaved on one series, and readings
+    between the calls: what the registry reads is what adding each observation in turn reads, to the bit."""
+    incoming = request("api.anthropic.com", "/v1/messages", MESSAGES)
+    facts = facts_of(incoming, None)
+    costs = (Decimal("0.0013"), Decimal("0.1"), Decimal("0.0000007"))
+    calls = [
+        Call(
+            "POST",
+            incoming.host,
+            incoming.path,
+            Answered.HIT,
+            200,
+            model="claude-haiku-4-5",
+            usage=Usage(input_tokens=300 + index % 3, output_tokens=20),
+            latency_ms=12.5 * (index % 4),
+            cost_usd=costs[index % 3],
+        )
+        for index in range(40)
+    ]
+    shaped, observed = Registry(), Registry()
+    kept = {}
+    for index, call in enumerate(calls):
+        shape = kept.setdefault(call.usage, shaped.shape(call, facts))
+        shaped.record(call, facts, shape)
+        for instrument, value, labels in observations(call, facts):
+            observed.add(instrument, value, labels)
+        if index % 7 == 0:
+            assert shaped.series() == observed.series()
+    assert shaped.series() == observed.series()
+    assert shaped.exposition() == observed.exposition()
+    assert shaped.value(CALLS) == observed.value(CALLS) == 40
 
 
 def test_the_metrics_read_the_same_of_a_call_without_the_facts_only_a_span_reads() -> None:

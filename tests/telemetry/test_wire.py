@@ -4,6 +4,7 @@ one of its own, and the metrics — counters, histograms and gauges — as the r
 
 from datetime import UTC, datetime
 
+from google.protobuf.internal.encoder import _VarintBytes
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -11,6 +12,7 @@ from llmproxy.meter import Answered, Call
 from llmproxy.model import Provider, Usage
 from llmproxy.telemetry.conventions import Facts, attributes
 from llmproxy.telemetry.metrics import BUDGET_SPENT, CALLS, DURATION, Registry
+from llmproxy.telemetry.protobuf import varint
 from llmproxy.telemetry.wire import Encoder, parent
 from tests.telemetry.receiver import value
 
@@ -107,3 +109,8 @@ def test_the_metrics_read_back_as_the_registry_keeps_them() -> None:
     calls = metrics["llmproxy.calls"].sum
     assert (calls.is_monotonic, calls.aggregation_temporality, calls.data_points[0].as_double) == (True, 2, 2)
     assert metrics["llmproxy.budget.spent"].gauge.data_points[0].as_double == 0.125
+
+
+def test_varints_are_written_as_protobuf_writes_them() -> None:
+    for number in (0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**32, 2**63 - 1, -1, -300):
+        assert varint(number) == _VarintBytes(number % 2**64)  # a negative int64 as its two's complement

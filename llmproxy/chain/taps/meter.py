@@ -17,7 +17,7 @@ from llmproxy.chain.incoming import Incoming
 from llmproxy.chain.reply import Reply, ReplySource
 from llmproxy.chain.stage import Observer, ResponseHead, Tap
 from llmproxy.chain.state import State
-from llmproxy.meter import Answered, Call, Meter
+from llmproxy.meter import Answered, Call, Meter, Price
 from llmproxy.model import Completion
 from llmproxy.model.exchange import RawExchange
 from llmproxy.providers.registry import chat_codec
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SHARED: Final = 1024  # replies served again and again whose reading is kept; past that, start again
+
+_DETAIL: Final = Call._fields.index("detail")  # the fields before it are a served reply's every time
 
 ANSWERED = {
     ReplySource.MOCK: Answered.MOCK,
@@ -46,7 +48,7 @@ class MeterTap(Tap):
     def __init__(self, meter: Meter, telemetry: "Telemetry | None" = None) -> None:
         self.state = State(meter)
         self.telemetry = telemetry
-        self._shared: dict[int, tuple[Reply, _Read]] = {}
+        self._shared: dict[int, _Kept] = {}
 
     @property
     def meter(self) -> Meter:
@@ -54,26 +56,38 @@ class MeterTap(Tap):
 
     def reply(self, incoming: Incoming, reply: Reply) -> Reply:
         if reply.source in ANSWERED:  # not a CLI's telemetry, nor a WebSocket the relay meters message by message
-            read = self._read(incoming, reply)
-            completion = read.completion
-            call = _call(incoming, ANSWERED[reply.source], reply.status, completion, *read[1:], _declined(incoming))
-            call = self.state.value.add(call)
+            if reply.shared:
+                call, completion = self._served(incoming, reply)
+            else:
+                read = _read(incoming, reply)
+                completion = read.completion
+                answered = ANSWERED[reply.source]
+                call = _call(incoming, answered, reply.status, completion, *read[1:], _declined(incoming))
+                call = self.state.value.add(call)
             if self.telemetry is not None:
-                self.telemetry.observe(call, incoming, completion)
+                self.telemetry.observe(call, incoming, completion, reply)
         return reply
 
-    def _read(self, incoming: Incoming, reply: Reply) -> "_Read":
-        """What the meter reads of `reply`; of a reply served again and again (`shared`: a recording), kept."""
-        if not reply.shared:
-            return _read(incoming, reply)
+    def _served(self, incoming: Incoming, reply: Reply) -> tuple[Call, Completion | None]:
+        """The call of a reply served again and again (`shared`: a recording), made from what is kept of it:
+        its reading, and for the request it last answered, the call's fields but its time and number, and its
+        price once the meter knows it is the same at any time (`Meter.timeless`)."""
+        raw, route = incoming.raw, incoming.route
+        asked = (raw.method, raw.host, incoming.path, incoming.model, route.provider if route is not None else None)
         kept = self._shared.get(id(reply))
-        if kept is not None and kept[0] is reply:
-            return kept[1]
-        if len(self._shared) >= SHARED:
-            self._shared.clear()
-        read = _read(incoming, reply)
-        self._shared[id(reply)] = (reply, read)  # the reply held: its id stays its own
-        return read
+        if kept is None or kept.reply is not reply or kept.asked != asked:
+            read = kept.read if kept is not None and kept.reply is reply else _read(incoming, reply)
+            if len(self._shared) >= SHARED:
+                self._shared.clear()
+            made = _call(incoming, ANSWERED[reply.source], reply.status, read.completion, *read[1:], "")
+            kept = self._shared[id(reply)] = _Kept(reply, read, asked, made[:_DETAIL], None, None)
+        meter = self.state.value
+        price = kept.price if kept.meter is meter else None
+        call = meter.add(Call._make((*kept.fields, _declined(incoming), datetime.now(UTC), 0, None, None)), price)
+        if kept.meter is not meter:  # the reply's first call on this meter: is its price the same at any time?
+            price = (call.cost_usd, call.unpriced) if meter.timeless(call) else None
+            self._shared[id(reply)] = kept._replace(meter=meter, price=price)
+        return call, kept.read.completion
 
     def open(self, incoming: Incoming, head: ResponseHead | None) -> Observer | None:
         if head is None:
@@ -101,6 +115,20 @@ def _understood(incoming: Incoming, reply: Reply) -> Completion | None:
         except Exception:  # an answer the codec cannot read: counted, without tokens
             logger.debug("could not read the answer to %s", incoming.path, exc_info=True)
     return None
+
+
+class _Kept(NamedTuple):
+    """What is kept of a reply served again and again (`MeterTap._served`): the reply itself (its id, the key it
+    is kept by, stays its own), its reading, what the request it last answered `asked` (its method, host, path,
+    model and provider), the call's fields up to its `detail`, and the `price` of its calls on `meter` (None:
+    priced each time)."""
+
+    reply: Reply
+    read: "_Read"
+    asked: tuple[object, ...]
+    fields: tuple[object, ...]
+    meter: Meter | None
+    price: Price | None
 
 
 class _Read(NamedTuple):
