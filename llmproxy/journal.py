@@ -345,15 +345,14 @@ class Journal:
             return self._offset + len(self._captures)
 
     def read(self, query: Query = Query()) -> list[Entry]:
-        captures, first = self._kept()
-        start = max(0, query.since - first + 1)
+        captures, first, oldest = self._kept(query.since)
         with self._reading:
-            self._forget(first)
+            self._forget(oldest)
             if query.limit is None:
-                return [entry for entry in self._made(captures, first, start) if query.matches(entry)]
+                return [entry for entry in self._made(captures, first) if query.matches(entry)]
             if query.limit <= 0:
                 return []
-            newest = (entry for entry in self._made(captures, first, start, newest=True) if query.matches(entry))
+            newest = (entry for entry in self._made(captures, first, newest=True) if query.matches(entry))
             return list(islice(newest, query.limit))[::-1]
 
     def get(self, seq: int) -> Entry | None:
@@ -406,11 +405,16 @@ class Journal:
             counts = self._counted.copy()
         return {source: count for source, count in counts.items() if count}
 
-    def _kept(self) -> tuple[list[Capture], int]:
-        """The captures kept, oldest first, and the number of the first."""
+    def _kept(self, since: int = 0) -> tuple[list[Capture], int, int]:
+        """The captures kept numbered after `since`, oldest first, the number of the first of them, and the number
+        of the first kept. Only those are copied: the event stream reads what came since its last read, a few
+        entries of a journal of thousands, several times a second."""
         with self._lock:
-            captures = self._captures[-self.capacity :]  # a copy, taken whole: appends go on beside it
-            return captures, self._offset + len(self._captures) - len(captures) + 1
+            held = len(self._captures)
+            oldest = self._offset + max(0, held - self.capacity) + 1
+            first = max(oldest, since + 1)
+            captures = self._captures[first - self._offset - 1 : held]  # a copy, taken whole: appends go on beside it
+            return captures, first, oldest
 
     def _let_go(self, count: int) -> None:
         """Let the oldest `count` captures go (fewer if another thread let some go meanwhile)."""
@@ -432,10 +436,9 @@ class Journal:
             self._counted.update(map(_SOURCE, captures))
             self._counted_to = to
 
-    def _made(self, captures: list[Capture], first: int, start: int, newest: bool = False) -> Iterator[Entry]:
-        """The entries of `captures` (numbered from `first`) from position `start` on, oldest first, or newest
-        first down to `start`."""
-        positions = range(len(captures) - 1, start - 1, -1) if newest else range(start, len(captures))
+    def _made(self, captures: list[Capture], first: int, newest: bool = False) -> Iterator[Entry]:
+        """The entries of `captures` (numbered from `first`), oldest first, or newest first."""
+        positions = range(len(captures) - 1, -1, -1) if newest else range(len(captures))
         for position in positions:
             yield self._entry(first + position, captures[position])
 

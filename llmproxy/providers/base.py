@@ -163,6 +163,10 @@ class ChatCodec:
     `ParseError` when what it reads is not this format. The journal's gates judge thousands of answers by these
     alone, and a whole decode costs several times this reading. None: decoded whole."""
 
+    read_usage: Callable[[Any], Usage | None] | None = None
+    """`read_answer(body, None)`'s usage alone, None for an error answer too, read without making what a gate
+    needs beside it: the dashboard reads the usage of every answer it lists. None: `read_answer` reads it."""
+
 
 @functools.lru_cache(maxsize=1024)
 def split_deltas(text: str, size: int = DEFAULT_DELTA_CHARS) -> tuple[str, ...]:

@@ -86,7 +86,13 @@ def test_a_full_journal_shows_its_capacity_and_lets_the_oldest_go_in_batches() -
                 {Source.INJECTED: injected} if injected else {}
             )
         assert journal.kept == min(number, 16)
-        assert [entry.seq for entry in journal.read()] == list(range(max(1, number - 15), number + 1))
+        kept = list(range(max(1, number - 15), number + 1))
+        assert [entry.seq for entry in journal.read()] == kept
+        for since in (0, number - 20, number - 16, number - 3, number, number + 2):  # before, in and after what is kept
+            assert [entry.seq for entry in journal.read(Query(since=since))] == [seq for seq in kept if seq > since]
+            assert [entry.seq for entry in journal.read(Query(since=since, limit=2))] == [
+                seq for seq in kept if seq > since
+            ][-2:]
         assert journal.dropped == max(0, number - 16)
         assert len(journal._captures) <= 16 + 2  # held until let go, an eighth of the capacity at a time
     assert journal.get(23) is None

@@ -436,9 +436,18 @@ def test_the_latest_message_of_corrupted_or_arbitrary_requests_is_the_decodes(na
 def answer_agrees_with_the_decode(codec: ChatCodec, document: Any) -> None:
     """`read_answer` gives the decode's usage and tool calls, or that it is an error, for a body that decodes,
     and redacted: each tool call as decoding the body redacted whole gives it. On anything else it returns or
-    raises `ParseError`. Asked for the usage alone (no `shown`), it gives the decode's usage."""
+    raises `ParseError`. Asked for the usage alone (no `shown`), it gives the decode's usage; and so does
+    `read_usage`, where the codec has one, which raises where that reading raises and gives None for an error."""
     assert codec.read_answer is not None
     parsed = orjson.loads(dump(document))
+    if codec.read_usage is not None:
+        try:
+            alone = codec.read_answer(parsed, None)
+        except ParseError:
+            with pytest.raises(ParseError):
+                codec.read_usage(parsed)
+        else:
+            assert codec.read_usage(parsed) == (None if alone.error else alone.usage), document
     for shown in (lambda value: value, REDACTOR.json, None):
         try:
             decoded: Completion | None = codec.decode_response(Parsed(shown(parsed) if shown else parsed))

@@ -359,9 +359,12 @@ def _usage(codec: ChatCodec | None, status: int | None, body: bytes | None, even
     if codec is None or status is None:
         return None
     try:
-        if events is None and status < 400 and codec.read_answer is not None:  # no need to decode it all
-            answer = codec.read_answer(orjson.loads(body or b""), None)
-            return answer.usage if not answer.error else None
+        if events is None and status < 400:  # no need to decode it all
+            if codec.read_usage is not None:
+                return codec.read_usage(orjson.loads(body or b""))
+            if codec.read_answer is not None:
+                answer = codec.read_answer(orjson.loads(body or b""), None)
+                return answer.usage if not answer.error else None
         return decode_answer(codec, status, body or b"", events).usage
     except (LlmproxyError, ValueError):  # not what its API sends: no usage to show (JSONDecodeError is one)
         return None

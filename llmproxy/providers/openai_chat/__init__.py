@@ -19,6 +19,7 @@ CHAT = ChatCodec(
     assistant_turns=assistant_messages,
     decode_response=response.decode_response,
     read_answer=response.read_answer,
+    read_usage=response.read_usage,
     decode_stream=stream.decode_stream,
     encode_response=response.encode_response,
     encode_stream=stream.encode_stream,

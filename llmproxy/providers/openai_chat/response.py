@@ -4,7 +4,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Final
 
-from llmproxy.model import Completion, StopReason, ToolCall
+from llmproxy.model import Completion, StopReason, ToolCall, Usage
 from llmproxy.providers import message_parts
 from llmproxy.providers.base import Answer, JsonObject, dump_json, parse_arguments
 from llmproxy.providers.node import Node, Parsed
@@ -130,6 +130,20 @@ def read_answer(body: Any, shown: Callable[[Any], Any] | None) -> Answer:
                 calls.append(ToolCall("", legacy["name"].opt_string() or "", arguments, invalid))
             return Answer(usage, tuple(calls), error=False)
     return Answer(usage, (), error=False)
+
+
+def read_usage(body: Any) -> Usage | None:
+    """`read_answer(body, None)`'s usage, None for an error too: a plain answer's usage object read straight off
+    the parsed body (no node, no `Answer`), as a listing reads one for every exchange; any other shape read by
+    `read_answer`."""
+    if type(body) is dict and not body.get("error"):
+        usage = body.get("usage")
+        if usage is None:
+            return None
+        if type(usage) is dict:
+            return decode_usage.plain(usage, WHAT_RESPONSE, "$.usage")
+    answer = read_answer(body, None)
+    return None if answer.error else answer.usage
 
 
 def _plain_answer(body: dict[str, Any], shown: Callable[[Any], Any] | None) -> Answer | None:
