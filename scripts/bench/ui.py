@@ -61,15 +61,19 @@ def _exported(log: Path, name: str) -> str:
     sys.exit(f"{log.name}: no {name} printed")
 
 
-def _read_events(control_url: str, token: str, stop_reading: threading.Event, counted: list[int]) -> None:
+def _read_events(
+    control_url: str, token: str, stop_reading: threading.Event, counted: list[int], reading: threading.Event
+) -> None:
     """What a watching browser does to the proxy: hold the event stream open and read every event; `counted`:
-    the entry events received, then the drops told."""
+    the entry events received, then the drops told. `reading` is set at the stream's first event: an exchange
+    answered before then is in the journal the stream's `hello` stands on, never pushed as an entry."""
     origin = control_url.removesuffix("/llmproxy/chaos").removeprefix("http://")
     host, port = origin.split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=READ_TIMEOUT)
     connection.request("GET", "/llmproxy/api/v1/events", headers={"authorization": f"Bearer {token}"})
     response = connection.getresponse()
     for line in response:
+        reading.set()
         if line.startswith(b"event: entry"):
             counted[0] += 1
         elif line.startswith(b'data: {"dropped":'):
@@ -111,6 +115,7 @@ def measure(args: argparse.Namespace) -> list[str]:
             reader = mocks["--ui, one reader"][1]
             stop_reading = threading.Event()
             counted = [0, 0]
+            reading = threading.Event()
             thread = threading.Thread(
                 target=_read_events,
                 args=(
@@ -118,10 +123,13 @@ def measure(args: argparse.Namespace) -> list[str]:
                     _exported(reader, "LLMPROXY_CONTROL_TOKEN"),
                     stop_reading,
                     counted,
+                    reading,
                 ),
                 daemon=True,
             )
             thread.start()
+            if not reading.wait(READ_TIMEOUT):
+                sys.exit(f"the event stream sent nothing in {READ_TIMEOUT} s")
             if args.paced:
                 stop_reading.set()  # after the next event: the paced run's reader is its own
                 return paced(mocks, upstream_port, args.paced, args.requests)
