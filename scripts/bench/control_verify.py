@@ -175,10 +175,6 @@ def count_instructions(entries: int, only: list[str]) -> int:
                                  text=True)  # fmt: skip
         assert child.stdin is not None
         assert child.stdout is not None
-        pid = str(child.pid)
-
-        def control(*options: str) -> None:
-            subprocess.run(["callgrind_control", *options, pid], capture_output=True, check=True)
 
         print(f"instructions per call over a journal of {entries:,} exchanges:")
         print(f"  {'':<44} {'cold':>14} {'warm':>14}")
@@ -186,21 +182,7 @@ def count_instructions(entries: int, only: list[str]) -> int:
             for name in CALLS:
                 found = []
                 for _ in ("cold", "warm"):
-                    assert child.stdout.readline().strip() == "ready"
-                    before = set(Path(scratch).glob(f"cg.{pid}.*"))
-                    control("--zero")
-                    control("--instr=on")
-                    child.stdin.write("go\n")
-                    child.stdin.flush()
-                    assert child.stdout.readline().strip() == "done"
-                    control("--instr=off")
-                    control("--dump")
-                    (dump,) = set(Path(scratch).glob(f"cg.{pid}.*")) - before
-                    totals = next(line for line in dump.read_text(errors="replace").splitlines()
-                                  if line.startswith("totals:"))  # fmt: skip
-                    found.append(int(totals.split()[1]))
-                    child.stdin.write("next\n")
-                    child.stdin.flush()
+                    found.append(counted_step(child, Path(scratch)))
                 print(f"  {name:<44} {found[0]:14,} {found[1]:14,}", flush=True)
         finally:
             child.stdin.close()
@@ -241,6 +223,32 @@ def main() -> int:
         print(f"  {name:<44} {cold[0]:10.1f} {cold[1]:9.1f} {warm[0]:10.1f} {warm[1]:9.1f}")
     print(f"peak memory of the process: {rss:.0f} MB")
     return 0
+
+
+def counted_step(child: "subprocess.Popen[str]", scratch: Path) -> int:
+    """Instructions of one step of a child run under callgrind with instrumentation off: the child says `ready`,
+    is counted from `go` until it says `done`, and is told `next` once its count is dumped and read."""
+    pid = str(child.pid)
+    assert child.stdin is not None
+    assert child.stdout is not None
+
+    def control(*options: str) -> None:
+        subprocess.run(["callgrind_control", *options, pid], capture_output=True, check=True)
+
+    assert child.stdout.readline().strip() == "ready"
+    before = set(scratch.glob(f"cg.{pid}.*"))
+    control("--zero")
+    control("--instr=on")
+    child.stdin.write("go\n")
+    child.stdin.flush()
+    assert child.stdout.readline().strip() == "done"
+    control("--instr=off")
+    control("--dump")
+    (dump,) = set(scratch.glob(f"cg.{pid}.*")) - before
+    totals = next(line for line in dump.read_text(errors="replace").splitlines() if line.startswith("totals:"))
+    child.stdin.write("next\n")
+    child.stdin.flush()
+    return int(totals.split()[1])
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
 import payloads  # noqa: E402 (scripts/bench/payloads.py)
+from control_verify import counted_step  # noqa: E402 (scripts/bench/control_verify.py)
 from mock import expectations  # noqa: E402, UP026 (scripts/bench/mock.py)
 
 from llmproxy.chain.incoming import Door, Incoming  # noqa: E402
@@ -110,29 +111,11 @@ def count_instructions(entries: int) -> int:
                                  text=True)  # fmt: skip
         assert child.stdin is not None
         assert child.stdout is not None
-        pid = str(child.pid)
-
-        def control(*options: str) -> None:
-            subprocess.run(["callgrind_control", *options, pid], capture_output=True, check=True)
 
         found = []
         try:
             for _ in PHASES:
-                assert child.stdout.readline().strip() == "ready"
-                before = set(Path(scratch).glob(f"cg.{pid}.*"))
-                control("--zero")
-                control("--instr=on")
-                child.stdin.write("go\n")
-                child.stdin.flush()
-                assert child.stdout.readline().strip() == "done"
-                control("--instr=off")
-                control("--dump")
-                (dump,) = set(Path(scratch).glob(f"cg.{pid}.*")) - before
-                totals = next(line for line in dump.read_text(errors="replace").splitlines()
-                              if line.startswith("totals:"))  # fmt: skip
-                found.append(int(totals.split()[1]) // entries)
-                child.stdin.write("next\n")
-                child.stdin.flush()
+                found.append(counted_step(child, Path(scratch)) // entries)
         finally:
             child.stdin.close()
             child.wait()
