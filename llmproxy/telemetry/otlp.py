@@ -287,11 +287,7 @@ class OtlpExport:
             self._in_flight = len(batch)
         try:
             self._spans.connect()  # a collector that is not there costs no span made
-            ids = self._encoder.ids(len(batch))
-            spans = [
-                self._span(call, facts, served, ids, 24 * index) for index, (call, facts, served) in enumerate(batch)
-            ]
-            body = self._encoder.traces(spans)
+            body = self._encoder.traces([self._span(call, facts, served) for call, facts, served in batch])
             taken = self._spans.post(body)
         except Exception:  # telemetry observes: what fails here is counted, never raised
             logger.debug("exporting %d spans failed", len(batch), exc_info=True)
@@ -304,20 +300,17 @@ class OtlpExport:
         self._lost(len(batch), "the collector did not take them")
         self._pause()
 
-    def _span(self, call: Call, facts: Facts, served: Served | None, ids: bytes, offset: int) -> bytes:
-        """A call's span, its ids the 24 bytes of `ids` from `offset`; of a recorded reply served again
-        (`served`), its kept tail joined to its ids and times (made again when its price is not the one it was
-        made with)."""
+    def _span(self, call: Call, facts: Facts, served: Served | None) -> bytes:
+        """A call's span; of a recorded reply served again (`served`), its kept tail joined to its ids and times
+        (made again when its price is not the one it was made with)."""
         encoder = self._encoder
         if served is None:
+            return encoder.span(call, facts, self._attributes(call, facts))
+        kept = served.span
+        if kept is None or kept[0] != call.cost_usd or kept[1] != call.unpriced:
             untimed = encoder.untimed(call, facts, self._attributes(call, facts))
-        else:
-            kept = served.span
-            if kept is None or kept[0] != call.cost_usd or kept[1] != call.unpriced:
-                untimed = encoder.untimed(call, facts, self._attributes(call, facts))
-                kept = served.span = (call.cost_usd, call.unpriced, untimed)
-            untimed = kept[2]
-        return encoder.timed(call, facts, untimed, ids, offset)
+            kept = served.span = (call.cost_usd, call.unpriced, untimed)
+        return encoder.timed(call, facts, kept[2])
 
     def _attributes(self, call: Call, facts: Facts) -> bytes:
         """A call's span attributes, encoded; kept by the call's shape (`attributes_shape`), for the calls of

@@ -99,18 +99,15 @@ class Encoder:
             return named, attributes + length_delimited(15, string(2, error) + unsigned(3, ERROR))
         return named, attributes
 
-    def timed(self, call: Call, facts: Facts, untimed: Untimed, ids: bytes | None = None, offset: int = 0) -> bytes:
-        """The span of `call` from what `untimed` wrote of it: its ids, its parent and its times joined to it.
-        `ids`: random bytes drawn for a batch of spans (`ids`), this span's trace and span ids the 24 from
-        `offset`; None: drawn here. Joined once: a span's bytes are copied only into the span."""
-        if ids is None:
-            ids = self.ids(1)
+    def timed(self, call: Call, facts: Facts, untimed: Untimed) -> bytes:
+        """The span of `call` from what `untimed` wrote of it: its ids, its parent and its times joined to it."""
+        ids = random.getrandbits(192).to_bytes(24)  # as the OpenTelemetry SDK makes them: not a secret
         found = parent(facts.traceparent) if facts.traceparent is not None else None
         if found is None:
-            parts = [_SPAN, b"", _TRACE_ID, ids[offset : offset + 16], _SPAN_ID, ids[offset + 16 : offset + 24]]
+            parts = [_TRACE_ID, ids[:16], _SPAN_ID, ids[16:]]
         else:
             trace, parent_span = found
-            parts = [_SPAN, b"", _TRACE_ID, trace, _SPAN_ID, ids[offset + 16 : offset + 24]]
+            parts = [_TRACE_ID, trace, _SPAN_ID, ids[16:]]
             if facts.tracestate:
                 parts.append(string(3, facts.tracestate))
             parts.append(length_delimited(4, parent_span))
@@ -118,14 +115,8 @@ class Encoder:
         start = end - int((call.latency_ms or 0) * 1_000_000)
         named, tail = untimed
         parts += (named, _TIMES.pack(_START, start, _END, end), tail)
-        parts[1] = varint(sum(map(len, parts)) - len(_SPAN))
-        return b"".join(parts)
-
-    @staticmethod
-    def ids(spans: int) -> bytes:
-        """The trace and span ids of `spans` spans, 24 bytes each, drawn at once: random as the OpenTelemetry
-        SDK makes them (`random.getrandbits`), not a secret."""
-        return random.getrandbits(192 * spans).to_bytes(24 * spans)
+        span = b"".join(parts)
+        return _SPAN + varint(len(span)) + span
 
     def attributes(self, given: Mapping[str, AttributeValue]) -> bytes:
         """A span's attributes `given`, encoded (each attribute's encoding kept, for the next span that has it)."""
@@ -142,12 +133,9 @@ class Encoder:
         return b"".join(parts)
 
     def traces(self, spans: Sequence[bytes]) -> bytes:
-        """An `ExportTraceServiceRequest` of `spans` (each from `span`), joined once: a batch's bytes are copied
-        only into the request, each message's length worked out rather than read off its copy."""
-        inner = len(self._scope) + sum(map(len, spans))
-        scope_spans = tag(2, LENGTH) + varint(inner)
-        outer = len(self._resource) + len(scope_spans) + inner
-        return b"".join((tag(1, LENGTH), varint(outer), self._resource, scope_spans, self._scope, *spans))
+        """An `ExportTraceServiceRequest` of `spans` (each from `span`)."""
+        scope_spans = length_delimited(2, self._scope + b"".join(spans))
+        return length_delimited(1, self._resource + scope_spans)
 
     def metrics(
         self,
