@@ -192,8 +192,13 @@ class Meter:
         """`call` priced and numbered. `price`: its `cost_usd` and `unpriced` when the caller knows them — a
         call like one before but for its time, whose price is `timeless`."""
         cost_usd, unpriced = price if price is not None else self._priced(call)
+        return self.again(call[:_NUMBERED], (cost_usd, unpriced))
+
+    def again(self, fields: tuple[object, ...], price: Price) -> Call:
+        """`add` of a call whose `price` is known, from its `fields` but its number and price (up to its `at`):
+        made once, numbered as it is made — a recording served again and again is one a request."""
         with self._lock:
-            call = Call._make((*call[:_NUMBERED], next(self._seq), cost_usd, unpriced))
+            call = tuple.__new__(Call, (*fields, next(self._seq), *price))
             self._calls.append(call)
             listeners = self._listeners
         for listener in listeners:

@@ -94,8 +94,19 @@ class Telemetry:
         assert route is not None
         injected = incoming.injected
         faults = tuple(fault.kind.value for fault in injected) if injected else ()
-        where = (raw.method, raw.host, raw.port, incoming.path, route.operation, route.provider, route.vendor)
-        request = (raw.body, *where, call.detail, incoming.test_id, faults)
+        request = (
+            raw.body,
+            raw.method,
+            raw.host,
+            raw.port,
+            incoming.path,
+            route.operation,
+            route.provider,
+            route.vendor,
+            call.detail,
+            incoming.test_id,
+            faults,
+        )
         served = self._served.get(id(reply))
         if served is None or served.reply is not reply or served.request != request:
             if len(self._served) >= SERVED:
@@ -110,14 +121,11 @@ class Telemetry:
         export = self.export
         if export is None:
             return
-        if export.full:
-            export.drop()
-            return
         facts = served.facts
         traceparent = incoming.headers.get("traceparent")
         if traceparent is not None:
             facts = facts._replace(traceparent=traceparent, tracestate=incoming.headers.get("tracestate"))
-        export.add(call, facts, served=served)
+        export.add(call, facts, False, served)  # a full queue drops it, counted
 
     def reported(self, report: "Report") -> None:
         """The latest optimisation report built over this run: its verdict's figures are the gauges' now."""

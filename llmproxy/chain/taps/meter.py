@@ -82,8 +82,10 @@ class MeterTap(Tap):
             made = _call(incoming, ANSWERED[reply.source], reply.status, read.completion, *read[1:], "")
             kept = self._shared[id(reply)] = _Kept(reply, read, asked, made[:_DETAIL], None, None)
         meter = self.state.value
-        price = kept.price if kept.meter is meter else None
-        call = meter.add(Call._make((*kept.fields, _declined(incoming), datetime.now(UTC), 0, None, None)), price)
+        detail = _declined(incoming) if incoming.declines else ""
+        if kept.meter is meter and kept.price is not None:
+            return meter.again((*kept.fields, detail, datetime.now(UTC)), kept.price), kept.read.completion
+        call = meter.add(Call._make((*kept.fields, detail, datetime.now(UTC), 0, None, None)))
         if kept.meter is not meter:  # the reply's first call on this meter: is its price the same at any time?
             price = (call.cost_usd, call.unpriced) if meter.timeless(call) else None
             self._shared[id(reply)] = kept._replace(meter=meter, price=price)
