@@ -5,7 +5,9 @@ takes is handed to `websocket_relay`. No mitmproxy here: a replay or a mock the 
 """
 
 import asyncio
+import logging
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -19,7 +21,10 @@ from llmproxy.providers.routes import is_websocket_upgrade
 from llmproxy.providers.websocket import WebSocketCodec
 
 if TYPE_CHECKING:  # wsproto is imported with the first WebSocket
+    from llmproxy_addons.lean_forward import Forward
     from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
+
+logger = logging.getLogger(__name__)
 
 MAX_HEAD = 256 * 1024  # a request head larger than this is refused (431); bodies are not limited
 
@@ -36,6 +41,7 @@ class ParsedRequest:
     body: bytes
     keep_alive: bool  # the connection serves on after the answer: HTTP/1.1 without `Connection: close`
     upgrade: bool  # it asked to leave HTTP (a WebSocket)
+    started: float = 0.0  # when its first byte was read (seconds since the epoch)
 
     @property
     def version(self) -> str:
@@ -54,8 +60,9 @@ class Server(Protocol):
     """What a connection asks about the requests it reads: the relay (a base-URL client, a reply the proxy door
     filed) or the lean door (a request through the proxy, `lean_door.py`)."""
 
-    def answer_request(self, request: ParsedRequest) -> Reply | None:
-        """The reply to `request` (None: the connection answers 404)."""
+    def answer_request(self, request: ParsedRequest) -> "Reply | Forward | None":
+        """The reply to `request` (None: the connection answers 404), or how it goes upstream (the lean door,
+        recording)."""
         ...
 
     def websocket_for(self, request: ParsedRequest) -> tuple[RawRequest, WebSocketCodec] | None:
@@ -84,12 +91,14 @@ class HttpConnection(asyncio.Protocol):
         self.rest = b""  # what followed it: the WebSocket's first bytes
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
+        self.forward: Forward | None = None  # the request going upstream now, when `sending` forwards it
         self.ended = False  # the client half-closed: close once everything read is answered
         self.socket: WebSocketSession | RefusedWebSocket | None = None  # once the connection became a WebSocket
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._head_size = 0
+        self._started = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -115,7 +124,9 @@ class HttpConnection(asyncio.Protocol):
         return self.socket is None and (self.sending is not None or bool(self.waiting))
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.sending is not None:
+        if self.forward is not None:  # the upstream's answer is let go of, and the taps told why
+            self.forward.abandon()
+        elif self.sending is not None:
             self.sending.cancel()
         if self.socket is not None:
             self.socket.close()
@@ -124,6 +135,7 @@ class HttpConnection(asyncio.Protocol):
 
     def on_message_begin(self) -> None:
         self._url, self._headers, self._body, self._head_size = b"", [], [], 0
+        self._started = time.time()
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -159,6 +171,7 @@ class HttpConnection(asyncio.Protocol):
                 body,
                 parser.should_keep_alive() and not old,  # an HTTP/1.0 client is served one request
                 parser.should_upgrade(),
+                self._started,
             )
         )
 
@@ -200,6 +213,9 @@ class HttpConnection(asyncio.Protocol):
         closing = not request.keep_alive or request.upgrade  # after an upgrade request, the parser reads no more
         ending = "\r\nconnection: close" if closing else ""
         reply = self.server.answer_request(request)
+        if reply is not None and not isinstance(reply, Reply):  # it goes upstream: answered as it comes
+            self.sending = asyncio.ensure_future(self._forward(reply, request, closing))
+            return
         if reply is not None and reply.source is ReplySource.MISS and upgrade_asked:  # told on the WebSocket
             from llmproxy_addons.websocket_relay import RefusedWebSocket
 
@@ -243,6 +259,24 @@ class HttpConnection(asyncio.Protocol):
             transport.close()
             return
         self._answer_waiting()
+
+    async def _forward(self, forward: "Forward", request: ParsedRequest, closing: bool) -> None:
+        transport = self.transport
+        assert transport is not None
+        serves_on = False
+        self.forward = forward
+        try:
+            serves_on = await forward.send(
+                transport, request.method, request.raw_headers, request.body, request.started, not request.old, closing
+            )
+        except Exception:
+            logger.exception("llmproxy: %s %s could not be forwarded", request.method, request.target)
+        finally:
+            self.sending = self.forward = None
+            if not serves_on:
+                transport.close()
+        if serves_on:
+            self._answer_waiting()
 
 
 def _head(reply: Reply, framing: str) -> bytes:

@@ -24,7 +24,7 @@ import logging
 import socket
 import ssl
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Final
 from urllib.parse import urlsplit
@@ -45,6 +45,8 @@ from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect
 from llmproxy.providers.websocket import WebSocketCodec
 from llmproxy_addons.http_connection import HttpConnection, ParsedRequest, close_server
+from llmproxy_addons.lean_forward import Forward
+from llmproxy_addons.upstream_client import Server, UpstreamClient
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +71,16 @@ class LeanDoor:
         host: str = "127.0.0.1",
         port: int = 0,
         base_url_port: int | None = None,
+        upstream: UpstreamClient | None = None,
+        mapped: Mapping[str, Destination] | None = None,
     ) -> None:
         """Listens at once (so `port` is known before the loop serves); raises OSError when the port is taken.
-        `base_url_port`: llmproxy's own base-URL listener, which a plain-HTTP request through the proxy may name."""
+        `base_url_port`: llmproxy's own base-URL listener, which a plain-HTTP request through the proxy may name.
+        `upstream`: a session that records — what the chain sends upstream goes out from here, on its
+        connections, to where `mapped` (`--map`, by host) sends it."""
         self.chain = chain
+        self.upstream = upstream
+        self.mapped = {host.lower(): destination for host, destination in (mapped or {}).items()}
         self.certificates = certificates
         self.context = Context(Door.PROXY)
         self.base_url_port = base_url_port
@@ -94,6 +102,8 @@ class LeanDoor:
     async def done(self) -> None:
         if self._accepting is not None:
             self._accepting.cancel()
+        if self.upstream is not None:
+            self.upstream.close()
         for task in list(self._handling):
             task.cancel()
         self._socket.close()
@@ -101,7 +111,10 @@ class LeanDoor:
             transport.abort()
 
     def serves(self, host: str, port: int, sni: str | None) -> bool:
-        """Whether the chain answers every request for `host:port` here: nothing for it may go upstream."""
+        """Whether the requests for `host:port` are served here: every one when the door forwards what the chain
+        sends upstream; else when the chain answers them all (nothing for it may go upstream)."""
+        if self.upstream is not None:
+            return True
         network = self.chain.network
         if network.everything:
             return False
@@ -111,6 +124,23 @@ class LeanDoor:
         """Whether `host:port` is llmproxy's own base URL, served here whatever the network lets out (a client
         with both a base URL and the proxy variables): its requests go where their route says."""
         return port == self.base_url_port and host in LOOPBACK_HOSTS
+
+    def forward(self, incoming: Incoming) -> Forward | None:
+        """How `incoming`, which the chain sends upstream, goes there from here (None: this door cannot send it):
+        to the server its connection names, or where `--map` sends that host — the Host header then naming
+        it, as mitmproxy names it when a request's host changes."""
+        upstream = incoming.upstream
+        if self.upstream is None or upstream is None:
+            return None
+        scheme, host, port, path = incoming.raw.scheme, upstream.host, upstream.port, incoming.raw.path
+        host_header = None
+        destination = self.mapped.get(host.lower())
+        if destination is not None:
+            scheme, host, port = destination.scheme, destination.host, destination.port
+            path = destination.path_prefix + path
+            named = f"[{host}]" if ":" in host else host
+            host_header = named if DEFAULT_PORTS.get(scheme) == port else f"{named}:{port}"
+        return Forward(self.chain, self.upstream, incoming, Server(scheme, host, port, host), path, host_header)
 
     async def _accept(self) -> None:
         loop = asyncio.get_running_loop()
@@ -220,10 +250,12 @@ class _Tunnel:
         self.port = port
         self.sni = sni
 
-    def answer_request(self, request: ParsedRequest) -> Reply:
+    def answer_request(self, request: ParsedRequest) -> Reply | Forward:
         incoming = self._incoming(request)
         chain = self.door.chain
         reply = chain.answer(incoming, self.door.context)
+        if reply is None and (forward := self.door.forward(incoming)) is not None:
+            return forward
         if reply is None:  # the network opened for it after the connection came here: it cannot go out from here
             chain.ended(incoming)
             return text_reply(
@@ -284,7 +316,7 @@ class _BaseUrlRequests(_Tunnel):
     def __init__(self, server: BaseUrlServer) -> None:
         super().__init__(server.door, "http", "127.0.0.1", server.port, None)
 
-    def answer_request(self, request: ParsedRequest) -> Reply:
+    def answer_request(self, request: ParsedRequest) -> Reply | Forward:
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.raw_headers]
         if _routed(request, request.target, headers) is not None:
             return super().answer_request(request)
