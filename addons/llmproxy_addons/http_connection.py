@@ -21,7 +21,6 @@ from llmproxy.providers.routes import is_websocket_upgrade
 from llmproxy.providers.websocket import WebSocketCodec
 
 if TYPE_CHECKING:  # wsproto is imported with the first WebSocket
-    from llmproxy_addons.lean_forward import Forward
     from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
 
 logger = logging.getLogger(__name__)
@@ -56,11 +55,36 @@ def close_server(server: asyncio.Server) -> None:
         server.close_clients()
 
 
+class Passed(Protocol):
+    """A request the server sends on rather than answers: upstream (the lean door, recording), or to mitmproxy
+    (a WebSocket it records)."""
+
+    async def send(self, connection: "HttpConnection", request: ParsedRequest) -> bool:
+        """Send `request` on and its answer back on `connection`; True when the connection then serves on."""
+        ...
+
+    def abandon(self) -> None:
+        """The client went away before the answer was whole."""
+        ...
+
+    def hold(self, held: bool) -> None:
+        """The client reads slower than the answer comes (True): stop reading it until it catches up (False)."""
+        ...
+
+
+class Pipe(Protocol):
+    """Where the bytes a client sends go once its connection has left HTTP (None: it sends no more)."""
+
+    def receive(self, data: bytes | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Server(Protocol):
     """What a connection asks about the requests it reads: the relay (a base-URL client, a reply the proxy door
     filed) or the lean door (a request through the proxy, `lean_door.py`)."""
 
-    def answer_request(self, request: ParsedRequest) -> "Reply | Forward | None":
+    def answer_request(self, request: ParsedRequest) -> Reply | Passed | None:
         """The reply to `request` (None: the connection answers 404), or how it goes upstream (the lean door,
         recording)."""
         ...
@@ -91,9 +115,10 @@ class HttpConnection(asyncio.Protocol):
         self.rest = b""  # what followed it: the WebSocket's first bytes
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
-        self.forward: Forward | None = None  # the request going upstream now, when `sending` forwards it
+        self.passed: Passed | None = None  # the request sent on now, when `sending` sends it
         self.ended = False  # the client half-closed: close once everything read is answered
-        self.socket: WebSocketSession | RefusedWebSocket | None = None  # once the connection became a WebSocket
+        # once the connection became a WebSocket (or was handed on whole)
+        self.socket: WebSocketSession | RefusedWebSocket | Pipe | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
@@ -124,12 +149,20 @@ class HttpConnection(asyncio.Protocol):
         return self.socket is None and (self.sending is not None or bool(self.waiting))
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.forward is not None:  # the upstream's answer is let go of, and the taps told why
-            self.forward.abandon()
+        if self.passed is not None:  # the upstream's answer is let go of, and the taps told why
+            self.passed.abandon()
         elif self.sending is not None:
             self.sending.cancel()
         if self.socket is not None:
             self.socket.close()
+
+    def pause_writing(self) -> None:
+        if self.passed is not None:
+            self.passed.hold(True)
+
+    def resume_writing(self) -> None:
+        if self.passed is not None:
+            self.passed.hold(False)
 
     # httptools' callbacks, in the order it makes them for each request
 
@@ -214,7 +247,7 @@ class HttpConnection(asyncio.Protocol):
         ending = "\r\nconnection: close" if closing else ""
         reply = self.server.answer_request(request)
         if reply is not None and not isinstance(reply, Reply):  # it goes upstream: answered as it comes
-            self.sending = asyncio.ensure_future(self._forward(reply, request, closing))
+            self.sending = asyncio.ensure_future(self._pass(reply, request))
             return
         if reply is not None and reply.source is ReplySource.MISS and upgrade_asked:  # told on the WebSocket
             from llmproxy_addons.websocket_relay import RefusedWebSocket
@@ -260,20 +293,18 @@ class HttpConnection(asyncio.Protocol):
             return
         self._answer_waiting()
 
-    async def _forward(self, forward: "Forward", request: ParsedRequest, closing: bool) -> None:
+    async def _pass(self, passed: Passed, request: ParsedRequest) -> None:
         transport = self.transport
         assert transport is not None
         serves_on = False
-        self.forward = forward
+        self.passed = passed
         try:
-            serves_on = await forward.send(
-                transport, request.method, request.raw_headers, request.body, request.started, not request.old, closing
-            )
+            serves_on = await passed.send(self, request)
         except Exception:
-            logger.exception("llmproxy: %s %s could not be forwarded", request.method, request.target)
+            logger.exception("llmproxy: %s %s could not be sent on", request.method, request.target)
         finally:
-            self.sending = self.forward = None
-            if not serves_on:
+            self.sending = self.passed = None
+            if not serves_on and self.socket is None:
                 transport.close()
         if serves_on:
             self._answer_waiting()

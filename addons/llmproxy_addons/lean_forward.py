@@ -17,6 +17,7 @@ from llmproxy.cassette.decoding import decode_body
 from llmproxy.chain import Chain, CutStream, Incoming, ResponseHead
 from llmproxy.chain.reply import reason_phrase
 from llmproxy.model.exchange import RawExchange, RawResponse
+from llmproxy_addons.http_connection import HttpConnection, ParsedRequest
 from llmproxy_addons.upstream_client import Answer, Server, UpstreamClient, UpstreamConnection, UpstreamError
 
 # hop-by-hop: said again by each side for its own connection, never passed on
@@ -55,6 +56,15 @@ class Forward:
         if connection is not None and connection.transport is not None:
             connection.transport.close()
 
+    def hold(self, held: bool) -> None:
+        connection = self.connection
+        if connection is None or connection.transport is None or connection.closed:
+            return
+        if held:
+            connection.transport.pause_reading()
+        else:
+            connection.transport.resume_reading()
+
     def request_bytes(self, method: str, headers: list[tuple[bytes, bytes]], body: bytes) -> bytes:
         """The request as it goes out: its headers as the client sent them (with what a stage asked changed, the
         Host header naming where `--map` sends it), its body as it came, framed by its length."""
@@ -78,26 +88,20 @@ class Forward:
             lines.append(b"content-length: %d" % len(body))
         return b"\r\n".join(lines) + b"\r\n\r\n" + body
 
-    async def send(
-        self,
-        transport: asyncio.Transport,
-        method: str,
-        headers: list[tuple[bytes, bytes]],
-        body: bytes,
-        started: float,
-        chunked: bool,
-        closing: bool,
-    ) -> bool:
-        """Forward the request and write the answer to `transport` (`chunked`: the client reads chunks, else an
-        answer of no known length ends with the connection); True when the client's connection serves on."""
+    async def send(self, connection: HttpConnection, request: ParsedRequest) -> bool:
+        """Forward `request` and write the answer on the client's `connection` (in chunks, or to an HTTP/1.0
+        client ended by closing when the server gave no length); True when the connection serves on."""
+        transport = connection.transport
+        assert transport is not None
+        method, started, chunked, closing = request.method, request.started, not request.old, not request.keep_alive
         incoming, chain = self.incoming, self.chain
         try:
             forwarding = incoming.forwarding
             if forwarding is not None and forwarding.wait > 0:
                 await asyncio.sleep(forwarding.wait)
-            request = self.request_bytes(method, headers, body)
+            sent = self.request_bytes(method, request.raw_headers, request.body)
             try:
-                connection, answer = await self._answer(request, method == "HEAD")
+                upstream, answer = await self._answer(sent, method == "HEAD")
             except UpstreamError as error:
                 why = _CLIENT_DISCONNECTED if self.abandoned else str(error)
                 _bad_gateway(transport, f"cannot reach {self.server.host}:{self.server.port}: {why}")
@@ -105,7 +109,7 @@ class Forward:
                 if observers is not None:
                     await observers.end(self._exchange(started, None, None, None, why))
                 return False
-            return await self._relay(transport, connection, answer, method, started, chunked, closing)
+            return await self._relay(transport, upstream, answer, method, started, chunked, closing)
         finally:
             chain.ended(incoming)
 

@@ -156,9 +156,13 @@ class UpstreamConnection(asyncio.Protocol):
 
     def _fail(self, why: str) -> None:
         self.reusable = False
-        for waiting in (self._head, self.finished):
-            if waiting is not None and not waiting.done():
-                waiting.set_exception(UpstreamError(why))
+        head, finished = self._head, self.finished
+        if head is not None and not head.done():  # what waits for the head is told; the end is never awaited
+            head.set_exception(UpstreamError(why))
+            if finished is not None:
+                finished.cancel()
+        elif finished is not None and not finished.done():
+            finished.set_exception(UpstreamError(why))
         if self.transport is not None:
             self.transport.close()
 
@@ -195,6 +199,8 @@ class UpstreamClient:
         """`connection` is done with: kept for the server's next request when it can serve one, else closed."""
         idle = self._idle.setdefault(server, [])
         if connection.reusable and not connection.closed and len(idle) < _IDLE_PER_SERVER:
+            if connection.transport is not None:  # held for a slow client at its last piece, maybe
+                connection.transport.resume_reading()
             idle.append(connection)
         elif connection.transport is not None:
             connection.transport.close()
