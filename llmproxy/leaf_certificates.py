@@ -54,6 +54,7 @@ class LeafCertificates:
         certificate is made."""
         self._pem = ca.key_path.read_bytes()
         self._key_path = ca.key_path
+        self.ca_cert = ca.cert_path  # what trusts the certificates (mitmproxy's too: it issues from the same CA)
         self._signer: _Signer | None = None
         self._directory = Path(tempfile.mkdtemp(prefix="llmproxy-certs-"))
         self._contexts: dict[str, ssl.SSLContext] = {}

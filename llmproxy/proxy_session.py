@@ -53,8 +53,8 @@ class Listening:
     base_url_port: int = 0
     base_url_env: bool = False  # also set each provider's base-URL variable (ANTHROPIC_BASE_URL…) to it
     upstream_proxy: UpstreamProxy | None = None  # go on through this proxy (the clients' HTTPS_PROXY) to the network
-    # serve what the chain answers without an upstream on the lean door, not mitmproxy (a session whose network
-    # opens while it runs, as the pytest plugin's does, says False)
+    # serve on the lean door, not mitmproxy, what the chain answers without an upstream and what a recording
+    # sends upstream (a session whose network opens while it runs, as the pytest plugin's does, says False)
     lean_door: bool = True
     control_port: int = 0  # the control port on 127.0.0.1 (0: a free one); fixed, a scraper's target can name it
 

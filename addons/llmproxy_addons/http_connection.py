@@ -5,7 +5,9 @@ takes is handed to `websocket_relay`. No mitmproxy here: a replay or a mock the 
 """
 
 import asyncio
+import logging
 import sys
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -20,6 +22,8 @@ from llmproxy.providers.websocket import WebSocketCodec
 
 if TYPE_CHECKING:  # wsproto is imported with the first WebSocket
     from llmproxy_addons.websocket_relay import RefusedWebSocket, WebSocketSession
+
+logger = logging.getLogger(__name__)
 
 MAX_HEAD = 256 * 1024  # a request head larger than this is refused (431); bodies are not limited
 
@@ -36,6 +40,7 @@ class ParsedRequest:
     body: bytes
     keep_alive: bool  # the connection serves on after the answer: HTTP/1.1 without `Connection: close`
     upgrade: bool  # it asked to leave HTTP (a WebSocket)
+    started: float = 0.0  # when its first byte was read (seconds since the epoch)
 
     @property
     def version(self) -> str:
@@ -50,12 +55,38 @@ def close_server(server: asyncio.Server) -> None:
         server.close_clients()
 
 
+class Passed(Protocol):
+    """A request the server sends on rather than answers: upstream (the lean door, recording), or to mitmproxy
+    (a WebSocket it records)."""
+
+    async def send(self, connection: "HttpConnection", request: ParsedRequest) -> bool:
+        """Send `request` on and its answer back on `connection`; True when the connection then serves on."""
+        ...
+
+    def abandon(self) -> None:
+        """The client went away before the answer was whole."""
+        ...
+
+    def hold(self, held: bool) -> None:
+        """The client reads slower than the answer comes (True): stop reading it until it catches up (False)."""
+        ...
+
+
+class Pipe(Protocol):
+    """Where the bytes a client sends go once its connection has left HTTP (None: it sends no more)."""
+
+    def receive(self, data: bytes | None) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Server(Protocol):
     """What a connection asks about the requests it reads: the relay (a base-URL client, a reply the proxy door
     filed) or the lean door (a request through the proxy, `lean_door.py`)."""
 
-    def answer_request(self, request: ParsedRequest) -> Reply | None:
-        """The reply to `request` (None: the connection answers 404)."""
+    def answer_request(self, request: ParsedRequest) -> Reply | Passed | None:
+        """The reply to `request` (None: the connection answers 404), or how it goes upstream (the lean door,
+        recording)."""
         ...
 
     def websocket_for(self, request: ParsedRequest) -> tuple[RawRequest, WebSocketCodec] | None:
@@ -84,12 +115,15 @@ class HttpConnection(asyncio.Protocol):
         self.rest = b""  # what followed it: the WebSocket's first bytes
         self.transport: asyncio.Transport | None = None
         self.sending: asyncio.Task[None] | None = None  # a timed answer under way: later requests wait
+        self.passed: Passed | None = None  # the request sent on now, when `sending` sends it
         self.ended = False  # the client half-closed: close once everything read is answered
-        self.socket: WebSocketSession | RefusedWebSocket | None = None  # once the connection became a WebSocket
+        # once the connection became a WebSocket (or was handed on whole)
+        self.socket: WebSocketSession | RefusedWebSocket | Pipe | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._body: list[bytes] = []
         self._head_size = 0
+        self._started = 0.0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -115,15 +149,26 @@ class HttpConnection(asyncio.Protocol):
         return self.socket is None and (self.sending is not None or bool(self.waiting))
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.sending is not None:
+        if self.passed is not None:  # the upstream's answer is let go of, and the taps told why
+            self.passed.abandon()
+        elif self.sending is not None:
             self.sending.cancel()
         if self.socket is not None:
             self.socket.close()
+
+    def pause_writing(self) -> None:
+        if self.passed is not None:
+            self.passed.hold(True)
+
+    def resume_writing(self) -> None:
+        if self.passed is not None:
+            self.passed.hold(False)
 
     # httptools' callbacks, in the order it makes them for each request
 
     def on_message_begin(self) -> None:
         self._url, self._headers, self._body, self._head_size = b"", [], [], 0
+        self._started = time.time()
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -159,6 +204,7 @@ class HttpConnection(asyncio.Protocol):
                 body,
                 parser.should_keep_alive() and not old,  # an HTTP/1.0 client is served one request
                 parser.should_upgrade(),
+                self._started,
             )
         )
 
@@ -200,6 +246,9 @@ class HttpConnection(asyncio.Protocol):
         closing = not request.keep_alive or request.upgrade  # after an upgrade request, the parser reads no more
         ending = "\r\nconnection: close" if closing else ""
         reply = self.server.answer_request(request)
+        if reply is not None and not isinstance(reply, Reply):  # it goes upstream: answered as it comes
+            self.sending = asyncio.ensure_future(self._pass(reply, request))
+            return
         if reply is not None and reply.source is ReplySource.MISS and upgrade_asked:  # told on the WebSocket
             from llmproxy_addons.websocket_relay import RefusedWebSocket
 
@@ -243,6 +292,22 @@ class HttpConnection(asyncio.Protocol):
             transport.close()
             return
         self._answer_waiting()
+
+    async def _pass(self, passed: Passed, request: ParsedRequest) -> None:
+        transport = self.transport
+        assert transport is not None
+        serves_on = False
+        self.passed = passed
+        try:
+            serves_on = await passed.send(self, request)
+        except Exception:
+            logger.exception("llmproxy: %s %s could not be sent on", request.method, request.target)
+        finally:
+            self.sending = self.passed = None
+            if not serves_on and self.socket is None:
+                transport.close()
+        if serves_on:
+            self._answer_waiting()
 
 
 def _head(reply: Reply, framing: str) -> bytes:

@@ -24,7 +24,7 @@ import logging
 import socket
 import ssl
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Final
 from urllib.parse import urlsplit
@@ -45,6 +45,8 @@ from llmproxy.providers.registry import websocket_codec
 from llmproxy.providers.routes import detect
 from llmproxy.providers.websocket import WebSocketCodec
 from llmproxy_addons.http_connection import HttpConnection, ParsedRequest, close_server
+from llmproxy_addons.lean_forward import Forward
+from llmproxy_addons.upstream_client import Server, UpstreamClient
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +71,16 @@ class LeanDoor:
         host: str = "127.0.0.1",
         port: int = 0,
         base_url_port: int | None = None,
+        upstream: UpstreamClient | None = None,
+        mapped: Mapping[str, Destination] | None = None,
     ) -> None:
         """Listens at once (so `port` is known before the loop serves); raises OSError when the port is taken.
-        `base_url_port`: llmproxy's own base-URL listener, which a plain-HTTP request through the proxy may name."""
+        `base_url_port`: llmproxy's own base-URL listener, which a plain-HTTP request through the proxy may name.
+        `upstream`: a session that records — what the chain sends upstream goes out from here, on its
+        connections, to where `mapped` (`--map`, by host) sends it."""
         self.chain = chain
+        self.upstream = upstream
+        self.mapped = {host.lower(): destination for host, destination in (mapped or {}).items()}
         self.certificates = certificates
         self.context = Context(Door.PROXY)
         self.base_url_port = base_url_port
@@ -94,6 +102,8 @@ class LeanDoor:
     async def done(self) -> None:
         if self._accepting is not None:
             self._accepting.cancel()
+        if self.upstream is not None:
+            self.upstream.close()
         for task in list(self._handling):
             task.cancel()
         self._socket.close()
@@ -101,7 +111,10 @@ class LeanDoor:
             transport.abort()
 
     def serves(self, host: str, port: int, sni: str | None) -> bool:
-        """Whether the chain answers every request for `host:port` here: nothing for it may go upstream."""
+        """Whether the requests for `host:port` are served here: every one when the door forwards what the chain
+        sends upstream; else when the chain answers them all (nothing for it may go upstream)."""
+        if self.upstream is not None:
+            return True
         network = self.chain.network
         if network.everything:
             return False
@@ -111,6 +124,23 @@ class LeanDoor:
         """Whether `host:port` is llmproxy's own base URL, served here whatever the network lets out (a client
         with both a base URL and the proxy variables): its requests go where their route says."""
         return port == self.base_url_port and host in LOOPBACK_HOSTS
+
+    def forward(self, incoming: Incoming) -> Forward | None:
+        """How `incoming`, which the chain sends upstream, goes there from here (None: this door cannot send it):
+        to the server its connection names, or where `--map` sends that host — the Host header then naming
+        it, as mitmproxy names it when a request's host changes."""
+        upstream = incoming.upstream
+        if self.upstream is None or upstream is None:
+            return None
+        scheme, host, port, path = incoming.raw.scheme, upstream.host, upstream.port, incoming.raw.path
+        host_header = None
+        destination = self.mapped.get(host.lower())
+        if destination is not None:
+            scheme, host, port = destination.scheme, destination.host, destination.port
+            path = destination.path_prefix + path
+            named = f"[{host}]" if ":" in host else host
+            host_header = named if DEFAULT_PORTS.get(scheme) == port else f"{named}:{port}"
+        return Forward(self.chain, self.upstream, incoming, Server(scheme, host, port, host), path, host_header)
 
     async def _accept(self) -> None:
         loop = asyncio.get_running_loop()
@@ -180,13 +210,17 @@ class LeanDoor:
         self._open.add(transport)
         return True
 
+    async def mitmproxy_port(self) -> int:
+        """mitmproxy's loopback port, once it has started (the first to ask starts it)."""
+        if self._fallback_port is None:
+            self._fallback_port = asyncio.get_running_loop().run_in_executor(None, self._fallback)
+        return await asyncio.shield(self._fallback_port)
+
     async def _splice(self, client: socket.socket, connect: bytes | None) -> bool:
         """Hand `client` to mitmproxy: its CONNECT (`connect`, answered already) sent again and the answer
         swallowed, then everything piped both ways."""
         loop = asyncio.get_running_loop()
-        if self._fallback_port is None:
-            self._fallback_port = loop.run_in_executor(None, self._fallback)
-        port = await asyncio.shield(self._fallback_port)
+        port = await self.mitmproxy_port()
         upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         upstream.setblocking(False)
         try:
@@ -220,10 +254,14 @@ class _Tunnel:
         self.port = port
         self.sni = sni
 
-    def answer_request(self, request: ParsedRequest) -> Reply:
+    def answer_request(self, request: ParsedRequest) -> "Reply | Forward | _HandedOn":
         incoming = self._incoming(request)
+        if self.door.upstream is not None and request.upgrade:  # recording a WebSocket: mitmproxy's recorder does
+            return _HandedOn(self.door, incoming)
         chain = self.door.chain
         reply = chain.answer(incoming, self.door.context)
+        if reply is None and (forward := self.door.forward(incoming)) is not None:
+            return forward
         if reply is None:  # the network opened for it after the connection came here: it cannot go out from here
             chain.ended(incoming)
             return text_reply(
@@ -284,7 +322,7 @@ class _BaseUrlRequests(_Tunnel):
     def __init__(self, server: BaseUrlServer) -> None:
         super().__init__(server.door, "http", "127.0.0.1", server.port, None)
 
-    def answer_request(self, request: ParsedRequest) -> Reply:
+    def answer_request(self, request: ParsedRequest) -> "Reply | Forward | _HandedOn":
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.raw_headers]
         if _routed(request, request.target, headers) is not None:
             return super().answer_request(request)
@@ -344,6 +382,86 @@ def _routed(request: ParsedRequest, path: str, headers: list[tuple[str, str]]) -
     named = target.host if DEFAULT_PORTS.get(target.scheme) == target.port else f"{target.host}:{target.port}"
     headers = [(name, named) if name.lower() == "host" else (name, value) for name, value in headers]
     return _incoming(request, target.scheme, target.host, target.port, path, headers, None)
+
+
+class _HandedOn:
+    """A request the lean door does not send on itself — a WebSocket upgrade while recording: mitmproxy's
+    recorder records the WebSocket — sent to mitmproxy as the client would have sent it through a proxy (in a
+    tunnel of its own, over TLS with a certificate from the same CA, for an https server), the client's
+    connection then piped to it both ways."""
+
+    def __init__(self, door: LeanDoor, incoming: Incoming) -> None:
+        self.door = door
+        self.incoming = incoming
+        self.far: _Pipe | None = None
+
+    async def send(self, connection: HttpConnection, request: ParsedRequest) -> bool:
+        transport = connection.transport
+        assert transport is not None
+        assert self.incoming.upstream is not None
+        loop = asyncio.get_running_loop()
+        raw, upstream = self.incoming.raw, self.incoming.upstream
+        authority = f"[{upstream.host}]:{upstream.port}" if ":" in upstream.host else f"{upstream.host}:{upstream.port}"
+        tls = raw.scheme == "https"
+        target = raw.path if tls else f"http://{authority}{raw.path}"
+        head = [f"{raw.method} {target} HTTP/1.1", *(f"{name}: {value}" for name, value in raw.headers)]
+        sent = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + request.body + connection.rest
+        port = await self.door.mitmproxy_port()
+        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        server.setblocking(False)
+        try:
+            await loop.sock_connect(server, ("127.0.0.1", port))
+            server.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if tls:
+                await loop.sock_sendall(server, f"CONNECT {authority} HTTP/1.1\r\nhost: {authority}\r\n\r\n".encode())
+                answer = await _peek(server, _head_end)
+                server.recv(len(answer))
+                if not answer.startswith(b"HTTP/1.1 200"):
+                    raise _Closed(f"mitmproxy answered the CONNECT {answer[:40]!r}")
+            near, far = _Pipe(), _Pipe()
+            near.transport, near.peer, far.peer = transport, far, near
+            trust = ssl.create_default_context(cafile=self.door.certificates.ca_cert) if tls else None
+            sni = upstream.asserted[1] if len(upstream.asserted) > 1 else None
+            self.far = far
+            await loop.create_connection(
+                lambda: far, sock=server, ssl=trust, server_hostname=(sni or upstream.host) if tls else None
+            )
+        except BaseException:
+            server.close()
+            raise
+        assert far.transport is not None
+        far.transport.write(sent)
+        connection.socket = _Handed(far)
+        self.door.spliced += 1
+        return False
+
+    def abandon(self) -> None:
+        if self.far is not None and self.far.transport is not None:
+            self.far.transport.close()
+
+    def hold(self, held: bool) -> None:  # asked only while the request is handed on: nothing comes back yet
+        pass
+
+
+class _Handed:
+    """A client's connection once handed on to mitmproxy: what the client sends goes there as it comes."""
+
+    def __init__(self, far: "_Pipe") -> None:
+        self.far = far
+
+    def receive(self, data: bytes | None) -> None:
+        transport = self.far.transport
+        if transport is None:
+            return
+        if data is None:
+            if transport.can_write_eof():
+                transport.write_eof()
+        else:
+            transport.write(data)
+
+    def close(self) -> None:
+        if self.far.transport is not None:
+            self.far.transport.close()
 
 
 class _Pipe(asyncio.Protocol):

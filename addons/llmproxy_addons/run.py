@@ -87,16 +87,20 @@ def egress_gate(
 def lean(session: Session, listening: Listening) -> bool:
     """Whether the lean door serves the session (docs/architecture.md#one-chain-three-doors): the chain answers
     without an upstream (strict replay, the mock: no record mode, nothing the user pointed llmproxy at), and the
-    network cannot open while it runs (the pytest plugin's can). What it may still let out (`--allow-host`) it
-    hands to mitmproxy, started then."""
+    network cannot open while it runs (the pytest plugin's can); or the session records (`forwards`). What it
+    cannot serve itself it hands to mitmproxy, started then."""
     plan = session.plan
-    return (
-        listening.lean_door
-        and not plan.network.everything
-        and session.record is None
-        and not listening.mapping
-        and not listening.reverse
-    )
+    if not listening.lean_door or listening.reverse:
+        return False
+    if forwards(session, listening):
+        return True
+    return not plan.network.everything and session.record is None and not listening.mapping
+
+
+def forwards(session: Session, listening: Listening) -> bool:
+    """Whether the lean door sends what the chain sends upstream itself (a session that records, going to the
+    network directly or where `--map` says: not through an upstream proxy, which mitmproxy goes through)."""
+    return session.record is not None and listening.upstream_proxy is None
 
 
 @dataclass
@@ -192,6 +196,7 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
     from llmproxy.leaf_certificates import LeafCertificates
     from llmproxy_addons.lean_door import BaseUrlServer, LeanDoor
     from llmproxy_addons.loop_thread import ServingThread
+    from llmproxy_addons.upstream_client import UpstreamClient, trust
 
     relay = _relay(session)
     session.egress = egress_gate(session, listening, (), relay)
@@ -200,6 +205,7 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
     lock = threading.Lock()
     base_url_port = None if session.plan.base_url else listening.base_url_port
     let_out = bool(session.plan.network.egress.entries) and base_url_port is not None
+    mapped = {host.lower(): Destination.parse(url) for host, url in listening.mapping.items()}
 
     def mitmproxy() -> "ProxyThread":
         """mitmproxy on a loopback port of its own, started once, for the connections the lean door hands on."""
@@ -209,7 +215,7 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
 
         with lock:
             if not started:
-                upstreams = Upstreams({}, listening.upstream_proxy)
+                upstreams = Upstreams(mapped, listening.upstream_proxy)
                 router = BaseUrl() if let_out else None
                 addons = addons_for(session, upstreams, listening, router, relay=relay)
                 where = base_url_port if let_out else None
@@ -227,8 +233,15 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
         certificates.close()
 
     try:
+        upstream = UpstreamClient(trust(listening.upstream_ca)) if forwards(session, listening) else None
         door = LeanDoor(
-            session.chain, certificates, lambda: int(mitmproxy().url.rsplit(":", 1)[1]), listening.host, listening.port
+            session.chain,
+            certificates,
+            lambda: int(mitmproxy().url.rsplit(":", 1)[1]),
+            listening.host,
+            listening.port,
+            upstream=upstream,
+            mapped=mapped,
         )
         base_url = BaseUrlServer(door, base_url_port) if base_url_port is not None and not let_out else None
         door.base_url_port = base_url.port if base_url is not None else None
