@@ -42,6 +42,10 @@ EVENT_BYTES = 4096
 """What one stream event weighs in the queue besides its bytes: the writer spends about as long on an event
 (parsing, redacting and storing it, the decode audit) as on 4 KB of a body, so a queue of 2,000-event streams
 drains as fast as one of 200 KB bodies (shutdown within its 2 s)."""
+EXCHANGE_BYTES = 32 * 1024
+"""What one exchange weighs in the queue besides its bytes and events: the writer's fixed work on each (about
+0.4 ms, what 32 KB of a body costs it). Without it a queue of 1 KB exchanges, which the lean door forwards
+faster than the writer writes them, held thousands, and shutdown waited seconds for them."""
 _START = "start"  # down the pipe, in order with the exchanges: `CassetteWriter.start`
 
 
@@ -205,9 +209,9 @@ def _size(item: RawExchange | str) -> int:
         return 0
     response = item.response
     if response is None:
-        return wire_size(item)
+        return EXCHANGE_BYTES + wire_size(item)
     events = len(response.pieces.data) if response.pieces is not None else len(response.events or ())
-    return wire_size(item) + EVENT_BYTES * events  # a stream's pieces: about as many as its events
+    return EXCHANGE_BYTES + wire_size(item) + EVENT_BYTES * events  # a stream's pieces: about as many as its events
 
 
 def _widen(pipe: int) -> None:
