@@ -146,14 +146,23 @@ def test_click_usage_errors_share_status_2(home: dict[str, str]) -> None:
     assert llmproxy(home, "record", "--", "true").returncode == 2  # no --cassette
 
 
-def test_a_port_in_use_is_one_line_without_mitmproxys_own(home: dict[str, str], tmp_path: Path, busy_port: int) -> None:
-    run = llmproxy(home, "record", "--cassette", str(tmp_path / "c.json"), "--port", str(busy_port), "--", "true")
+@pytest.mark.parametrize("command", ["record", "mock", "replay"])
+def test_a_port_in_use_is_one_line_without_mitmproxys_own(
+    home: dict[str, str], tmp_path: Path, busy_port: int, command: str
+) -> None:
+    """The same line whichever door the command listens with (mitmproxy's own text, and asyncio's, repeat the
+    address)."""
+    cassette = tmp_path / "c.json"
+    if command == "replay":
+        cassette.write_text('{"llmproxy_cassette": 1, "exchanges": []}')
+    options = [] if command == "mock" else ["--cassette", str(cassette)]
+    run = llmproxy(home, command, *options, "--port", str(busy_port), "--", "true")
     assert run.returncode == 1
     assert run.stderr.splitlines() == [
-        f"llmproxy record: error: the proxy could not start: cannot listen on 127.0.0.1:{busy_port}: "
+        f"llmproxy {command}: error: the proxy could not start: cannot listen on 127.0.0.1:{busy_port}: "
         "Address already in use"
     ]
-    assert not (tmp_path / "c.json").exists()
+    assert cassette.exists() == (command == "replay")
 
 
 @pytest.mark.parametrize(

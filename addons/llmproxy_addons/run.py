@@ -2,6 +2,7 @@
 without an upstream, else mitmproxy — each on a thread of its own. The wiring a session needs lives here, with
 the adapters; the core only says what the chain is (`llmproxy.plan`)."""
 
+import os
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -249,7 +250,10 @@ def _lean(session: Session, listening: Listening, ca: CertificateAuthority) -> _
     except OSError as error:
         relay.close()
         certificates.close()
-        raise LlmproxyError(f"cannot listen on {listening.host}:{listening.port}: {error.strerror}") from error
+        reason = os.strerror(error.errno) if error.errno else str(error)  # asyncio's own text repeats the address
+        raise LlmproxyError(
+            f"the proxy could not start: cannot listen on {listening.host}:{listening.port}: {reason}"
+        ) from error
     except BaseException:
         relay.close()
         certificates.close()
