@@ -18,22 +18,12 @@ import httpx2 as httpx
 import pytest
 
 from llmproxy.session import Listening, Session, recording
+from tests.addons.test_lean_door import ASKED, MESSAGE  # the same call and answer as the lean door's tests
 from tests.certs import UpstreamCA, make_test_ca
 from tests.conformance.server import LoopbackServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "api.anthropic.com"
-ASKED = {"model": "claude-haiku-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
-MESSAGE = {
-    "id": "msg_1",
-    "type": "message",
-    "role": "assistant",
-    "model": "claude-haiku-4-5",
-    "content": [{"type": "text", "text": "recorded"}],
-    "stop_reason": "end_turn",
-    "stop_sequence": None,
-    "usage": {"input_tokens": 3, "output_tokens": 1},
-}
 STREAM = [
     b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_2","type":"message","role":'
     b'"assistant","model":"claude-haiku-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":'
